@@ -1,0 +1,84 @@
+#pragma once
+// Typed client for the six calls dbform uses. Reads are retried on transient failures (connection
+// errors, time-outs, 429, 5xx) with exponential backoff, jitter and Retry-After. Creates are retried
+// only when the failure proves nothing was created (connection refused, 429); any other failure
+// after the request may have left is reported as an ApiError with outcome_unknown() set, and the
+// caller must look for the resource by name before creating it again.
+#include <mutex>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "api/models.h"
+#include "http/transport.h"
+#include "util/clock.h"
+#include "util/error.h"
+
+namespace dbform {
+
+class ApiError : public Error {
+ public:
+  ApiError(std::string what, int status, std::string method, std::string path, std::string api_message,
+           bool outcome_unknown)
+      : Error(std::move(what)),
+        status_(status),
+        method_(std::move(method)),
+        path_(std::move(path)),
+        api_message_(std::move(api_message)),
+        outcome_unknown_(outcome_unknown) {}
+  int status() const { return status_; }  // 0 when no HTTP response arrived
+  const std::string& method() const { return method_; }
+  const std::string& path() const { return path_; }
+  const std::string& api_message() const { return api_message_; }
+  // For creates: the request may have been performed although no success was seen.
+  bool outcome_unknown() const { return outcome_unknown_; }
+
+ private:
+  int status_;
+  std::string method_, path_, api_message_;
+  bool outcome_unknown_;
+};
+
+enum class AuthScheme { Bearer, Basic };
+
+struct RetryPolicy {
+  int max_attempts = 6;  // total tries of one call
+  Duration initial_backoff{500};
+  Duration max_backoff{30'000};
+  unsigned seed = 0;  // jitter; 0 means seeded from the clock
+};
+
+class ApiClient {
+ public:
+  ApiClient(Transport& transport, Clock& clock, std::string base_url, AuthScheme scheme = AuthScheme::Bearer,
+            RetryPolicy retry = {});
+
+  AuthInfo auth_info(const std::string& key);
+  Service create_service(const std::string& key, const std::string& project_id, const ServiceCreateRequest& req);
+  std::optional<Service> get_service(const std::string& key, const std::string& project_id,
+                                     const std::string& service_id);  // nullopt on 404
+  std::vector<Service> list_services(const std::string& key, const std::string& project_id);
+  Vpc create_vpc(const std::string& key, const std::string& project_id, const VpcCreateRequest& req);
+  std::vector<Vpc> list_vpcs(const std::string& key, const std::string& project_id);
+
+  const std::string& base_url() const { return base_url_; }
+
+ private:
+  enum class CallKind { Read, Create };
+  // Sends with retries as the kind allows; returns the 2xx response (or 404 when allow_404).
+  HttpResponse call(CallKind kind, const std::string& method, const std::string& path, const std::string& key,
+                    const std::string* body, bool allow_404 = false);
+  Duration backoff(int attempt, const HttpResponse* response);
+  std::string authorization(const std::string& key) const;
+
+  Transport& transport_;
+  Clock& clock_;
+  std::string base_url_;
+  AuthScheme scheme_;
+  RetryPolicy retry_;
+  std::mutex rng_mu_;
+  std::mt19937_64 rng_;
+};
+
+}  // namespace dbform

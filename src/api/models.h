@@ -1,0 +1,79 @@
+#pragma once
+// Typed views of the API's objects. Every response field is optional; unknown fields are ignored.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace dbform {
+
+struct AuthInfo {
+  std::string type;          // "apiKey"
+  std::string key_name;      // api_key.name
+  std::string public_key;    // api_key.public_key (not a secret)
+  std::string project_id;    // api_key.project.id
+  std::string project_name;  // api_key.project.name
+  std::string plan_type;
+  std::string user_name;
+  std::string user_email;
+  std::string created;
+};
+
+struct Endpoint {
+  std::string host;
+  std::optional<int> port;
+  bool empty() const { return host.empty() && !port; }
+  std::string str() const { return port ? host + ":" + std::to_string(*port) : host; }
+};
+
+struct Service {
+  std::string service_id;
+  std::string project_id;
+  std::string name;
+  std::string region_code;
+  std::string service_type;  // TIMESCALEDB/TIMESERIESDB, POSTGRES/SQLDB, VECTOR: kept as sent
+  std::string status;        // as sent; "" when absent
+  std::string created;
+  std::string initial_password;  // "" when absent
+  Endpoint endpoint;
+  Endpoint pooler_endpoint;  // connection_pooler.endpoint
+  nlohmann::json vpc_endpoint;  // raw, from vpcEndpoint or vpc_endpoint; null when absent
+  std::optional<long long> replica_count;  // ha_replicas.replica_count
+  std::string environment;                 // metadata.environment
+  nlohmann::json raw;  // the whole response object, initial_password removed
+};
+
+struct Vpc {
+  std::string id;
+  std::string name;
+  std::string cidr;
+  std::string region_code;
+  nlohmann::json raw;
+};
+
+// What a create-service call sends. Strings for cpu/memory, as the API wants.
+struct ServiceCreateRequest {
+  std::string name;
+  std::vector<std::string> addons;
+  std::optional<std::string> cpu_millis;
+  std::optional<std::string> memory_gbs;
+  std::optional<std::string> environment_tag;
+  std::optional<std::string> region_code;
+  std::optional<long long> replica_count;
+};
+
+struct VpcCreateRequest {
+  std::string name;
+  std::string cidr;
+  std::string region_code;
+};
+
+// JSON mapping (throws ApiError-free dbform::Error on a body that is not the expected shape).
+AuthInfo parse_auth_info(const nlohmann::json& j);
+Service parse_service(const nlohmann::json& j);
+Vpc parse_vpc(const nlohmann::json& j);
+nlohmann::json to_json(const ServiceCreateRequest& r);  // unset fields omitted, never null
+nlohmann::json to_json(const VpcCreateRequest& r);
+
+}  // namespace dbform

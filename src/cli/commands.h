@@ -1,0 +1,17 @@
+#pragma once
+// Each command registers itself on the CLI11 app and, when run, stores its exit code in `exit_code`.
+// Commands throw dbform::Error for anything the user must see; main() catches it once.
+#include <CLI/CLI.hpp>
+
+namespace dbform::cli {
+
+void add_validate_command(CLI::App& app, int& exit_code);
+void add_plan_command(CLI::App& app, int& exit_code);
+void add_apply_command(CLI::App& app, int& exit_code);
+void add_output_command(CLI::App& app, int& exit_code);
+void add_state_command(CLI::App& app, int& exit_code);
+void add_whoami_command(CLI::App& app, int& exit_code);
+void add_sim_command(CLI::App& app, int& exit_code);
+void add_demo_command(CLI::App& app, int& exit_code);
+
+}  // namespace dbform::cli

@@ -1,0 +1,62 @@
+#pragma once
+// The apply engine: executes a plan against the API, recording every step in the state.
+//
+// Safety rules (SPEC section 5): an intent (create_pending) is written before each create call and
+// the result right after it; only the engine's main thread touches the state, workers only talk to
+// the API. A create whose outcome is unknown is resolved by listing the project's resources by name
+// before anything is sent again.
+#include <atomic>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "api/client.h"
+#include "engine/events.h"
+#include "engine/keys.h"
+#include "engine/watch.h"
+#include "plan/model.h"
+#include "state/store.h"
+
+namespace dbform {
+
+struct ApplyOptions {
+  int parallelism = 10;
+  Duration wait_timeout = std::chrono::minutes(30);  // per service, from its create (or the run's start)
+  bool wait = true;                                  // false: record the create and move on
+  PollSchedule polls;
+  const std::atomic<bool>* stop = nullptr;  // set (e.g. by a signal): start nothing new, finish, save
+};
+
+struct ApplyResult {
+  int created = 0;
+  int adopted = 0;
+  int ready = 0;
+  std::vector<std::string> failures;  // "ADDRESS: why", one per failed resource
+  std::vector<std::string> pending;   // addresses left unfinished by a stop
+  bool interrupted = false;
+};
+
+class ApplyEngine {
+ public:
+  ApplyEngine(ApiClient& api, StateStore& store, Clock& clock, EventSink& events, ApplyOptions options);
+
+  // GET /auth/info once per project the plan will call, with that project's key. Throws Error
+  // listing every rejected key and every key that belongs to another project.
+  void preflight(const Plan& plan, const std::map<std::string, ProjectKey>& keys);
+
+  // Runs the plan's create, adopt and wait actions; conflicts must have been refused before.
+  // `state` is the state the plan was made from; it is written through `store` after every step.
+  ApplyResult apply(const Plan& plan, const std::map<std::string, ProjectKey>& keys, State& state);
+
+ private:
+  ApiClient& api_;
+  StateStore& store_;
+  Clock& clock_;
+  EventSink& events_;
+  ApplyOptions options_;
+};
+
+// The projects a plan needs to call (those with create, adopt or wait actions), in plan order.
+std::vector<std::string> projects_with_work(const Plan& plan);
+
+}  // namespace dbform

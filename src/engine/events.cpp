@@ -1,0 +1,19 @@
+#include "engine/events.h"
+
+namespace dbform {
+
+const char* event_kind_name(EventKind k) {
+  switch (k) {
+    case EventKind::PreflightPassed: return "preflight_passed";
+    case EventKind::CreateSent: return "create_sent";
+    case EventKind::Created: return "created";
+    case EventKind::Adopted: return "adopted";
+    case EventKind::StatusChanged: return "status_changed";
+    case EventKind::Ready: return "ready";
+    case EventKind::Failed: return "failed";
+    case EventKind::Interrupted: return "interrupted";
+  }
+  return "?";
+}
+
+}  // namespace dbform

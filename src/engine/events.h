@@ -1,0 +1,39 @@
+#pragma once
+// The apply engine reports what happens as events; renderers in the CLI decide how they look
+// (plain lines, a live terminal view, JSON lines).
+#include <string>
+
+#include "util/clock.h"
+
+namespace dbform {
+
+enum class EventKind {
+  PreflightPassed,  // message: "project P: key NAME"
+  CreateSent,       // a create call is about to be sent (its intent is recorded)
+  Created,          // the create answered; resource_id set
+  Adopted,          // found by name after an unknown outcome; resource_id set
+  StatusChanged,    // status, elapsed since the watch began
+  Ready,            // status READY (services) or created (VPCs); message: endpoint
+  Failed,           // message says why
+  Interrupted,      // a stop was requested; message says what is pending
+};
+
+const char* event_kind_name(EventKind k);  // "create_sent", "status_changed", ...
+
+struct Event {
+  EventKind kind;
+  std::string address;
+  std::string resource_id;
+  std::string status;
+  Duration elapsed{0};
+  std::string message;
+};
+
+class EventSink {
+ public:
+  virtual ~EventSink() = default;
+  // Called from the engine's main thread only, in order.
+  virtual void on_event(const Event& event) = 0;
+};
+
+}  // namespace dbform

@@ -1,0 +1,22 @@
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "manifest/model.h"
+#include "util/env.h"
+
+namespace dbform {
+
+struct ProjectKey {
+  std::string key;
+  std::string variable;  // where it came from, for messages (never the key itself)
+};
+
+// project id -> key, for the given projects. A project's key comes from its api_key_env variable,
+// else DBFORM_API_KEY_<ID>, else DBFORM_API_KEY. Throws Error naming every project without a key and
+// the variables that were tried.
+std::map<std::string, ProjectKey> resolve_keys(const Manifest& manifest, const std::vector<std::string>& project_ids,
+                                               const EnvLookup& env);
+
+}  // namespace dbform

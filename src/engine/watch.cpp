@@ -1,0 +1,20 @@
+#include "engine/watch.h"
+
+#include <algorithm>
+
+namespace dbform {
+
+StatusVerdict classify_status(const std::string& status) {
+  if (status == "READY") return StatusVerdict::Ready;
+  if (status == "DELETING" || status == "DELETED" || status == "PAUSING" || status == "PAUSED")
+    return StatusVerdict::Failed;
+  return StatusVerdict::KeepWaiting;
+}
+
+Duration PollSchedule::after(int polls_done) const {
+  double d = static_cast<double>(initial.count());
+  for (int i = 0; i < polls_done && d < static_cast<double>(max.count()); ++i) d *= 1.5;
+  return std::min(max, Duration(static_cast<long long>(d)));
+}
+
+}  // namespace dbform

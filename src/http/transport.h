@@ -1,0 +1,56 @@
+#pragma once
+// The HTTP seam. Only curl_transport.cpp includes curl; the API client and its tests see this.
+#include <chrono>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "util/error.h"
+
+namespace dbform {
+
+struct HttpRequest {
+  std::string method;  // "GET", "POST"
+  std::string url;     // absolute
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+};
+
+struct HttpResponse {
+  int status = 0;
+  std::map<std::string, std::string> headers;  // names lower-cased
+  std::string body;
+
+  std::string header(const std::string& lower_name) const {
+    auto it = headers.find(lower_name);
+    return it == headers.end() ? std::string() : it->second;
+  }
+};
+
+// A request that got no HTTP response. `may_have_reached_server` is false only when the request
+// certainly never left (DNS failure, connection refused): then even a create may be sent again.
+class TransportError : public Error {
+ public:
+  TransportError(const std::string& what, bool may_have_reached_server)
+      : Error(what), may_have_reached_server_(may_have_reached_server) {}
+  bool may_have_reached_server() const { return may_have_reached_server_; }
+
+ private:
+  bool may_have_reached_server_;
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  // Sends one request; returns any HTTP response (including 4xx/5xx) or throws TransportError.
+  // Must be safe to call from several threads at once.
+  virtual HttpResponse send(const HttpRequest& request) = 0;
+};
+
+struct TransportOptions {
+  std::chrono::milliseconds connect_timeout{10'000};
+  std::chrono::milliseconds request_timeout{60'000};
+};
+
+}  // namespace dbform

@@ -1,0 +1,21 @@
+#pragma once
+#include <string>
+#include <vector>
+
+#include "manifest/model.h"
+#include "util/diagnostics.h"
+#include "util/env.h"
+
+namespace dbform {
+
+// Reads every manifest named by `paths` (files, or directories meaning every *.yaml / *.yml in
+// them, sorted), interpolates ${VAR} from `env`, validates strictly and merges projects that share
+// an id. Every problem found is added to `diags` (all of them, not just the first); the returned
+// manifest is only meaningful when `diags.has_errors()` is false.
+Manifest load_manifests(const std::vector<std::string>& paths, const EnvLookup& env, Diagnostics& diags);
+
+// The same, for one in-memory document (`name` is used in locations). For tests and tools.
+Manifest load_manifest_text(const std::string& name, const std::string& text, const EnvLookup& env,
+                            Diagnostics& diags);
+
+}  // namespace dbform

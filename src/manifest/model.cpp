@@ -1,0 +1,24 @@
+#include "manifest/model.h"
+
+namespace dbform {
+
+nlohmann::json settings_json(const DesiredService& s) {
+  nlohmann::json j = nlohmann::json::object();
+  if (!s.addons.empty()) j["addons"] = s.addons;
+  if (s.cpu_millis) j["cpu_millis"] = *s.cpu_millis;
+  if (s.memory_gbs) j["memory_gbs"] = *s.memory_gbs;
+  if (s.environment_tag) j["environment_tag"] = *s.environment_tag;
+  if (s.region_code) j["region_code"] = *s.region_code;
+  if (s.replica_count) j["replica_count"] = *s.replica_count;
+  return j;
+}
+
+nlohmann::json settings_json(const DesiredVpc& v) {
+  return {{"cidr", v.cidr}, {"region_code", v.region_code}};
+}
+
+std::string resource_address(const std::string& project_id, ResourceKind kind, const std::string& name) {
+  return project_id + "/" + kind_plural(kind) + "/" + name;
+}
+
+}  // namespace dbform

@@ -1,0 +1,60 @@
+#pragma once
+// The desired model: what the manifests declare, validated and normalised. Every field keeps the
+// location it was declared at, so later stages (the differ's duplicate and conflict messages) can
+// point back at the manifest.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "util/diagnostics.h"
+
+namespace dbform {
+
+enum class ResourceKind { Service, Vpc };
+
+inline const char* kind_name(ResourceKind k) { return k == ResourceKind::Service ? "service" : "vpc"; }
+// Address segment: "services" or "vpcs".
+inline const char* kind_plural(ResourceKind k) { return k == ResourceKind::Service ? "services" : "vpcs"; }
+
+struct DesiredVpc {
+  std::string name;
+  std::string cidr;
+  std::string region_code;
+  Location location;
+};
+
+struct DesiredService {
+  std::string name;
+  std::vector<std::string> addons;           // as declared, each "time-series" or "ai"
+  std::optional<std::string> cpu_millis;     // canonical: "1000" or "shared"
+  std::optional<std::string> memory_gbs;     // canonical: "4", "0.5" or "shared"
+  std::optional<std::string> environment_tag;  // "DEV" or "PROD"
+  std::optional<std::string> region_code;
+  std::optional<long long> replica_count;
+  Location location;
+};
+
+struct DesiredProject {
+  std::string id;
+  std::optional<std::string> api_key_env;
+  std::vector<DesiredVpc> vpcs;
+  std::vector<DesiredService> services;
+  Location location;
+};
+
+struct Manifest {
+  std::vector<DesiredProject> projects;  // merged by id, in order of first appearance
+  std::vector<std::string> files;        // every file read, in the order read
+  std::string digest;                    // sha256 over the files' names and contents
+};
+
+// The settings a resource is created from, as the JSON object that is stored in the state and
+// compared by the differ. Keys are the manifest's field names; unset optional fields are absent.
+nlohmann::json settings_json(const DesiredService& s);
+nlohmann::json settings_json(const DesiredVpc& v);
+
+std::string resource_address(const std::string& project_id, ResourceKind kind, const std::string& name);
+
+}  // namespace dbform

@@ -1,0 +1,96 @@
+#pragma once
+// The local API simulator: the six calls of SPEC section 1, in memory, with seeded fault
+// injection. Simulator is the transport-free core (testable without sockets); SimServer serves it
+// over HTTP on loopback with cpp-httplib.
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "util/clock.h"
+
+namespace dbform {
+
+struct SimKey {
+  std::string key;         // the whole secret as sent after "Bearer " (or base64-decoded after "Basic ")
+  std::string project_id;  // the project the key belongs to
+  std::string name = "sim-key";  // AuthInfo api_key.name
+};
+
+struct SimFaults {
+  double error_rate = 0.0;          // share of API calls answered 500 (before doing anything)
+  Duration latency{0};              // added to every answer
+  int rate_limit_every = 0;         // every Nth API call is answered 429 with Retry-After
+  int retry_after_seconds = 1;
+  std::vector<std::string> stuck;     // service names (glob with *) that never leave CONFIGURING
+  std::vector<std::string> deleted;   // service names that end DELETED instead of READY
+  std::vector<std::string> unstable;  // service names that pass through UNSTABLE before READY
+  int drop_create_every = 0;        // every Nth create is performed but its connection dropped
+};
+
+struct SimConfig {
+  std::vector<SimKey> keys;
+  Duration queued_delay{1000};       // QUEUED for this long after the create
+  Duration configuring_delay{2000};  // then CONFIGURING for this long, then READY
+  unsigned seed = 1;
+  SimFaults faults;
+};
+
+// Reads a small YAML config: keys (key, project, name), delays, seed and faults. Throws Error.
+SimConfig load_sim_config(const std::string& path);
+
+struct SimRequest {
+  std::string method;
+  std::string path;           // without the base path prefix, e.g. "/projects/p1/services"
+  std::string authorization;  // the Authorization header value
+  std::string body;
+};
+
+struct SimResponse {
+  int status = 200;
+  std::string body;  // JSON
+  std::map<std::string, std::string> headers;
+  bool drop_connection = false;  // the work was done but the answer must never arrive
+};
+
+class Simulator {
+ public:
+  Simulator(SimConfig config, Clock& clock);
+  ~Simulator();
+  // Thread-safe. Applies the configured faults.
+  SimResponse handle(const SimRequest& request);
+
+  // Calls per route template, e.g. {"POST /projects/{project_id}/services": 3}; debug route
+  // GET /_sim/requests serves the same.
+  nlohmann::json request_counts() const;
+  // Every service of every project, as the API shows it (GET /_sim/services).
+  nlohmann::json all_services() const;
+  nlohmann::json all_vpcs() const;  // GET /_sim/vpcs; each Vpc with its project_id added
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Serves a Simulator over HTTP at base path /public/api/v1 (and at /, for convenience).
+class SimServer {
+ public:
+  explicit SimServer(Simulator& sim);
+  ~SimServer();
+  // Binds host:port (port 0 picks a free one), starts serving on a background thread and returns
+  // the bound port. Throws Error when it cannot bind.
+  int start(const std::string& host, int port);
+  void stop();
+  // Blocks serving until stop() is called from another thread or a signal handler.
+  void wait();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace dbform

@@ -1,0 +1,165 @@
+#include "state/codec.h"
+
+#include <unordered_set>
+
+namespace dbform {
+
+using nlohmann::json;
+
+namespace {
+
+json endpoint_json(const std::string& host, const std::optional<int>& port) {
+  if (host.empty() && !port) return nullptr;
+  json j = json::object();
+  if (!host.empty()) j["host"] = host;
+  if (port) j["port"] = *port;
+  return j;
+}
+
+// Field readers that name the record and field in their errors.
+class RecordReader {
+ public:
+  RecordReader(const json& j, const std::string& source, size_t index) : j_(j), source_(source), index_(index) {}
+
+  [[noreturn]] void fail(const std::string& field, const std::string& expected) const {
+    throw StateError(source_ + ": resources[" + std::to_string(index_) + "]." + field + ": expected " + expected +
+                     "; the state file is not valid and was left untouched");
+  }
+  std::string str(const char* field, bool required) const {
+    auto it = j_.find(field);
+    if (it == j_.end() || it->is_null()) {
+      if (required) fail(field, "a string");
+      return {};
+    }
+    if (!it->is_string()) fail(field, "a string");
+    return it->get<std::string>();
+  }
+  bool boolean(const char* field) const {
+    auto it = j_.find(field);
+    if (it == j_.end() || it->is_null()) return false;
+    if (!it->is_boolean()) fail(field, "true or false");
+    return it->get<bool>();
+  }
+  void endpoint(const char* field, std::string& host, std::optional<int>& port) const {
+    auto it = j_.find(field);
+    if (it == j_.end() || it->is_null()) return;
+    if (!it->is_object()) fail(field, "an object with host and port");
+    if (auto h = it->find("host"); h != it->end()) {
+      if (!h->is_string()) fail(std::string(field) + ".host", "a string");
+      host = h->get<std::string>();
+    }
+    if (auto p = it->find("port"); p != it->end()) {
+      if (!p->is_number_integer()) fail(std::string(field) + ".port", "an integer");
+      port = p->get<int>();
+    }
+  }
+
+ private:
+  const json& j_;
+  const std::string& source_;
+  size_t index_;
+};
+
+}  // namespace
+
+json record_to_json(const ResourceRecord& r) {
+  json j = {{"address", r.address},
+            {"project_id", r.project_id},
+            {"kind", kind_name(r.kind)},
+            {"name", r.name},
+            {"settings", r.settings},
+            {"id", r.id},
+            {"create_pending", r.create_pending},
+            {"status", r.status}};
+  j["endpoint"] = endpoint_json(r.endpoint_host, r.endpoint_port);
+  j["pooler_endpoint"] = endpoint_json(r.pooler_host, r.pooler_port);
+  j["initial_password"] = r.initial_password;
+  j["created_at"] = r.created_at;
+  j["updated_at"] = r.updated_at;
+  j["last_response"] = r.last_response;
+  return j;
+}
+
+ResourceRecord record_from_json(const json& j, const std::string& source, size_t index) {
+  RecordReader in(j, source, index);
+  if (!j.is_object()) in.fail("", "an object");
+  ResourceRecord r;
+  r.address = in.str("address", true);
+  r.project_id = in.str("project_id", true);
+  std::string kind = in.str("kind", true);
+  if (kind == "service") r.kind = ResourceKind::Service;
+  else if (kind == "vpc") r.kind = ResourceKind::Vpc;
+  else in.fail("kind", "\"service\" or \"vpc\"");
+  r.name = in.str("name", true);
+  if (r.address != resource_address(r.project_id, r.kind, r.name))
+    in.fail("address", "\"" + resource_address(r.project_id, r.kind, r.name) + "\" (from project_id, kind and name)");
+  if (auto s = j.find("settings"); s != j.end() && !s->is_null()) {
+    if (!s->is_object()) in.fail("settings", "an object");
+    r.settings = *s;
+  }
+  r.id = in.str("id", false);
+  r.create_pending = in.boolean("create_pending");
+  r.status = in.str("status", false);
+  in.endpoint("endpoint", r.endpoint_host, r.endpoint_port);
+  in.endpoint("pooler_endpoint", r.pooler_host, r.pooler_port);
+  r.initial_password = in.str("initial_password", false);
+  r.created_at = in.str("created_at", false);
+  r.updated_at = in.str("updated_at", false);
+  if (auto l = j.find("last_response"); l != j.end()) r.last_response = *l;
+  return r;
+}
+
+State parse_state(const std::string& text, const std::string& source) {
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw StateError(source + ": not valid JSON (" + std::string(e.what()) +
+                     "); the state file was left untouched. Restore it from " + source +
+                     ".backup or fix it by hand");
+  }
+  auto fail = [&](const std::string& what) -> StateError {
+    return StateError(source + ": " + what + "; the state file was left untouched");
+  };
+  if (!doc.is_object() || doc.value("format", json()) != "dbform-state")
+    throw fail("not a dbform state (expected \"format\": \"dbform-state\")");
+  auto version = doc.find("version");
+  if (version == doc.end() || !version->is_number_integer()) throw fail("\"version\" must be an integer");
+  if (version->get<long long>() > kStateVersion)
+    throw fail("state version " + std::to_string(version->get<long long>()) +
+               " was written by a newer dbform (this one reads version " + std::to_string(kStateVersion) +
+               "); upgrade dbform");
+  if (version->get<long long>() < 1) throw fail("\"version\" must be 1");
+  State state;
+  auto lineage = doc.find("lineage");
+  if (lineage == doc.end() || !lineage->is_string() || lineage->get<std::string>().empty())
+    throw fail("\"lineage\" must be a non-empty string");
+  state.lineage = lineage->get<std::string>();
+  auto serial = doc.find("serial");
+  if (serial == doc.end() || !serial->is_number_integer() || serial->get<long long>() < 0)
+    throw fail("\"serial\" must be a non-negative integer");
+  state.serial = serial->get<long long>();
+  auto resources = doc.find("resources");
+  if (resources == doc.end() || !resources->is_array()) throw fail("\"resources\" must be an array");
+  std::unordered_set<std::string> seen;
+  state.resources.reserve(resources->size());
+  for (size_t i = 0; i < resources->size(); ++i) {
+    ResourceRecord r = record_from_json((*resources)[i], source, i);
+    if (!seen.insert(r.address).second) throw fail("resource " + r.address + " is recorded twice");
+    state.resources.push_back(std::move(r));
+  }
+  return state;
+}
+
+std::string serialize_state(const State& state) {
+  json resources = json::array();
+  for (const auto& r : state.resources) resources.push_back(record_to_json(r));
+  json doc = {{"format", "dbform-state"},
+              {"version", kStateVersion},
+              {"lineage", state.lineage},
+              {"serial", state.serial},
+              {"resources", std::move(resources)}};
+  return doc.dump(2) + "\n";
+}
+
+}  // namespace dbform

@@ -1,0 +1,22 @@
+#pragma once
+#include "state/store.h"
+
+namespace dbform {
+
+// A JSON file. Writes go to FILE.tmp, are fsynced, renamed over FILE and the directory fsynced;
+// the previous version is kept as FILE.backup; mode 0600. The lock is flock(2) on FILE.lock, whose
+// content names the holder.
+class FileStateStore : public StateStore {
+ public:
+  explicit FileStateStore(std::string path);
+  std::optional<State> read() override;
+  void write(State& state) override;
+  std::unique_ptr<StateLock> lock(const std::string& operation, Duration timeout) override;
+  std::string describe() const override { return path_; }
+
+ private:
+  std::string path_;
+  std::optional<std::pair<std::string, long long>> stored_;  // lineage, serial of what is on disk
+};
+
+}  // namespace dbform

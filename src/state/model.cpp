@@ -1,0 +1,65 @@
+#include "state/model.h"
+
+#include <openssl/rand.h>
+
+#include <cstdio>
+
+namespace dbform {
+
+void State::reindex() const {
+  index_.clear();
+  index_.reserve(resources.size());
+  for (size_t i = 0; i < resources.size(); ++i) index_[resources[i].address] = i;
+}
+
+const ResourceRecord* State::find(const std::string& address) const {
+  if (index_.size() != resources.size()) reindex();
+  auto it = index_.find(address);
+  if (it == index_.end() || it->second >= resources.size() || resources[it->second].address != address) {
+    // The vector was changed behind the index's back (or the entry is new): rebuild once.
+    reindex();
+    it = index_.find(address);
+    if (it == index_.end()) return nullptr;
+  }
+  return &resources[it->second];
+}
+
+ResourceRecord* State::find(const std::string& address) {
+  return const_cast<ResourceRecord*>(static_cast<const State*>(this)->find(address));
+}
+
+ResourceRecord& State::upsert(const ResourceRecord& r) {
+  if (ResourceRecord* existing = find(r.address)) {
+    *existing = r;
+    return *existing;
+  }
+  resources.push_back(r);
+  index_[r.address] = resources.size() - 1;
+  return resources.back();
+}
+
+bool State::remove(const std::string& address) {
+  if (!find(address)) return false;
+  std::erase_if(resources, [&](const ResourceRecord& r) { return r.address == address; });
+  reindex();
+  return true;
+}
+
+std::string new_uuid() {
+  unsigned char b[16];
+  if (RAND_bytes(b, sizeof b) != 1) throw std::runtime_error("no randomness available for a state lineage");
+  b[6] = (b[6] & 0x0f) | 0x40;  // version 4
+  b[8] = (b[8] & 0x3f) | 0x80;  // RFC 4122 variant
+  char out[37];
+  std::snprintf(out, sizeof out, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
+                b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+  return out;
+}
+
+State new_state() {
+  State s;
+  s.lineage = new_uuid();
+  return s;
+}
+
+}  // namespace dbform

@@ -1,0 +1,58 @@
+#pragma once
+// The state: what dbform has created (or is about to create) and what it learned about it.
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "manifest/model.h"
+
+namespace dbform {
+
+constexpr int kStateVersion = 1;
+
+struct ResourceRecord {
+  std::string address;     // PROJECT_ID/services/NAME
+  std::string project_id;
+  ResourceKind kind = ResourceKind::Service;
+  std::string name;
+  nlohmann::json settings = nlohmann::json::object();  // desired settings it was created from
+  std::string id;          // service_id / vpc id; "" while only the intent is recorded
+  // The create call was (or is about to be) sent and its outcome is not known yet: the next run
+  // must look the resource up by name before creating it again.
+  bool create_pending = false;
+  std::string status;      // last status seen (services); "" for VPCs and intents
+  std::string endpoint_host;
+  std::optional<int> endpoint_port;
+  std::string pooler_host;
+  std::optional<int> pooler_port;
+  std::string initial_password;  // "" when unknown (e.g. adopted)
+  std::string created_at;  // when the create was recorded (UTC, ISO 8601)
+  std::string updated_at;
+  nlohmann::json last_response;  // last API object seen, initial_password removed
+
+  bool is_ready() const { return kind == ResourceKind::Vpc ? !id.empty() : status == "READY"; }
+};
+
+struct State {
+  std::string lineage;  // UUID, fixed at creation
+  long long serial = 0;
+  std::vector<ResourceRecord> resources;
+
+  ResourceRecord* find(const std::string& address);
+  const ResourceRecord* find(const std::string& address) const;
+  ResourceRecord& upsert(const ResourceRecord& r);  // replaces by address or appends
+  bool remove(const std::string& address);
+
+ private:
+  mutable std::unordered_map<std::string, size_t> index_;  // address -> position; rebuilt lazily
+  void reindex() const;
+};
+
+// A new, empty state with a fresh random lineage.
+State new_state();
+std::string new_uuid();
+
+}  // namespace dbform

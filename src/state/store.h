@@ -1,0 +1,48 @@
+#pragma once
+// Where the state lives. The file store is the default; other backends implement the same
+// interface and pass the same conformance tests.
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "state/model.h"
+#include "util/clock.h"
+#include "util/error.h"
+
+namespace dbform {
+
+struct LockInfo {
+  long long pid = 0;
+  std::string host;
+  std::string operation;  // "apply", "plan --refresh", "state rm"
+  std::string since;      // UTC, ISO 8601
+  std::string str() const;  // "pid 123 on host ci-1, running apply since 2026-..."
+};
+
+class LockError : public Error {
+ public:
+  using Error::Error;
+};
+
+// Held while alive; released on destruction (and by the kernel or server if the process dies).
+class StateLock {
+ public:
+  virtual ~StateLock() = default;
+};
+
+class StateStore {
+ public:
+  virtual ~StateStore() = default;
+  // The stored state, or nullopt when there is none yet. Throws StateError when it is unusable.
+  virtual std::optional<State> read() = 0;
+  // Persists `state` with serial + 1 and updates state.serial. Refuses (StateError) when the stored
+  // serial or lineage is no longer the one `state` was read with: nothing is overwritten.
+  virtual void write(State& state) = 0;
+  // Exclusive lock for the whole of an operation; waits up to `timeout` for a live holder, then
+  // throws LockError naming the holder.
+  virtual std::unique_ptr<StateLock> lock(const std::string& operation, Duration timeout) = 0;
+  // "dbform.state.json" or the URL without password; for messages.
+  virtual std::string describe() const = 0;
+};
+
+}  // namespace dbform

@@ -1,0 +1,50 @@
+#include "util/duration.h"
+
+#include <cctype>
+#include <cstdio>
+
+namespace dbform {
+
+std::optional<Duration> parse_duration(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  bool all_digits = true;
+  for (char c : text) all_digits = all_digits && std::isdigit(static_cast<unsigned char>(c));
+  if (all_digits) {
+    if (text.size() > 9) return std::nullopt;
+    return std::chrono::seconds(std::stoll(text));
+  }
+  Duration total{0};
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t start = i;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+    if (i == start || i - start > 9) return std::nullopt;
+    long long n = std::stoll(text.substr(start, i - start));
+    size_t unit_start = i;
+    while (i < text.size() && std::isalpha(static_cast<unsigned char>(text[i]))) ++i;
+    std::string unit = text.substr(unit_start, i - unit_start);
+    if (unit == "ms") total += Duration(n);
+    else if (unit == "s") total += std::chrono::seconds(n);
+    else if (unit == "m") total += std::chrono::minutes(n);
+    else if (unit == "h") total += std::chrono::hours(n);
+    else return std::nullopt;
+  }
+  return total;
+}
+
+std::string format_duration(Duration d) {
+  long long ms = d.count();
+  char buf[32];
+  if (ms < 1000) {
+    std::snprintf(buf, sizeof buf, "%lldms", ms);
+  } else if (ms < 60'000) {
+    std::snprintf(buf, sizeof buf, "%llds", ms / 1000);
+  } else if (ms < 3'600'000) {
+    std::snprintf(buf, sizeof buf, "%lldm%02llds", ms / 60'000, (ms / 1000) % 60);
+  } else {
+    std::snprintf(buf, sizeof buf, "%lldh%02lldm", ms / 3'600'000, (ms / 60'000) % 60);
+  }
+  return buf;
+}
+
+}  // namespace dbform
