@@ -1,0 +1,243 @@
+#include "api/client.h"
+
+#include <openssl/evp.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "api/http_text.h"
+
+namespace dbform {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kUserAgent = "dbform/0.1.0";
+// However long a server asks us to wait, a run should not stall for longer than this per try.
+constexpr Duration kMaxRetryAfter = std::chrono::minutes(5);
+
+std::string base64(const std::string& data) {
+  std::string out(4 * ((data.size() + 2) / 3) + 1, '\0');
+  int written = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                reinterpret_cast<const unsigned char*>(data.data()), static_cast<int>(data.size()));
+  out.resize(static_cast<size_t>(written));
+  return out;
+}
+
+// Percent-encodes everything but RFC 3986 unreserved characters, so an id can never change the path.
+std::string escape_path_segment(const std::string& segment) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : segment) {
+    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 0x0F];
+    }
+  }
+  return out;
+}
+
+std::string project_path(const std::string& project_id, const std::string& rest) {
+  return "/projects/" + escape_path_segment(project_id) + rest;
+}
+
+// Error text may echo what was sent; the key, its secret half and its Basic form never get out.
+std::string without_key(std::string text, const std::string& key) {
+  text = redact(std::move(text), key);
+  auto colon = key.find(':');
+  if (colon != std::string::npos) text = redact(std::move(text), key.substr(colon + 1));
+  return redact(std::move(text), base64(key));
+}
+
+bool is_success(int status) { return status >= 200 && status < 300; }
+
+std::string status_text(int status) {
+  std::string reason = status_reason(status);
+  return reason.empty() ? std::to_string(status) : std::to_string(status) + " " + reason;
+}
+
+json parse_body(const std::string& method, const std::string& path, const HttpResponse& response) {
+  // No excerpt of the body and no parser message: a service body holds a password, and the
+  // parser's "last read" text could quote it.
+  json body = json::parse(response.body, nullptr, /*allow_exceptions=*/false);
+  if (body.is_discarded()) {
+    std::string type = response.header("content-type");
+    throw Error(method + " " + path + ": the API answered " + std::to_string(response.status) +
+                " but the body is not valid JSON (" + std::to_string(response.body.size()) + " bytes" +
+                (type.empty() ? "" : ", content-type " + type) + "); is DBFORM_API_URL the API's base URL?");
+  }
+  return body;
+}
+
+const json& require_array(const std::string& method, const std::string& path, const json& body, const char* items) {
+  if (!body.is_array()) {
+    throw Error(method + " " + path + ": expected a JSON array of " + items + ", but the API sent " +
+                body.type_name());
+  }
+  return body;
+}
+
+// Parses with `parse`, prefixing mapping errors with the call so the message says where they came from.
+template <typename T, typename Parse>
+T map_response(const std::string& method, const std::string& path, const json& j, Parse parse) {
+  try {
+    return parse(j);
+  } catch (const ApiError&) {
+    throw;
+  } catch (const Error& e) {
+    throw Error(method + " " + path + ": " + e.what());
+  }
+}
+
+// The 2xx answer to a create that cannot be read still means the resource was (probably) made:
+// report it as an unknown outcome so the caller adopts by name instead of creating it twice.
+template <typename T, typename Parse>
+T map_create_response(const std::string& path, const HttpResponse& response, Parse parse,
+                             std::string T::*id_field, const char* id_name) {
+  try {
+    T created = map_response<T>("POST", path, parse_body("POST", path, response), parse);
+    if ((created.*id_field).empty()) throw Error("POST " + path + ": the response has no `" + id_name + "`");
+    return created;
+  } catch (const ApiError&) {
+    throw;
+  } catch (const Error& e) {
+    throw ApiError(std::string(e.what()) + "; the resource may have been created", response.status, "POST", path,
+                   "", true);
+  }
+}
+
+}  // namespace
+
+ApiClient::ApiClient(Transport& transport, Clock& clock, std::string base_url, AuthScheme scheme, RetryPolicy retry)
+    : transport_(transport), clock_(clock), base_url_(std::move(base_url)), scheme_(scheme), retry_(retry) {
+  while (!base_url_.empty() && base_url_.back() == '/') base_url_.pop_back();
+  retry_.max_attempts = std::max(1, retry_.max_attempts);
+  auto seed = retry_.seed != 0 ? static_cast<unsigned long long>(retry_.seed)
+                               : static_cast<unsigned long long>(clock_.wall_now().time_since_epoch().count());
+  rng_.seed(seed);
+}
+
+std::string ApiClient::authorization(const std::string& key) const {
+  return scheme_ == AuthScheme::Basic ? "Basic " + base64(key) : "Bearer " + key;
+}
+
+Duration ApiClient::backoff(int attempt, const HttpResponse* response) {
+  // Full jitter (a uniform wait up to the exponential ceiling) spreads out clients that failed
+  // together, e.g. many parallel creates hitting the same 503.
+  Duration ceiling = retry_.initial_backoff;
+  for (int i = 1; i < attempt && ceiling < retry_.max_backoff; ++i) ceiling *= 2;
+  ceiling = std::min(ceiling, retry_.max_backoff);
+  Duration wait;
+  {
+    std::lock_guard<std::mutex> lock(rng_mu_);
+    std::uniform_int_distribution<Duration::rep> jitter(0, std::max<Duration::rep>(0, ceiling.count()));
+    wait = Duration(jitter(rng_));
+  }
+  if (response) {
+    if (auto asked = parse_retry_after(response->header("retry-after"), clock_.wall_now())) {
+      wait = std::max(wait, std::min(*asked, kMaxRetryAfter));
+    }
+  }
+  return wait;
+}
+
+HttpResponse ApiClient::call(CallKind kind, const std::string& method, const std::string& path,
+                             const std::string& key, const std::string* body, bool allow_404) {
+  HttpRequest request{method, base_url_ + path, {}, body ? *body : std::string()};
+  request.headers = {{"Authorization", authorization(key)}, {"Accept", "application/json"}, {"User-Agent", kUserAgent}};
+  if (body) request.headers.emplace_back("Content-Type", "application/json");
+  const bool is_create = kind == CallKind::Create;
+  const std::string call_name = method + " " + path;
+
+  for (int attempt = 1;; ++attempt) {
+    const bool last_attempt = attempt >= retry_.max_attempts;
+    const std::string tries = attempt > 1 ? " (after " + std::to_string(attempt) + " attempts)" : "";
+    HttpResponse response;
+    try {
+      response = transport_.send(request);
+    } catch (const TransportError& e) {
+      std::string detail = without_key(e.what(), key);
+      if (is_create && e.may_have_reached_server()) {
+        throw ApiError(call_name + ": no response, but the request may have reached the API, so the resource may "
+                                   "or may not exist; it is not sent again blindly: " + detail,
+                       0, method, path, "", true);
+      }
+      if (last_attempt) {
+        throw ApiError(call_name + ": could not reach the API" + tries + ": " + detail, 0, method, path, "", false);
+      }
+      clock_.sleep_for(backoff(attempt, nullptr));
+      continue;
+    }
+    if (is_success(response.status) || (allow_404 && response.status == 404)) return response;
+
+    std::string message = without_key(summarize_error_body(response.body), key);
+    std::string what = call_name + ": " + status_text(response.status) + (message.empty() ? "" : ": " + message);
+    // A 5xx answer to a create says nothing about whether the resource was made: never re-send it.
+    if (is_create && response.status >= 500) {
+      throw ApiError(what + "; the resource may or may not have been created", response.status, method, path,
+                     message, true);
+    }
+    // 429 means the server refused before doing anything, so even a create may be retried.
+    bool transient = response.status == 429 || (!is_create && response.status >= 500);
+    if (!transient || last_attempt) {
+      throw ApiError(what + (transient ? tries : ""), response.status, method, path, message, false);
+    }
+    clock_.sleep_for(backoff(attempt, &response));
+  }
+}
+
+AuthInfo ApiClient::auth_info(const std::string& key) {
+  const std::string path = "/auth/info";
+  HttpResponse response = call(CallKind::Read, "GET", path, key, nullptr);
+  return map_response<AuthInfo>("GET", path, parse_body("GET", path, response), parse_auth_info);
+}
+
+Service ApiClient::create_service(const std::string& key, const std::string& project_id,
+                                  const ServiceCreateRequest& req) {
+  const std::string path = project_path(project_id, "/services");
+  const std::string body = to_json(req).dump();
+  HttpResponse response = call(CallKind::Create, "POST", path, key, &body);
+  return map_create_response<Service>(path, response, parse_service, &Service::service_id, "service_id");
+}
+
+std::optional<Service> ApiClient::get_service(const std::string& key, const std::string& project_id,
+                                              const std::string& service_id) {
+  const std::string path = project_path(project_id, "/services/" + escape_path_segment(service_id));
+  HttpResponse response = call(CallKind::Read, "GET", path, key, nullptr, /*allow_404=*/true);
+  if (response.status == 404) return std::nullopt;
+  return map_response<Service>("GET", path, parse_body("GET", path, response), parse_service);
+}
+
+std::vector<Service> ApiClient::list_services(const std::string& key, const std::string& project_id) {
+  const std::string path = project_path(project_id, "/services");
+  HttpResponse response = call(CallKind::Read, "GET", path, key, nullptr);
+  json body = parse_body("GET", path, response);
+  std::vector<Service> services;
+  for (const json& item : require_array("GET", path, body, "services")) {
+    services.push_back(map_response<Service>("GET", path, item, parse_service));
+  }
+  return services;
+}
+
+Vpc ApiClient::create_vpc(const std::string& key, const std::string& project_id, const VpcCreateRequest& req) {
+  const std::string path = project_path(project_id, "/vpcs");
+  const std::string body = to_json(req).dump();
+  HttpResponse response = call(CallKind::Create, "POST", path, key, &body);
+  return map_create_response<Vpc>(path, response, parse_vpc, &Vpc::id, "id");
+}
+
+std::vector<Vpc> ApiClient::list_vpcs(const std::string& key, const std::string& project_id) {
+  const std::string path = project_path(project_id, "/vpcs");
+  HttpResponse response = call(CallKind::Read, "GET", path, key, nullptr);
+  json body = parse_body("GET", path, response);
+  std::vector<Vpc> vpcs;
+  for (const json& item : require_array("GET", path, body, "VPCs")) {
+    vpcs.push_back(map_response<Vpc>("GET", path, item, parse_vpc));
+  }
+  return vpcs;
+}
+
+}  // namespace dbform

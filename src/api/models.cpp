@@ -1,0 +1,156 @@
+// Mapping between the API's JSON and dbform's typed views.
+//
+// Tolerance policy, the same for every field: the API marks every response field optional and
+// may add fields, so a missing, null or wrong-typed optional field reads as absent. Only the
+// identifiers dbform records and later addresses resources by (`service_id`, a VPC's `id`) must be
+// strings when present: a wrong type there is an error, never a silently empty id.
+#include "api/models.h"
+
+#include <limits>
+
+#include "util/error.h"
+
+namespace dbform {
+namespace {
+
+using nlohmann::json;
+
+const json* field(const json& object, const char* name) {
+  auto it = object.find(name);
+  return it == object.end() ? nullptr : &*it;
+}
+
+const json* object_field(const json& object, const char* name) {
+  const json* value = field(object, name);
+  return value && value->is_object() ? value : nullptr;
+}
+
+std::string string_field(const json& object, const char* name) {
+  const json* value = field(object, name);
+  return value && value->is_string() ? value->get<std::string>() : std::string();
+}
+
+std::string nested_string(const json& object, const char* outer, const char* inner) {
+  const json* nested = object_field(object, outer);
+  return nested ? string_field(*nested, inner) : std::string();
+}
+
+std::string required_type_string(const json& object, const char* name, const char* what) {
+  const json* value = field(object, name);
+  if (!value || value->is_null()) return "";
+  if (!value->is_string()) {
+    throw Error(std::string(what) + ": field `" + name + "` must be a string, but the API sent " +
+                value->type_name());
+  }
+  return value->get<std::string>();
+}
+
+void require_object(const json& j, const char* what) {
+  if (!j.is_object()) {
+    throw Error(std::string(what) + ": expected a JSON object, but the API sent " + j.type_name());
+  }
+}
+
+std::optional<long long> integer_field(const json& object, const char* name) {
+  const json* value = field(object, name);
+  if (!value) return std::nullopt;
+  if (value->is_number_unsigned()) {
+    auto n = value->get<unsigned long long>();
+    if (n > static_cast<unsigned long long>(std::numeric_limits<long long>::max())) return std::nullopt;
+    return static_cast<long long>(n);
+  }
+  if (value->is_number_integer()) return value->get<long long>();
+  return std::nullopt;
+}
+
+Endpoint parse_endpoint(const json* object) {
+  Endpoint endpoint;
+  if (!object) return endpoint;
+  endpoint.host = string_field(*object, "host");
+  auto port = integer_field(*object, "port");
+  if (port && *port >= 0 && *port <= 65535) endpoint.port = static_cast<int>(*port);
+  return endpoint;
+}
+
+// The documented `vpc_endpoint` wins over the deprecated `vpcEndpoint` when both are sent.
+json vpc_endpoint_of(const json& j) {
+  for (const char* name : {"vpc_endpoint", "vpcEndpoint"}) {
+    const json* value = field(j, name);
+    if (value && !value->is_null()) return *value;
+  }
+  return json();
+}
+
+}  // namespace
+
+AuthInfo parse_auth_info(const json& j) {
+  require_object(j, "auth info");
+  AuthInfo info;
+  info.type = string_field(j, "type");
+  // `api_key` is current; `apiKey` is the deprecated spelling some deployments still send.
+  const json* key = object_field(j, "api_key");
+  if (!key) key = object_field(j, "apiKey");
+  if (!key) return info;
+  info.key_name = string_field(*key, "name");
+  info.public_key = string_field(*key, "public_key");
+  info.created = string_field(*key, "created");
+  info.project_id = nested_string(*key, "project", "id");
+  info.project_name = nested_string(*key, "project", "name");
+  info.plan_type = nested_string(*key, "project", "plan_type");
+  info.user_name = nested_string(*key, "issuing_user", "name");
+  info.user_email = nested_string(*key, "issuing_user", "email");
+  return info;
+}
+
+Service parse_service(const json& j) {
+  require_object(j, "service");
+  Service s;
+  s.service_id = required_type_string(j, "service_id", "service");
+  s.project_id = string_field(j, "project_id");
+  s.name = string_field(j, "name");
+  s.region_code = string_field(j, "region_code");
+  s.service_type = string_field(j, "service_type");
+  s.status = string_field(j, "status");
+  s.created = string_field(j, "created");
+  s.initial_password = string_field(j, "initial_password");
+  s.endpoint = parse_endpoint(object_field(j, "endpoint"));
+  if (const json* pooler = object_field(j, "connection_pooler")) {
+    s.pooler_endpoint = parse_endpoint(object_field(*pooler, "endpoint"));
+  }
+  s.vpc_endpoint = vpc_endpoint_of(j);
+  if (const json* ha = object_field(j, "ha_replicas")) s.replica_count = integer_field(*ha, "replica_count");
+  s.environment = nested_string(j, "metadata", "environment");
+  s.raw = j;
+  s.raw.erase("initial_password");  // the password lives in one field only, never in `raw`
+  return s;
+}
+
+Vpc parse_vpc(const json& j) {
+  require_object(j, "VPC");
+  Vpc v;
+  v.id = required_type_string(j, "id", "VPC");
+  v.name = string_field(j, "name");
+  v.cidr = string_field(j, "cidr");
+  v.region_code = string_field(j, "region_code");
+  v.raw = j;
+  return v;
+}
+
+json to_json(const ServiceCreateRequest& r) {
+  json body = json::object();
+  body["name"] = r.name;
+  if (!r.addons.empty()) body["addons"] = r.addons;
+  // The API wants cpu_millis and memory_gbs as strings ("1000", "4", "shared").
+  if (r.cpu_millis) body["cpu_millis"] = *r.cpu_millis;
+  if (r.memory_gbs) body["memory_gbs"] = *r.memory_gbs;
+  if (r.environment_tag) body["environment_tag"] = *r.environment_tag;
+  if (r.region_code) body["region_code"] = *r.region_code;
+  if (r.replica_count) body["replica_count"] = *r.replica_count;
+  return body;
+}
+
+json to_json(const VpcCreateRequest& r) {
+  return json{{"name", r.name}, {"cidr", r.cidr}, {"region_code", r.region_code}};
+}
+
+}  // namespace dbform

@@ -1,0 +1,169 @@
+// The only file in dbform that includes curl (STYLE.md: every side effect behind a narrow seam).
+#include "http/curl_transport.h"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <cctype>
+#include <memory>
+#include <string>
+
+namespace dbform {
+namespace {
+
+// curl_global_init is not thread-safe; a function-local static is initialised exactly once.
+void ensure_curl_initialised() {
+  static const CURLcode init_result = curl_global_init(CURL_GLOBAL_DEFAULT);
+  if (init_result != CURLE_OK) {
+    throw TransportError(std::string("libcurl could not be initialised: ") + curl_easy_strerror(init_result),
+                         false);
+  }
+}
+
+struct EasyHandleDeleter {
+  void operator()(CURL* handle) const { curl_easy_cleanup(handle); }
+};
+
+// One handle per thread, kept for the thread's lifetime so its connection cache keeps
+// connections to the API alive between requests. curl_easy_reset keeps live connections.
+CURL* thread_easy_handle() {
+  thread_local std::unique_ptr<CURL, EasyHandleDeleter> handle(curl_easy_init());
+  if (!handle) throw TransportError("libcurl could not create a request handle", false);
+  curl_easy_reset(handle.get());
+  return handle.get();
+}
+
+struct HeaderListDeleter {
+  void operator()(curl_slist* list) const { curl_slist_free_all(list); }
+};
+using HeaderList = std::unique_ptr<curl_slist, HeaderListDeleter>;
+
+HeaderList build_header_list(const HttpRequest& request) {
+  curl_slist* list = nullptr;
+  auto append = [&list](const std::string& line) {
+    curl_slist* grown = curl_slist_append(list, line.c_str());
+    if (!grown) {
+      curl_slist_free_all(list);
+      throw TransportError("libcurl could not allocate request headers", false);
+    }
+    list = grown;
+  };
+  for (const auto& [name, value] : request.headers) append(name + ": " + value);
+  // Without this curl may wait for a "100 Continue" the API never sends.
+  append("Expect:");
+  return HeaderList(list);
+}
+
+size_t collect_body(char* data, size_t size, size_t count, void* user) {
+  static_cast<std::string*>(user)->append(data, size * count);
+  return size * count;
+}
+
+std::string trim(std::string text) {
+  auto is_space = [](unsigned char c) { return std::isspace(c) != 0; };
+  text.erase(text.begin(), std::find_if_not(text.begin(), text.end(), is_space));
+  text.erase(std::find_if_not(text.rbegin(), text.rend(), is_space).base(), text.end());
+  return text;
+}
+
+// Called once per header line, including each status line. A new status line (after a redirect
+// or an interim 1xx response) starts a fresh header set so only the final response's remain.
+size_t collect_header(char* data, size_t size, size_t count, void* user) {
+  auto& headers = *static_cast<std::map<std::string, std::string>*>(user);
+  std::string line(data, size * count);
+  if (line.rfind("HTTP/", 0) == 0) {
+    headers.clear();
+    return size * count;
+  }
+  auto colon = line.find(':');
+  if (colon == std::string::npos) return size * count;
+  std::string name = trim(line.substr(0, colon));
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::string value = trim(line.substr(colon + 1));
+  auto [it, inserted] = headers.emplace(name, value);
+  if (!inserted) it->second += ", " + value;  // repeated headers combine, as RFC 9110 allows
+  return size * count;
+}
+
+// Errors after which the request certainly never reached a server: nothing can have been created,
+// so even a create may be sent again.
+bool may_have_reached_server(CURLcode code) {
+  switch (code) {
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY:
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_UNSUPPORTED_PROTOCOL:
+    case CURLE_URL_MALFORMAT:
+      return false;
+    default:
+      return true;
+  }
+}
+
+// "https://user:secret@host/x" -> "https://***@host/x": credentials in a URL never reach a message.
+std::string redact_userinfo(const std::string& url) {
+  auto scheme_end = url.find("://");
+  if (scheme_end == std::string::npos) return url;
+  auto authority_start = scheme_end + 3;
+  auto authority_end = url.find_first_of("/?#", authority_start);
+  auto at = url.rfind('@', authority_end == std::string::npos ? url.size() : authority_end);
+  if (at == std::string::npos || at < authority_start) return url;
+  return url.substr(0, authority_start) + "***" + url.substr(at);
+}
+
+void set_method_and_body(CURL* curl, const HttpRequest& request) {
+  if (request.method == "GET") {
+    curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
+    return;
+  }
+  if (request.method != "POST") curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+  if (request.method == "POST" || !request.body.empty()) {
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, request.body.data());
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
+  }
+}
+
+}  // namespace
+
+CurlTransport::CurlTransport(TransportOptions options) : options_(options) { ensure_curl_initialised(); }
+
+CurlTransport::~CurlTransport() = default;
+
+HttpResponse CurlTransport::send(const HttpRequest& request) {
+  ensure_curl_initialised();
+  CURL* curl = thread_easy_handle();
+  HeaderList headers = build_header_list(request);
+  HttpResponse response;
+  char error_text[CURL_ERROR_SIZE] = {0};
+
+  curl_easy_setopt(curl, CURLOPT_URL, request.url.c_str());
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);  // signals and threads do not mix
+  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options_.connect_timeout.count()));
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.request_timeout.count()));
+  curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, "");  // whatever curl can decode
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers.get());
+  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error_text);
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, collect_body);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &response.body);
+  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, collect_header);
+  curl_easy_setopt(curl, CURLOPT_HEADERDATA, &response.headers);
+  set_method_and_body(curl, request);
+
+  CURLcode result = curl_easy_perform(curl);
+  // The handle outlives this call; it must not keep pointers into this stack frame.
+  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, nullptr);
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, nullptr);
+  if (result != CURLE_OK) {
+    std::string detail = error_text[0] ? error_text : curl_easy_strerror(result);
+    // Request headers (Authorization) and bodies are deliberately left out of the message.
+    throw TransportError(request.method + " " + redact_userinfo(request.url) + ": " + detail,
+                         may_have_reached_server(result));
+  }
+  long status = 0;
+  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+  response.status = static_cast<int>(status);
+  return response;
+}
+
+}  // namespace dbform

@@ -1,0 +1,249 @@
+// CurlTransport against a real HTTP server on loopback (cpp-httplib), including the failures whose
+// classification decides whether a create may be re-sent.
+#include "http/curl_transport.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <httplib.h>
+
+#include <condition_variable>
+#include <future>
+#include <mutex>
+#include <thread>
+
+using dbform::CurlTransport;
+using dbform::HttpRequest;
+using dbform::TransportError;
+using std::chrono::milliseconds;
+
+namespace {
+
+const std::string kAuthorization = "Bearer transport-test-secret";
+
+struct SeenRequest {
+  std::string method, path, body, authorization, content_type;
+  int remote_port = -1;
+};
+
+// A loopback server with a few routes; records what it received. The socket listens from the
+// constructor on, so requests queue in the backlog until the accept loop runs.
+class TestServer {
+ public:
+  TestServer() {
+    server_.Post("/echo", [this](const httplib::Request& req, httplib::Response& res) {
+      record(req);
+      res.status = 201;
+      res.set_header("X-Request-Id", "abc-123");
+      res.set_content("you sent: " + req.body, "text/plain");
+    });
+    server_.Get("/status/503", [this](const httplib::Request& req, httplib::Response& res) {
+      record(req);
+      res.status = 503;
+      res.set_header("Retry-After", "3");
+      res.set_content(R"({"message":"busy"})", "application/json");
+    });
+    server_.Get("/truncated", [](const httplib::Request&, httplib::Response& res) {
+      // Promises 100 bytes, sends 7, then the provider fails and the server drops the connection.
+      res.set_content_provider(100, "text/plain", [](size_t, size_t, httplib::DataSink& sink) {
+        sink.write("partial", 7);
+        return false;
+      });
+    });
+    server_.Get("/hang", [this](const httplib::Request&, httplib::Response& res) {
+      std::unique_lock<std::mutex> lock(mu_);
+      released_cv_.wait_for(lock, std::chrono::seconds(10), [this] { return released_; });
+      res.set_content("too late", "text/plain");
+    });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    REQUIRE(port_ > 0);
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+  }
+
+  ~TestServer() {
+    release_hanging();
+    server_.stop();
+    thread_.join();
+  }
+
+  std::string url(const std::string& path) const { return "http://127.0.0.1:" + std::to_string(port_) + path; }
+
+  std::vector<SeenRequest> seen() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return seen_;
+  }
+
+  void release_hanging() {
+    std::lock_guard<std::mutex> lock(mu_);
+    released_ = true;
+    released_cv_.notify_all();
+  }
+
+ private:
+  void record(const httplib::Request& req) {
+    std::lock_guard<std::mutex> lock(mu_);
+    seen_.push_back({req.method, req.path, req.body, req.get_header_value("Authorization"),
+                     req.get_header_value("Content-Type"), req.remote_port});
+  }
+
+  httplib::Server server_;
+  int port_ = -1;
+  std::thread thread_;
+  std::mutex mu_;
+  std::condition_variable released_cv_;
+  bool released_ = false;
+  std::vector<SeenRequest> seen_;
+};
+
+// A port that is bound but not listening: connecting to it is refused, and nobody else can take
+// it while the test runs.
+class RefusingPort {
+ public:
+  RefusingPort() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+    socklen_t len = sizeof addr;
+    REQUIRE(::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+    port_ = ntohs(addr.sin_port);
+  }
+  ~RefusingPort() { ::close(fd_); }
+  std::string url(const std::string& path) const { return "http://127.0.0.1:" + std::to_string(port_) + path; }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
+
+HttpRequest request(const std::string& method, const std::string& url, const std::string& body = "") {
+  HttpRequest r{method, url, {{"Authorization", kAuthorization}}, body};
+  if (!body.empty()) r.headers.emplace_back("Content-Type", "application/json");
+  return r;
+}
+
+// Each thread keeps its curl handle, and with it a kept-alive connection, until the thread ends;
+// the test server's stop() would wait out its keep-alive timeout for such a connection. Sending
+// from a thread of its own closes the connection as soon as the call returns.
+dbform::HttpResponse send_on_own_thread(CurlTransport& transport, const HttpRequest& req) {
+  return std::async(std::launch::async, [&] { return transport.send(req); }).get();
+}
+
+TransportError send_expecting_failure(CurlTransport& transport, const HttpRequest& req) {
+  try {
+    send_on_own_thread(transport, req);
+  } catch (const TransportError& e) {
+    return e;
+  }
+  FAIL("the request did not fail");
+  throw std::logic_error("unreachable");
+}
+
+}  // namespace
+
+TEST_CASE("http: curl transport sends method, headers and body and returns the response") {
+  TestServer server;
+  CurlTransport transport;
+  auto response = send_on_own_thread(transport, request("POST", server.url("/echo"), R"({"name":"orders"})"));
+  CHECK(response.status == 201);
+  CHECK(response.body == R"(you sent: {"name":"orders"})");
+  CHECK(response.header("x-request-id") == "abc-123");  // names lower-cased
+  CHECK(response.header("content-type") == "text/plain");
+
+  auto seen = server.seen();
+  REQUIRE(seen.size() == 1);
+  CHECK(seen[0].method == "POST");
+  CHECK(seen[0].path == "/echo");
+  CHECK(seen[0].body == R"({"name":"orders"})");
+  CHECK(seen[0].authorization == kAuthorization);
+  CHECK(seen[0].content_type == "application/json");
+}
+
+TEST_CASE("http: curl transport returns error statuses as responses") {
+  TestServer server;
+  CurlTransport transport;
+  auto response = send_on_own_thread(transport, request("GET", server.url("/status/503")));
+  CHECK(response.status == 503);
+  CHECK(response.header("retry-after") == "3");
+  CHECK(response.body == R"({"message":"busy"})");
+  CHECK(send_on_own_thread(transport, request("GET", server.url("/no/such/route"))).status == 404);
+}
+
+TEST_CASE("http: curl transport keeps the connection alive between requests of a thread") {
+  TestServer server;
+  CurlTransport transport;
+  std::async(std::launch::async, [&] {
+    transport.send(request("GET", server.url("/status/503")));
+    transport.send(request("POST", server.url("/echo"), "{}"));
+  }).get();
+  auto seen = server.seen();
+  REQUIRE(seen.size() == 2);
+  CHECK(seen[0].remote_port == seen[1].remote_port);
+}
+
+TEST_CASE("http: curl transport is safe to use from several threads") {
+  TestServer server;
+  CurlTransport transport;
+  std::vector<std::thread> threads;
+  std::mutex mu;
+  std::vector<int> statuses;
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&, i] {
+      for (int j = 0; j < 3; ++j) {
+        int status = transport.send(request("POST", server.url("/echo"), std::to_string(i))).status;
+        std::lock_guard<std::mutex> lock(mu);
+        statuses.push_back(status);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  CHECK(statuses == std::vector<int>(12, 201));
+  CHECK(server.seen().size() == 12);
+}
+
+TEST_CASE("http: a refused connection certainly did not reach the server") {
+  RefusingPort port;
+  CurlTransport transport;
+  auto error = send_expecting_failure(transport, request("POST", port.url("/projects/p1/services"), "{}"));
+  CHECK_FALSE(error.may_have_reached_server());
+  std::string what = error.what();
+  CHECK(what.find("POST " + port.url("/projects/p1/services") + ": ") == 0);
+  CHECK(what.find("transport-test-secret") == std::string::npos);
+}
+
+TEST_CASE("http: unsupported URLs never leave, and credentials in a URL are not quoted") {
+  CurlTransport transport;
+  auto ftp = send_expecting_failure(transport, request("GET", "ftp://127.0.0.1/x"));
+  CHECK_FALSE(ftp.may_have_reached_server());
+
+  RefusingPort port;
+  std::string url = port.url("/x");
+  url.insert(url.find("127.0.0.1"), "user:url-secret@");
+  auto error = send_expecting_failure(transport, request("GET", url));
+  CHECK(std::string(error.what()).find("url-secret") == std::string::npos);
+  CHECK(std::string(error.what()).find("***@127.0.0.1") != std::string::npos);
+}
+
+TEST_CASE("http: a connection dropped mid-response may have reached the server") {
+  TestServer server;
+  CurlTransport transport;
+  auto error = send_expecting_failure(transport, request("GET", server.url("/truncated")));
+  CHECK(error.may_have_reached_server());
+  CHECK(std::string(error.what()).find("GET " + server.url("/truncated")) == 0);
+}
+
+TEST_CASE("http: a request timeout may have reached the server") {
+  TestServer server;
+  CurlTransport transport(dbform::TransportOptions{milliseconds(2000), milliseconds(200)});
+  auto error = send_expecting_failure(transport, request("GET", server.url("/hang")));
+  server.release_hanging();
+  CHECK(error.may_have_reached_server());
+  std::string what = error.what();
+  CHECK(what.find("GET " + server.url("/hang")) == 0);
+  CHECK(what.find("timed out") != std::string::npos);
+  CHECK(what.find("transport-test-secret") == std::string::npos);
+}
