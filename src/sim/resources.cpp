@@ -1,0 +1,92 @@
+#include "sim/resources.h"
+
+#include <cmath>
+
+namespace dbform::sim {
+
+namespace {
+
+using nlohmann::json;
+
+// What a service gets when the create leaves cpu_millis or memory_gbs out, or asks for "shared":
+// the vendor's smallest plan, 0.5 CPU and 2 GB. Responses always carry numbers, never "shared".
+constexpr long long kDefaultCpuMillis = 500;
+constexpr long long kDefaultMemoryGbs = 2;
+
+json cpu_millis_of(const json& request) {
+  if (!request.contains("cpu_millis") || request["cpu_millis"] == "shared") return kDefaultCpuMillis;
+  return std::stoll(request["cpu_millis"].get<std::string>());
+}
+
+// "4" answers 4 (an integer, as the document's example); "0.5" answers 0.5.
+json memory_gbs_of(const json& request) {
+  if (!request.contains("memory_gbs") || request["memory_gbs"] == "shared") return kDefaultMemoryGbs;
+  double gbs = std::stod(request["memory_gbs"].get<std::string>());
+  if (gbs == std::floor(gbs)) return static_cast<long long>(gbs);
+  return gbs;
+}
+
+bool has_addon(const json& request, const std::string& addon) {
+  if (!request.contains("addons")) return false;
+  for (const auto& item : request["addons"]) {
+    if (item == addon) return true;
+  }
+  return false;
+}
+
+json endpoint(const std::string& host, long long port) { return json{{"host", host}, {"port", port}}; }
+
+}  // namespace
+
+SimService make_service(const json& request, const std::string& project_id, const std::string& service_id,
+                        RandomSource& random, Clock::TimePoint created_at, const std::string& created_utc,
+                        ServiceFate fate) {
+  SimService service;
+  service.project_id = project_id;
+  service.service_id = service_id;
+  service.name = request["name"].get<std::string>();
+  service.initial_password = random.chars_from(
+      "abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789", 20);
+  service.created_at = created_at;
+  service.fate = fate;
+
+  std::string host = service_id + "." + project_id + ".tsdb.sim.local";
+  long long port = random.between(30000, 39999);
+  long long pooler_port = random.between(30000, 39999);
+  json spec = {{"cpu_millis", cpu_millis_of(request)}, {"memory_gbs", memory_gbs_of(request)}, {"volume_type", "gp3"}};
+  service.fields = {
+      {"service_id", service_id},
+      {"project_id", project_id},
+      {"name", service.name},
+      {"region_code", request.value("region_code", std::string("us-east-1"))},
+      {"service_type", has_addon(request, "time-series") ? "TIMESCALEDB" : "POSTGRES"},
+      {"created", created_utc},
+      {"resources", json::array({{{"id", random.lower_alnum(10)}, {"spec", spec}}})},
+      {"metadata", {{"environment", request.value("environment_tag", std::string("DEV"))}}},
+      {"endpoint", endpoint(host, port)},
+      {"connection_pooler", {{"endpoint", endpoint(host, pooler_port)}}},
+      {"ha_replicas", {{"replica_count", request.value("replica_count", 0LL)}, {"sync_replica_count", 0}}},
+  };
+  return service;
+}
+
+json service_json(const SimService& service, const std::string& status, bool with_password) {
+  json out = service.fields;
+  out["status"] = status;
+  if (with_password) out["initial_password"] = service.initial_password;
+  return out;
+}
+
+SimVpc make_vpc(const json& request, const std::string& project_id, const std::string& vpc_id) {
+  SimVpc vpc;
+  vpc.project_id = project_id;
+  vpc.fields = {
+      {"id", vpc_id},
+      {"name", request["name"]},
+      {"cidr", request["cidr"]},
+      {"region_code", request["region_code"]},
+  };
+  return vpc;
+}
+
+}  // namespace dbform::sim

@@ -1,0 +1,40 @@
+#pragma once
+// The simulated services and VPCs, and their JSON as the vendor's document shapes it. Internal to
+// the simulator.
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/faults.h"
+#include "sim/random_source.h"
+#include "util/clock.h"
+
+namespace dbform::sim {
+
+struct SimService {
+  std::string project_id;
+  std::string service_id;
+  std::string name;
+  std::string initial_password;
+  Clock::TimePoint created_at;
+  ServiceFate fate = ServiceFate::Normal;
+  nlohmann::json fields;  // the Service object without `status` and `initial_password`
+};
+
+struct SimVpc {
+  std::string project_id;
+  nlohmann::json fields;  // the Vpc object
+};
+
+// A new service from a ServiceCreate body that check_service_create() accepted. `service_id` is
+// chosen by the caller, who knows which ids are taken.
+SimService make_service(const nlohmann::json& request, const std::string& project_id, const std::string& service_id,
+                        RandomSource& random, Clock::TimePoint created_at, const std::string& created_utc,
+                        ServiceFate fate);
+
+// The Service object as the API answers it; the password only in the create answer.
+nlohmann::json service_json(const SimService& service, const std::string& status, bool with_password);
+
+SimVpc make_vpc(const nlohmann::json& request, const std::string& project_id, const std::string& vpc_id);
+
+}  // namespace dbform::sim

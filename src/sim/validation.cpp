@@ -1,0 +1,153 @@
+#include "sim/validation.h"
+
+#include <arpa/inet.h>
+
+#include <cctype>
+#include <charconv>
+#include <set>
+
+namespace dbform::sim {
+
+namespace {
+
+using nlohmann::json;
+
+std::string json_type(const json& value) {
+  if (value.is_number()) return "a number";
+  if (value.is_null()) return "null";
+  if (value.is_string()) return "a string";
+  if (value.is_boolean()) return "a boolean";
+  if (value.is_array()) return "an array";
+  return "an object";
+}
+
+size_t utf8_length(const std::string& text) {
+  size_t count = 0;
+  for (unsigned char c : text) count += (c & 0xC0) != 0x80;
+  return count;
+}
+
+std::optional<std::string> unknown_field(const json& body, const std::set<std::string>& known) {
+  for (const auto& [key, value] : body.items()) {
+    if (!known.count(key)) return "unknown field '" + key + "'";
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> check_required_string(const json& body, const std::string& field) {
+  if (!body.contains(field)) return field + " is required";
+  const json& value = body[field];
+  if (!value.is_string()) return field + " must be a string, got " + json_type(value);
+  if (value.get<std::string>().empty()) return field + " must not be empty";
+  return std::nullopt;
+}
+
+// cpu_millis and memory_gbs are strings in a create: the check a client most easily gets wrong.
+std::optional<std::string> check_resource_text(const json& body, const std::string& field, bool integer) {
+  if (!body.contains(field)) return std::nullopt;
+  const json& value = body[field];
+  std::string example = integer ? "\"1000\"" : "\"4\"";
+  if (!value.is_string()) {
+    return field + " must be a string such as " + example + " or \"shared\", got " + json_type(value);
+  }
+  std::string text = value.get<std::string>();
+  if (text == "shared") return std::nullopt;
+  bool ok = integer ? is_positive_integer_text(text) : is_positive_number_text(text);
+  if (!ok) {
+    return field + " must be a positive " + (integer ? "integer" : "number") + " as a string or \"shared\", got \"" +
+           text + "\"";
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> check_addons(const json& body) {
+  if (!body.contains("addons")) return std::nullopt;
+  const json& addons = body["addons"];
+  if (!addons.is_array()) return "addons must be an array of strings, got " + json_type(addons);
+  for (const auto& item : addons) {
+    if (!item.is_string() || (item != "time-series" && item != "ai")) {
+      return "addons items must be \"time-series\" or \"ai\", got " + item.dump();
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> check_optional_fields(const json& body) {
+  if (body.contains("environment_tag")) {
+    const json& tag = body["environment_tag"];
+    if (!tag.is_string() || (tag != "DEV" && tag != "PROD")) {
+      return "environment_tag must be \"DEV\" or \"PROD\", got " + tag.dump();
+    }
+  }
+  if (body.contains("region_code")) {
+    const json& region = body["region_code"];
+    if (!region.is_string() || region.get<std::string>().empty()) {
+      return "region_code must be a non-empty string, got " + region.dump();
+    }
+  }
+  if (body.contains("replica_count")) {
+    const json& replicas = body["replica_count"];
+    bool non_negative_integer =
+        replicas.is_number_unsigned() || (replicas.is_number_integer() && replicas.get<long long>() >= 0);
+    if (!non_negative_integer) return "replica_count must be an integer >= 0, got " + replicas.dump();
+  }
+  return std::nullopt;
+}
+
+bool is_cidr(const std::string& text) {
+  size_t slash = text.find('/');
+  if (slash == std::string::npos || slash + 1 == text.size()) return false;
+  std::string address = text.substr(0, slash), prefix_text = text.substr(slash + 1);
+  if (!is_positive_integer_text(prefix_text) && prefix_text != "0") return false;
+  int prefix = 0;
+  std::from_chars(prefix_text.data(), prefix_text.data() + prefix_text.size(), prefix);
+  unsigned char buffer[16];
+  if (inet_pton(AF_INET, address.c_str(), buffer) == 1) return prefix <= 32;
+  if (inet_pton(AF_INET6, address.c_str(), buffer) == 1) return prefix <= 128;
+  return false;
+}
+
+}  // namespace
+
+bool is_positive_integer_text(const std::string& text) {
+  if (text.empty() || text.size() > 9) return false;
+  for (char c : text) {
+    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+  }
+  return std::stol(text) > 0;
+}
+
+bool is_positive_number_text(const std::string& text) {
+  if (text.empty() || text.size() > 12) return false;
+  double value = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return error == std::errc() && end == text.data() + text.size() && value > 0 &&
+         std::isdigit(static_cast<unsigned char>(text[0])) && text.find_first_of("eE") == std::string::npos;
+}
+
+std::optional<std::string> check_service_create(const json& body) {
+  if (!body.is_object()) return "request body must be a JSON object";
+  if (auto error = unknown_field(body, {"name", "addons", "region_code", "replica_count", "cpu_millis",
+                                        "memory_gbs", "environment_tag"})) {
+    return error;
+  }
+  if (auto error = check_required_string(body, "name")) return error;
+  if (utf8_length(body["name"].get<std::string>()) > 128) return "name must be at most 128 characters";
+  if (auto error = check_addons(body)) return error;
+  if (auto error = check_resource_text(body, "cpu_millis", true)) return error;
+  if (auto error = check_resource_text(body, "memory_gbs", false)) return error;
+  return check_optional_fields(body);
+}
+
+std::optional<std::string> check_vpc_create(const json& body) {
+  if (!body.is_object()) return "request body must be a JSON object";
+  if (auto error = unknown_field(body, {"name", "cidr", "region_code"})) return error;
+  for (const char* field : {"name", "cidr", "region_code"}) {
+    if (auto error = check_required_string(body, field)) return error;
+  }
+  std::string cidr = body["cidr"].get<std::string>();
+  if (!is_cidr(cidr)) return "cidr must be an address range such as \"10.0.0.0/16\", got \"" + cidr + "\"";
+  return std::nullopt;
+}
+
+}  // namespace dbform::sim
