@@ -1,0 +1,57 @@
+#pragma once
+// What the commands share: loading manifests, opening the state store, building the API client,
+// and knowing whether we talk to a terminal.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "api/client.h"
+#include "manifest/model.h"
+#include "state/store.h"
+#include "util/clock.h"
+
+namespace dbform::cli {
+
+struct ManifestOptions {
+  std::vector<std::string> files{"."};
+};
+void add_manifest_options(CLI::App& cmd, ManifestOptions& opts);
+
+struct StateOptions {
+  std::string state;  // "" -> $DBFORM_STATE -> dbform.state.json
+  std::string lock_timeout = "0s";
+};
+void add_state_options(CLI::App& cmd, StateOptions& opts, bool with_lock_timeout);
+
+// Loads and validates; prints every diagnostic to stderr and throws UsageError if any is an error.
+Manifest load_manifests_or_throw(const ManifestOptions& opts);
+
+std::unique_ptr<StateStore> open_state_store(const StateOptions& opts);
+Duration lock_timeout(const StateOptions& opts);
+// The stored state, or a new empty one when none exists yet.
+State read_state(StateStore& store);
+
+// The API client as configured by DBFORM_API_URL and DBFORM_AUTH_SCHEME.
+struct ApiSetup {
+  std::unique_ptr<Transport> transport;
+  SystemClock clock;
+  std::unique_ptr<ApiClient> client;
+};
+std::unique_ptr<ApiSetup> make_api();
+
+// Parses a duration flag or throws UsageError naming the flag.
+Duration parse_duration_flag(const std::string& flag, const std::string& value);
+
+struct Terminal {
+  bool stdout_tty = false;
+  bool stdin_tty = false;
+  bool color = false;  // stdout is a terminal and NO_COLOR is unset
+};
+Terminal detect_terminal();
+
+// ANSI colour when enabled, plain text otherwise.
+std::string paint(const Terminal& t, const char* code, const std::string& text);
+
+}  // namespace dbform::cli

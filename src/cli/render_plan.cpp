@@ -1,0 +1,87 @@
+#include "cli/render_plan.h"
+
+#include <algorithm>
+
+namespace dbform::cli {
+
+namespace {
+
+const char* kGreen = "32";
+const char* kYellow = "33";
+const char* kCyan = "36";
+const char* kRed = "31";
+const char* kDim = "2";
+
+std::string value_text(const nlohmann::json& v) { return v.is_null() ? "(unset)" : v.dump(); }
+
+void render_settings(std::string& out, const nlohmann::json& settings, const std::string& sign) {
+  size_t width = 0;
+  for (auto it = settings.begin(); it != settings.end(); ++it) width = std::max(width, it.key().size());
+  for (auto it = settings.begin(); it != settings.end(); ++it)
+    out += "      " + sign + " " + it.key() + std::string(width - it.key().size(), ' ') + " = " + it.value().dump() + "\n";
+}
+
+void render_action(std::string& out, const PlannedAction& a, const Terminal& t) {
+  const std::string what = std::string(kind_name(a.kind)) + " \"" + a.name + "\"";
+  const std::string id = a.resource_id.empty() ? "" : " (id " + a.resource_id + ")";
+  switch (a.action) {
+    case Action::Create:
+      out += "  # " + a.address + " will be created\n";
+      out += paint(t, kGreen, "  + " + what) + " {\n";
+      render_settings(out, a.after, paint(t, kGreen, "+"));
+      out += "    }\n";
+      break;
+    case Action::Adopt:
+      out += "  # " + a.address + ": an earlier create's outcome is unknown\n";
+      out += paint(t, kCyan, "  ? " + what) + ": looked up by name and adopted if found, created otherwise\n";
+      break;
+    case Action::Wait:
+      out += "  # " + a.address + id + " was created earlier and is not READY yet (status " +
+             (a.status.empty() ? "unknown" : a.status) + ")\n";
+      out += paint(t, kYellow, "  ~ " + what) + ": wait for READY, no new create\n";
+      if (!a.reason.empty()) out += "      " + a.reason + "\n";
+      break;
+    case Action::Conflict:
+      out += "  # " + a.address + id + " conflicts with the state\n";
+      out += paint(t, kRed, "  ! " + what) + ": declared settings differ from the ones it was created with\n";
+      for (const auto& c : a.changes)
+        out += "      " + c.field + ": recorded " + value_text(c.before) + ", declared " + value_text(c.after) + "\n";
+      out += "      To resolve: " + a.reason + "\n";
+      break;
+    case Action::Orphan:
+      out += "  # " + a.address + id + " is recorded but no longer declared\n";
+      out += paint(t, kDim, "  - " + what) + ": kept (orphan). " + a.reason + "\n";
+      break;
+    case Action::NoOp:
+      return;
+  }
+  out += "\n";
+}
+
+}  // namespace
+
+std::string plan_summary_line(const PlanSummary& s) {
+  std::string line = "Plan: " + std::to_string(s.create) + " to create, " + std::to_string(s.wait) + " to wait for, " +
+                     std::to_string(s.noop) + " unchanged";
+  if (s.adopt) line += ", " + std::to_string(s.adopt) + " to adopt";
+  if (s.conflict) line += ", " + std::to_string(s.conflict) + (s.conflict == 1 ? " conflict" : " conflicts");
+  if (s.orphan) line += ", " + std::to_string(s.orphan) + (s.orphan == 1 ? " orphan" : " orphans");
+  return line + ".";
+}
+
+std::string render_plan_text(const Plan& plan, const Terminal& term) {
+  std::string out;
+  if (plan.summary.has_changes() || plan.summary.conflict || plan.summary.orphan) {
+    out += "dbform compared the manifests with the state:\n\n";
+    for (const auto& a : plan.actions) render_action(out, a, term);
+  } else {
+    out += "No changes. The declared resources match the state.\n\n";
+  }
+  out += plan_summary_line(plan.summary) + "\n";
+  if (plan.summary.conflict)
+    out += paint(term, kRed, "Error: " + std::to_string(plan.summary.conflict) +
+                                 " conflict(s): nothing can be applied until they are resolved.") + "\n";
+  return out;
+}
+
+}  // namespace dbform::cli

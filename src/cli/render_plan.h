@@ -1,0 +1,16 @@
+#pragma once
+#include <string>
+
+#include "cli/context.h"
+#include "plan/model.h"
+
+namespace dbform::cli {
+
+// Human-readable plan: one block per action that does something (no-ops are only counted), then
+// the summary line. Never contains a password (the plan holds none).
+std::string render_plan_text(const Plan& plan, const Terminal& term);
+
+// "Plan: 2 to create, 1 to wait for, 3 unchanged." plus adopt/conflict/orphan counts when present.
+std::string plan_summary_line(const PlanSummary& s);
+
+}  // namespace dbform::cli
