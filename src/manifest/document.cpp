@@ -1,0 +1,216 @@
+#include "manifest/document.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "manifest/value_reader.h"
+#include "util/text.h"
+
+namespace dbform {
+
+namespace {
+
+// The keys one kind of mapping may hold. Kept in the order the schema lists them, which is also
+// the order "expected one of" names them in.
+struct MappingSpec {
+  const char* what;  // "a service", for messages
+  std::vector<std::string> keys;
+  std::vector<std::string> required;
+};
+
+const MappingSpec kTopLevel{"the manifest", {"version", "projects"}, {"version", "projects"}};
+const MappingSpec kProject{"a project", {"id", "api_key_env", "vpcs", "services"}, {"id"}};
+const MappingSpec kVpc{"a VPC", {"name", "cidr", "region_code"}, {"name", "cidr", "region_code"}};
+const MappingSpec kService{"a service",
+                           {"name", "addons", "cpu_millis", "memory_gbs", "environment_tag", "region_code",
+                            "replica_count"},
+                           {"name"}};
+
+// How to add a missing required key, for the error's hint.
+std::string how_to_add(const std::string& key) {
+  if (key == "version") return "add `version: 1` at the top";
+  if (key == "projects") return "add `projects:` with a list of projects (it may be empty: `projects: []`)";
+  if (key == "id") return "add `id: PROJECT_ID`, the project's id as the API knows it";
+  if (key == "cidr") return "add an address range, like `cidr: 10.0.0.0/16`";
+  if (key == "region_code") return "add a region, like `region_code: us-east-1`";
+  return "add `" + key + ": ...`";
+}
+
+// The known key an unknown one was probably meant to be: a likely typo (`regoin_code`), else the
+// key sharing the longest start with it (`region`, `cidr_block`, `replicas`), or "" when none fits.
+std::string suggest_key(const std::string& key, const std::vector<std::string>& known) {
+  std::string typo = closest_match(key, known);
+  if (!typo.empty()) return typo;
+  std::string best;
+  size_t best_shared = 0;
+  for (const auto& k : known) {
+    size_t shared = 0;
+    while (shared < k.size() && shared < key.size() && k[shared] == key[shared]) ++shared;
+    if (shared > best_shared) {
+      best_shared = shared;
+      best = k;
+    }
+  }
+  bool plausible = best_shared >= 3 && best_shared * 2 >= std::min(key.size(), best.size());
+  return plausible ? best : "";
+}
+
+// The known keys of one mapping, each with its value, in document order.
+class Fields {
+ public:
+  void add(const std::string& key, Entry e) { entries_.emplace_back(key, std::move(e)); }
+  const Entry* find(std::string_view key) const {
+    for (const auto& [k, e] : entries_)
+      if (k == key) return &e;
+    return nullptr;
+  }
+
+ private:
+  std::vector<std::pair<std::string, Entry>> entries_;
+};
+
+class DocumentReader {
+ public:
+  DocumentReader(const std::string& file, const EnvLookup& env, Diagnostics& diags) : values_(file, env, diags) {}
+
+  std::vector<DesiredProject> read(const YAML::Node& root);
+
+ private:
+  std::optional<Fields> mapping(const Entry& e, const MappingSpec& spec);
+  // Calls `read_item(entry)` for every item of the list held by field `key`, if present.
+  template <typename ReadItem>
+  void list(const Fields& fields, const char* key, const char* expected, ReadItem read_item);
+
+  std::optional<DesiredProject> project(const Entry& e);
+  std::optional<DesiredVpc> vpc(const Entry& e);
+  std::optional<DesiredService> service(const Entry& e);
+
+  ValueReader values_;
+};
+
+std::optional<Fields> DocumentReader::mapping(const Entry& e, const MappingSpec& spec) {
+  if (!e.value.IsMap()) {
+    values_.error(e.where, e.path,
+                  std::string("expected a mapping (KEY: VALUE lines) describing ") + spec.what + ", found " +
+                      values_.describe(e.value));
+    return std::nullopt;
+  }
+  auto field_path = [&](const std::string& key) { return e.path.empty() ? key : e.path + "." + key; };
+  Fields fields;
+  std::vector<std::pair<std::string, Location>> seen;
+  for (const auto& pair : e.value) {
+    const YAML::Node& key_node = pair.first;
+    Location key_at = values_.location(key_node);
+    if (!key_node.IsScalar()) {
+      values_.error(key_at, e.path, "expected a key name, found " + values_.describe(key_node));
+      continue;
+    }
+    const std::string& key = key_node.Scalar();
+    if (std::find(spec.keys.begin(), spec.keys.end(), key) == spec.keys.end()) {
+      std::string guess = suggest_key(key, spec.keys);
+      values_.error(key_at, field_path(key), "unknown key `" + key + "` in " + spec.what,
+                    guess.empty() ? "expected one of: " + join(spec.keys, ", ") : "did you mean `" + guess + "`?");
+      continue;
+    }
+    auto previous = std::find_if(seen.begin(), seen.end(), [&](const auto& s) { return s.first == key; });
+    if (previous != seen.end()) {
+      values_.error(key_at, field_path(key), "key `" + key + "` appears twice in " + spec.what,
+                    "the first is at " + previous->second.str() + "; keep one");
+      continue;
+    }
+    seen.emplace_back(key, key_at);
+    fields.add(key, values_.entry(key_node, pair.second, field_path(key)));
+  }
+  for (const auto& key : spec.required) {
+    if (!fields.find(key))
+      values_.error(e.where, field_path(key), std::string(spec.what) + " needs `" + key + "`", how_to_add(key));
+  }
+  return fields;
+}
+
+template <typename ReadItem>
+void DocumentReader::list(const Fields& fields, const char* key, const char* expected, ReadItem read_item) {
+  const Entry* e = fields.find(key);
+  if (!e) return;
+  if (!e->value.IsSequence()) {
+    values_.error(e->where, e->path,
+                  std::string("expected a list of ") + expected + " (lines starting with `- `), found " +
+                      values_.describe(e->value));
+    return;
+  }
+  size_t index = 0;
+  for (const auto& item : e->value) read_item(values_.item(item, e->path + "[" + std::to_string(index++) + "]"));
+}
+
+std::vector<DesiredProject> DocumentReader::read(const YAML::Node& root) {
+  std::vector<DesiredProject> projects;
+  if (root.IsNull()) {
+    values_.error(values_.location(root), "",
+                  "the manifest is empty: expected a mapping with `version: 1` and `projects`");
+    return projects;
+  }
+  auto top = mapping(values_.item(root, ""), kTopLevel);
+  if (!top) return projects;
+  if (const Entry* v = top->find("version")) values_.version(*v);
+  list(*top, "projects", "projects", [&](const Entry& e) {
+    if (auto p = project(e)) projects.push_back(std::move(*p));
+  });
+  return projects;
+}
+
+std::optional<DesiredProject> DocumentReader::project(const Entry& e) {
+  auto fields = mapping(e, kProject);
+  if (!fields) return std::nullopt;
+  DesiredProject p;
+  p.location = e.where;
+  if (const Entry* id = fields->find("id")) p.id = values_.name(*id).value_or("");
+  if (const Entry* key_env = fields->find("api_key_env")) p.api_key_env = values_.api_key_env(*key_env);
+  list(*fields, "vpcs", "VPCs", [&](const Entry& item) {
+    if (auto v = vpc(item)) p.vpcs.push_back(std::move(*v));
+  });
+  list(*fields, "services", "services", [&](const Entry& item) {
+    if (auto s = service(item)) p.services.push_back(std::move(*s));
+  });
+  return p;
+}
+
+std::optional<DesiredVpc> DocumentReader::vpc(const Entry& e) {
+  auto fields = mapping(e, kVpc);
+  if (!fields) return std::nullopt;
+  DesiredVpc v;
+  v.location = e.where;
+  std::optional<std::string> name;
+  if (const Entry* f = fields->find("name")) name = values_.name(*f);
+  if (const Entry* f = fields->find("cidr")) v.cidr = values_.cidr(*f).value_or("");
+  if (const Entry* f = fields->find("region_code")) v.region_code = values_.region_code(*f).value_or("");
+  if (!name) return std::nullopt;
+  v.name = std::move(*name);
+  return v;
+}
+
+std::optional<DesiredService> DocumentReader::service(const Entry& e) {
+  auto fields = mapping(e, kService);
+  if (!fields) return std::nullopt;
+  DesiredService s;
+  s.location = e.where;
+  std::optional<std::string> name;
+  if (const Entry* f = fields->find("name")) name = values_.name(*f);
+  if (const Entry* f = fields->find("addons")) s.addons = values_.addons(*f).value_or(std::vector<std::string>{});
+  if (const Entry* f = fields->find("cpu_millis")) s.cpu_millis = values_.cpu_millis(*f);
+  if (const Entry* f = fields->find("memory_gbs")) s.memory_gbs = values_.memory_gbs(*f);
+  if (const Entry* f = fields->find("environment_tag")) s.environment_tag = values_.environment_tag(*f);
+  if (const Entry* f = fields->find("region_code")) s.region_code = values_.region_code(*f);
+  if (const Entry* f = fields->find("replica_count")) s.replica_count = values_.replica_count(*f);
+  if (!name) return std::nullopt;
+  s.name = std::move(*name);
+  return s;
+}
+
+}  // namespace
+
+std::vector<DesiredProject> read_manifest_document(const YAML::Node& root, const std::string& file,
+                                                   const EnvLookup& env, Diagnostics& diags) {
+  return DocumentReader(file, env, diags).read(root);
+}
+
+}  // namespace dbform

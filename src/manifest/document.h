@@ -1,0 +1,21 @@
+#pragma once
+// Turns one parsed YAML document into the projects it declares, validating its structure (known
+// keys, required keys, lists and mappings where they belong) and every value. Knows nothing of
+// files, merging or duplicates across documents: loader.cpp does that.
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "manifest/model.h"
+#include "util/diagnostics.h"
+#include "util/env.h"
+
+namespace dbform {
+
+// Projects whose id could not be read have an empty id, resources whose name could not be read
+// are left out; the errors are in `diags`.
+std::vector<DesiredProject> read_manifest_document(const YAML::Node& root, const std::string& file,
+                                                   const EnvLookup& env, Diagnostics& diags);
+
+}  // namespace dbform

@@ -1,0 +1,222 @@
+#include "manifest/loader.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <openssl/evp.h>
+#include <yaml-cpp/yaml.h>
+
+#include "manifest/document.h"
+
+namespace fs = std::filesystem;
+
+namespace dbform {
+
+namespace {
+
+bool is_yaml_file_name(const fs::path& p) {
+  auto ext = p.extension().string();
+  return ext == ".yaml" || ext == ".yml";
+}
+
+// Every *.yaml / *.yml directly in `dir` (not in subdirectories), sorted by name.
+std::vector<std::string> yaml_files_in(const std::string& dir, Diagnostics& diags) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code type_ec;
+    if (is_yaml_file_name(it->path()) && it->is_regular_file(type_ec))
+      files.push_back((fs::path(dir) / it->path().filename()).lexically_normal().string());
+  }
+  if (ec) {
+    diags.error({dir}, "", "cannot list directory: " + ec.message());
+    return {};
+  }
+  std::sort(files.begin(), files.end());
+  if (files.empty())
+    diags.error({dir}, "", "no *.yaml or *.yml files in this directory",
+                "pass a manifest file with -f FILE, or the directory that holds the manifests");
+  return files;
+}
+
+// The files one `-f PATH` names: the file itself, or a directory's manifests.
+std::vector<std::string> files_named_by(const std::string& path, Diagnostics& diags) {
+  std::error_code ec;
+  auto status = fs::status(path, ec);
+  if (!fs::exists(status)) {
+    diags.error({path}, "", "no such file or directory", "check the -f argument");
+    return {};
+  }
+  if (fs::is_directory(status)) return yaml_files_in(path, diags);
+  return {fs::path(path).lexically_normal().string()};
+}
+
+// Whether `file` was already read under this or another name (`-f . -f a.yaml`).
+class SeenFiles {
+ public:
+  bool first_time(const std::string& file) {
+    std::error_code ec;
+    auto canonical = fs::weakly_canonical(file, ec);
+    return seen_.insert(ec ? file : canonical.string()).second;
+  }
+
+ private:
+  std::unordered_set<std::string> seen_;
+};
+
+std::optional<std::string> read_file(const std::string& path, Diagnostics& diags) {
+  std::ifstream in(path, std::ios::binary);
+  if (in) {
+    std::ostringstream contents;
+    contents << in.rdbuf();
+    if (in.good() || in.eof()) return contents.str();
+  }
+  diags.error({path}, "", std::string("cannot read the file: ") + std::strerror(errno));
+  return std::nullopt;
+}
+
+// sha256 over every file's name and contents, each framed by its length so that no two different
+// sets of files can feed the same bytes to the hash.
+class ManifestDigest {
+ public:
+  ManifestDigest() : ctx_(EVP_MD_CTX_new(), EVP_MD_CTX_free) { EVP_DigestInit_ex(ctx_.get(), EVP_sha256(), nullptr); }
+  void add(const std::string& name, const std::string& contents) {
+    add_framed(name);
+    add_framed(contents);
+  }
+  std::string hex() {
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int size = 0;
+    EVP_DigestFinal_ex(ctx_.get(), md, &size);
+    static const char* digits = "0123456789abcdef";
+    std::string out;
+    for (unsigned int i = 0; i < size; ++i) {
+      out += digits[md[i] >> 4];
+      out += digits[md[i] & 0xF];
+    }
+    return out;
+  }
+
+ private:
+  void add_framed(const std::string& s) {
+    std::string length = std::to_string(s.size()) + ":";
+    EVP_DigestUpdate(ctx_.get(), length.data(), length.size());
+    EVP_DigestUpdate(ctx_.get(), s.data(), s.size());
+  }
+  std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> ctx_;
+};
+
+// Merges the projects of every document: projects that share an id become one, and a resource
+// (project, kind, name) declared twice is an error that names both places.
+class ProjectMerger {
+ public:
+  ProjectMerger(Manifest& manifest, Diagnostics& diags) : manifest_(manifest), diags_(diags) {}
+
+  void add(DesiredProject&& p) {
+    if (p.id.empty()) return;  // its id was invalid: already reported
+    DesiredProject& target = project_for(p);
+    for (auto& v : p.vpcs)
+      if (first_declaration(p.id, ResourceKind::Vpc, v.name, v.location)) target.vpcs.push_back(std::move(v));
+    for (auto& s : p.services)
+      if (first_declaration(p.id, ResourceKind::Service, s.name, s.location))
+        target.services.push_back(std::move(s));
+  }
+
+ private:
+  DesiredProject& project_for(DesiredProject& p) {
+    auto [it, inserted] = project_index_.emplace(p.id, manifest_.projects.size());
+    if (inserted) {
+      manifest_.projects.push_back({p.id, p.api_key_env, {}, {}, p.location});
+      return manifest_.projects.back();
+    }
+    DesiredProject& target = manifest_.projects[it->second];
+    if (p.api_key_env && target.api_key_env && *p.api_key_env != *target.api_key_env) {
+      diags_.error(p.location, "api_key_env",
+                   "project `" + p.id + "` names api_key_env `" + *p.api_key_env + "` here but `" +
+                       *target.api_key_env + "` at " + target.location.str(),
+                   "a project has one key: use the same api_key_env in both places, or set it in one only");
+    } else if (p.api_key_env) {
+      target.api_key_env = p.api_key_env;
+    }
+    return target;
+  }
+
+  bool first_declaration(const std::string& project, ResourceKind kind, const std::string& name, const Location& at) {
+    std::string key = project + '/' + kind_plural(kind) + '/' + name;  // '/' cannot occur in ids or names
+    auto [it, inserted] = declared_.emplace(key, at);
+    if (!inserted)
+      diags_.error(at, key,
+                   std::string(kind == ResourceKind::Vpc ? "VPC" : "service") + " `" + name + "` of project `" + project +
+                       "` is declared twice: here and at " + it->second.str(),
+                   "remove one of the two, or give them different names");
+    return inserted;
+  }
+
+  Manifest& manifest_;
+  Diagnostics& diags_;
+  std::unordered_map<std::string, size_t> project_index_;
+  std::unordered_map<std::string, Location> declared_;
+};
+
+std::vector<DesiredProject> parse_document(const std::string& name, const std::string& text, const EnvLookup& env,
+                                           Diagnostics& diags) {
+  std::vector<YAML::Node> documents;
+  try {
+    documents = YAML::LoadAll(text);
+  } catch (const YAML::Exception& e) {
+    Location at{name, e.mark.is_null() ? 0 : e.mark.line + 1, e.mark.is_null() ? 0 : e.mark.column + 1};
+    diags.error(at, "", "YAML syntax error: " + e.msg, "check the indentation and brackets around this place");
+    return {};
+  }
+  if (documents.empty()) documents.emplace_back();  // an empty file reads as one empty document
+  if (documents.size() > 1) {
+    YAML::Mark m = documents[1].Mark();
+    diags.error({name, m.is_null() ? 0 : m.line + 1, m.is_null() ? 0 : m.column + 1}, "",
+                "a manifest file holds one YAML document, this one has " + std::to_string(documents.size()),
+                "put each document (after a `---` line) in a file of its own");
+  }
+  return read_manifest_document(documents[0], name, env, diags);
+}
+
+}  // namespace
+
+Manifest load_manifests(const std::vector<std::string>& paths, const EnvLookup& env, Diagnostics& diags) {
+  Manifest manifest;
+  ProjectMerger merger(manifest, diags);
+  ManifestDigest digest;
+  SeenFiles seen;
+  if (paths.empty()) diags.error({}, "", "no manifest given", "pass -f FILE or -f DIRECTORY");
+  for (const auto& path : paths) {
+    for (const auto& file : files_named_by(path, diags)) {
+      if (!seen.first_time(file)) continue;
+      auto text = read_file(file, diags);
+      if (!text) continue;
+      manifest.files.push_back(file);
+      digest.add(file, *text);
+      for (auto& project : parse_document(file, *text, env, diags)) merger.add(std::move(project));
+    }
+  }
+  manifest.digest = digest.hex();
+  return manifest;
+}
+
+Manifest load_manifest_text(const std::string& name, const std::string& text, const EnvLookup& env,
+                            Diagnostics& diags) {
+  Manifest manifest;
+  ProjectMerger merger(manifest, diags);
+  ManifestDigest digest;
+  manifest.files.push_back(name);
+  digest.add(name, text);
+  for (auto& project : parse_document(name, text, env, diags)) merger.add(std::move(project));
+  manifest.digest = digest.hex();
+  return manifest;
+}
+
+}  // namespace dbform

@@ -1,0 +1,519 @@
+#include "manifest/loader.h"
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace fs = std::filesystem;
+using namespace dbform;
+
+namespace {
+
+EnvLookup env_of(std::map<std::string, std::string> vars) {
+  return [vars = std::move(vars)](const std::string& name) -> std::optional<std::string> {
+    auto it = vars.find(name);
+    if (it == vars.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
+Manifest load(const std::string& text, Diagnostics& diags, EnvLookup env = env_of({})) {
+  return load_manifest_text("m.yaml", text, env, diags);
+}
+
+std::vector<const Diagnostic*> errors_of(const Diagnostics& diags) {
+  std::vector<const Diagnostic*> out;
+  for (const auto& d : diags.items())
+    if (d.severity == Severity::Error) out.push_back(&d);
+  return out;
+}
+
+// The only error of a manifest that must have exactly one.
+Diagnostic only_error(const std::string& text, EnvLookup env = env_of({})) {
+  Diagnostics diags;
+  load(text, diags, std::move(env));
+  INFO(diags.str());
+  auto errors = errors_of(diags);
+  REQUIRE(errors.size() == 1);
+  return *errors[0];
+}
+
+const std::string kService = "version: 1\nprojects:\n  - id: acme\n    services:\n      - name: orders\n";
+
+// A fresh directory under the system temp dir, removed afterwards.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "dbform-manifest-XXXXXX").string();
+    path_ = mkdtemp(pattern.data());
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  std::string write(const std::string& name, const std::string& text) const {
+    auto p = path_ / name;
+    fs::create_directories(p.parent_path());
+    std::ofstream(p) << text;
+    return p.string();
+  }
+  std::string path() const { return path_.string(); }
+
+ private:
+  fs::path path_;
+};
+
+}  // namespace
+
+TEST_CASE("manifest: a full manifest loads with canonical values") {
+  Diagnostics diags;
+  Manifest m = load(R"(version: 1
+projects:
+  - id: acme-prod
+    api_key_env: ACME_KEY
+    vpcs:
+      - name: main
+        cidr: 10.0.0.0/16
+        region_code: us-east-1
+    services:
+      - name: orders
+        addons: [time-series, ai]
+        cpu_millis: 1000
+        memory_gbs: 4.0
+        environment_tag: PROD
+        region_code: us-east-1
+        replica_count: 1
+      - name: cache
+        cpu_millis: shared
+        memory_gbs: "0.50"
+      - name: minimal
+)",
+                    diags);
+  INFO(diags.str());
+  REQUIRE_FALSE(diags.has_errors());
+  CHECK(diags.items().empty());
+  REQUIRE(m.projects.size() == 1);
+  const auto& p = m.projects[0];
+  CHECK(p.id == "acme-prod");
+  CHECK(p.api_key_env == "ACME_KEY");
+  CHECK(p.location.str() == "m.yaml:3:5");
+  REQUIRE(p.vpcs.size() == 1);
+  CHECK(p.vpcs[0].name == "main");
+  CHECK(p.vpcs[0].cidr == "10.0.0.0/16");
+  CHECK(p.vpcs[0].region_code == "us-east-1");
+  CHECK(p.vpcs[0].location.str() == "m.yaml:6:9");
+  REQUIRE(p.services.size() == 3);
+  const auto& orders = p.services[0];
+  CHECK(orders.addons == std::vector<std::string>{"time-series", "ai"});
+  CHECK(orders.cpu_millis == "1000");
+  CHECK(orders.memory_gbs == "4");
+  CHECK(orders.environment_tag == "PROD");
+  CHECK(orders.region_code == "us-east-1");
+  CHECK(orders.replica_count == 1);
+  CHECK(orders.location.str() == "m.yaml:10:9");
+  CHECK(p.services[1].cpu_millis == "shared");
+  CHECK(p.services[1].memory_gbs == "0.5");
+  const auto& minimal = p.services[2];
+  CHECK(minimal.addons.empty());
+  CHECK_FALSE(minimal.cpu_millis);
+  CHECK_FALSE(minimal.memory_gbs);
+  CHECK_FALSE(minimal.environment_tag);
+  CHECK_FALSE(minimal.region_code);
+  CHECK_FALSE(minimal.replica_count);
+  CHECK(m.files == std::vector<std::string>{"m.yaml"});
+  CHECK(m.digest.size() == 64);
+}
+
+TEST_CASE("manifest: numbers take one canonical form however they are written") {
+  auto service_with = [](const std::string& settings) {
+    Diagnostics diags;
+    Manifest m = load(kService + settings, diags);
+    INFO(diags.str());
+    REQUIRE_FALSE(diags.has_errors());
+    return m.projects.at(0).services.at(0);
+  };
+  CHECK(service_with("        cpu_millis: \"2000\"\n").cpu_millis == "2000");
+  CHECK(service_with("        cpu_millis: 2000.0\n").cpu_millis == "2000");
+  CHECK(service_with("        memory_gbs: 16\n").memory_gbs == "16");
+  CHECK(service_with("        memory_gbs: 0.25\n").memory_gbs == "0.25");
+  CHECK(service_with("        memory_gbs: \"8.0\"\n").memory_gbs == "8");
+  CHECK(service_with("        memory_gbs: 1e3\n").memory_gbs == "1000");
+  CHECK(service_with("        replica_count: 0\n").replica_count == 0);
+  CHECK(service_with("        replica_count: 2.0\n").replica_count == 2);
+}
+
+TEST_CASE("manifest: ${VAR} interpolates any scalar, numbers included") {
+  Diagnostics diags;
+  auto env = env_of({{"PROJECT_ID", "acme-prod"}, {"ENV", "eu"}, {"CPU", "2000"}, {"MEM", "0.5"},
+                     {"REPLICAS", "2"}, {"TAG", "PROD"}, {"NUMERIC_NAME", "2024"}});
+  Manifest m = load(R"(version: 1
+projects:
+  - id: ${PROJECT_ID}
+    services:
+      - name: "db-${ENV}"
+        cpu_millis: ${CPU}
+        memory_gbs: ${MEM}
+        replica_count: ${REPLICAS}
+        environment_tag: ${TAG}
+        region_code: ${ENV}-west-1
+      - name: ${NUMERIC_NAME}
+      - name: literal-$${ENV}-is-not-a-name
+)",
+                    diags, env);
+  // The last service's name holds "${ENV}" literally, which is not a valid name: proves the escape.
+  auto errors = errors_of(diags);
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0]->location.str() == "m.yaml:12:15");
+  CHECK_THAT(errors[0]->message, Catch::Contains("`literal-${ENV}-is-not-a-name`"));
+  const auto& p = m.projects.at(0);
+  CHECK(p.id == "acme-prod");
+  const auto& s = p.services.at(0);
+  CHECK(s.name == "db-eu");
+  CHECK(s.cpu_millis == "2000");
+  CHECK(s.memory_gbs == "0.5");
+  CHECK(s.replica_count == 2);
+  CHECK(s.environment_tag == "PROD");
+  CHECK(s.region_code == "eu-west-1");
+  CHECK(p.services.at(1).name == "2024");  // from the environment: text, even if it looks like a number
+}
+
+TEST_CASE("manifest: an unset ${VAR} is an error at its scalar naming the variable") {
+  Diagnostics diags;
+  load("version: 1\nprojects:\n  - id: ${PROJECT_ID}\n    services:\n      - name: x\n        cpu_millis: ${CPU}\n",
+       diags);
+  auto errors = errors_of(diags);
+  REQUIRE(errors.size() == 2);
+  CHECK(errors[0]->location.str() == "m.yaml:3:9");
+  CHECK(errors[0]->field == "projects[0].id");
+  CHECK(errors[0]->message == "environment variable `PROJECT_ID` is not set (or is empty)");
+  CHECK_THAT(errors[0]->hint, Catch::Contains("set PROJECT_ID"));
+  CHECK(errors[1]->location.str() == "m.yaml:6:21");
+  CHECK(errors[1]->field == "projects[0].services[0].cpu_millis");
+  CHECK_THAT(errors[1]->message, Catch::Contains("`CPU`"));
+}
+
+TEST_CASE("manifest: an interpolated value is still validated") {
+  auto e = only_error(kService + "        cpu_millis: ${CPU}\n", env_of({{"CPU", "-5"}}));
+  CHECK(e.location.str() == "m.yaml:6:21");
+  CHECK_THAT(e.message, Catch::Contains("found `-5` (after ${...} interpolation)"));
+}
+
+TEST_CASE("manifest: each kind of mistake is reported at its place with its field") {
+  struct Case {
+    std::string yaml, location, field, message, hint;
+  };
+  const std::vector<Case> cases = {
+      {"version: 2\nprojects: []\n", "m.yaml:1:10", "version", "unsupported manifest version `2`", ""},
+      {"projects: []\n", "m.yaml:1:1", "version", "the manifest needs `version`", ""},
+      {"version: 1\n", "m.yaml:1:1", "projects", "the manifest needs `projects`", "(it may be empty: `projects: []`)"},
+      {"version: 1\nprojects:\n  id: acme\n", "m.yaml:3:3", "projects", "expected a list of projects (lines starting with `- `), found a mapping", ""},
+      {"version: 1\nprojects: []\nprojects: []\n", "m.yaml:3:1", "projects", "key `projects` appears twice",
+       "first is at m.yaml:2:1"},
+      {"version: 1\nprojects:\n  - id: a/b\n", "m.yaml:3:9", "projects[0].id", "found the text `a/b`",
+       "'/', '.' and spaces"},
+      {"version: 1\nprojects:\n  - id: \"\"\n", "m.yaml:3:9", "projects[0].id", "found an empty text", ""},
+      {"version: 1\nprojects:\n  - services: []\n", "m.yaml:3:5", "projects[0].id", "a project needs `id`", ""},
+      {kService + "        replica_count: two\n", "m.yaml:6:24", "projects[0].services[0].replica_count",
+       "expected a whole number of replicas, 0 or more, found the text `two`", ""},
+      {kService + "        replica_count: -1\n", "m.yaml:6:24", "projects[0].services[0].replica_count",
+       "found the integer `-1`", ""},
+      {kService + "        replica_count: \"1\"\n", "m.yaml:6:24", "projects[0].services[0].replica_count",
+       "found the text `1`", "without quotes"},
+      {kService + "        cpu_millis: -5\n", "m.yaml:6:21", "projects[0].services[0].cpu_millis",
+       "expected a positive whole number of milli-cores (like 1000) or \"shared\", found the integer `-5`", ""},
+      {kService + "        cpu_millis: 1.5\n", "m.yaml:6:21", "projects[0].services[0].cpu_millis",
+       "found the number `1.5`", ""},
+      {kService + "        cpu_millis: SHARED\n", "m.yaml:6:21", "projects[0].services[0].cpu_millis",
+       "found the text `SHARED`", "did you mean `shared`?"},
+      {kService + "        memory_gbs: 0\n", "m.yaml:6:21", "projects[0].services[0].memory_gbs",
+       "expected a positive number of gigabytes", ""},
+      {kService + "        memory_gbs: true\n", "m.yaml:6:21", "projects[0].services[0].memory_gbs",
+       "found the boolean `true`", ""},
+      {kService + "        environment_tag: prod\n", "m.yaml:6:26", "projects[0].services[0].environment_tag",
+       "expected DEV or PROD, found the text `prod`", "did you mean `PROD`? tags are upper-case"},
+      {kService + "        region_code:\n", "m.yaml:6:9", "projects[0].services[0].region_code",
+       "found an empty value", ""},
+      {kService + "        region_code: ~\n", "m.yaml:6:9", "projects[0].services[0].region_code",
+       "found an empty value", ""},
+      {kService + "        region_code: 42\n", "m.yaml:6:22", "projects[0].services[0].region_code",
+       "found the integer `42`", "quote it"},
+      {kService + "        region_code: US East 1\n", "m.yaml:6:22", "projects[0].services[0].region_code",
+       "found the text `US East 1`", "did you mean `us-east-1`?"},
+      {kService + "        region_code: [us-east-1]\n", "m.yaml:6:22", "projects[0].services[0].region_code",
+       "found a list", ""},
+      {kService + "        addons: [timeseries]\n", "m.yaml:6:18", "projects[0].services[0].addons[0]",
+       "unknown addon `timeseries`", "did you mean `time-series`?"},
+      {kService + "        addons: [ai, ai]\n", "m.yaml:6:22", "projects[0].services[0].addons[1]",
+       "addon `ai` is listed twice", ""},
+      {kService + "        addons: ai\n", "m.yaml:6:17", "projects[0].services[0].addons",
+       "expected a list of addons", ""},
+      {kService + "        name: again\n", "m.yaml:6:9", "projects[0].services[0].name",
+       "key `name` appears twice in a service", "m.yaml:5:9"},
+      {kService + "        size: big\n", "m.yaml:6:9", "projects[0].services[0].size", "unknown key `size` in a service",
+       "expected one of: name, addons, cpu_millis"},
+      {"version: 1\nprojects:\n  - id: a\n    vpcs:\n      - name: v\n        cidr: 10.0.0.300/16\n"
+       "        region_code: us-east-1\n",
+       "m.yaml:6:15", "projects[0].vpcs[0].cidr", "`10.0.0.300` is not an IPv4 address", ""},
+      {"version: 1\nprojects:\n  - id: a\n    vpcs:\n      - name: v\n        cidr: 10.0.0.0/16\n",
+       "m.yaml:5:9", "projects[0].vpcs[0].region_code", "a VPC needs `region_code`", ""},
+      {"version: 1\nprojects:\n  - id: a\n    services:\n      - !custom x\n", "m.yaml:5:9", "projects[0].services[0]",
+       "expected a mapping (KEY: VALUE lines) describing a service, found the text `x`", ""},
+      {"version: 1\nprojects:\n  - id: a\n    services:\n      - name: !!int 5\n", "m.yaml:5:15",
+       "projects[0].services[0].name", "unsupported YAML tag `tag:yaml.org,2002:int`", ""},
+      {"- version: 1\n", "m.yaml:1:1", "", "expected a mapping (KEY: VALUE lines) describing the manifest, found a list",
+       ""},
+      {"", "m.yaml", "", "the manifest is empty", ""},
+      {"# only a comment\n", "m.yaml", "", "the manifest is empty", ""},
+      {"version: 1\nprojects: [\n", "m.yaml:3:1", "", "YAML syntax error: end of sequence flow not found", ""},
+      {"version: 1\n  projects: []\n", "m.yaml:2:11", "", "YAML syntax error: illegal map value", ""},
+      {"version: 1\nprojects: []\n---\nversion: 1\n", "m.yaml:4:1", "", "one YAML document, this one has 2",
+       "a file of its own"},
+  };
+  for (const auto& c : cases) {
+    INFO("manifest:\n" << c.yaml);
+    auto e = only_error(c.yaml);
+    CHECK(e.location.str() == c.location);
+    CHECK(e.field == c.field);
+    CHECK_THAT(e.message, Catch::Contains(c.message));
+    CHECK_THAT(e.hint, Catch::Contains(c.hint));
+  }
+}
+
+TEST_CASE("manifest: an unknown key suggests the closest known key") {
+  auto e = only_error(kService + "        regoin_code: us-east-1\n");
+  CHECK(e.str() ==
+        "m.yaml:6:9: error: projects[0].services[0].regoin_code: unknown key `regoin_code` in a service "
+        "(did you mean `region_code`?)");
+  e = only_error("version: 1\nprojetcs: []\nprojects: []\n");
+  CHECK(e.hint == "did you mean `projects`?");
+  e = only_error("version: 1\nprojects:\n  - id: a\n    vpcs:\n      - name: v\n        cidr_block: 10.0.0.0/16\n"
+                 "        cidr: 10.0.0.0/16\n        region_code: us-east-1\n");
+  CHECK(e.hint == "did you mean `cidr`?");
+  CHECK(only_error(kService + "        region: us-east-1\n").hint == "did you mean `region_code`?");
+  CHECK(only_error(kService + "        replicas: 2\n").hint == "did you mean `replica_count`?");
+  CHECK(only_error(kService + "        memory: 4\n").hint == "did you mean `memory_gbs`?");
+  CHECK(only_error(kService + "        colour: blue\n").hint ==
+        "expected one of: name, addons, cpu_millis, memory_gbs, environment_tag, region_code, replica_count");
+}
+
+TEST_CASE("manifest: an api_key_env that is not a variable name is never echoed") {
+  auto e = only_error("version: 1\nprojects:\n  - id: a\n    api_key_env: \"public:s3cr3t-value\"\n");
+  CHECK(e.location.str() == "m.yaml:4:18");
+  CHECK(e.field == "projects[0].api_key_env");
+  CHECK(e.str().find("s3cr3t") == std::string::npos);
+}
+
+TEST_CASE("manifest: every mistake of a manifest is reported in one pass") {
+  Diagnostics diags;
+  load(R"(version: 1
+projects:
+  - id: acme
+    services:
+      - name: orders
+        cpu_millis: -5
+      - name: billing
+        environment_tag: prod
+    vpcs:
+      - name: main
+        cidr: 10.0.0.0/33
+        region_code: us-east-1
+)",
+       diags);
+  auto errors = errors_of(diags);
+  REQUIRE(errors.size() == 3);
+  CHECK(errors[0]->location.str() == "m.yaml:11:15");  // VPCs are read first
+  CHECK(errors[1]->location.str() == "m.yaml:6:21");
+  CHECK(errors[2]->location.str() == "m.yaml:8:26");
+}
+
+TEST_CASE("manifest: a CIDR with host bits set is a warning, not an error") {
+  Diagnostics diags;
+  Manifest m = load("version: 1\nprojects:\n  - id: a\n    vpcs:\n      - name: v\n        cidr: 10.0.0.1/16\n"
+                    "        region_code: us-east-1\n",
+                    diags);
+  CHECK_FALSE(diags.has_errors());
+  REQUIRE(diags.items().size() == 1);
+  CHECK(diags.items()[0].severity == Severity::Warning);
+  CHECK(diags.items()[0].hint == "did you mean `10.0.0.0/16`?");
+  CHECK(m.projects.at(0).vpcs.at(0).cidr == "10.0.0.1/16");
+}
+
+TEST_CASE("manifest: IPv6 VPC CIDRs are accepted") {
+  Diagnostics diags;
+  Manifest m = load("version: 1\nprojects:\n  - id: a\n    vpcs:\n      - name: v6\n        cidr: fd00:10::/48\n"
+                    "        region_code: us-east-1\n",
+                    diags);
+  INFO(diags.str());
+  CHECK(diags.items().empty());
+  CHECK(m.projects.at(0).vpcs.at(0).cidr == "fd00:10::/48");
+}
+
+TEST_CASE("manifest: the same resource twice in one file names both places") {
+  auto e = only_error(kService + "      - name: orders\n        cpu_millis: 1000\n");
+  CHECK(e.location.str() == "m.yaml:6:9");
+  CHECK(e.field == "acme/services/orders");
+  CHECK_THAT(e.message, Catch::Contains("service `orders` of project `acme` is declared twice: here and at m.yaml:5:9"));
+}
+
+TEST_CASE("manifest: a directory loads its yaml files sorted; projects merge across files") {
+  TempDir dir;
+  dir.write("b.yml", "version: 1\nprojects:\n  - id: acme\n    services:\n      - name: billing\n");
+  dir.write("a.yaml",
+            "version: 1\nprojects:\n  - id: acme\n    api_key_env: ACME_KEY\n    services:\n      - name: orders\n"
+            "  - id: other\n");
+  dir.write("c.yaml", "version: 1\nprojects:\n  - id: acme\n    vpcs:\n      - name: main\n        cidr: 10.0.0.0/16\n"
+                      "        region_code: us-east-1\n");
+  dir.write("notes.txt", "not a manifest");
+  dir.write("sub/d.yaml", "this: is not read");
+  Diagnostics diags;
+  Manifest m = load_manifests({dir.path()}, env_of({}), diags);
+  INFO(diags.str());
+  REQUIRE(diags.items().empty());
+  REQUIRE(m.files.size() == 3);
+  CHECK(m.files[0] == dir.path() + "/a.yaml");
+  CHECK(m.files[1] == dir.path() + "/b.yml");
+  CHECK(m.files[2] == dir.path() + "/c.yaml");
+  REQUIRE(m.projects.size() == 2);
+  const auto& acme = m.projects[0];
+  CHECK(acme.id == "acme");
+  CHECK(acme.api_key_env == "ACME_KEY");
+  CHECK(acme.location.str() == dir.path() + "/a.yaml:3:5");
+  REQUIRE(acme.services.size() == 2);
+  CHECK(acme.services[0].name == "orders");
+  CHECK(acme.services[1].name == "billing");
+  CHECK(acme.services[1].location.file == dir.path() + "/b.yml");
+  REQUIRE(acme.vpcs.size() == 1);
+  CHECK(m.projects[1].id == "other");
+}
+
+TEST_CASE("manifest: the same resource in two files is an error naming both places") {
+  TempDir dir;
+  auto a = dir.write("a.yaml", kService);
+  auto b = dir.write("b.yaml", "version: 1\nprojects:\n  - id: other\n  - id: acme\n    services:\n      - name: orders\n");
+  Diagnostics diags;
+  load_manifests({a, b}, env_of({}), diags);
+  auto errors = errors_of(diags);
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0]->location.str() == b + ":6:9");
+  CHECK_THAT(errors[0]->message, Catch::Contains("here and at " + a + ":5:9"));
+}
+
+TEST_CASE("manifest: different api_key_env for one project is an error") {
+  TempDir dir;
+  auto a = dir.write("a.yaml", "version: 1\nprojects:\n  - id: acme\n    api_key_env: KEY_ONE\n");
+  auto b = dir.write("b.yaml", "version: 1\nprojects:\n  - id: acme\n    api_key_env: KEY_TWO\n");
+  Diagnostics diags;
+  load_manifests({a, b}, env_of({}), diags);
+  auto errors = errors_of(diags);
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0]->location.str() == b + ":3:5");
+  CHECK_THAT(errors[0]->message, Catch::Contains("`KEY_TWO` here but `KEY_ONE` at " + a + ":3:5"));
+}
+
+TEST_CASE("manifest: errors of all files are collected, with unreadable paths located") {
+  TempDir dir;
+  auto bad1 = dir.write("one.yaml", "version: 2\nprojects: []\n");
+  auto bad2 = dir.write("two.yaml", "version: 1\nprojects: [\n");
+  auto empty_dir = dir.path() + "/empty";
+  fs::create_directories(empty_dir);
+  auto missing = dir.path() + "/missing.yaml";
+  Diagnostics diags;
+  load_manifests({bad1, missing, bad2, empty_dir}, env_of({}), diags);
+  auto errors = errors_of(diags);
+  REQUIRE(errors.size() == 4);
+  CHECK(errors[0]->location.str() == bad1 + ":1:10");
+  CHECK(errors[1]->location.str() == missing);
+  CHECK(errors[1]->message == "no such file or directory");
+  CHECK(errors[2]->location.file == bad2);
+  CHECK_THAT(errors[2]->message, Catch::Contains("YAML syntax error"));
+  CHECK(errors[3]->location.str() == empty_dir);
+  CHECK_THAT(errors[3]->message, Catch::Contains("no *.yaml or *.yml files"));
+
+  Diagnostics none;
+  load_manifests({}, env_of({}), none);
+  CHECK(none.has_errors());
+}
+
+TEST_CASE("manifest: a file named twice is read once") {
+  TempDir dir;
+  auto a = dir.write("a.yaml", kService);
+  Diagnostics diags;
+  Manifest m = load_manifests({dir.path(), a}, env_of({}), diags);
+  INFO(diags.str());
+  CHECK_FALSE(diags.has_errors());
+  CHECK(m.files.size() == 1);
+}
+
+TEST_CASE("manifest: the digest follows the files' names and contents") {
+  TempDir dir;
+  auto a = dir.write("a.yaml", kService);
+  Diagnostics diags;
+  auto first = load_manifests({a}, env_of({}), diags).digest;
+  CHECK(load_manifests({a}, env_of({}), diags).digest == first);
+  dir.write("a.yaml", kService + "        cpu_millis: 1000\n");
+  auto changed = load_manifests({a}, env_of({}), diags).digest;
+  CHECK(changed != first);
+  CHECK(load_manifest_text("a.yaml", kService, env_of({}), diags).digest !=
+        load_manifest_text("b.yaml", kService, env_of({}), diags).digest);
+  CHECK_FALSE(diags.has_errors());
+}
+
+TEST_CASE("manifest: ten thousand services load quickly") {
+  std::string text = "version: 1\nprojects:\n";
+  for (int p = 0; p < 100; ++p) {
+    text += "  - id: project-" + std::to_string(p) + "\n    services:\n";
+    for (int s = 0; s < 100; ++s)
+      text += "      - name: service-" + std::to_string(s) + "\n        cpu_millis: 1000\n        memory_gbs: 4\n";
+  }
+  auto start = std::chrono::steady_clock::now();
+  Diagnostics diags;
+  Manifest m = load(text, diags);
+  auto elapsed = std::chrono::steady_clock::now() - start;
+  CHECK_FALSE(diags.has_errors());
+  REQUIRE(m.projects.size() == 100);
+  CHECK(m.projects[99].services.size() == 100);
+  WARN("10,000 services loaded in "
+       << std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count() << " ms");
+  // Generous: the machine is shared; a quadratic path would take minutes, not seconds.
+  CHECK(elapsed < std::chrono::seconds(3));
+}
+
+// tests/manifests: every invalid file holds exactly one mistake, declared on its first line as
+// `# expect: LINE:COL FIELD`; every valid file loads without a diagnostic.
+TEST_CASE("manifest: the corpus gives one located error per invalid file, none for valid ones") {
+  const fs::path corpus = fs::path(DBFORM_SOURCE_DIR) / "tests" / "manifests";
+  int invalid_files = 0;
+  for (const auto& entry : fs::directory_iterator(corpus / "invalid")) {
+    const std::string file = entry.path().string();
+    std::ifstream in(file);
+    std::string first_line;
+    std::getline(in, first_line);
+    std::istringstream expect(first_line);
+    std::string marker, line_col, field;
+    expect >> marker >> marker >> line_col >> field;
+    INFO(file);
+    REQUIRE(first_line.rfind("# expect: ", 0) == 0);
+    Diagnostics diags;
+    load_manifests({file}, env_of({}), diags);
+    INFO(diags.str());
+    auto errors = errors_of(diags);
+    REQUIRE(errors.size() == 1);
+    CHECK(errors[0]->location.str() == file + ":" + line_col);
+    CHECK(errors[0]->field == field);
+    ++invalid_files;
+  }
+  CHECK(invalid_files >= 25);
+  int valid_files = 0;
+  for (const auto& entry : fs::directory_iterator(corpus / "valid")) {
+    INFO(entry.path().string());
+    Diagnostics diags;
+    load_manifests({entry.path().string()}, env_of({}), diags);
+    INFO(diags.str());
+    CHECK(diags.items().empty());
+    ++valid_files;
+  }
+  CHECK(valid_files >= 5);
+}

@@ -1,0 +1,355 @@
+#include "manifest/value_reader.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <unordered_set>
+
+#include "manifest/cidr.h"
+#include "manifest/interpolate.h"
+#include "util/text.h"
+
+namespace dbform {
+
+namespace {
+
+constexpr std::string_view kShared = "shared";
+constexpr double kLargestExactInteger = 9007199254740992.0;  // 2^53
+
+bool is_alnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
+
+// Names: 1-128 of [A-Za-z0-9_-], starting with a letter or digit. '/' and '.' would make addresses
+// (PROJECT/services/NAME) and output paths (NAME.FIELD) ambiguous; spaces would need quoting.
+bool is_valid_name(std::string_view s) {
+  if (s.empty() || s.size() > kMaxNameLength || !is_alnum(s[0])) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return is_alnum(c) || c == '-' || c == '_'; });
+}
+
+bool is_valid_region(std::string_view s) {
+  if (s.empty() || s.size() > kMaxRegionLength) return false;
+  auto lower_or_digit = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  if (!lower_or_digit(s[0])) return false;
+  return std::all_of(s.begin(), s.end(), [&](char c) { return lower_or_digit(c) || c == '-'; });
+}
+
+bool is_env_var_name(std::string_view s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return is_alnum(c) || c == '_'; });
+}
+
+// "1000": digits without a leading zero; what the API's string form of cpu_millis looks like.
+bool is_positive_integer_text(std::string_view s) {
+  return !s.empty() && s.size() <= 18 && s[0] != '0' &&
+         std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// "4", "0.5", "12.25": a positive decimal without exponent or sign.
+bool is_positive_decimal_text(std::string_view s) {
+  size_t dot = s.find('.');
+  std::string_view whole = s.substr(0, dot);
+  std::string_view fraction = dot == std::string_view::npos ? std::string_view() : s.substr(dot + 1);
+  auto digits = [](std::string_view d) {
+    return !d.empty() && std::all_of(d.begin(), d.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  if (!digits(whole) || (dot != std::string_view::npos && !digits(fraction))) return false;
+  if (whole.size() > 1 && whole[0] == '0') return false;
+  return s.find_first_not_of("0.") != std::string_view::npos;  // not zero
+}
+
+std::string upper(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string excerpt(const std::string& s) { return s.size() <= 60 ? s : s.substr(0, 57) + "..."; }
+
+const char* scalar_type_noun(ScalarType t) {
+  switch (t) {
+    case ScalarType::Null: return "an empty value";
+    case ScalarType::Bool: return "the boolean";
+    case ScalarType::Int: return "the integer";
+    case ScalarType::Float: return "the number";
+    case ScalarType::String: return "the text";
+  }
+  return "the value";
+}
+
+}  // namespace
+
+ValueReader::ValueReader(std::string file, const EnvLookup& env, Diagnostics& diags)
+    : file_(std::move(file)), env_(env), diags_(diags) {}
+
+Location ValueReader::location(const YAML::Node& node) const {
+  const YAML::Mark mark = node.Mark();
+  if (mark.is_null()) return {file_, 0, 0};
+  return {file_, mark.line + 1, mark.column + 1};
+}
+
+Entry ValueReader::entry(const YAML::Node& key, const YAML::Node& value, std::string path) const {
+  return {value, std::move(path), location(value.IsNull() ? key : value)};
+}
+
+Entry ValueReader::item(const YAML::Node& value, std::string path) const {
+  return {value, std::move(path), location(value)};
+}
+
+void ValueReader::error(const Location& where, const std::string& field, std::string message, std::string hint) {
+  diags_.error(where, field, std::move(message), std::move(hint));
+}
+
+void ValueReader::warning(const Location& where, const std::string& field, std::string message,
+                          std::string hint) {
+  diags_.warning(where, field, std::move(message), std::move(hint));
+}
+
+std::string ValueReader::describe(const YAML::Node& node) const {
+  if (node.IsMap()) return "a mapping";
+  if (node.IsSequence()) return "a list";
+  if (!node.IsScalar()) return "an empty value";
+  ScalarType type = node.Tag() == "?" ? resolve_plain_scalar(node.Scalar()) : ScalarType::String;
+  return std::string(scalar_type_noun(type)) + " `" + excerpt(node.Scalar()) + "`";
+}
+
+std::string ValueReader::found(const ScalarValue& v) const {
+  if (v.from_env) return "found `" + excerpt(v.text) + "` (after ${...} interpolation)";
+  if (v.type == ScalarType::Null) return "found an empty value";
+  if (v.text.empty()) return "found an empty text";
+  if (v.text.size() > kMaxNameLength) return "found a text of " + std::to_string(v.text.size()) + " characters";
+  return "found " + std::string(scalar_type_noun(v.type)) + " `" + excerpt(v.text) + "`";
+}
+
+void ValueReader::wrong(const Entry& e, std::string_view expected, const ScalarValue& v, std::string hint) {
+  if (hint.empty() && v.type != ScalarType::String && v.type != ScalarType::Null &&
+      expected.find("text") != std::string_view::npos)
+    hint = "quote it to use it as text: \"" + excerpt(v.text) + "\"";
+  error(e.where, e.path, "expected " + std::string(expected) + ", " + found(v), std::move(hint));
+}
+
+std::optional<ScalarValue> ValueReader::scalar(const Entry& e, std::string_view expected) {
+  const YAML::Node& n = e.value;
+  if (n.IsNull()) return ScalarValue{ScalarType::Null, "", false};
+  if (!n.IsScalar()) {
+    error(e.where, e.path, "expected " + std::string(expected) + ", found " + describe(n));
+    return std::nullopt;
+  }
+  const std::string& tag = n.Tag();
+  ScalarValue v;
+  if (tag == "?") {
+    v.type = resolve_plain_scalar(n.Scalar());
+  } else if (tag == "!" || tag == "tag:yaml.org,2002:str") {  // quoted, block, or !!str
+    v.type = ScalarType::String;
+  } else {
+    error(e.where, e.path, "unsupported YAML tag `" + tag + "`", "remove the tag; write the value plainly");
+    return std::nullopt;
+  }
+  if (!has_interpolation(n.Scalar())) {
+    v.text = n.Scalar();
+    return v;
+  }
+  Interpolated result = interpolate(n.Scalar(), env_);
+  for (auto& problem : result.problems) error(e.where, e.path, problem.message, problem.hint);
+  if (!result.problems.empty()) return std::nullopt;
+  v.text = std::move(result.text);
+  v.from_env = result.substituted;
+  return v;
+}
+
+void ValueReader::version(const Entry& e) {
+  auto v = scalar(e, "`version: 1`");
+  if (!v) return;
+  ScalarType t = v->numeric_type();
+  std::optional<double> number;
+  if (t == ScalarType::Int) number = parse_yaml_int(v->text);
+  if (t == ScalarType::Float) number = parse_yaml_float(v->text);
+  if (number && *number == 1) return;
+  if (number) {
+    error(e.where, e.path, "unsupported manifest version `" + v->text + "`: this dbform reads version 1",
+          "upgrade dbform, or write the manifest in the version 1 format");
+    return;
+  }
+  wrong(e, "`version: 1`", *v, v->type == ScalarType::String ? "write it without quotes" : "");
+}
+
+std::optional<std::string> ValueReader::text(const Entry& e, std::string_view expected) {
+  auto v = scalar(e, expected);
+  if (!v) return std::nullopt;
+  if (v->type != ScalarType::String && !v->from_env) {
+    wrong(e, expected, *v);
+    return std::nullopt;
+  }
+  return std::move(v->text);
+}
+
+std::optional<std::string> ValueReader::name(const Entry& e) {
+  constexpr std::string_view expected =
+      "a name (text of 1-128 letters, digits, '-' and '_', starting with a letter or digit)";
+  auto v = scalar(e, expected);
+  if (!v) return std::nullopt;
+  if ((v->type != ScalarType::String && !v->from_env) || !is_valid_name(v->text)) {
+    std::string hint;
+    if (v->type == ScalarType::String && !v->text.empty() && v->text.size() <= kMaxNameLength)
+      hint = "names appear in addresses like PROJECT/services/NAME and NAME.FIELD, so '/', '.' and spaces "
+             "are not allowed";
+    wrong(e, expected, *v, hint);
+    return std::nullopt;
+  }
+  return std::move(v->text);
+}
+
+std::optional<std::string> ValueReader::api_key_env(const Entry& e) {
+  constexpr std::string_view expected =
+      "the name of an environment variable (text of letters, digits and _, not starting with a digit)";
+  auto value = text(e, expected);
+  if (!value) return std::nullopt;
+  if (!is_env_var_name(*value)) {
+    // Never echo the value: a person who got this wrong may have pasted the key itself here.
+    error(e.where, e.path, "expected " + std::string(expected) + ", found a value that is not one (not shown)",
+          "name the variable that holds the key, e.g. `api_key_env: PROD_DB_KEY`, and put the key in "
+          "that variable, never in the manifest");
+    return std::nullopt;
+  }
+  return value;
+}
+
+std::optional<std::string> ValueReader::region_code(const Entry& e) {
+  constexpr std::string_view expected = "a region code (text of lower-case letters, digits and '-', like us-east-1)";
+  auto v = scalar(e, expected);
+  if (!v) return std::nullopt;
+  if ((v->type != ScalarType::String && !v->from_env) || !is_valid_region(v->text)) {
+    std::string suggestion = v->text;
+    for (auto& c : suggestion) {
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      if (c == ' ' || c == '_') c = '-';
+    }
+    std::string hint;
+    if (v->type == ScalarType::String && is_valid_region(suggestion) && suggestion != v->text)
+      hint = "did you mean `" + suggestion + "`?";
+    wrong(e, expected, *v, hint);
+    return std::nullopt;
+  }
+  return std::move(v->text);
+}
+
+std::optional<std::string> ValueReader::cidr(const Entry& e) {
+  constexpr std::string_view expected = "a CIDR block as text, like 10.0.0.0/16 or fd00::/8";
+  auto value = text(e, expected);
+  if (!value) return std::nullopt;
+  CidrCheck check = check_cidr(*value);
+  if (!check.valid) {
+    error(e.where, e.path, "expected " + std::string(expected) + ": " + check.problem);
+    return std::nullopt;
+  }
+  if (!check.network_if_host_bits.empty())
+    warning(e.where, e.path, "`" + *value + "` has bits set beyond its prefix length",
+            "did you mean `" + check.network_if_host_bits + "`?");
+  return value;
+}
+
+std::optional<std::string> ValueReader::environment_tag(const Entry& e) {
+  constexpr std::string_view expected = "DEV or PROD";
+  auto v = scalar(e, expected);
+  if (!v) return std::nullopt;
+  if (v->type == ScalarType::String || v->from_env) {
+    if (v->text == "DEV" || v->text == "PROD") return std::move(v->text);
+    std::string guess = closest_match(upper(v->text), {"DEV", "PROD"});
+    wrong(e, expected, *v, guess.empty() ? "" : "did you mean `" + guess + "`? tags are upper-case");
+    return std::nullopt;
+  }
+  wrong(e, expected, *v);
+  return std::nullopt;
+}
+
+std::optional<std::string> ValueReader::cpu_millis(const Entry& e) {
+  constexpr std::string_view expected = "a positive whole number of milli-cores (like 1000) or \"shared\"";
+  auto v = scalar(e, expected);
+  if (!v) return std::nullopt;
+  ScalarType t = v->numeric_type();
+  if (t == ScalarType::String && v->text == kShared) return std::string(kShared);
+  if (t == ScalarType::String && is_positive_integer_text(v->text)) return std::move(v->text);  // "1000"
+  if (t == ScalarType::Int) {
+    auto n = parse_yaml_int(v->text);
+    if (n && *n >= 1) return std::to_string(*n);
+  }
+  if (t == ScalarType::Float) {
+    // JSON Schema counts 1000.0 as an integer; so do we, to agree with editors.
+    auto x = parse_yaml_float(v->text);
+    if (x && *x >= 1 && *x <= kLargestExactInteger && std::floor(*x) == *x)
+      return std::to_string(static_cast<long long>(*x));
+  }
+  std::string hint;
+  if (t == ScalarType::String && upper(v->text) == "SHARED") hint = "did you mean `shared`?";
+  wrong(e, expected, *v, hint);
+  return std::nullopt;
+}
+
+std::optional<std::string> ValueReader::memory_gbs(const Entry& e) {
+  constexpr std::string_view expected = "a positive number of gigabytes (like 4 or 0.5) or \"shared\"";
+  auto v = scalar(e, expected);
+  if (!v) return std::nullopt;
+  ScalarType t = v->numeric_type();
+  if (t == ScalarType::String && v->text == kShared) return std::string(kShared);
+  std::optional<double> x;
+  if (t == ScalarType::String && is_positive_decimal_text(v->text)) x = parse_yaml_float(v->text);
+  if (t == ScalarType::Int) {
+    auto n = parse_yaml_int(v->text);
+    if (n && *n >= 1) return std::to_string(*n);
+  }
+  if (t == ScalarType::Float) x = parse_yaml_float(v->text);
+  if (x && std::isfinite(*x) && *x > 0) return canonical_decimal(*x);
+  std::string hint;
+  if (t == ScalarType::String && upper(v->text) == "SHARED") hint = "did you mean `shared`?";
+  wrong(e, expected, *v, hint);
+  return std::nullopt;
+}
+
+std::optional<long long> ValueReader::replica_count(const Entry& e) {
+  constexpr std::string_view expected = "a whole number of replicas, 0 or more";
+  auto v = scalar(e, expected);
+  if (!v) return std::nullopt;
+  ScalarType t = v->numeric_type();
+  if (t == ScalarType::Int) {
+    auto n = parse_yaml_int(v->text);
+    if (n && *n >= 0) return n;
+  }
+  if (t == ScalarType::Float) {
+    auto x = parse_yaml_float(v->text);
+    if (x && *x >= 0 && *x <= kLargestExactInteger && std::floor(*x) == *x) return static_cast<long long>(*x);
+  }
+  std::string hint;
+  if (v->type == ScalarType::String && !v->from_env && parse_yaml_int(v->text))
+    hint = "write the number without quotes";
+  wrong(e, expected, *v, hint);
+  return std::nullopt;
+}
+
+std::optional<std::vector<std::string>> ValueReader::addons(const Entry& e) {
+  static const std::vector<std::string> known = {"time-series", "ai"};
+  if (!e.value.IsSequence()) {
+    error(e.where, e.path, "expected a list of addons like [time-series, ai], found " + describe(e.value));
+    return std::nullopt;
+  }
+  std::vector<std::string> out;
+  std::unordered_set<std::string> seen;
+  bool ok = true;
+  for (size_t i = 0; i < e.value.size(); ++i) {
+    Entry it = item(e.value[i], e.path + "[" + std::to_string(i) + "]");
+    auto addon = text(it, "an addon: time-series or ai");
+    if (!addon) {
+      ok = false;
+    } else if (std::find(known.begin(), known.end(), *addon) == known.end()) {
+      std::string guess = closest_match(*addon, known);
+      error(it.where, it.path, "unknown addon `" + excerpt(*addon) + "`: expected time-series or ai",
+            guess.empty() ? "" : "did you mean `" + guess + "`?");
+      ok = false;
+    } else if (!seen.insert(*addon).second) {
+      error(it.where, it.path, "addon `" + *addon + "` is listed twice", "list each addon once");
+      ok = false;
+    } else {
+      out.push_back(*addon);
+    }
+  }
+  if (!ok) return std::nullopt;
+  return out;
+}
+
+}  // namespace dbform

@@ -1,0 +1,74 @@
+#pragma once
+// Reads single manifest values (names, CIDRs, sizes, ...) out of yaml-cpp nodes. Each reader
+// checks one value against the manifest format, interpolates ${VAR}, reports every problem with
+// its file:line:col and field path, and returns the canonical value, or nullopt when unusable.
+// Internal to the manifest module: document.cpp walks the structure and calls these.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "manifest/scalar.h"
+#include "util/diagnostics.h"
+#include "util/env.h"
+
+namespace dbform {
+
+// One `key: value` of a mapping (or one item of a list, with a null key).
+struct Entry {
+  YAML::Node value;
+  std::string path;  // field path of the value: projects[0].services[1].cpu_millis
+  Location where;    // of the value; of the key when the value is empty (yaml-cpp marks those badly)
+};
+
+// A scalar after interpolation.
+struct ScalarValue {
+  ScalarType type = ScalarType::String;  // as written; interpolated scalars count as String
+  std::string text;
+  bool from_env = false;  // some ${VAR} was substituted: numeric fields parse the text
+  // How numeric fields see it: an interpolated value is typed as if it had been written plainly.
+  ScalarType numeric_type() const { return from_env ? resolve_plain_scalar(text) : type; }
+};
+
+class ValueReader {
+ public:
+  ValueReader(std::string file, const EnvLookup& env, Diagnostics& diags);
+
+  Location location(const YAML::Node& node) const;
+  Entry entry(const YAML::Node& key, const YAML::Node& value, std::string path) const;
+  Entry item(const YAML::Node& value, std::string path) const;
+  void error(const Location& where, const std::string& field, std::string message, std::string hint = {});
+  void warning(const Location& where, const std::string& field, std::string message, std::string hint = {});
+  // "a mapping", "a list", "the integer `5`", "the text `abc`", "an empty value".
+  std::string describe(const YAML::Node& node) const;
+
+  void version(const Entry& e);
+  std::optional<std::string> text(const Entry& e, std::string_view expected);
+  // Project ids and resource names: they appear in addresses (PROJECT/services/NAME, NAME.FIELD).
+  std::optional<std::string> name(const Entry& e);
+  std::optional<std::string> api_key_env(const Entry& e);
+  std::optional<std::string> region_code(const Entry& e);
+  std::optional<std::string> cidr(const Entry& e);
+  std::optional<std::string> environment_tag(const Entry& e);
+  std::optional<std::string> cpu_millis(const Entry& e);
+  std::optional<std::string> memory_gbs(const Entry& e);
+  std::optional<long long> replica_count(const Entry& e);
+  std::optional<std::vector<std::string>> addons(const Entry& e);
+
+ private:
+  std::optional<ScalarValue> scalar(const Entry& e, std::string_view expected);
+  std::string found(const ScalarValue& v) const;
+  void wrong(const Entry& e, std::string_view expected, const ScalarValue& v, std::string hint = {});
+
+  std::string file_;
+  const EnvLookup& env_;
+  Diagnostics& diags_;
+};
+
+// Limits shared with schemas/manifest.schema.json.
+inline constexpr size_t kMaxNameLength = 128;  // the vendor's limit on service names
+inline constexpr size_t kMaxRegionLength = 64;
+
+}  // namespace dbform
