@@ -1,5 +1,6 @@
 #include "state/file_store.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -40,6 +41,14 @@ void keep_backup(const std::string& path) {
     throw Error("cannot keep a backup of " + path + ": " + std::strerror(errno));
 }
 
+// Inode, size and modification time: changes whenever another process replaces the file.
+std::string file_identity(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return "absent";
+  return std::to_string(st.st_ino) + ":" + std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) +
+         "." + std::to_string(st.st_mtim.tv_nsec);
+}
+
 }  // namespace
 
 std::string LockInfo::str() const {
@@ -48,36 +57,43 @@ std::string LockInfo::str() const {
 
 FileStateStore::FileStateStore(std::string path) : path_(std::move(path)) {}
 
+void FileStateStore::remember(const State& state) {
+  seen_ = Seen{state.lineage, state.serial, file_identity(path_)};
+}
+
 std::optional<State> FileStateStore::read() {
   auto text = read_file_if_exists(path_);
   if (!text) {
-    stored_.reset();
+    seen_.reset();
     return std::nullopt;
   }
   State state = parse_state(*text, path_);
-  stored_ = {state.lineage, state.serial};
+  remember(state);
   return state;
 }
 
 void FileStateStore::write(State& state) {
-  if (!stored_) {
-    // Written without a read first: make sure we are not replacing someone else's state.
+  const std::string identity = file_identity(path_);
+  if (identity != "absent" && (!seen_ || seen_->file_identity != identity)) {
+    // Replaced (or never read) since we last looked: compare with what is there now.
     if (auto text = read_file_if_exists(path_)) {
       State on_disk = parse_state(*text, path_);
-      stored_ = {on_disk.lineage, on_disk.serial};
+      seen_ = Seen{on_disk.lineage, on_disk.serial, identity};
     }
   }
-  if (stored_ && (stored_->first != state.lineage || stored_->second != state.serial))
-    throw StateError(path_ + " changed since it was read (lineage " + stored_->first + " serial " +
-                     std::to_string(stored_->second) + ", expected lineage " + state.lineage + " serial " +
+  if (identity != "absent" && seen_ && (seen_->lineage != state.lineage || seen_->serial != state.serial))
+    throw StateError(path_ + " changed since it was read (now lineage " + seen_->lineage + " serial " +
+                     std::to_string(seen_->serial) + ", expected lineage " + state.lineage + " serial " +
                      std::to_string(state.serial) + "); nothing was overwritten. Run the command again");
-  State next = state;
-  next.serial = state.serial + 1;
-  std::string text = serialize_state(next);
-  keep_backup(path_);
-  write_file_atomically(path_, text, 0600);
-  state.serial = next.serial;
-  stored_ = {state.lineage, state.serial};
+  ++state.serial;
+  try {
+    keep_backup(path_);
+    write_file_atomically(path_, serialize_state(state), 0600);
+  } catch (...) {
+    --state.serial;
+    throw;
+  }
+  remember(state);
 }
 
 std::unique_ptr<StateLock> FileStateStore::lock(const std::string& operation, Duration timeout) {

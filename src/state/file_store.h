@@ -15,8 +15,16 @@ class FileStateStore : public StateStore {
   std::string describe() const override { return path_; }
 
  private:
+  // Lineage and serial of what is on disk, and the file's identity when we last saw it: a write
+  // re-reads the file only when someone else has replaced it since.
+  struct Seen {
+    std::string lineage;
+    long long serial = 0;
+    std::string file_identity;
+  };
+  void remember(const State& state);
   std::string path_;
-  std::optional<std::pair<std::string, long long>> stored_;  // lineage, serial of what is on disk
+  std::optional<Seen> seen_;
 };
 
 }  // namespace dbform

@@ -1,0 +1,171 @@
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+
+#include "state/codec.h"
+#include "state/file_store.h"
+#include "util/atomic_file.h"
+
+using namespace dbform;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    char tmpl[] = "/tmp/dbform-state-test-XXXXXX";
+    path = ::mkdtemp(tmpl);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  std::string file(const std::string& name) const { return (path / name).string(); }
+};
+
+ResourceRecord service_record(const std::string& name) {
+  ResourceRecord r;
+  r.project_id = "p1";
+  r.kind = ResourceKind::Service;
+  r.name = name;
+  r.address = resource_address("p1", ResourceKind::Service, name);
+  r.settings = {{"cpu_millis", "1000"}};
+  r.id = "svc-" + name;
+  r.status = "READY";
+  r.endpoint_host = name + ".example";
+  r.endpoint_port = 5432;
+  r.initial_password = "pw-" + name;
+  r.last_response = {{"service_id", r.id}};
+  return r;
+}
+
+std::string slurp(const std::string& path) { return *read_file_if_exists(path); }
+
+}  // namespace
+
+TEST_CASE("state: codec round-trips every field") {
+  State s = new_state();
+  s.serial = 7;
+  s.upsert(service_record("orders"));
+  ResourceRecord intent;
+  intent.project_id = "p1";
+  intent.kind = ResourceKind::Vpc;
+  intent.name = "main";
+  intent.address = "p1/vpcs/main";
+  intent.create_pending = true;
+  s.upsert(intent);
+  State back = parse_state(serialize_state(s), "mem");
+  CHECK(back.lineage == s.lineage);
+  CHECK(back.serial == 7);
+  REQUIRE(back.resources.size() == 2);
+  const ResourceRecord* r = back.find("p1/services/orders");
+  REQUIRE(r);
+  CHECK(r->id == "svc-orders");
+  CHECK(r->endpoint_port == 5432);
+  CHECK(r->initial_password == "pw-orders");
+  CHECK(r->settings == nlohmann::json({{"cpu_millis", "1000"}}));
+  CHECK(back.find("p1/vpcs/main")->create_pending);
+  CHECK(serialize_state(back) == serialize_state(s));
+}
+
+TEST_CASE("state: unusable documents are refused with a clear message") {
+  auto refused = [](const std::string& text) {
+    try {
+      parse_state(text, "x.json");
+    } catch (const StateError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK_THAT(refused("{not json"), Catch::Contains("x.json: not valid JSON"));
+  CHECK_THAT(refused(R"({"format":"terraform"})"), Catch::Contains("not a dbform state"));
+  CHECK_THAT(refused(R"({"format":"dbform-state","version":99,"lineage":"l","serial":1,"resources":[]})"),
+             Catch::Contains("newer dbform"));
+  CHECK_THAT(refused(R"({"format":"dbform-state","version":1,"lineage":"l","serial":-1,"resources":[]})"),
+             Catch::Contains("serial"));
+  CHECK_THAT(
+      refused(R"({"format":"dbform-state","version":1,"lineage":"l","serial":1,"resources":[{"address":"p/services/a","project_id":"p","kind":"service","name":"b"}]})"),
+      Catch::Contains("resources[0].address"));
+  CHECK_THAT(
+      refused(R"({"format":"dbform-state","version":1,"lineage":"l","serial":1,"resources":[{"address":"p/services/a","project_id":"p","kind":"service","name":"a","endpoint":{"port":"x"}}]})"),
+      Catch::Contains("resources[0].endpoint.port: expected an integer"));
+}
+
+TEST_CASE("state: file store writes atomically with mode 0600, a backup and a growing serial") {
+  TempDir dir;
+  FileStateStore store(dir.file("s.json"));
+  CHECK_FALSE(store.read());
+  State s = new_state();
+  s.upsert(service_record("a"));
+  store.write(s);
+  CHECK(s.serial == 1);
+  struct stat st {};
+  REQUIRE(::stat(dir.file("s.json").c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0600);
+  CHECK_FALSE(fs::exists(dir.file("s.json.backup")));
+  std::string first = slurp(dir.file("s.json"));
+
+  s.upsert(service_record("b"));
+  store.write(s);
+  CHECK(s.serial == 2);
+  CHECK(slurp(dir.file("s.json.backup")) == first);
+  CHECK_FALSE(fs::exists(dir.file("s.json.tmp")));
+  FileStateStore again(dir.file("s.json"));
+  auto read = again.read();
+  REQUIRE(read);
+  CHECK(read->serial == 2);
+  CHECK(read->resources.size() == 2);
+}
+
+TEST_CASE("state: a write after someone else's write is refused and overwrites nothing") {
+  TempDir dir;
+  FileStateStore a(dir.file("s.json")), b(dir.file("s.json"));
+  State s = new_state();
+  a.write(s);
+  State sa = *a.read(), sb = *b.read();
+  sa.upsert(service_record("from-a"));
+  a.write(sa);
+  std::string after_a = slurp(dir.file("s.json"));
+  sb.upsert(service_record("from-b"));
+  CHECK_THROWS_WITH(b.write(sb), Catch::Contains("changed since it was read"));
+  CHECK(slurp(dir.file("s.json")) == after_a);
+}
+
+TEST_CASE("state: a corrupt state file is refused and left byte for byte") {
+  TempDir dir;
+  std::string garbage = "{\"format\": \"dbform-state\", truncated";
+  std::ofstream(dir.file("s.json")) << garbage;
+  FileStateStore store(dir.file("s.json"));
+  CHECK_THROWS_AS(store.read(), StateError);
+  CHECK(slurp(dir.file("s.json")) == garbage);
+}
+
+TEST_CASE("state: the lock refuses a second holder, names the first, and is freed on release") {
+  TempDir dir;
+  FileStateStore a(dir.file("s.json")), b(dir.file("s.json"));
+  {
+    auto held = a.lock("apply", Duration(0));
+    try {
+      b.lock("apply", Duration(0));
+      FAIL("second lock was granted");
+    } catch (const LockError& e) {
+      std::string msg = e.what();
+      CHECK_THAT(msg, Catch::Contains("pid " + std::to_string(::getpid())));
+      CHECK_THAT(msg, Catch::Contains("`apply`"));
+      CHECK_THAT(msg, Catch::Contains("--lock-timeout"));
+    }
+  }
+  CHECK(b.lock("state rm", Duration(0)) != nullptr);
+}
+
+TEST_CASE("state: find and remove keep the address index right") {
+  State s = new_state();
+  for (int i = 0; i < 100; ++i) s.upsert(service_record("s" + std::to_string(i)));
+  CHECK(s.find("p1/services/s42")->id == "svc-s42");
+  CHECK(s.remove("p1/services/s10"));
+  CHECK_FALSE(s.remove("p1/services/s10"));
+  CHECK_FALSE(s.find("p1/services/s10"));
+  CHECK(s.find("p1/services/s99")->id == "svc-s99");
+  CHECK(s.resources.size() == 99);
+}
