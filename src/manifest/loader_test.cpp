@@ -215,6 +215,8 @@ TEST_CASE("manifest: each kind of mistake is reported at its place with its fiel
       {"version: 1\nprojects:\n  - id: a/b\n", "m.yaml:3:9", "projects[0].id", "found the text `a/b`",
        "'/', '.' and spaces"},
       {"version: 1\nprojects:\n  - id: \"\"\n", "m.yaml:3:9", "projects[0].id", "found an empty text", ""},
+      {"version: 1\nprojects:\n  - id: " + std::string(129, 'x') + "\n", "m.yaml:3:9", "projects[0].id",
+       "found a text of 129 characters", ""},
       {"version: 1\nprojects:\n  - services: []\n", "m.yaml:3:5", "projects[0].id", "a project needs `id`", ""},
       {kService + "        replica_count: two\n", "m.yaml:6:24", "projects[0].services[0].replica_count",
        "expected a whole number of replicas, 0 or more, found the text `two`", ""},
