@@ -16,7 +16,10 @@ void LineEventRenderer::on_event(const Event& e) {
     case EventKind::Adopted:
       line = e.address + ": adopted existing " + e.resource_id + (e.message.empty() ? "" : "; " + e.message);
       break;
-    case EventKind::StatusChanged: line = e.address + ": " + e.status + elapsed; break;
+    case EventKind::StatusChanged:
+      if (e.status == "READY") return;  // the Ready event that follows says it, with the endpoint
+      line = e.address + ": " + e.status + elapsed;
+      break;
     case EventKind::Ready:
       line = paint(term_, "32", e.address + ": ready") + elapsed + (e.message.empty() ? "" : " " + e.message);
       break;

@@ -1,0 +1,109 @@
+#!/usr/bin/python3
+"""Benchmark of `dbform plan` at scale.
+
+Generates manifests of PROJECTS x SERVICES services (default 100 x 100 = 10,000, plus one VPC per
+project) and a state file that records all of them as READY, then times `dbform validate` and
+`dbform plan` in three situations: nothing recorded (everything to create), everything recorded
+(no changes), and everything recorded but one setting changed in every project (conflicts).
+Reports the median wall time of RUNS runs and the peak resident memory of the child.
+
+Usage: plan_bench.py --dbform BIN [--projects N] [--services N] [--runs N]
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import tempfile
+import time
+
+
+def write_manifests(directory, projects, services, changed=False):
+    os.makedirs(directory, exist_ok=True)
+    for p in range(projects):
+        lines = ["version: 1", "projects:", f"  - id: proj-{p:03d}", "    vpcs:",
+                 "      - name: main", f"        cidr: 10.{p % 256}.0.0/16", "        region_code: us-east-1",
+                 "    services:"]
+        for s in range(services):
+            cpu = 2000 if changed and s == 0 else 1000
+            lines += [f"      - name: svc-{s:04d}", "        addons: [time-series]", f"        cpu_millis: {cpu}",
+                      "        memory_gbs: 4", "        environment_tag: PROD", "        region_code: us-east-1",
+                      "        replica_count: 1"]
+        with open(os.path.join(directory, f"proj-{p:03d}.yaml"), "w") as f:
+            f.write("\n".join(lines) + "\n")
+
+
+def write_state(path, projects, services):
+    resources = []
+    for p in range(projects):
+        pid = f"proj-{p:03d}"
+        resources.append({"address": f"{pid}/vpcs/main", "project_id": pid, "kind": "vpc", "name": "main",
+                          "settings": {"cidr": f"10.{p % 256}.0.0/16", "region_code": "us-east-1"},
+                          "id": f"vpc{p}", "create_pending": False, "status": ""})
+        for s in range(services):
+            sid = f"s{p:03d}{s:04d}x"
+            resources.append({
+                "address": f"{pid}/services/svc-{s:04d}", "project_id": pid, "kind": "service",
+                "name": f"svc-{s:04d}",
+                "settings": {"addons": ["time-series"], "cpu_millis": "1000", "memory_gbs": "4",
+                             "environment_tag": "PROD", "region_code": "us-east-1", "replica_count": 1},
+                "id": sid, "create_pending": False, "status": "READY",
+                "endpoint": {"host": f"{sid}.{pid}.tsdb.example.com", "port": 30000 + s},
+                "pooler_endpoint": {"host": f"{sid}-pooler.{pid}.tsdb.example.com", "port": 30000 + s},
+                "initial_password": "x" * 24, "created_at": "2026-11-22T00:00:00Z",
+                "updated_at": "2026-11-22T00:00:00Z",
+                "last_response": {"service_id": sid, "project_id": pid, "name": f"svc-{s:04d}", "status": "READY",
+                                  "region_code": "us-east-1", "service_type": "TIMESCALEDB",
+                                  "resources": [{"id": "r1", "spec": {"cpu_millis": 1000, "memory_gbs": 4}}]}})
+    with open(path, "w") as f:
+        json.dump({"format": "dbform-state", "version": 1, "lineage": "00000000-0000-4000-8000-000000000000",
+                   "serial": 1, "resources": resources}, f)
+
+
+def measure(cmd, runs):
+    """Median wall seconds and peak RSS (MiB) of the command, each run in a fresh process."""
+    times, peak = [], 0
+    for _ in range(runs):
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _, status, usage = os.wait4(proc.pid, 0)  # this child's own rusage
+        times.append(time.perf_counter() - start)
+        code = os.waitstatus_to_exitcode(status)
+        if code not in (0, 1, 2):
+            raise SystemExit(f"{' '.join(cmd)} failed with exit code {code}")
+        peak = max(peak, usage.ru_maxrss)
+    return statistics.median(times), peak / 1024.0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dbform", required=True)
+    ap.add_argument("--projects", type=int, default=100)
+    ap.add_argument("--services", type=int, default=100)
+    ap.add_argument("--runs", type=int, default=3)
+    args = ap.parse_args()
+    total = args.projects * args.services
+    with tempfile.TemporaryDirectory(prefix="dbform-bench-") as tmp:
+        manifests = os.path.join(tmp, "manifests")
+        changed = os.path.join(tmp, "changed")
+        state = os.path.join(tmp, "state.json")
+        empty = os.path.join(tmp, "empty.json")
+        write_manifests(manifests, args.projects, args.services)
+        write_manifests(changed, args.projects, args.services, changed=True)
+        write_state(state, args.projects, args.services)
+        size_mb = os.path.getsize(state) / 1e6
+        print(f"dbform plan benchmark: {args.projects} projects, {total} services, {args.projects} VPCs; "
+              f"state {size_mb:.1f} MB; median of {args.runs} runs")
+        cases = [
+            ("validate", [args.dbform, "validate", "-f", manifests]),
+            ("plan, nothing recorded (all create)", [args.dbform, "plan", "-f", manifests, "--state", empty]),
+            ("plan, all recorded (no changes)", [args.dbform, "plan", "-f", manifests, "--state", state]),
+            ("plan, one conflict per project", [args.dbform, "plan", "-f", changed, "--state", state]),
+        ]
+        for name, cmd in cases:
+            wall, rss = measure(cmd, args.runs)
+            print(f"  {name:40s} {wall * 1000:8.0f} ms   peak RSS {rss:7.1f} MiB")
+
+
+if __name__ == "__main__":
+    main()

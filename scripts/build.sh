@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs dbform's build dependencies (when run as root on Debian 12) and builds it into ./build.
+# Used by the README's quick start and by CI (.ci/run), so both always build the same way.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+  g++ cmake ninja-build pkg-config ccache
+  libyaml-cpp-dev libcurl4-openssl-dev nlohmann-json3-dev libspdlog-dev catch2 libcli11-dev
+  libcpp-httplib-dev libssl-dev
+  python3 python3-jsonschema python3-yaml
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "Missing Debian packages: ${missing[*]}" >&2
+    echo "Run this script as root (or: sudo apt-get install ${missing[*]})." >&2
+    exit 1
+  fi
+  echo "Installing: ${missing[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j2
