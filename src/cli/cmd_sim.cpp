@@ -1,0 +1,170 @@
+// `dbform sim`: the local API simulator (SPEC section 7) on a port, until SIGINT or SIGTERM.
+#include <signal.h>
+
+#include <iostream>
+#include <memory>
+
+#include <spdlog/spdlog.h>
+
+#include "cli/commands.h"
+#include "sim/simulator.h"
+#include "util/atomic_file.h"
+#include "util/duration.h"
+#include "util/error.h"
+
+namespace dbform::cli {
+
+namespace {
+
+struct SimFlags {
+  std::string listen = "127.0.0.1:8080";
+  std::string config_file;
+  std::vector<std::string> keys;  // KEY=PROJECT
+  std::string queued_delay, configuring_delay, latency, retry_after;
+  unsigned seed = 1;
+  double error_rate = 0;
+  int rate_limit_every = 0, drop_create_every = 0;
+  std::vector<std::string> stuck, deleted, unstable;
+  std::string port_file;
+  // Options whose presence matters: given on the command line, they override the config file.
+  CLI::Option *seed_opt = nullptr, *error_rate_opt = nullptr, *rate_limit_opt = nullptr, *drop_opt = nullptr;
+};
+
+struct ListenAddress {
+  std::string host;
+  int port = 0;
+};
+
+// "HOST:PORT", "[::1]:PORT" or ":PORT" (loopback).
+ListenAddress parse_listen(const std::string& text) {
+  auto bad = [&text] {
+    return UsageError("--listen " + text + ": expected HOST:PORT, e.g. 127.0.0.1:8080, [::1]:8080 or :0 for a free port");
+  };
+  size_t colon = text.rfind(':');
+  if (colon == std::string::npos) throw bad();
+  ListenAddress address{text.substr(0, colon), 0};
+  std::string port = text.substr(colon + 1);
+  if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos) throw bad();
+  address.port = std::stoi(port);
+  if (address.port > 65535) throw bad();
+  if (address.host.size() >= 2 && address.host.front() == '[' && address.host.back() == ']') {
+    address.host = address.host.substr(1, address.host.size() - 2);
+  }
+  if (address.host.empty()) address.host = "127.0.0.1";
+  return address;
+}
+
+bool is_loopback(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
+Duration duration_flag(const std::string& flag, const std::string& text) {
+  auto parsed = parse_duration(text);
+  if (!parsed) throw UsageError(flag + " " + text + ": expected a duration such as 500ms, 2s or 1m");
+  return *parsed;
+}
+
+SimKey key_flag(const std::string& text) {
+  // Split at the last '=': a key may contain '=' (base64 padding), a project id does not.
+  size_t eq = text.rfind('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
+    throw UsageError("--key expects KEY=PROJECT, e.g. --key my-secret=proj-1 (the value given is not shown)");
+  }
+  return SimKey{text.substr(0, eq), text.substr(eq + 1)};
+}
+
+void append(std::vector<std::string>& to, const std::vector<std::string>& more) {
+  to.insert(to.end(), more.begin(), more.end());
+}
+
+// The config file first, then every flag given on the command line on top of it.
+SimConfig build_config(const SimFlags& flags) {
+  SimConfig config = flags.config_file.empty() ? SimConfig{} : load_sim_config(flags.config_file);
+  for (const auto& key : flags.keys) config.keys.push_back(key_flag(key));
+  if (!flags.queued_delay.empty()) config.queued_delay = duration_flag("--queued-delay", flags.queued_delay);
+  if (!flags.configuring_delay.empty()) {
+    config.configuring_delay = duration_flag("--configuring-delay", flags.configuring_delay);
+  }
+  if (flags.seed_opt->count()) config.seed = flags.seed;
+  SimFaults& faults = config.faults;
+  if (flags.error_rate_opt->count()) faults.error_rate = flags.error_rate;
+  if (!flags.latency.empty()) faults.latency = duration_flag("--latency", flags.latency);
+  if (flags.rate_limit_opt->count()) faults.rate_limit_every = flags.rate_limit_every;
+  if (!flags.retry_after.empty()) {
+    faults.retry_after_seconds =
+        static_cast<int>((duration_flag("--retry-after", flags.retry_after).count() + 999) / 1000);
+  }
+  if (flags.drop_opt->count()) faults.drop_create_every = flags.drop_create_every;
+  append(faults.stuck, flags.stuck);
+  append(faults.deleted, flags.deleted);
+  append(faults.unstable, flags.unstable);
+  if (config.keys.empty()) {
+    throw UsageError("dbform sim needs at least one API key: pass --key KEY=PROJECT (repeatable), or a --config "
+                     "file with `keys: [{key: ..., project: ...}]`");
+  }
+  return config;
+}
+
+void run_sim(const SimFlags& flags) {
+  SimConfig config = build_config(flags);
+  ListenAddress address = parse_listen(flags.listen);
+  if (!is_loopback(address.host)) {
+    spdlog::warn("serving the simulator on {}: anyone who can reach it can use its keys", address.host);
+  }
+  // Block the stop signals before any server thread exists, so that every thread inherits the
+  // mask and this thread alone takes them, synchronously, with sigwait.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  SystemClock clock;
+  Simulator sim(config, clock);
+  SimServer server(sim);
+  int port = server.start(address.host, address.port);
+  if (!flags.port_file.empty()) write_file_atomically(flags.port_file, std::to_string(port) + "\n", 0644);
+  std::string host = address.host.find(':') != std::string::npos ? "[" + address.host + "]" : address.host;
+  std::cout << "dbform sim listening on http://" << host << ":" << port << "/public/api/v1" << std::endl;
+  spdlog::info("sim: {} key(s), seed {}", config.keys.size(), config.seed);
+
+  int received = 0;
+  sigwait(&stop_signals, &received);
+  spdlog::info("sim: signal {} received, stopping", received);
+  server.stop();
+}
+
+}  // namespace
+
+void add_sim_command(CLI::App& app, int& exit_code) {
+  auto flags = std::make_shared<SimFlags>();
+  auto* cmd = app.add_subcommand("sim", "serve a local simulator of the managed database API (for demos and tests)");
+  cmd->add_option("--listen", flags->listen, "HOST:PORT to serve on; port 0 picks a free one")
+      ->capture_default_str();
+  cmd->add_option("--config", flags->config_file, "YAML file with keys, delays, seed and faults")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--key", flags->keys, "an API key and its project, KEY=PROJECT (repeatable)");
+  cmd->add_option("--queued-delay", flags->queued_delay, "how long a new service stays QUEUED (default 1s)");
+  cmd->add_option("--configuring-delay", flags->configuring_delay, "then how long CONFIGURING (default 2s)");
+  flags->seed_opt = cmd->add_option("--seed", flags->seed, "seed for ids, passwords and faults (default 1)");
+  flags->error_rate_opt = cmd->add_option("--error-rate", flags->error_rate, "share of calls answered 500 (0 to 1)")
+                              ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--latency", flags->latency, "delay added to every answer, e.g. 50ms");
+  flags->rate_limit_opt = cmd->add_option("--rate-limit-every", flags->rate_limit_every,
+                                          "answer every Nth call 429 with Retry-After")
+                              ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--retry-after", flags->retry_after, "the Retry-After of those 429s (default 1s)");
+  cmd->add_option("--stuck", flags->stuck, "service name (glob) that never leaves CONFIGURING (repeatable)");
+  cmd->add_option("--deleted", flags->deleted, "service name (glob) that ends DELETED (repeatable)");
+  cmd->add_option("--unstable", flags->unstable, "service name (glob) that goes UNSTABLE before READY (repeatable)");
+  flags->drop_opt = cmd->add_option("--drop-create-every", flags->drop_create_every,
+                                    "perform every Nth create but drop its connection before the answer")
+                        ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--port-file", flags->port_file, "write the bound port to this file (atomically) once listening");
+  cmd->callback([flags, &exit_code] {
+    run_sim(*flags);
+    exit_code = 0;
+  });
+}
+
+}  // namespace dbform::cli

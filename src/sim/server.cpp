@@ -1,0 +1,155 @@
+// SimServer: the Simulator over HTTP with cpp-httplib, at /public/api/v1/... (the vendor's base
+// path) and at /..., plus unauthenticated debug routes under /_sim/.
+#include <httplib.h>
+#include <spdlog/spdlog.h>
+
+#include <condition_variable>
+#include <csignal>
+#include <thread>
+
+#include "sim/simulator.h"
+#include "util/error.h"
+
+namespace dbform {
+
+namespace {
+
+constexpr const char* kBasePath = "/public/api/v1";
+// Enough workers for `apply --parallelism` well above the default of 10: a keep-alive connection
+// holds a worker while it is open.
+constexpr size_t kWorkerThreads = 32;
+
+std::string strip_base_path(const std::string& path) {
+  std::string base = kBasePath;
+  if (path == base) return "/";
+  if (path.rfind(base + "/", 0) == 0) return path.substr(base.size());
+  return path;
+}
+
+void send_answer(const SimResponse& answer, httplib::Response& res) {
+  res.status = answer.status;
+  for (const auto& [name, value] : answer.headers) {
+    if (name != "Content-Type") res.set_header(name, value);
+  }
+  if (!answer.drop_connection) {
+    res.set_content(answer.body, "application/json");
+    return;
+  }
+  // The work is done but the answer must never arrive: httplib sends the status line and headers,
+  // then the provider fails before the first body byte and httplib closes the connection. The
+  // client sees a truncated response, a transport error (curl: "transfer closed with N bytes
+  // remaining"), never a success it could use.
+  res.set_content_provider(answer.body.size(), "application/json",
+                           [](size_t, size_t, httplib::DataSink&) { return false; });
+}
+
+void serve_json(httplib::Response& res, const nlohmann::json& body) {
+  res.status = 200;
+  res.set_content(body.dump(2), "application/json");
+}
+
+}  // namespace
+
+struct SimServer::Impl {
+  explicit Impl(Simulator& s) : sim(s) {}
+
+  Simulator& sim;
+  httplib::Server server;
+  std::thread listener;
+  std::mutex stop_mu;  // one stop() at a time; held while joining the listener
+  std::mutex mu;       // guards the two flags below
+  std::condition_variable listen_done;
+  bool started = false;
+  bool finished = false;  // listen_after_bind returned
+
+  void install_routes();
+};
+
+void SimServer::Impl::install_routes() {
+  server.Get("/_sim/requests", [this](const httplib::Request&, httplib::Response& res) {
+    serve_json(res, sim.request_counts());
+  });
+  server.Get("/_sim/services", [this](const httplib::Request&, httplib::Response& res) {
+    serve_json(res, sim.all_services());
+  });
+  server.Get("/_sim/vpcs", [this](const httplib::Request&, httplib::Response& res) {
+    serve_json(res, sim.all_vpcs());
+  });
+  // Every other request, whatever its method, goes to the Simulator, which answers 404 and 405
+  // itself so that they are counted like any other call.
+  auto api = [this](const httplib::Request& req, httplib::Response& res) {
+    SimRequest request{req.method, strip_base_path(req.path), req.get_header_value("Authorization"), req.body};
+    send_answer(sim.handle(request), res);
+  };
+  const char* any_path = ".*";
+  server.Get(any_path, api);
+  server.Post(any_path, api);
+  server.Put(any_path, api);
+  server.Patch(any_path, api);
+  server.Delete(any_path, api);
+  server.Options(any_path, api);
+  server.set_logger([](const httplib::Request& req, const httplib::Response& res) {
+    spdlog::debug("sim: {} {} -> {}", req.method, req.path, res.status);  // never the headers: they hold keys
+  });
+}
+
+SimServer::SimServer(Simulator& sim) : impl_(std::make_unique<Impl>(sim)) {
+  impl_->server.new_task_queue = [] { return new httplib::ThreadPool(kWorkerThreads); };
+  impl_->server.set_keep_alive_max_count(1000);
+  // stop() waits for every open connection's keep-alive wait to run out (httplib does not cut
+  // idle connections short), so keep it short: reconnecting on loopback costs next to nothing.
+  impl_->server.set_keep_alive_timeout(1);
+  // httplib's default sets SO_REUSEPORT, which lets a second simulator bind the same port and
+  // silently take half the connections. SO_REUSEADDR alone still allows a quick restart.
+  impl_->server.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
+  impl_->install_routes();
+}
+
+SimServer::~SimServer() { stop(); }
+
+int SimServer::start(const std::string& host, int port) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  if (impl_->started) throw Error("the simulator server is already started");
+  // A client that hangs up while we write must not kill the process (httplib sends without
+  // MSG_NOSIGNAL on Linux).
+  std::signal(SIGPIPE, SIG_IGN);
+  int bound = port == 0 ? impl_->server.bind_to_any_port(host) : (impl_->server.bind_to_port(host, port) ? port : -1);
+  if (bound < 0) {
+    std::string shown_host = host.find(':') != std::string::npos ? "[" + host + "]" : host;  // IPv6
+    throw Error("cannot listen on " + shown_host + ":" + std::to_string(port) +
+                ": the address is in use or not available here; pick another --listen address or port 0");
+  }
+  impl_->started = true;
+  impl_->listener = std::thread([impl = impl_.get()] {
+    impl->server.listen_after_bind();
+    std::lock_guard<std::mutex> done_lock(impl->mu);
+    impl->finished = true;
+    impl->listen_done.notify_all();
+  });
+  return bound;
+}
+
+void SimServer::stop() {
+  std::lock_guard<std::mutex> stopping(impl_->stop_mu);
+  auto listener_state = [this] {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    return std::make_pair(impl_->started, impl_->finished);
+  };
+  if (!listener_state().first) return;
+  // httplib's stop() does nothing until the listener has entered its loop; wait for that so that
+  // a stop right after start cannot be lost (a matter of microseconds).
+  while (!impl_->server.is_running() && !listener_state().second) std::this_thread::yield();
+  impl_->server.stop();
+  if (impl_->listener.joinable()) impl_->listener.join();
+}
+
+void SimServer::wait() {
+  std::unique_lock<std::mutex> lock(impl_->mu);
+  if (!impl_->started) return;
+  impl_->listen_done.wait(lock, [this] { return impl_->finished; });
+}
+
+}  // namespace dbform

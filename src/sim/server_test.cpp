@@ -1,0 +1,212 @@
+// The real SimServer on a loopback port, driven by the real client stack (ApiClient over
+// CurlTransport), as `dbform apply` would drive it.
+#include <catch2/catch.hpp>
+
+#include <set>
+#include <thread>
+
+#include "api/client.h"
+#include "http/curl_transport.h"
+#include "sim/simulator.h"
+
+using namespace dbform;
+using nlohmann::json;
+
+namespace {
+
+SimConfig server_config() {
+  SimConfig config;
+  config.keys = {{"key-a", "proj-a", "ci"}, {"pub-b:secret-b", "proj-b"}};
+  config.queued_delay = std::chrono::seconds(1);
+  config.configuring_delay = std::chrono::seconds(2);
+  config.seed = 3;
+  return config;
+}
+
+// A simulator on 127.0.0.1:<free port>. One FakeClock drives the simulator's timeline and the
+// client's back-off sleeps, so nothing in these tests waits for real time.
+struct LiveSim {
+  explicit LiveSim(SimConfig config = server_config()) : sim(std::move(config), clock), server(sim) {
+    port = server.start("127.0.0.1", 0);
+  }
+  std::string url(const std::string& path = "") const { return "http://127.0.0.1:" + std::to_string(port) + path; }
+  ApiClient client(AuthScheme scheme = AuthScheme::Bearer) {
+    RetryPolicy retry;
+    retry.seed = 1;
+    return ApiClient(transport, clock, url("/public/api/v1"), scheme, retry);
+  }
+  HttpResponse get(const std::string& path, const std::string& authorization = "") {
+    HttpRequest request{"GET", url(path), {}, ""};
+    if (!authorization.empty()) request.headers.push_back({"Authorization", authorization});
+    return transport.send(request);
+  }
+
+  FakeClock clock;
+  Simulator sim;
+  SimServer server;
+  CurlTransport transport;
+  int port = 0;
+};
+
+}  // namespace
+
+TEST_CASE("sim: SimServer serves every call of the API to ApiClient over curl") {
+  LiveSim live;
+  REQUIRE(live.port > 0);
+  ApiClient api = live.client();
+
+  AuthInfo who = api.auth_info("key-a");
+  CHECK(who.project_id == "proj-a");
+  CHECK(who.key_name == "ci");
+
+  ServiceCreateRequest request;
+  request.name = "orders";
+  request.addons = {"time-series"};
+  request.cpu_millis = "1000";
+  request.memory_gbs = "4";
+  request.replica_count = 1;
+  Service created = api.create_service("key-a", "proj-a", request);
+  CHECK(created.status == "QUEUED");
+  CHECK(created.service_type == "TIMESCALEDB");
+  CHECK(created.initial_password.size() >= 16);
+  CHECK(created.endpoint.port.has_value());
+  CHECK(created.replica_count == 1);
+
+  live.clock.advance(std::chrono::seconds(3));
+  auto read = api.get_service("key-a", "proj-a", created.service_id);
+  REQUIRE(read.has_value());
+  CHECK(read->status == "READY");
+  CHECK(read->initial_password.empty());
+  CHECK_FALSE(api.get_service("key-a", "proj-a", "nosuchid00").has_value());
+  REQUIRE(api.list_services("key-a", "proj-a").size() == 1);
+
+  Vpc vpc = api.create_vpc("key-a", "proj-a", {"main", "10.0.0.0/16", "us-east-1"});
+  CHECK_FALSE(vpc.id.empty());
+  REQUIRE(api.list_vpcs("key-a", "proj-a").size() == 1);
+
+  CHECK(live.sim.request_counts() == json{{"GET /auth/info", 1},
+                                          {"POST /projects/{project_id}/services", 1},
+                                          {"GET /projects/{project_id}/services/{service_id}", 2},
+                                          {"GET /projects/{project_id}/services", 1},
+                                          {"POST /projects/{project_id}/vpcs", 1},
+                                          {"GET /projects/{project_id}/vpcs", 1}});
+}
+
+TEST_CASE("sim: SimServer accepts Basic keys and refuses wrong ones with the API's errors") {
+  LiveSim live;
+  ApiClient basic = live.client(AuthScheme::Basic);
+  CHECK(basic.auth_info("pub-b:secret-b").project_id == "proj-b");
+
+  ApiClient bearer = live.client();
+  try {
+    bearer.list_services("not-a-key", "proj-a");
+    FAIL("expected a 401");
+  } catch (const ApiError& e) {
+    CHECK(e.status() == 401);
+    CHECK_THAT(e.api_message(), Catch::Contains("invalid or missing API key"));
+  }
+  try {
+    bearer.list_services("key-a", "proj-b");
+    FAIL("expected a 403");
+  } catch (const ApiError& e) {
+    CHECK(e.status() == 403);
+    CHECK_THAT(e.api_message(), Catch::Contains("API key is not valid for project proj-b"));
+  }
+}
+
+TEST_CASE("sim: SimServer answers at / as well as at the base path, and serves debug routes without a key") {
+  LiveSim live;
+  CHECK(live.get("/auth/info", "Bearer key-a").status == 200);
+  CHECK(live.get("/public/api/v1/auth/info", "Bearer key-a").status == 200);
+  CHECK(live.get("/public/api/v1/auth/info").status == 401);
+  HttpResponse unknown = live.get("/public/api/v1/nothing/here", "Bearer key-a");
+  CHECK(unknown.status == 404);
+  CHECK(json::parse(unknown.body)["code"] == "NOT_FOUND");
+  CHECK(unknown.header("content-type") == "application/json");
+
+  live.client().create_service("key-a", "proj-a", ServiceCreateRequest{"orders"});
+  json services = json::parse(live.get("/_sim/services").body);
+  REQUIRE(services.size() == 1);
+  CHECK(services[0]["name"] == "orders");
+  CHECK_FALSE(services[0].contains("initial_password"));
+  CHECK(json::parse(live.get("/_sim/vpcs").body) == json::array());
+  json counts = json::parse(live.get("/_sim/requests").body);
+  CHECK(counts["GET /auth/info"] == 3);
+  CHECK(counts["POST /projects/{project_id}/services"] == 1);
+}
+
+TEST_CASE("sim: a dropped create reaches the client as a transport error, yet the service exists") {
+  SimConfig config = server_config();
+  config.faults.drop_create_every = 1;
+  LiveSim live(config);
+
+  HttpRequest raw{"POST", live.url("/public/api/v1/projects/proj-a/vpcs"),
+                  {{"Authorization", "Bearer key-a"}, {"Content-Type", "application/json"}},
+                  R"({"name":"main","cidr":"10.0.0.0/16","region_code":"us-east-1"})"};
+  try {
+    live.transport.send(raw);
+    FAIL("expected the connection to drop");
+  } catch (const TransportError& e) {
+    CHECK(e.may_have_reached_server());
+  }
+  CHECK(live.sim.all_vpcs().size() == 1);
+
+  ApiClient api = live.client();
+  try {
+    api.create_service("key-a", "proj-a", ServiceCreateRequest{"orders"});
+    FAIL("expected the create to fail");
+  } catch (const ApiError& e) {
+    CHECK(e.status() == 0);
+    CHECK(e.outcome_unknown());
+  }
+  json services = live.sim.all_services();
+  REQUIRE(services.size() == 1);
+  CHECK(services[0]["name"] == "orders");
+  // The client must not have sent the create again.
+  CHECK(live.sim.request_counts()["POST /projects/{project_id}/services"] == 1);
+  // Reads are never dropped: the client can find what it made.
+  CHECK(api.list_services("key-a", "proj-a").at(0).name == "orders");
+}
+
+TEST_CASE("sim: 429 with Retry-After over HTTP is waited out and retried by the client") {
+  SimConfig config = server_config();
+  config.faults.rate_limit_every = 2;
+  config.faults.retry_after_seconds = 4;
+  LiveSim live(config);
+  ApiClient api = live.client();
+  api.auth_info("key-a");                      // call 1
+  auto before = live.clock.now();
+  CHECK(api.auth_info("key-a").project_id == "proj-a");  // call 2 is 429, call 3 succeeds
+  CHECK(live.clock.now() - before >= std::chrono::seconds(4));
+  CHECK(live.sim.request_counts()["GET /auth/info"] == 3);
+}
+
+TEST_CASE("sim: SimServer serves many clients at once") {
+  LiveSim live;
+  constexpr int kClients = 12;
+  std::vector<std::string> ids(kClients);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kClients; ++i) {
+    threads.emplace_back([&live, &ids, i] {
+      ApiClient api = live.client();
+      ids[i] = api.create_service("key-a", "proj-a", ServiceCreateRequest{"svc-" + std::to_string(i)}).service_id;
+      for (int poll = 0; poll < 5; ++poll) api.get_service("key-a", "proj-a", ids[i]);
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  CHECK(std::set<std::string>(ids.begin(), ids.end()).size() == kClients);
+  CHECK(live.sim.all_services().size() == kClients);
+  CHECK(live.sim.request_counts()["GET /projects/{project_id}/services/{service_id}"] == kClients * 5);
+}
+
+TEST_CASE("sim: SimServer refuses a busy port, and stop() is safe to repeat") {
+  LiveSim live;
+  FakeClock clock;
+  Simulator other(server_config(), clock);
+  SimServer second(other);
+  CHECK_THROWS_WITH(second.start("127.0.0.1", live.port), Catch::Contains("cannot listen on 127.0.0.1:"));
+  live.server.stop();
+  live.server.stop();
+  live.server.wait();  // returns at once: the listener has finished
+  CHECK_THROWS_AS(live.get("/auth/info", "Bearer key-a"), TransportError);
+}
