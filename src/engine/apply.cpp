@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 #include <unordered_map>
 
+#include "engine/jobs.h"
 #include "engine/work_queue.h"
 #include "util/duration.h"
 #include "util/text.h"
@@ -15,24 +16,7 @@ namespace dbform {
 
 namespace {
 
-constexpr int kMaxCreateAttempts = 3;
-
-enum class JobType { Create, Poll };
-
-// What a worker learned from the API; applied to the state by the main thread.
-struct Outcome {
-  size_t item = 0;
-  JobType type = JobType::Create;
-  std::optional<Service> service;
-  std::optional<Vpc> vpc;
-  bool adopted = false;          // found by name instead of created
-  bool gone = false;             // poll: 404
-  std::string error;             // non-empty on failure
-  bool nothing_created = false;  // create failed in a way that proves nothing was created
-  bool transient = false;        // poll failed in a way worth trying again
-};
-
-enum class Phase { Pending, Creating, Watching, Done, Failed, Skipped };
+enum class Phase { Pending, Creating, Watching, Done, Failed };
 
 struct Item {
   const PlannedAction* action = nullptr;
@@ -40,113 +24,6 @@ struct Item {
   Clock::TimePoint watch_start{}, deadline{};
   int polls = 0;
 };
-
-ServiceCreateRequest service_request(const PlannedAction& a) {
-  const auto& s = a.after;
-  ServiceCreateRequest r;
-  r.name = a.name;
-  if (s.contains("addons")) r.addons = s["addons"].get<std::vector<std::string>>();
-  if (s.contains("cpu_millis")) r.cpu_millis = s["cpu_millis"].get<std::string>();
-  if (s.contains("memory_gbs")) r.memory_gbs = s["memory_gbs"].get<std::string>();
-  if (s.contains("environment_tag")) r.environment_tag = s["environment_tag"].get<std::string>();
-  if (s.contains("region_code")) r.region_code = s["region_code"].get<std::string>();
-  if (s.contains("replica_count")) r.replica_count = s["replica_count"].get<long long>();
-  return r;
-}
-
-VpcCreateRequest vpc_request(const PlannedAction& a) {
-  return {a.name, a.after.value("cidr", ""), a.after.value("region_code", "")};
-}
-
-// Creates the resource, or adopts the one resource of that name when an earlier attempt's outcome
-// is unknown. Never sends a create while a resource of that name may already exist.
-Outcome create_or_adopt(ApiClient& api, const PlannedAction& a, const std::string& key, bool look_first) {
-  Outcome out;
-  for (int attempt = 1; attempt <= kMaxCreateAttempts; ++attempt) {
-    if (look_first) {
-      std::vector<std::string> ids;
-      if (a.kind == ResourceKind::Service) {
-        for (auto& s : api.list_services(key, a.project_id))
-          if (s.name == a.name) {
-            ids.push_back(s.service_id);
-            out.service = std::move(s);
-          }
-      } else {
-        for (auto& v : api.list_vpcs(key, a.project_id))
-          if (v.name == a.name) {
-            ids.push_back(v.id);
-            out.vpc = std::move(v);
-          }
-      }
-      if (ids.size() == 1) {
-        out.adopted = true;
-        return out;
-      }
-      if (ids.size() > 1) {
-        out.service.reset();
-        out.vpc.reset();
-        out.error = std::to_string(ids.size()) + " " + kind_plural(a.kind) + " named `" + a.name + "` exist (" +
-                    join(ids, ", ") + "); dbform cannot tell which one it created. Delete the extra ones, "
-                    "then run apply again";
-        return out;
-      }
-    }
-    try {
-      if (a.kind == ResourceKind::Service) out.service = api.create_service(key, a.project_id, service_request(a));
-      else out.vpc = api.create_vpc(key, a.project_id, vpc_request(a));
-      return out;
-    } catch (const ApiError& e) {
-      if (!e.outcome_unknown()) {
-        out.error = e.what();
-        out.nothing_created = true;
-        return out;
-      }
-      spdlog::warn("{}: create outcome unknown ({}); looking it up by name", a.address, e.what());
-      look_first = true;
-    }
-  }
-  out.error = "the create's outcome stayed unknown after " + std::to_string(kMaxCreateAttempts) +
-              " attempts; the next apply looks it up by name again";
-  return out;
-}
-
-Outcome poll(ApiClient& api, const PlannedAction& a, const std::string& key) {
-  Outcome out;
-  out.type = JobType::Poll;
-  try {
-    out.service = api.get_service(key, a.project_id, a.resource_id);
-    out.gone = !out.service;
-  } catch (const ApiError& e) {
-    out.error = e.what();
-    out.transient = e.status() == 0 || e.status() == 429 || e.status() >= 500;
-  } catch (const Error& e) {  // a 2xx that is not a service: the API misbehaved; keep trying
-    out.error = e.what();
-    out.transient = true;
-  }
-  return out;
-}
-
-void record_service(ResourceRecord& rec, const Service& s, const std::string& now) {
-  if (!s.service_id.empty()) rec.id = s.service_id;
-  if (!s.status.empty()) rec.status = s.status;
-  if (!s.endpoint.empty()) {
-    rec.endpoint_host = s.endpoint.host;
-    rec.endpoint_port = s.endpoint.port;
-  }
-  if (!s.pooler_endpoint.empty()) {
-    rec.pooler_host = s.pooler_endpoint.host;
-    rec.pooler_port = s.pooler_endpoint.port;
-  }
-  if (!s.initial_password.empty()) rec.initial_password = s.initial_password;  // never overwritten by empty
-  rec.last_response = s.raw;
-  rec.updated_at = now;
-}
-
-void record_vpc(ResourceRecord& rec, const Vpc& v, const std::string& now) {
-  if (!v.id.empty()) rec.id = v.id;
-  rec.last_response = v.raw;
-  rec.updated_at = now;
-}
 
 // One execution of a plan: owns the schedule and is the only writer of the state.
 class ApplyRun {
@@ -167,33 +44,55 @@ class ApplyRun {
         continue;
       }
       items_.push_back({&a});
-      if (a.action == Action::Wait) start_watch(items_.back(), start);
+      if (a.action == Action::Wait) start_watch(items_.back(), Phase::Watching, start);
+      if (!keys_.count(a.project_id))  // before anything is sent, not as a crash half-way
+        throw Error("no API key was resolved for project `" + a.project_id + "`");
     }
     WorkQueue<Outcome> workers(options_.parallelism);
+    bool stopped = false;
     for (;;) {
-      if (stopping()) break;
+      if (stopping()) {
+        stopped = true;
+        break;
+      }
       dispatch_creates(workers);
       dispatch_due_polls(workers);
-      if (workers.in_flight() == 0) {
-        if (timers_.empty()) break;
-        clock_.sleep_until(timers_.top().first);
-        continue;
-      }
-      std::optional<std::chrono::steady_clock::duration> timeout;
-      if (!timers_.empty()) timeout = std::max(Clock::TimePoint::duration(0), timers_.top().first - clock_.now());
-      for (auto& outcome : workers.take(timeout)) handle(outcome);
-      save();
+      if (workers.in_flight() == 0 && timers_.empty()) break;
+      wait_for_progress(workers);
     }
     // A stop: let what is in flight finish and record it, start nothing new.
-    while (workers.in_flight() > 0) {
-      for (auto& outcome : workers.take(std::optional<std::chrono::seconds>())) handle(outcome);
-      save();
-    }
-    if (stopping()) finish_interrupted();
+    while (workers.in_flight() > 0) apply_outcomes(workers.take(kForever));
+    if (stopped) finish_interrupted();
+    else
+      for (size_t i : to_create_) fail(items_[i], "internal error: its create was never scheduled");
     return std::move(result_);
   }
 
  private:
+  // How long the main thread waits before looking at the stop flag again.
+  static constexpr Duration kStopCheck{250};
+  static constexpr std::optional<Duration> kForever{};
+
+  // Waits until a result arrives or the next poll is due. Results are awaited in real time, polls
+  // in the clock's time: when a slice passes with no result the clock is moved to its end (a real
+  // clock is there already; a fake one catches up, so tests neither hang nor sleep).
+  void wait_for_progress(WorkQueue<Outcome>& workers) {
+    const auto now = clock_.now();
+    const auto until = timers_.empty() ? now + kStopCheck : std::min(timers_.top().first, now + kStopCheck);
+    if (workers.in_flight() == 0) return clock_.sleep_until(until);
+    // Every worker busy, or no poll to make: only a result can change anything, so block on it
+    // (waiting with a zero timeout here would spin).
+    if (workers.in_flight() >= options_.parallelism || timers_.empty()) return apply_outcomes(workers.take(kForever));
+    auto outcomes = workers.take(std::optional<Clock::TimePoint::duration>(until - now));
+    if (outcomes.empty()) clock_.sleep_until(until);
+    apply_outcomes(std::move(outcomes));
+  }
+
+  void apply_outcomes(std::vector<Outcome> outcomes) {
+    for (auto& outcome : outcomes) handle(outcome);
+    save();
+  }
+
   bool stopping() const { return options_.stop && options_.stop->load(); }
 
   const std::string& key_of(const PlannedAction& a) const { return keys_.at(a.project_id).key; }
@@ -216,8 +115,7 @@ class ApplyRun {
     save();
     for (size_t i : batch) {
       Item& item = items_[i];
-      item.phase = Phase::Creating;
-      start_watch(item, clock_.now());  // a service's wait timeout counts from its create
+      start_watch(item, Phase::Creating, clock_.now());  // a service's wait timeout counts from its create
       const PlannedAction& a = *item.action;
       events_.on_event({EventKind::CreateSent, a.address, "", "", Duration(0), ""});
       bool look_first = a.action == Action::Adopt;
@@ -225,8 +123,9 @@ class ApplyRun {
         Outcome out;
         try {
           out = create_or_adopt(api_, a, key, look_first);
-        } catch (const Error& e) {  // the lookup failed: the outcome is still unknown
-          out.error = e.what();
+        } catch (const std::exception& e) {  // e.g. the lookup failed: the outcome is still unknown
+          out.error = std::string(e.what()) + "; the create's outcome is unknown, so the next apply looks for `" +
+                      a.name + "` by name before creating it";
         }
         out.item = i;
         return out;
@@ -241,9 +140,7 @@ class ApplyRun {
       const PlannedAction& a = *items_[i].action;
       std::string id = state_.find(a.address)->id;
       workers.submit([this, i, &a, id, key = key_of(a)] {
-        PlannedAction target = a;
-        target.resource_id = id;
-        Outcome out = poll(api_, target, key);
+        Outcome out = poll_service(api_, a, id, key);
         out.item = i;
         return out;
       });
@@ -308,7 +205,9 @@ class ApplyRun {
     Item& item = items_[i];
     ResourceRecord& rec = *state_.find(item.action->address);
     ++item.polls;
-    if (out.gone) return fail(item, "the service " + rec.id + " no longer exists (404)");
+    if (out.gone)
+      return fail(item, "the service " + rec.id + " no longer exists (404). Run `dbform state rm " + rec.address +
+                            "` to forget it and create it again");
     if (!out.error.empty()) {
       if (!out.transient) return fail(item, out.error);
       spdlog::info("{}: watch request failed, will retry: {}", item.action->address, out.error);
@@ -340,11 +239,12 @@ class ApplyRun {
       return fail(item, "not READY after " + format_duration(options_.wait_timeout) + " (last status " +
                             (rec.status.empty() ? "unknown" : rec.status) +
                             "); run apply again to keep waiting, it will not be created again");
+    item.phase = Phase::Watching;
     timers_.push({std::min(now + options_.polls.after(item.polls), item.deadline), i});
   }
 
-  void start_watch(Item& item, Clock::TimePoint at) {
-    item.phase = Phase::Watching;
+  void start_watch(Item& item, Phase phase, Clock::TimePoint at) {
+    item.phase = phase;
     item.watch_start = at;
     item.deadline = at + options_.wait_timeout;
   }
@@ -364,7 +264,9 @@ class ApplyRun {
   void fail(Item& item, const std::string& why) {
     item.phase = Phase::Failed;
     result_.failures.push_back(item.action->address + ": " + why);
-    events_.on_event({EventKind::Failed, item.action->address, "", "", Duration(0), why});
+    const ResourceRecord* rec = state_.find(item.action->address);
+    events_.on_event({EventKind::Failed, item.action->address, rec ? rec->id : "", rec ? rec->status : "",
+                      rec ? elapsed(item) : Duration(0), why});
   }
 
   void finish_interrupted() {
@@ -418,10 +320,18 @@ ApplyEngine::ApplyEngine(ApiClient& api, StateStore& store, Clock& clock, EventS
 void ApplyEngine::preflight(const Plan& plan, const std::map<std::string, ProjectKey>& keys) {
   std::vector<std::string> problems;
   for (const auto& project : projects_with_work(plan)) {
-    const ProjectKey& key = keys.at(project);
+    auto found = keys.find(project);
+    if (found == keys.end()) {
+      problems.push_back("project `" + project + "`: no API key was resolved");
+      continue;
+    }
+    const ProjectKey& key = found->second;
     try {
       AuthInfo info = api_.auth_info(key.key);
-      if (info.project_id != project) {
+      if (info.project_id.empty()) {
+        spdlog::warn("project {}: GET /auth/info did not say which project the key in {} belongs to", project,
+                     key.variable);
+      } else if (info.project_id != project) {
         problems.push_back("project `" + project + "`: the API key in " + key.variable + " (key name `" +
                            info.key_name + "`) belongs to project `" + info.project_id + "`" +
                            (info.project_name.empty() ? "" : " (" + info.project_name + ")") + ", not `" + project +
@@ -431,8 +341,12 @@ void ApplyEngine::preflight(const Plan& plan, const std::map<std::string, Projec
       events_.on_event({EventKind::PreflightPassed, project, "", "", Duration(0),
                         "project " + project + ": key `" + info.key_name + "` from " + key.variable});
     } catch (const ApiError& e) {
-      problems.push_back("project `" + project + "`: the API key in " + key.variable + " was not accepted: " +
-                         e.what());
+      const bool rejected = e.status() == 401 || e.status() == 403;
+      problems.push_back("project `" + project + "`: the API key in " + key.variable +
+                         (rejected ? " was not accepted: " : " could not be checked: ") + e.what());
+    } catch (const Error& e) {
+      problems.push_back("project `" + project + "`: the API key in " + key.variable +
+                         " could not be checked: " + e.what());
     }
   }
   if (!problems.empty())

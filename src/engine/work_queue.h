@@ -60,7 +60,9 @@ class WorkQueue {
       {
         std::unique_lock<std::mutex> lock(mu_);
         jobs_cv_.wait(lock, [this] { return closing_ || !jobs_.empty(); });
-        if (jobs_.empty()) return;
+        // Closing early (the owner threw): start nothing more. A create not sent is safe, its
+        // intent is recorded; one sent whose answer nobody records is what we must not multiply.
+        if (closing_) return;
         job = std::move(jobs_.front());
         jobs_.pop_front();
       }

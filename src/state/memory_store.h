@@ -24,6 +24,7 @@ class MemoryStateStore : public StateStore {
 
   void write(State& state) override {
     std::lock_guard<std::mutex> lock(mu_);
+    if (failing_writes_) throw Error("memory store: write refused (as a full disk would)");
     state.serial += 1;
     current_ = state;
     snapshots_.push_back(state);
@@ -32,6 +33,12 @@ class MemoryStateStore : public StateStore {
   std::unique_ptr<StateLock> lock(const std::string&, Duration) override { return std::make_unique<StateLock>(); }
 
   std::string describe() const override { return "memory"; }
+
+  // From now on every write throws, as a full disk or a lost database connection would.
+  void fail_writes() {
+    std::lock_guard<std::mutex> lock(mu_);
+    failing_writes_ = true;
+  }
 
   // Every state written, oldest first.
   std::vector<State> snapshots() const {
@@ -56,6 +63,7 @@ class MemoryStateStore : public StateStore {
   mutable std::mutex mu_;
   std::optional<State> current_;
   std::vector<State> snapshots_;
+  bool failing_writes_ = false;
 };
 
 }  // namespace dbform

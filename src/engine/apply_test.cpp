@@ -1,0 +1,342 @@
+// The apply engine against a scripted API: order of creates, intents, recording, unknown outcomes,
+// adoption, preflight and stopping.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <condition_variable>
+
+#include "engine/test_support.h"
+
+using namespace dbform;
+using namespace dbform::test;
+using nlohmann::json;
+using R = FakeTransport;
+
+namespace {
+
+std::string message_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(nothing thrown)";
+}
+
+size_t index_of(const std::vector<HttpRequest>& reqs, const std::string& method, const std::string& suffix) {
+  for (size_t i = 0; i < reqs.size(); ++i)
+    if (reqs[i].method == method && path_of(reqs[i]).ends_with(suffix)) return i;
+  return reqs.size();
+}
+
+const json kFullService = {{"initial_password", "pw-orders"},
+                           {"endpoint", {{"host", "orders.db.test"}, {"port", 5432}}},
+                           {"connection_pooler", {{"endpoint", {{"host", "pool.orders.db.test"}, {"port", 6432}}}}}};
+
+}  // namespace
+
+TEST_CASE("engine: VPCs go before services, intents before creates, results right after") {
+  Harness h;
+  h.vpc("p1", "main");
+  h.service("p1", "orders");
+  h.service("p1", "billing");
+  std::mutex mu;
+  std::vector<std::string> problems;  // seen inside the handler, asserted on the test's thread
+  auto problem = [&](std::string p) {
+    std::lock_guard<std::mutex> lock(mu);
+    problems.push_back(std::move(p));
+  };
+  h.fake.set_handler([&](const HttpRequest& r) -> HttpResponse {
+    const std::string path = path_of(r);
+    if (r.method == "POST") {
+      const std::string name = json::parse(r.body).at("name");
+      const bool vpc = path.ends_with("/vpcs");
+      auto rec = h.store.last_record("p1/" + std::string(vpc ? "vpcs/" : "services/") + name);
+      if (!rec) problem(name + ": nothing recorded before its create was sent");
+      else if (!rec->create_pending || !rec->id.empty()) problem(name + ": the record written first is not an intent");
+      if (vpc) return R::response(201, R"({"id":"vpc-1","name":"main","cidr":"10.0.0.0/16"})");
+      json extra = name == "orders" ? kFullService : json::object();
+      return R::response(202, service_json("svc-" + name, name, "QUEUED", extra));
+    }
+    const std::string id = path.substr(path.rfind('/') + 1);
+    auto rec = h.store.last_record("p1/services/" + id.substr(4));
+    if (!rec || rec->id != id || rec->create_pending) problem(id + ": polled before the create's result was saved");
+    return R::response(200, service_json(id, id.substr(4), "READY"));  // reads carry no password
+  });
+
+  ApplyResult result = h.apply();
+
+  CHECK(problems == std::vector<std::string>{});
+  CHECK(result.failures.empty());
+  CHECK(result.created == 3);
+  CHECK(result.ready == 3);
+  auto reqs = h.fake.requests();
+  size_t vpc_post = index_of(reqs, "POST", "/projects/p1/vpcs");
+  REQUIRE(vpc_post < reqs.size());
+  for (size_t i = 0; i < reqs.size(); ++i)
+    if (reqs[i].method == "POST" && path_of(reqs[i]).ends_with("/services")) CHECK(i > vpc_post);
+  CHECK(h.fake.count("POST", "/projects/p1/services") == 2);
+
+  const State stored = *h.store.read();
+  for (const State* s : std::vector<const State*>{&h.state, &stored}) {
+    const ResourceRecord* orders = s->find("p1/services/orders");
+    REQUIRE(orders);
+    CHECK(orders->id == "svc-orders");
+    CHECK_FALSE(orders->create_pending);
+    CHECK(orders->status == "READY");
+    CHECK(orders->initial_password == "pw-orders");  // the READY poll had none: kept
+    CHECK(orders->endpoint_host == "orders.db.test");
+    CHECK(orders->endpoint_port == 5432);
+    CHECK(orders->pooler_host == "pool.orders.db.test");
+    CHECK(orders->pooler_port == 6432);
+    CHECK(orders->settings == json{{"cpu_millis", "1000"}, {"memory_gbs", "4"}});
+    CHECK_FALSE(orders->last_response.contains("initial_password"));
+    const ResourceRecord* vpc = s->find("p1/vpcs/main");
+    REQUIRE(vpc);
+    CHECK(vpc->id == "vpc-1");
+    CHECK_FALSE(vpc->create_pending);
+  }
+  CHECK(h.events.of(EventKind::Ready).size() == 3);
+  CHECK(h.events.of(EventKind::Created, "p1/services/orders").at(0).resource_id == "svc-orders");
+}
+
+TEST_CASE("engine: never more requests in flight than the parallelism") {
+  const int parallelism = GENERATE(1, 3);
+  const int total = 7;
+  Harness h;
+  h.options.parallelism = parallelism;
+  h.options.wait = false;
+  for (int i = 0; i < total; ++i) h.service("p1", "s" + std::to_string(i));
+  std::mutex mu;
+  std::condition_variable cv;
+  int current = 0, max_seen = 0, arrived = 0;
+  bool open = false;
+  h.fake.set_handler([&](const HttpRequest& r) {
+    std::unique_lock<std::mutex> lock(mu);
+    max_seen = std::max(max_seen, ++current);
+    ++arrived;
+    // Hold the first requests until `parallelism` of them are inside at once (proving the engine
+    // does use its workers), or until no more can come.
+    if (current >= parallelism || arrived == total) open = true;
+    cv.notify_all();
+    cv.wait_for(lock, std::chrono::seconds(10), [&] { return open; });
+    --current;
+    const std::string name = json::parse(r.body).at("name");
+    return R::response(202, service_json("svc-" + name, name, "QUEUED"));
+  });
+
+  ApplyResult result = h.apply();
+
+  CHECK(max_seen == parallelism);
+  CHECK(result.created == total);
+  CHECK(result.failures.empty());
+  CHECK(h.fake.count("GET", "") == 0);  // --no-wait: nothing polled
+}
+
+TEST_CASE("engine: a create whose outcome is unknown is looked up by name before anything is re-sent") {
+  Harness h;
+  h.service("p1", "orders");
+  SECTION("answered 500") {
+    h.fake.on("POST", "/projects/p1/services", R::response(500, R"({"code":"internal","message":"boom"})"));
+  }
+  SECTION("connection lost after sending") { h.fake.fail("POST", "/projects/p1/services", true); }
+
+  SECTION("one match: adopted, no second create") {
+    h.fake.on("POST", "/projects/p1/services", R::response(500));
+    h.fake.on("GET", "/projects/p1/services",
+              R::response(200, "[" + service_json("svc-x", "other", "READY") + "," +
+                                   service_json("svc-9", "orders", "CONFIGURING") + "]"));
+    h.fake.always("GET", "/services/svc-9", R::response(200, service_json("svc-9", "orders", "READY")));
+    ApplyResult result = h.apply();
+    CHECK(h.fake.count("POST", "/projects/p1/services") == 1);
+    CHECK(result.adopted == 1);
+    CHECK(result.created == 0);
+    CHECK(result.ready == 1);
+    auto adopted = h.events.of(EventKind::Adopted, "p1/services/orders");
+    REQUIRE(adopted.size() == 1);
+    CHECK(adopted[0].resource_id == "svc-9");
+    CHECK_THAT(adopted[0].message, Catch::Contains("password"));
+    auto rec = h.store.last_record("p1/services/orders");
+    REQUIRE(rec);
+    CHECK(rec->id == "svc-9");
+    CHECK_FALSE(rec->create_pending);
+    CHECK(rec->status == "READY");
+    return;
+  }
+  SECTION("two matches: failure naming both, intent kept") {
+    h.fake.on("POST", "/projects/p1/services", R::response(502));
+    h.fake.on("GET", "/projects/p1/services",
+              R::response(200, "[" + service_json("svc-1", "orders", "READY") + "," +
+                                   service_json("svc-2", "orders", "READY") + "]"));
+    ApplyResult result = h.apply();
+    CHECK(h.fake.count("POST", "/projects/p1/services") == 1);
+    REQUIRE(result.failures.size() == 1);
+    CHECK_THAT(result.failures[0], Catch::StartsWith("p1/services/orders: ") && Catch::Contains("svc-1") &&
+                                       Catch::Contains("svc-2"));
+    auto rec = h.store.last_record("p1/services/orders");
+    REQUIRE(rec);  // the next run must look again, not create a third
+    CHECK(rec->create_pending);
+    CHECK(rec->id.empty());
+    return;
+  }
+
+  // No match: created again, exactly once.
+  h.fake.on("GET", "/projects/p1/services", R::response(200, "[" + service_json("svc-x", "other", "READY") + "]"));
+  h.fake.on("POST", "/projects/p1/services", R::response(202, service_json("svc-2", "orders", "READY")));
+  ApplyResult result = h.apply();
+  auto reqs = h.fake.requests();
+  CHECK(h.fake.count("POST", "/projects/p1/services") == 2);
+  CHECK(h.fake.count("GET", "/projects/p1/services") == 1);
+  CHECK(reqs.at(1).method == "GET");  // the lookup came between the two creates
+  CHECK(result.created == 1);
+  CHECK(result.adopted == 0);
+  CHECK(result.failures.empty());
+  CHECK(h.state.find("p1/services/orders")->id == "svc-2");
+}
+
+TEST_CASE("engine: a create refused with 4xx forgets the intent and fails that resource only") {
+  Harness h;
+  h.service("p1", "bad");
+  h.service("p1", "good");
+  h.fake.set_handler([](const HttpRequest& r) {
+    const std::string name = json::parse(r.body).at("name");
+    if (name == "bad") return R::response(400, R"({"code":"invalid","message":"cpu_millis is not allowed"})");
+    return R::response(202, service_json("svc-good", "good", "READY"));
+  });
+  ApplyResult result = h.apply();
+  REQUIRE(result.failures.size() == 1);
+  CHECK_THAT(result.failures[0], Catch::StartsWith("p1/services/bad: ") && Catch::Contains("400") &&
+                                     Catch::Contains("cpu_millis is not allowed"));
+  CHECK(result.ready == 1);
+  CHECK(h.fake.count("POST", "/services") == 2);  // a refusal is not retried
+  CHECK(h.state.find("p1/services/bad") == nullptr);
+  CHECK_FALSE(h.store.last_record("p1/services/bad"));
+  bool intent_was_written = false;
+  for (const auto& s : h.store.snapshots()) intent_was_written |= s.find("p1/services/bad") != nullptr;
+  CHECK(intent_was_written);
+  CHECK(h.store.last_record("p1/services/good")->status == "READY");
+  CHECK(h.events.of(EventKind::Failed, "p1/services/bad").size() == 1);
+}
+
+TEST_CASE("engine: an adopt action lists by name first and creates only when nothing is found") {
+  Harness h;
+  h.service("p1", "orders");
+  h.recorded("p1", "orders", "", "", /*create_pending=*/true);
+  h.fake.always("GET", "/services/svc-5", R::response(200, service_json("svc-5", "orders", "READY")));
+  SECTION("found") {
+    h.fake.on("GET", "/projects/p1/services", R::response(200, "[" + service_json("svc-5", "orders", "QUEUED") + "]"));
+    ApplyResult result = h.apply();
+    REQUIRE(h.plan.actions.at(0).action == Action::Adopt);
+    CHECK(h.fake.count("POST", "/services") == 0);
+    CHECK(result.adopted == 1);
+    CHECK(result.ready == 1);
+    CHECK(h.state.find("p1/services/orders")->id == "svc-5");
+    CHECK(h.events.of(EventKind::Adopted).size() == 1);
+  }
+  SECTION("not found") {
+    h.fake.on("GET", "/projects/p1/services", R::response(200, "[]"));
+    h.fake.on("POST", "/projects/p1/services", R::response(202, service_json("svc-5", "orders", "QUEUED")));
+    ApplyResult result = h.apply();
+    auto reqs = h.fake.requests();
+    CHECK(index_of(reqs, "GET", "/projects/p1/services") < index_of(reqs, "POST", "/projects/p1/services"));
+    CHECK(h.fake.count("POST", "/services") == 1);
+    CHECK(result.created == 1);
+    CHECK(result.ready == 1);
+  }
+  CHECK_FALSE(h.state.find("p1/services/orders")->create_pending);
+}
+
+TEST_CASE("engine: preflight checks each key of a project with work and refuses a wrong one") {
+  Harness h;
+  h.service("p1", "orders");
+  auto auth = [](const std::string& project, const std::string& key_name) {
+    return R::response(200, json{{"type", "apiKey"},
+                                 {"api_key", {{"name", key_name}, {"project", {{"id", project}, {"name", "Staging"}}}}}}
+                                .dump());
+  };
+  auto preflight = [&] {
+    h.plan = make_plan(h.manifest, h.state);
+    ApplyEngine engine(h.api, h.store, h.clock, h.events, h.options);
+    engine.preflight(h.plan, h.keys());
+  };
+
+  SECTION("a key of another project") {
+    h.fake.always("GET", "/auth/info", auth("p2", "ci-key"));
+    std::string msg = message_of(preflight);
+    CHECK_THAT(msg, Catch::Contains("`p1`") && Catch::Contains("`p2`") && Catch::Contains("ci-key") &&
+                        Catch::Contains("DBFORM_API_KEY_p1"));
+    CHECK_THAT(msg, !Catch::Contains("key-p1"));  // never the key itself
+    CHECK(R::header_of(h.fake.requests().at(0), "Authorization") == "Bearer key-p1");
+  }
+  SECTION("a rejected key") {
+    h.fake.always("GET", "/auth/info", R::response(401, R"({"code":"unauthorized","message":"invalid key"})"));
+    std::string msg = message_of(preflight);
+    CHECK_THAT(msg, Catch::Contains("401") && Catch::Contains("DBFORM_API_KEY_p1") && Catch::Contains("`p1`"));
+  }
+  SECTION("only projects with work are checked") {
+    h.service("p0", "done");
+    h.recorded("p0", "done", "svc-d", "READY");
+    std::swap(h.manifest.projects[0], h.manifest.projects[1]);  // p0 first in the manifest
+    h.fake.always("GET", "/auth/info", auth("p1", "p1-key"));
+    CHECK(message_of(preflight) == "(nothing thrown)");
+    REQUIRE(h.fake.requests().size() == 1);
+    CHECK(R::header_of(h.fake.requests()[0], "Authorization") == "Bearer key-p1");
+    auto passed = h.events.of(EventKind::PreflightPassed);
+    REQUIRE(passed.size() == 1);
+    CHECK_THAT(passed[0].message, Catch::Contains("p1-key") && Catch::Contains("DBFORM_API_KEY_p1"));
+    return;
+  }
+  CHECK(h.fake.count("POST", "") == 0);
+  CHECK(h.events.of(EventKind::PreflightPassed).empty());
+}
+
+TEST_CASE("engine: preflight names every problem at once") {
+  Harness h;
+  h.service("p1", "a");
+  h.service("p2", "b");
+  h.fake.set_handler([](const HttpRequest& r) {
+    if (R::header_of(r, "Authorization") == "Bearer key-p1") return R::response(403, R"({"message":"revoked"})");
+    return R::response(200, R"({"api_key":{"name":"k","project":{"id":"p3"}}})");
+  });
+  ApplyEngine engine(h.api, h.store, h.clock, h.events, h.options);
+  Plan plan = make_plan(h.manifest, h.state);
+  std::string msg = message_of([&] { engine.preflight(plan, h.keys()); });
+  CHECK_THAT(msg, Catch::Contains("403") && Catch::Contains("revoked") && Catch::Contains("`p3`") &&
+                      Catch::Contains("nothing was created"));
+}
+
+TEST_CASE("engine: a stop starts nothing new, records what was in flight and lists what is pending") {
+  Harness h;
+  std::atomic<bool> stop{false};
+  h.options.stop = &stop;
+  h.options.parallelism = 2;
+  for (const char* n : {"a", "b", "c", "d"}) h.service("p1", n);
+  h.fake.set_handler([&](const HttpRequest& r) {
+    const std::string name = json::parse(r.body).at("name");
+    stop = true;  // e.g. SIGINT while the first creates are on the wire
+    return R::response(202, service_json("svc-" + name, name, "QUEUED", {{"initial_password", "pw"}}));
+  });
+  ApplyResult result = h.apply();
+  CHECK(h.fake.count("POST", "/services") == 2);  // the two in flight; c and d never started
+  CHECK(h.fake.count("GET", "") == 0);
+  CHECK(result.interrupted);
+  CHECK(result.pending == std::vector<std::string>{"p1/services/a", "p1/services/b", "p1/services/c",
+                                                   "p1/services/d"});
+  for (const char* n : {"a", "b"}) {
+    auto rec = h.store.last_record(std::string("p1/services/") + n);
+    REQUIRE(rec);
+    CHECK(rec->id == std::string("svc-") + n);
+    CHECK(rec->initial_password == "pw");
+    CHECK_FALSE(rec->create_pending);
+  }
+  CHECK_FALSE(h.store.last_record("p1/services/c"));
+  CHECK(h.events.of(EventKind::Interrupted).size() == 1);
+}
+
+TEST_CASE("engine: when the intent cannot be saved, the create is not sent") {
+  Harness h;
+  h.service("p1", "orders");
+  h.store.fail_writes();
+  h.fake.always("POST", "/projects/p1/services", R::response(202, service_json("svc-1", "orders", "READY")));
+  CHECK_THROWS_WITH(h.apply(), Catch::Contains("write refused"));
+  CHECK(h.fake.requests().empty());
+}

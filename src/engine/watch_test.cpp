@@ -1,0 +1,242 @@
+// Watching services until READY: statuses, failures, retries, time-outs, wait actions, and a main
+// loop that neither spins nor stalls while requests are in flight.
+#include <catch2/catch.hpp>
+#include <condition_variable>
+
+#include "engine/test_support.h"
+#include "engine/watch.h"
+
+using namespace dbform;
+using namespace dbform::test;
+using nlohmann::json;
+using R = FakeTransport;
+using std::chrono::milliseconds;
+
+namespace {
+
+// Creates answer 202 QUEUED with id svc-NAME.
+void answer_creates(Harness& h) {
+  h.fake.always("POST", "/projects/p1/services", R::response(202, service_json("svc-any", "any", "QUEUED")));
+}
+
+HttpResponse created(const HttpRequest& r, const std::string& status = "QUEUED") {
+  const std::string name = json::parse(r.body).at("name");
+  return R::response(202, service_json("svc-" + name, name, status));
+}
+
+}  // namespace
+
+TEST_CASE("engine: status classification and poll schedule") {
+  CHECK(classify_status("READY") == StatusVerdict::Ready);
+  for (const char* s : {"DELETING", "DELETED", "PAUSING", "PAUSED"}) CHECK(classify_status(s) == StatusVerdict::Failed);
+  for (const char* s : {"QUEUED", "CONFIGURING", "UNSTABLE", "RESUMING", "UPGRADING", "OPTIMIZING", "", "NEW_ONE"})
+    CHECK(classify_status(s) == StatusVerdict::KeepWaiting);
+  PollSchedule p;
+  CHECK(p.after(0) == milliseconds(1000));
+  CHECK(p.after(1) == milliseconds(1500));
+  CHECK(p.after(2) == milliseconds(2250));
+  CHECK(p.after(50) == milliseconds(10'000));
+}
+
+TEST_CASE("engine: QUEUED -> CONFIGURING -> READY reports each change with its elapsed time") {
+  Harness h;
+  h.service("p1", "orders");
+  h.fake.on("POST", "/projects/p1/services", R::response(202, service_json("svc-1", "orders", "QUEUED")));
+  h.fake.on("GET", "/services/svc-1", R::response(200, service_json("svc-1", "orders", "CONFIGURING")));
+  h.fake.on("GET", "/services/svc-1",
+            R::response(200, service_json("svc-1", "orders", "CONFIGURING",
+                                          {{"endpoint", {{"host", "o.db.test"}, {"port", 5432}}}})));
+  h.fake.on("GET", "/services/svc-1", R::response(200, service_json("svc-1", "orders", "READY")));
+  const auto start = h.clock.now();
+
+  ApplyResult result = h.apply();
+
+  CHECK(result.ready == 1);
+  CHECK(result.failures.empty());
+  const std::string addr = "p1/services/orders";
+  CHECK(h.events.kinds_for(addr) == std::vector<EventKind>{EventKind::CreateSent, EventKind::Created,
+                                                           EventKind::StatusChanged, EventKind::StatusChanged,
+                                                           EventKind::Ready});
+  auto changes = h.events.of(EventKind::StatusChanged, addr);
+  CHECK(changes[0].status == "CONFIGURING");
+  CHECK(changes[0].elapsed == milliseconds(1000));  // first poll after 1s
+  CHECK(changes[1].status == "READY");
+  CHECK(changes[1].elapsed == milliseconds(1000 + 1500 + 2250));
+  auto ready = h.events.of(EventKind::Ready, addr).at(0);
+  CHECK(ready.elapsed == milliseconds(4750));
+  CHECK(ready.message == "o.db.test:5432");
+  CHECK(h.clock.now() - start == milliseconds(4750));
+  CHECK(h.fake.count("GET", "/services/svc-1") == 3);
+  // The state followed the statuses as they arrived.
+  std::vector<std::string> statuses;
+  for (const auto& s : h.store.snapshots()) {
+    const ResourceRecord* r = s.find(addr);
+    std::string st = r ? (r->create_pending ? "intent" : r->status) : "-";
+    if (statuses.empty() || statuses.back() != st) statuses.push_back(st);
+  }
+  CHECK(statuses == std::vector<std::string>{"intent", "QUEUED", "CONFIGURING", "READY"});
+  CHECK(h.store.last_record(addr)->endpoint_host == "o.db.test");
+}
+
+TEST_CASE("engine: UNSTABLE and unknown statuses keep waiting") {
+  Harness h;
+  h.service("p1", "orders");
+  answer_creates(h);
+  for (const char* s : {"UNSTABLE", "SOMETHING_NEW", "OPTIMIZING", "READY"})
+    h.fake.on("GET", "/services/svc-any", R::response(200, service_json("svc-any", "orders", s)));
+  ApplyResult result = h.apply();
+  CHECK(result.failures.empty());
+  CHECK(result.ready == 1);
+  CHECK(h.fake.count("GET", "/services/svc-any") == 4);
+}
+
+TEST_CASE("engine: DELETED, PAUSED and 404 fail that service only") {
+  Harness h;
+  for (const char* n : {"del", "paused", "gone", "fine"}) h.service("p1", n);
+  h.fake.set_handler([](const HttpRequest& r) {
+    if (r.method == "POST") return created(r);
+    const std::string path = path_of(r);
+    if (path.ends_with("svc-del")) return R::response(200, service_json("svc-del", "del", "DELETED"));
+    if (path.ends_with("svc-paused")) return R::response(200, service_json("svc-paused", "paused", "PAUSED"));
+    if (path.ends_with("svc-gone")) return R::response(404, R"({"code":"not_found"})");
+    return R::response(200, service_json("svc-fine", "fine", "READY"));
+  });
+  ApplyResult result = h.apply();
+  CHECK(result.ready == 1);
+  CHECK(result.created == 4);
+  REQUIRE(result.failures.size() == 3);
+  auto failure_of = [&](const std::string& name) {
+    for (const auto& f : result.failures)
+      if (f.starts_with("p1/services/" + name + ": ")) return f;
+    return std::string("(none)");
+  };
+  CHECK_THAT(failure_of("del"), Catch::Contains("DELETED") && Catch::Contains("state rm"));
+  CHECK_THAT(failure_of("paused"), Catch::Contains("PAUSED"));
+  CHECK_THAT(failure_of("gone"), Catch::Contains("404") && Catch::Contains("svc-gone"));
+  CHECK(h.events.of(EventKind::Failed).size() == 3);
+  CHECK(h.events.of(EventKind::Ready, "p1/services/fine").size() == 1);
+  // Each was created: its id stays recorded so it is never created twice.
+  CHECK(h.store.last_record("p1/services/del")->id == "svc-del");
+  CHECK(h.fake.count("GET", "/services/svc-del") == 1);  // a failed service is not polled again
+}
+
+TEST_CASE("engine: 5xx and connection errors during a watch are retried") {
+  Harness h;  // the client tries each read twice
+  h.service("p1", "orders");
+  answer_creates(h);
+  h.fake.on("GET", "/services/svc-any", R::response(503, "", {{"retry-after", "2"}}));
+  h.fake.fail("GET", "/services/svc-any", /*may_have_reached_server=*/true);  // the first poll gives up here
+  h.fake.on("GET", "/services/svc-any", R::response(502, "<html>bad gateway</html>"));
+  h.fake.on("GET", "/services/svc-any", R::response(200, service_json("svc-any", "orders", "READY")));
+  ApplyResult result = h.apply();
+  CHECK(result.failures.empty());
+  CHECK(result.ready == 1);
+  CHECK(h.fake.count("GET", "/services/svc-any") == 4);
+}
+
+TEST_CASE("engine: a service not READY within the wait timeout fails naming its last status") {
+  Harness h;
+  h.options.wait_timeout = std::chrono::minutes(1);
+  h.service("p1", "slow");
+  h.service("p1", "quick");
+  h.fake.set_handler([](const HttpRequest& r) {
+    if (r.method == "POST") return created(r);
+    if (path_of(r).ends_with("svc-quick")) return R::response(200, service_json("svc-quick", "quick", "READY"));
+    return R::response(200, service_json("svc-slow", "slow", "CONFIGURING"));
+  });
+  const auto start = h.clock.now();
+  ApplyResult result = h.apply();
+  REQUIRE(result.failures.size() == 1);
+  CHECK_THAT(result.failures[0], Catch::StartsWith("p1/services/slow: ") && Catch::Contains("last status CONFIGURING") &&
+                                     Catch::Contains("not READY after"));
+  CHECK(result.ready == 1);
+  const auto waited = h.clock.now() - start;
+  CHECK(waited >= std::chrono::minutes(1));
+  CHECK(waited < std::chrono::seconds(61));
+  const size_t polls = h.fake.count("GET", "/services/svc-slow");
+  CHECK(polls >= 6);
+  CHECK(polls <= 12);  // backing off to one poll per 10s
+  CHECK(h.store.last_record("p1/services/slow")->id == "svc-slow");
+}
+
+TEST_CASE("engine: a wait action polls a recorded service and never creates it") {
+  Harness h;
+  h.service("p1", "orders");
+  ResourceRecord& rec = h.recorded("p1", "orders", "svc-7", "CONFIGURING");
+  rec.initial_password = "pw-from-create";
+  h.fake.on("GET", "/services/svc-7",
+            R::response(200, service_json("svc-7", "orders", "CONFIGURING", {{"initial_password", ""}})));
+  h.fake.on("GET", "/services/svc-7", R::response(200, service_json("svc-7", "orders", "READY")));
+
+  SECTION("waiting") {
+    ApplyResult result = h.apply();
+    REQUIRE(h.plan.actions.at(0).action == Action::Wait);
+    CHECK(h.fake.count("POST", "") == 0);
+    CHECK(result.created == 0);
+    CHECK(result.ready == 1);
+    CHECK(h.state.find("p1/services/orders")->initial_password == "pw-from-create");
+    CHECK(h.store.last_record("p1/services/orders")->initial_password == "pw-from-create");
+    CHECK(h.store.last_record("p1/services/orders")->status == "READY");
+  }
+  SECTION("--no-wait leaves it alone") {
+    h.options.wait = false;
+    ApplyResult result = h.apply();
+    CHECK(h.fake.requests().empty());
+    CHECK(result.failures.empty());
+    CHECK(result.ready == 0);
+  }
+}
+
+TEST_CASE("engine: polls go on while a slow create is in flight") {
+  Harness h;
+  h.options.polls.initial = milliseconds(50);
+  h.service("p1", "fast");
+  h.service("p1", "slow");
+  std::mutex mu;
+  std::condition_variable cv;
+  bool fast_polled = false, slow_saw_poll = false;
+  h.fake.set_handler([&](const HttpRequest& r) {
+    if (r.method == "POST") {
+      if (json::parse(r.body).at("name") == "slow") {
+        std::unique_lock<std::mutex> lock(mu);
+        slow_saw_poll = cv.wait_for(lock, std::chrono::seconds(5), [&] { return fast_polled; });
+      }
+      return created(r);
+    }
+    if (path_of(r).ends_with("svc-fast")) {
+      std::lock_guard<std::mutex> lock(mu);
+      fast_polled = true;
+      cv.notify_all();
+    }
+    const std::string id = path_of(r).substr(path_of(r).rfind('/') + 1);
+    return R::response(200, service_json(id, id.substr(4), "READY"));
+  });
+  ApplyResult result = h.apply();
+  CHECK(slow_saw_poll);
+  CHECK(result.ready == 2);
+}
+
+TEST_CASE("engine: the main loop does not spin while every worker is busy") {
+  Harness h;
+  h.options.parallelism = 1;
+  h.service("p1", "waiting");
+  h.service("p1", "new");
+  h.recorded("p1", "waiting", "svc-waiting", "QUEUED");  // its first poll is due at once
+  long reads_during_create = -1;
+  h.fake.set_handler([&](const HttpRequest& r) {
+    if (r.method == "POST") {
+      // Hold the only worker for a moment, as a slow API would, and see what the engine does.
+      const long before = h.clock.reads.load();
+      std::mutex mu;
+      std::unique_lock<std::mutex> lock(mu);
+      std::condition_variable().wait_for(lock, milliseconds(100));
+      reads_during_create = h.clock.reads.load() - before;
+      return created(r, "READY");
+    }
+    return R::response(200, service_json("svc-waiting", "waiting", "READY"));
+  });
+  ApplyResult result = h.apply();
+  CHECK(result.ready == 2);
+  CHECK(reads_during_create >= 0);
+  CHECK(reads_during_create < 50);
+}
