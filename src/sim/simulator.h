@@ -28,8 +28,8 @@ struct SimFaults {
   int retry_after_seconds = 1;
   std::vector<std::string> stuck;     // service names (glob with *) that never leave CONFIGURING
   std::vector<std::string> deleted;   // service names that end DELETED instead of READY
-  std::vector<std::string> unstable;  // service names that pass through UNSTABLE before READY
-  int drop_create_every = 0;        // every Nth create is performed but its connection dropped
+  std::vector<std::string> unstable;  // service names that are UNSTABLE for one configuring_delay before READY
+  int drop_create_every = 0;        // every Nth create (service or VPC) is performed but its connection dropped
 };
 
 struct SimConfig {
@@ -40,7 +40,8 @@ struct SimConfig {
   SimFaults faults;
 };
 
-// Reads a small YAML config: keys (key, project, name), delays, seed and faults. Throws Error.
+// Reads a small YAML config: keys (key, project, name), delays, seed and faults. Throws UsageError
+// naming file:line:col and, for an unknown key, the closest known one.
 SimConfig load_sim_config(const std::string& path);
 
 struct SimRequest {

@@ -226,7 +226,7 @@ TEST_CASE("sim: VPC bodies are validated") {
   CHECK(h.sim.all_vpcs().empty());
 }
 
-TEST_CASE("sim: Bearer and Basic keys are accepted; others get 401, other projects 403") {
+TEST_CASE("sim: Bearer and Basic keys are accepted, others get 401, other projects 403") {
   SimHarness h;
   CHECK(h.call("GET", "/projects/proj-a/services").status == 200);
   CHECK(h.call("GET", "/projects/proj-b/services", "", kBasicB).status == 200);
