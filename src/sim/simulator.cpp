@@ -2,6 +2,7 @@
 // mutex. No sockets here (see server.cpp), so tests drive it directly with a FakeClock.
 #include "sim/simulator.h"
 
+#include <algorithm>
 #include <set>
 
 #include "sim/auth.h"
