@@ -1,0 +1,228 @@
+// The apply lifecycle through the real binary: first apply, idempotent re-runs, additions,
+// conflicts, the state file on disk, and services that do not become READY.
+#include <sys/stat.h>
+
+#include "common.h"
+
+using namespace e2e;
+
+namespace {
+
+void check_ready_service(const json& state, const std::string& name) {
+  json r = find_resource(state, service_address(name));
+  INFO("resource " << name << ": " << r.dump(2));
+  REQUIRE(r.is_object());
+  CHECK(r["kind"] == "service");
+  CHECK(!r["id"].get<std::string>().empty());
+  CHECK(r["status"] == "READY");
+  CHECK(r["create_pending"] == false);
+  REQUIRE(r["endpoint"].is_object());
+  CHECK(!r["endpoint"].value("host", "").empty());
+  CHECK(r["endpoint"]["port"].is_number_integer());
+  CHECK(!r["initial_password"].get<std::string>().empty());
+}
+
+std::string count_summary(const Sandbox& sb) { return sb.counts().dump(); }
+
+}  // namespace
+
+TEST_CASE("e2e: first apply creates the VPC and every service and records them READY") {
+  Sandbox sb;
+  RunResult r = apply_base(sb);
+  json state = sb.state();
+  INFO(r.describe() << "\nstate: " << state.dump(2) << "\ncounts: " << count_summary(sb));
+
+  CHECK(state["format"] == "dbform-state");
+  CHECK(state["version"] == 1);
+  CHECK(state["resources"].size() == 4);
+  for (const auto& name : kServices) check_ready_service(state, name);
+  json vpc = find_resource(state, vpc_address("main"));
+  REQUIRE(vpc.is_object());
+  CHECK(!vpc["id"].get<std::string>().empty());
+  CHECK(vpc["create_pending"] == false);
+
+  // Exactly one create per resource, and the preflight ran.
+  CHECK(sb.count(kPostService) == 3);
+  CHECK(sb.count(kPostVpc) == 1);
+  CHECK(sb.count(kAuthInfo) == 1);
+
+  // The state's ids are the simulator's.
+  json services = sb.sim().all_services();
+  REQUIRE(services.size() == 3);
+  for (const auto& s : services) {
+    json rec = find_resource(state, service_address(s["name"]));
+    REQUIRE(rec.is_object());
+    CHECK(rec["id"] == s["service_id"]);
+    CHECK(rec["endpoint"]["host"] == s["endpoint"]["host"]);
+    CHECK(rec["endpoint"]["port"] == s["endpoint"]["port"]);
+  }
+  // The user sees where each service is.
+  for (const auto& name : kServices) CHECK(contains(r.out, service_address(name)));
+}
+
+TEST_CASE("e2e: after an apply, plan shows no changes and a second apply creates nothing") {
+  Sandbox sb;
+  apply_base(sb);
+  const json counts = sb.counts();
+
+  RunResult plan = sb.run({"plan", "--detailed-exitcode"});
+  INFO(plan.describe());
+  CHECK(plan.exit_code == 0);
+  CHECK(contains(plan.out, "No changes"));
+
+  RunResult again = sb.apply();
+  INFO(again.describe() << "\ncounts before: " << counts.dump() << "\ncounts after: " << count_summary(sb));
+  CHECK(again.exit_code == 0);
+  CHECK(contains(again.out, "No changes"));
+  CHECK(sb.count(kPostService) == 3);
+  CHECK(sb.count(kPostVpc) == 1);
+  CHECK(sb.counts() == counts);  // nothing to do, nothing asked
+}
+
+TEST_CASE("e2e: a service added to the manifest is planned and created alone") {
+  Sandbox sb;
+  apply_base(sb);
+  sb.write("dbform.yaml", base_manifest({"search"}));
+
+  RunResult plan = sb.run({"plan", "--detailed-exitcode"});
+  INFO(plan.describe());
+  CHECK(plan.exit_code == 2);
+  CHECK(contains(plan.out, "1 to create"));
+  CHECK(contains(plan.out, service_address("search")));
+  CHECK(!contains(plan.out, service_address("orders") + " will be created"));
+
+  RunResult r = sb.apply();
+  INFO(r.describe() << "\ncounts: " << count_summary(sb));
+  CHECK(r.exit_code == 0);
+  CHECK(sb.count(kPostService) == 4);
+  CHECK(sb.count(kPostVpc) == 1);
+  check_ready_service(sb.state(), "search");
+
+  RunResult after = sb.run({"plan", "--detailed-exitcode"});
+  CHECK(after.exit_code == 0);
+}
+
+TEST_CASE("e2e: a changed setting is a conflict: plan and apply refuse, nothing is sent or written") {
+  Sandbox sb;
+  apply_base(sb);
+  const std::string before = sb.read("dbform.state.json");
+  const std::string backup_before = sb.read("dbform.state.json.backup");
+  const json counts = sb.counts();
+
+  std::vector<std::string> services = {service_yaml("orders", 2000), service_yaml("billing"),
+                                       service_yaml("analytics")};
+  sb.write("dbform.yaml", manifest({vpc_yaml("main")}, services));
+
+  for (bool detailed : {false, true}) {
+    std::vector<std::string> args = {"plan"};
+    if (detailed) args.push_back("--detailed-exitcode");
+    RunResult plan = sb.run(args);
+    INFO(plan.describe());
+    CHECK(plan.exit_code == 1);
+    CHECK(contains(plan.all(), service_address("orders")));
+    CHECK(contains(plan.all(), "cpu_millis"));
+    CHECK(contains(plan.all(), "1000"));
+    CHECK(contains(plan.all(), "2000"));
+  }
+
+  RunResult r = sb.apply();
+  INFO(r.describe() << "\ncounts: " << count_summary(sb));
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.all(), "cpu_millis"));
+  CHECK(sb.count(kPostService) == 3);
+  CHECK(sb.count(kPostVpc) == 1);
+  CHECK(sb.read("dbform.state.json") == before);
+  CHECK(sb.read("dbform.state.json.backup") == backup_before);
+  CHECK(sb.counts() == counts);
+}
+
+TEST_CASE("e2e: the state file is private (0600) and the previous version is kept as a backup") {
+  Sandbox sb;
+  apply_base(sb);
+  struct stat st {};
+  REQUIRE(::stat((sb.dir() / "dbform.state.json").c_str(), &st) == 0);
+  CHECK((st.st_mode & 07777) == 0600);
+
+  // Every apply writes several times (intents, then results), so a backup exists already, one
+  // serial behind, and it holds passwords too: it must be just as private.
+  REQUIRE(sb.exists("dbform.state.json.backup"));
+  struct stat bst {};
+  REQUIRE(::stat((sb.dir() / "dbform.state.json.backup").c_str(), &bst) == 0);
+  CHECK((bst.st_mode & 07777) == 0600);
+  json state = sb.state();
+  json backup = sb.state("dbform.state.json.backup");
+  CHECK(backup["lineage"] == state["lineage"]);
+  CHECK(backup["serial"].get<long long>() == state["serial"].get<long long>() - 1);
+
+  // One more write (state rm): the backup is now exactly the file as it was before that write.
+  const std::string before_rm = sb.read("dbform.state.json");
+  RunResult rm = sb.run({"state", "rm", "analytics"});
+  INFO(rm.describe());
+  REQUIRE(rm.exit_code == 0);
+  CHECK(sb.read("dbform.state.json.backup") == before_rm);
+  CHECK(sb.state()["serial"].get<long long>() == state["serial"].get<long long>() + 1);
+  REQUIRE(::stat((sb.dir() / "dbform.state.json").c_str(), &st) == 0);
+  CHECK((st.st_mode & 07777) == 0600);
+}
+
+TEST_CASE("e2e: a stuck service fails alone at --wait-timeout; the others are READY and nothing is created twice") {
+  auto config = default_sim_config();
+  config.faults.stuck = {"billing"};
+  Sandbox sb(config);
+  sb.write("dbform.yaml", base_manifest());
+
+  RunResult r = sb.apply({"--wait-timeout", "1s"});
+  INFO(r.describe() << "\ncounts: " << count_summary(sb));
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.err, service_address("billing")));
+  CHECK(!contains(r.err, service_address("orders") + ":"));
+  CHECK(r.elapsed < std::chrono::seconds(20));
+
+  json state = sb.state();
+  INFO("state: " << state.dump(2));
+  check_ready_service(state, "orders");
+  check_ready_service(state, "analytics");
+  json billing = find_resource(state, service_address("billing"));
+  REQUIRE(billing.is_object());
+  CHECK(!billing["id"].get<std::string>().empty());
+  CHECK(billing["create_pending"] == false);
+  CHECK(billing["status"] == "CONFIGURING");
+  CHECK(!billing["initial_password"].get<std::string>().empty());
+
+  RunResult plan = sb.run({"plan", "--detailed-exitcode"});
+  INFO(plan.describe());
+  CHECK(plan.exit_code == 2);
+  CHECK(contains(plan.out, "0 to create"));
+  CHECK(contains(plan.out, "1 to wait for"));
+
+  RunResult again = sb.apply({"--wait-timeout", "1s"});
+  INFO(again.describe() << "\ncounts: " << count_summary(sb));
+  CHECK(again.exit_code == 1);
+  CHECK(contains(again.err, service_address("billing")));
+  CHECK(sb.count(kPostService) == 3);
+  CHECK(sb.count(kPostVpc) == 1);
+}
+
+TEST_CASE("e2e: a service that ends DELETED fails by name and a rerun creates nothing") {
+  auto config = default_sim_config();
+  config.faults.deleted = {"analytics"};
+  Sandbox sb(config);
+  sb.write("dbform.yaml", base_manifest());
+
+  RunResult r = sb.apply({"--wait-timeout", "30s"});
+  INFO(r.describe() << "\ncounts: " << count_summary(sb));
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.err, service_address("analytics")));
+  CHECK(contains(r.all(), "DELETED"));
+  CHECK(r.elapsed < std::chrono::seconds(20));  // a terminal status fails at once, not at the timeout
+  json state = sb.state();
+  check_ready_service(state, "orders");
+  check_ready_service(state, "billing");
+
+  RunResult again = sb.apply({"--wait-timeout", "30s"});
+  INFO(again.describe() << "\ncounts: " << count_summary(sb));
+  CHECK(again.exit_code == 1);
+  CHECK(contains(again.err, service_address("analytics")));
+  CHECK(sb.count(kPostService) == 3);
+  CHECK(sb.count(kPostVpc) == 1);
+}

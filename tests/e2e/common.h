@@ -1,0 +1,32 @@
+#pragma once
+// What several e2e test files share: the standard project (a VPC and three services) and checks.
+#include <catch2/catch.hpp>
+
+#include "harness.h"
+
+namespace e2e {
+
+inline const std::vector<std::string> kServices = {"orders", "billing", "analytics"};
+
+// VPC `main` and the three services of kServices.
+inline std::string base_manifest(const std::vector<std::string>& extra_services = {}) {
+  std::vector<std::string> services;
+  for (const auto& s : kServices) services.push_back(service_yaml(s));
+  for (const auto& s : extra_services) services.push_back(service_yaml(s));
+  return manifest({vpc_yaml("main")}, services);
+}
+
+// Writes the base manifest and applies it; the run must succeed.
+inline RunResult apply_base(Sandbox& sb) {
+  sb.write("dbform.yaml", base_manifest());
+  RunResult r = sb.apply();
+  INFO(r.describe());
+  REQUIRE(r.exit_code == 0);
+  return r;
+}
+
+inline bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+}  // namespace e2e

@@ -1,0 +1,145 @@
+#pragma once
+// Black-box harness for the real dbform binary: each test gets a temporary working directory and
+// its own in-process simulator on 127.0.0.1:0, and runs the binary as a child process with a clean
+// environment, stdin from a pipe (never a terminal), captured output and a hard timeout.
+#include <sys/types.h>
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/simulator.h"
+#include "util/clock.h"
+
+namespace e2e {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// The project and key every test uses unless it says otherwise.
+inline const std::string kProject = "acme-prod";
+inline const std::string kKey = "e2e-key-acme-prod-0123456789";
+
+struct RunResult {
+  int exit_code = -1;      // the exit status, or 128 + signal when killed by one
+  bool timed_out = false;  // killed by the harness's hard timeout
+  std::string out;
+  std::string err;
+  std::chrono::milliseconds elapsed{0};
+
+  std::string all() const { return out + err; }
+  // For failure messages: the exit code and both streams.
+  std::string describe() const;
+};
+
+// One child process running the dbform binary. A reader thread drains stdout and stderr (so the
+// child never blocks on a full pipe) and feeds stdin; wait() returns once the child has exited and
+// both pipes are closed, or kills it when the deadline passes.
+class Process {
+ public:
+  Process(const std::vector<std::string>& args, const std::map<std::string, std::string>& env, const fs::path& cwd,
+          const std::string& stdin_text, std::chrono::milliseconds timeout);
+  ~Process();
+  Process(const Process&) = delete;
+  Process& operator=(const Process&) = delete;
+
+  pid_t pid() const { return pid_; }
+  void signal(int sig);
+  RunResult wait();
+  std::string stdout_so_far() const;
+  std::string stderr_so_far() const;
+
+ private:
+  void pump(std::string stdin_text, std::chrono::steady_clock::time_point deadline);
+
+  pid_t pid_ = -1;
+  int pidfd_ = -1;
+  int in_fd_ = -1, out_fd_ = -1, err_fd_ = -1;
+  std::thread reader_;
+  mutable std::mutex mu_;
+  std::string out_, err_;
+  bool timed_out_ = false;
+  std::optional<RunResult> result_;
+  std::chrono::steady_clock::time_point started_;
+};
+
+// The simulator configuration the tests start from: one key for kProject, short delays.
+dbform::SimConfig default_sim_config();
+
+class Sandbox {
+ public:
+  explicit Sandbox(dbform::SimConfig config = default_sim_config());
+  ~Sandbox();
+  Sandbox(const Sandbox&) = delete;
+  Sandbox& operator=(const Sandbox&) = delete;
+
+  const fs::path& dir() const { return dir_; }
+  int port() const { return port_; }
+  std::string api_url() const;
+  dbform::Simulator& sim() { return *sim_; }
+
+  // The environment every run gets: PATH, HOME, DBFORM_API_URL and DBFORM_API_KEY. Tests may edit
+  // it; run()'s `extra` adds to or replaces entries for one run.
+  std::map<std::string, std::string> env;
+
+  RunResult run(const std::vector<std::string>& args, const std::map<std::string, std::string>& extra = {},
+                const std::string& stdin_text = "", std::chrono::milliseconds timeout = std::chrono::seconds(60));
+  // Starts a run without waiting for it.
+  std::unique_ptr<Process> start(const std::vector<std::string>& args,
+                                 const std::map<std::string, std::string>& extra = {},
+                                 std::chrono::milliseconds timeout = std::chrono::seconds(120));
+  // `apply --auto-approve --poll-interval 100ms` plus `more`.
+  RunResult apply(const std::vector<std::string>& more = {}, const std::map<std::string, std::string>& extra = {});
+
+  // Files relative to dir().
+  void write(const std::string& name, const std::string& text);
+  std::string read(const std::string& name) const;
+  bool exists(const std::string& name) const;
+  json state(const std::string& name = "dbform.state.json") const;
+
+  json counts() const { return sim_->request_counts(); }
+  // Requests seen for one route, e.g. count("POST /projects/{project_id}/services").
+  long long count(const std::string& route) const;
+  // Every request of every route (all of them, including unknown routes).
+  long long total_requests() const;
+
+ private:
+  fs::path dir_;
+  dbform::SystemClock clock_;
+  std::unique_ptr<dbform::Simulator> sim_;
+  std::unique_ptr<dbform::SimServer> server_;
+  int port_ = 0;
+};
+
+// Route names as the simulator counts them.
+inline const std::string kAuthInfo = "GET /auth/info";
+inline const std::string kPostService = "POST /projects/{project_id}/services";
+inline const std::string kPostVpc = "POST /projects/{project_id}/vpcs";
+inline const std::string kGetService = "GET /projects/{project_id}/services/{service_id}";
+inline const std::string kListServices = "GET /projects/{project_id}/services";
+
+// The state resource with this address, or null JSON.
+json find_resource(const json& state, const std::string& address);
+std::string service_address(const std::string& name, const std::string& project = kProject);
+std::string vpc_address(const std::string& name, const std::string& project = kProject);
+
+// A manifest for kProject with the given VPC and service blocks (already indented YAML items).
+std::string manifest(const std::vector<std::string>& vpcs, const std::vector<std::string>& services,
+                     const std::string& project = kProject);
+// "      - name: NAME\n        cpu_millis: CPU\n ..." for manifest().
+std::string service_yaml(const std::string& name, int cpu_millis = 1000, int memory_gbs = 4);
+std::string vpc_yaml(const std::string& name, const std::string& cidr = "10.0.0.0/16");
+
+// Waits (bounded, polling) until `condition` holds; false when `limit` passed first.
+bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds limit);
+
+}  // namespace e2e

@@ -1,0 +1,149 @@
+// Reading the state back (output, state list/rm), the demo, and `dbform sim` as a real process.
+#include <signal.h>
+
+#include <algorithm>
+
+#include <httplib.h>
+
+#include "common.h"
+
+using namespace e2e;
+
+TEST_CASE("e2e: output ADDRESS.FIELD prints raw endpoint values that match the state") {
+  Sandbox sb;
+  apply_base(sb);
+  json orders = find_resource(sb.state(), service_address("orders"));
+  const std::string host = orders["endpoint"]["host"];
+  const std::string port = std::to_string(orders["endpoint"]["port"].get<int>());
+
+  const std::vector<std::pair<std::string, std::string>> expected = {
+      {"orders.endpoint", host + ":" + port},
+      {"orders.host", host},
+      {"orders.port", port},
+      {"orders.id", orders["id"].get<std::string>()},
+      {"orders.status", "READY"},
+      {service_address("orders") + ".host", host},
+      {"services/orders.port", port},
+  };
+  for (const auto& [arg, value] : expected) {
+    RunResult r = sb.run({"output", arg});
+    INFO("output " << arg << "\n" << r.describe());
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == value + "\n");
+    CHECK(r.err.empty());
+  }
+}
+
+TEST_CASE("e2e: a mistyped address is an error that suggests the closest recorded one") {
+  Sandbox sb;
+  apply_base(sb);
+  for (const std::string typo : {"ordres.host", "ordres", "services/ordres", "acme-prod/services/ordres"}) {
+    RunResult r = sb.run({"output", typo});
+    INFO("output " << typo << "\n" << r.describe());
+    CHECK(r.exit_code == 1);
+    CHECK(r.out.empty());
+    CHECK(contains(r.err, "ordres"));
+    CHECK(contains(r.err, "Did you mean"));
+    CHECK(contains(r.err, "orders"));
+  }
+}
+
+TEST_CASE("e2e: state list shows every resource; state rm forgets one and the next plan creates it") {
+  Sandbox sb;
+  apply_base(sb);
+  const long long posts = sb.count(kPostService);
+
+  RunResult list = sb.run({"state", "list"});
+  INFO(list.describe());
+  CHECK(list.exit_code == 0);
+  for (const auto& name : kServices) CHECK(contains(list.out, service_address(name) + "\n"));
+  CHECK(contains(list.out, vpc_address("main") + "\n"));
+  CHECK(std::count(list.out.begin(), list.out.end(), '\n') == 4);
+
+  RunResult rm = sb.run({"state", "rm", "orders"});
+  INFO(rm.describe());
+  CHECK(rm.exit_code == 0);
+  CHECK(contains(rm.out, service_address("orders")));
+  CHECK(find_resource(sb.state(), service_address("orders")).is_null());
+  CHECK(find_resource(sb.state(), service_address("billing")).is_object());
+
+  RunResult after = sb.run({"state", "list"});
+  CHECK(!contains(after.out, service_address("orders")));
+
+  RunResult plan = sb.run({"plan", "--detailed-exitcode"});
+  INFO(plan.describe());
+  CHECK(plan.exit_code == 2);
+  CHECK(contains(plan.out, service_address("orders") + " will be created"));
+  CHECK(contains(plan.out, "1 to create"));
+
+  RunResult unknown = sb.run({"state", "rm", "nosuch"});
+  CHECK(unknown.exit_code == 1);
+  CHECK(sb.count(kPostService) == posts);  // the state commands never call the API
+}
+
+TEST_CASE("e2e: dbform demo runs the whole workflow and ends with no changes") {
+  Sandbox sb;  // only for the temporary working directory and the clean environment
+  RunResult r = sb.run({"demo"}, {}, "", std::chrono::seconds(60));
+  INFO(r.describe());
+  CHECK(r.exit_code == 0);
+  CHECK(!r.timed_out);
+  CHECK(r.elapsed < std::chrono::seconds(30));
+  CHECK(contains(r.out, "No changes"));
+  CHECK(sb.total_requests() == 0);  // it used its own embedded simulator
+}
+
+TEST_CASE("e2e: dbform sim as a real process serves an apply, counts requests and stops on SIGTERM") {
+  Sandbox sb;
+  const std::string key = "e2e-real-sim-key-5531";
+  auto sim = sb.start({"sim", "--listen", "127.0.0.1:0", "--port-file", "sim.port", "--key", key + "=" + kProject,
+                       "--queued-delay", "50ms", "--configuring-delay", "100ms"},
+                      {}, std::chrono::seconds(120));
+  int port = 0;
+  bool up = eventually(
+      [&] {
+        try {
+          std::string text = sb.read("sim.port");
+          port = std::stoi(text);
+          if (port <= 0) return false;
+          // The file may be written before the socket listens, or be read half-written.
+          httplib::Client probe("127.0.0.1", port);
+          auto res = probe.Get("/_sim/requests");
+          return res && res->status == 200;
+        } catch (const std::exception&) {
+          return false;
+        }
+      },
+      std::chrono::seconds(30));
+  INFO("sim so far:\n" << sim->stdout_so_far() << sim->stderr_so_far());
+  REQUIRE(up);
+
+  const std::string url = "http://127.0.0.1:" + std::to_string(port) + "/public/api/v1";
+  sb.write("dbform.yaml", base_manifest());
+  RunResult r = sb.apply({"--wait-timeout", "2m"}, {{"DBFORM_API_URL", url}, {"DBFORM_API_KEY", key}});
+  INFO(r.describe());
+  CHECK(r.exit_code == 0);
+  for (const auto& name : kServices)
+    CHECK(find_resource(sb.state(), service_address(name))["status"] == "READY");
+  CHECK(sb.total_requests() == 0);  // all of it went to the external simulator
+
+  httplib::Client client("127.0.0.1", port);
+  auto res = client.Get("/_sim/requests");
+  REQUIRE(res);
+  CHECK(res->status == 200);
+  json counts = json::parse(res->body);
+  INFO("counts: " << counts.dump());
+  CHECK(counts.value(kPostService, 0) == 3);
+  CHECK(counts.value(kPostVpc, 0) == 1);
+  CHECK(counts.value(kAuthInfo, 0) == 1);
+
+  auto services = client.Get("/_sim/services");
+  REQUIRE(services);
+  CHECK(json::parse(services->body).size() == 3);
+
+  sim->signal(SIGTERM);
+  RunResult stopped = sim->wait();
+  INFO(stopped.describe());
+  CHECK(!stopped.timed_out);
+  CHECK(stopped.exit_code == 0);
+  CHECK(!contains(stopped.all(), key));
+}
