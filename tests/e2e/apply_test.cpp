@@ -165,7 +165,7 @@ TEST_CASE("e2e: the state file is private (0600) and the previous version is kep
   CHECK((st.st_mode & 07777) == 0600);
 }
 
-TEST_CASE("e2e: a stuck service fails alone at --wait-timeout; the others are READY and nothing is created twice") {
+TEST_CASE("e2e: a stuck service fails alone at --wait-timeout, the others are READY and nothing is created twice") {
   auto config = default_sim_config();
   config.faults.stuck = {"billing"};
   Sandbox sb(config);

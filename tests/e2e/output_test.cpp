@@ -48,7 +48,7 @@ TEST_CASE("e2e: a mistyped address is an error that suggests the closest recorde
   }
 }
 
-TEST_CASE("e2e: state list shows every resource; state rm forgets one and the next plan creates it") {
+TEST_CASE("e2e: state list shows every resource and state rm forgets one and the next plan creates it") {
   Sandbox sb;
   apply_base(sb);
   const long long posts = sb.count(kPostService);

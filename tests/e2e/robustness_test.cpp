@@ -1,0 +1,266 @@
+// The API misbehaving, the process dying, and the less common paths (several projects, Basic auth,
+// --no-wait, orphans), through the real binary. What must hold in every case: each declared
+// resource exists exactly once in the API and is recorded once.
+#include <signal.h>
+
+#include <set>
+
+#include "common.h"
+
+using namespace e2e;
+
+namespace {
+
+// Every service name in the simulator appears once: nothing was created twice.
+void check_no_duplicates(Sandbox& sb, size_t expected) {
+  json services = sb.sim().all_services();
+  INFO("simulator services: " << services.dump());
+  std::multiset<std::string> names;
+  for (const auto& s : services) names.insert(s["project_id"].get<std::string>() + "/" + s["name"].get<std::string>());
+  CHECK(services.size() == expected);
+  for (const auto& n : names) CHECK(names.count(n) == 1);
+}
+
+void check_all_ready(Sandbox& sb, const std::vector<std::string>& names) {
+  json state = sb.state();
+  for (const auto& name : names) {
+    json r = find_resource(state, service_address(name));
+    INFO(name << ": " << r.dump());
+    REQUIRE(r.is_object());
+    CHECK(r["status"] == "READY");
+    CHECK(r["create_pending"] == false);
+    CHECK(!r["id"].get<std::string>().empty());
+  }
+}
+
+}  // namespace
+
+TEST_CASE("e2e: a create whose answer is lost is adopted by name, never sent twice") {
+  auto config = default_sim_config();
+  config.faults.drop_create_every = 2;
+  Sandbox sb(config);
+  sb.write("dbform.yaml", manifest({}, {service_yaml("orders"), service_yaml("billing"), service_yaml("analytics")}));
+
+  RunResult r = sb.apply({"--parallelism", "1"});
+  INFO(r.describe() << "\ncounts: " << sb.counts().dump());
+  CHECK(r.exit_code == 0);
+  CHECK(sb.count(kPostService) == 3);
+  CHECK(sb.count(kListServices) >= 1);
+  check_no_duplicates(sb, 3);
+  check_all_ready(sb, kServices);
+  CHECK(contains(r.out, "adopted"));
+  // The adopted one has no known password, and says so instead of printing an empty line.
+  int without_password = 0;
+  for (const auto& name : kServices) {
+    json rec = find_resource(sb.state(), service_address(name));
+    if (rec["initial_password"].get<std::string>().empty()) {
+      ++without_password;
+      RunResult out = sb.run({"output", name + ".password"});
+      INFO(out.describe());
+      CHECK(out.exit_code == 1);
+      CHECK(out.out.empty());
+    }
+  }
+  CHECK(without_password == 1);
+}
+
+TEST_CASE("e2e: random 500s and 429s are retried without creating anything twice") {
+  auto config = default_sim_config();
+  config.faults.error_rate = 0.2;
+  config.faults.rate_limit_every = 5;
+  config.faults.retry_after_seconds = 1;
+  config.seed = 3;
+  Sandbox sb(config);
+  sb.write("dbform.yaml", base_manifest());
+
+  // A create answered 500 may or may not have happened: the run may end with it unresolved, but a
+  // second run settles it, and in no case does a resource exist twice.
+  RunResult r = sb.apply({"--wait-timeout", "1m"});
+  INFO(r.describe() << "\ncounts: " << sb.counts().dump());
+  CHECK(!r.timed_out);
+  if (r.exit_code != 0) {
+    RunResult again = sb.apply({"--wait-timeout", "1m"});
+    INFO(again.describe() << "\ncounts: " << sb.counts().dump());
+    CHECK(again.exit_code == 0);
+  }
+  check_no_duplicates(sb, 3);
+  check_all_ready(sb, kServices);
+  CHECK(sb.sim().all_vpcs().size() == 1);
+}
+
+TEST_CASE("e2e: an apply killed (SIGKILL) with a create in flight is finished by the next run without a duplicate") {
+  auto config = default_sim_config();
+  config.faults.latency = dbform::Duration(1000);  // every answer takes a second: time to kill mid-call
+  Sandbox sb(config);
+  sb.write("dbform.yaml", manifest({}, {service_yaml("orders")}));
+
+  auto first = sb.start({"apply", "--auto-approve", "--poll-interval", "100ms"});
+  bool intent = eventually(
+      [&] {
+        try {
+          return find_resource(sb.state(), service_address("orders")).is_object();
+        } catch (const std::exception&) {
+          return false;
+        }
+      },
+      std::chrono::seconds(30));
+  INFO("first run so far:\n" << first->stdout_so_far() << first->stderr_so_far());
+  REQUIRE(intent);
+  first->signal(SIGKILL);
+  RunResult killed = first->wait();
+  CHECK(killed.exit_code == 128 + SIGKILL);
+  json rec = find_resource(sb.state(), service_address("orders"));
+  INFO("record left by the killed run: " << rec.dump());
+
+  RunResult plan = sb.run({"plan", "--detailed-exitcode"});
+  INFO(plan.describe());
+  CHECK(plan.exit_code == 2);
+  CHECK(contains(plan.out, "0 to create"));
+
+  RunResult r = sb.apply();
+  INFO(r.describe() << "\ncounts: " << sb.counts().dump());
+  CHECK(r.exit_code == 0);
+  check_no_duplicates(sb, 1);
+  check_all_ready(sb, {"orders"});
+  CHECK(sb.count(kPostService) == 1);
+}
+
+TEST_CASE("e2e: apply --no-wait records the creates, and the next apply waits for them without creating") {
+  Sandbox sb;
+  sb.write("dbform.yaml", base_manifest());
+  RunResult r = sb.apply({"--no-wait"});
+  INFO(r.describe());
+  CHECK(r.exit_code == 0);
+  json state = sb.state();
+  for (const auto& name : kServices) {
+    json rec = find_resource(state, service_address(name));
+    CHECK(!rec["id"].get<std::string>().empty());
+    CHECK(rec["create_pending"] == false);
+    CHECK(!rec["initial_password"].get<std::string>().empty());
+  }
+  CHECK(sb.count(kGetService) == 0);
+
+  RunResult plan = sb.run({"plan", "--detailed-exitcode"});
+  INFO(plan.describe());
+  CHECK(plan.exit_code == 2);
+  CHECK(contains(plan.out, "0 to create"));
+  CHECK(contains(plan.out, "3 to wait for"));
+
+  RunResult wait = sb.apply();
+  INFO(wait.describe());
+  CHECK(wait.exit_code == 0);
+  CHECK(sb.count(kPostService) == 3);
+  CHECK(sb.count(kPostVpc) == 1);
+  check_all_ready(sb, kServices);
+  CHECK(sb.run({"plan", "--detailed-exitcode"}).exit_code == 0);
+}
+
+TEST_CASE("e2e: a resource removed from the manifest is reported as an orphan, kept, and never deleted") {
+  Sandbox sb;
+  apply_base(sb);
+  const json counts = sb.counts();
+  std::vector<std::string> services = {service_yaml("orders"), service_yaml("analytics")};
+  sb.write("dbform.yaml", manifest({vpc_yaml("main")}, services));
+
+  RunResult plan = sb.run({"plan", "--detailed-exitcode"});
+  INFO(plan.describe());
+  CHECK(plan.exit_code == 0);
+  CHECK(contains(plan.out, service_address("billing")));
+  CHECK(contains(plan.out, "orphan"));
+
+  RunResult r = sb.apply();
+  INFO(r.describe() << "\ncounts: " << sb.counts().dump());
+  CHECK(r.exit_code == 0);
+  CHECK(find_resource(sb.state(), service_address("billing")).is_object());
+  CHECK(sb.counts() == counts);
+  CHECK(sb.sim().all_services().size() == 3);
+}
+
+TEST_CASE("e2e: several projects each use their own key, preflighted once each") {
+  auto config = default_sim_config();
+  config.keys.push_back({"e2e-staging-key-991", "acme-staging", "staging"});
+  Sandbox sb(config);
+  sb.env.erase("DBFORM_API_KEY");
+  sb.write("prod.yaml", manifest({vpc_yaml("main")}, {service_yaml("orders")}));
+  sb.write("staging.yaml", "version: 1\nprojects:\n  - id: acme-staging\n    api_key_env: STAGING_DB_KEY\n"
+                           "    services:\n" + service_yaml("orders"));
+
+  RunResult missing = sb.apply();
+  INFO(missing.describe());
+  CHECK(missing.exit_code == 1);
+  CHECK(contains(missing.err, "STAGING_DB_KEY"));
+  CHECK(contains(missing.err, "DBFORM_API_KEY_ACME_PROD"));
+  CHECK(sb.total_requests() == 0);
+
+  RunResult r = sb.apply({}, {{"DBFORM_API_KEY_ACME_PROD", kKey}, {"STAGING_DB_KEY", "e2e-staging-key-991"}});
+  INFO(r.describe() << "\ncounts: " << sb.counts().dump());
+  CHECK(r.exit_code == 0);
+  CHECK(sb.count(kAuthInfo) == 2);
+  CHECK(sb.count(kPostService) == 2);
+  json services = sb.sim().all_services();
+  std::set<std::string> projects;
+  for (const auto& s : services) projects.insert(s["project_id"].get<std::string>());
+  CHECK(projects == std::set<std::string>{"acme-prod", "acme-staging"});
+  CHECK(find_resource(sb.state(), service_address("orders", "acme-staging"))["status"] == "READY");
+  CHECK(!contains(r.all(), "e2e-staging-key-991"));
+  CHECK(!contains(r.all(), kKey));
+
+  // Two services named orders: the bare name is ambiguous, the full address is not.
+  RunResult ambiguous = sb.run({"output", "orders.host"});
+  INFO(ambiguous.describe());
+  CHECK(ambiguous.exit_code == 1);
+  CHECK(contains(ambiguous.err, "ambiguous"));
+  CHECK(sb.run({"output", "acme-staging/services/orders.host"}).exit_code == 0);
+}
+
+TEST_CASE("e2e: DBFORM_AUTH_SCHEME=basic sends the public:secret key as Basic auth") {
+  auto config = default_sim_config();
+  config.keys = {{"e2epublic:e2esecret-value", kProject, "basic-key"}};
+  Sandbox sb(config);
+  sb.write("dbform.yaml", manifest({}, {service_yaml("orders")}));
+  RunResult r = sb.apply({}, {{"DBFORM_AUTH_SCHEME", "basic"}, {"DBFORM_API_KEY", "e2epublic:e2esecret-value"}});
+  INFO(r.describe());
+  CHECK(r.exit_code == 0);
+  CHECK(!contains(r.all(), "e2esecret-value"));
+  check_all_ready(sb, {"orders"});
+
+  RunResult whoami = sb.run({"whoami"}, {{"DBFORM_AUTH_SCHEME", "basic"}, {"DBFORM_API_KEY", "e2epublic:e2esecret-value"}});
+  INFO(whoami.describe());
+  CHECK(whoami.exit_code == 0);
+  CHECK(contains(whoami.out, kProject));
+  CHECK(contains(whoami.out, "basic-key"));
+  CHECK(!contains(whoami.all(), "e2esecret-value"));
+}
+
+TEST_CASE("e2e: output to a pipe has no colour codes, and NO_COLOR is honoured") {
+  Sandbox sb;
+  sb.write("dbform.yaml", base_manifest());
+  RunResult plan = sb.run({"plan"});
+  RunResult r = sb.apply();
+  CHECK(r.exit_code == 0);
+  CHECK(!contains(plan.all(), "\033["));
+  CHECK(!contains(r.all(), "\033["));
+  sb.write("dbform.yaml", base_manifest({"search"}));
+  RunResult no_color = sb.run({"plan"}, {{"NO_COLOR", "1"}});
+  CHECK(!contains(no_color.all(), "\033["));
+}
+
+TEST_CASE("e2e: command-line mistakes exit 1 with a message and touch nothing") {
+  Sandbox sb;
+  sb.write("dbform.yaml", base_manifest());
+  const std::vector<std::vector<std::string>> mistakes = {
+      {"plan", "--no-such-flag"},
+      {"apply", "--auto-approve", "--wait-timeout", "soon"},
+      {"apply", "--auto-approve", "--poll-interval", "fast"},
+      {"apply", "--auto-approve", "--parallelism", "0"},
+      {"nosuchcommand"},
+  };
+  for (const auto& args : mistakes) {
+    RunResult r = sb.run(args);
+    INFO(args[0] << " " << (args.size() > 1 ? args[1] : "") << "\n" << r.describe());
+    CHECK(r.exit_code == 1);
+    CHECK(!r.err.empty());
+    CHECK(!sb.exists("dbform.state.json"));
+  }
+  CHECK(sb.total_requests() == 0);
+}
