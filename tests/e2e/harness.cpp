@@ -56,7 +56,7 @@ std::string RunResult::describe() const {
 // Process
 
 Process::Process(const std::vector<std::string>& args, const std::map<std::string, std::string>& env,
-                 const fs::path& cwd, const std::string& stdin_text, std::chrono::milliseconds timeout) {
+                 const fs::path& cwd, const std::string& stdin_text, std::chrono::milliseconds timeout, bool tty) {
   // Everything the child needs is built before fork: between fork and exec only async-signal-safe
   // calls are allowed (the simulator's threads may hold locks).
   std::vector<std::string> argv_store = {DBFORM_BINARY};
@@ -71,9 +71,22 @@ Process::Process(const std::vector<std::string>& args, const std::map<std::strin
   std::string cwd_text = cwd.string();
 
   int in[2], out[2], err[2];
-  if (::pipe2(in, O_CLOEXEC) != 0) throw sys_error("pipe");
-  if (::pipe2(out, O_CLOEXEC) != 0) throw sys_error("pipe");
   if (::pipe2(err, O_CLOEXEC) != 0) throw sys_error("pipe");
+  if (tty) {
+    // The terminal's master side is both the child's input and its output: in[1] and out[0] are
+    // two descriptors of it; in[0] and out[1] are the terminal itself.
+    int master = ::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (master < 0 || ::grantpt(master) != 0 || ::unlockpt(master) != 0) throw sys_error("posix_openpt");
+    int slave = ::open(::ptsname(master), O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (slave < 0) throw sys_error("open pty");
+    in[1] = master;
+    out[0] = ::fcntl(master, F_DUPFD_CLOEXEC, 0);
+    in[0] = slave;
+    out[1] = ::fcntl(slave, F_DUPFD_CLOEXEC, 0);
+  } else {
+    if (::pipe2(in, O_CLOEXEC) != 0) throw sys_error("pipe");
+    if (::pipe2(out, O_CLOEXEC) != 0) throw sys_error("pipe");
+  }
 
   started_ = std::chrono::steady_clock::now();
   pid_ = ::fork();
@@ -227,6 +240,14 @@ RunResult Sandbox::run(const std::vector<std::string>& args, const std::map<std:
   auto e = env;
   for (const auto& [k, v] : extra) e[k] = v;
   Process p(args, e, dir_, stdin_text, timeout);
+  return p.wait();
+}
+
+RunResult Sandbox::run_tty(const std::vector<std::string>& args, const std::string& typed,
+                           const std::map<std::string, std::string>& extra) {
+  auto e = env;
+  for (const auto& [k, v] : extra) e[k] = v;
+  Process p(args, e, dir_, typed, std::chrono::seconds(60), true);
   return p.wait();
 }
 

@@ -46,8 +46,10 @@ struct RunResult {
 // both pipes are closed, or kills it when the deadline passes.
 class Process {
  public:
+  // With `tty`, stdin and stdout are a pseudo-terminal (stderr stays a pipe): what a person at a
+  // terminal would run. `stdin_text` is then typed into the terminal.
   Process(const std::vector<std::string>& args, const std::map<std::string, std::string>& env, const fs::path& cwd,
-          const std::string& stdin_text, std::chrono::milliseconds timeout);
+          const std::string& stdin_text, std::chrono::milliseconds timeout, bool tty = false);
   ~Process();
   Process(const Process&) = delete;
   Process& operator=(const Process&) = delete;
@@ -93,6 +95,9 @@ class Sandbox {
 
   RunResult run(const std::vector<std::string>& args, const std::map<std::string, std::string>& extra = {},
                 const std::string& stdin_text = "", std::chrono::milliseconds timeout = std::chrono::seconds(60));
+  // The same with stdin and stdout on a pseudo-terminal; `typed` is what the user types.
+  RunResult run_tty(const std::vector<std::string>& args, const std::string& typed,
+                    const std::map<std::string, std::string>& extra = {});
   // Starts a run without waiting for it.
   std::unique_ptr<Process> start(const std::vector<std::string>& args,
                                  const std::map<std::string, std::string>& extra = {},
