@@ -117,8 +117,9 @@ class ApplyRun {
       Item& item = items_[i];
       start_watch(item, Phase::Creating, clock_.now());  // a service's wait timeout counts from its create
       const PlannedAction& a = *item.action;
-      events_.on_event({EventKind::CreateSent, a.address, "", "", Duration(0), ""});
-      bool look_first = a.action == Action::Adopt;
+      const bool look_first = a.action == Action::Adopt;
+      events_.on_event({EventKind::CreateSent, a.address, "", "", Duration(0),
+                        look_first ? "an earlier create's outcome is unknown: looking it up by name first" : ""});
       workers.submit([this, i, &a, look_first, key = key_of(a)] {
         Outcome out;
         try {
@@ -269,10 +270,12 @@ class ApplyRun {
                       rec ? elapsed(item) : Duration(0), why});
   }
 
+  // After a stop: lists what is unfinished. A stop that came when nothing was left changes nothing.
   void finish_interrupted() {
-    result_.interrupted = true;
     for (const auto& item : items_)
       if (item.phase != Phase::Done && item.phase != Phase::Failed) result_.pending.push_back(item.action->address);
+    if (result_.pending.empty()) return;
+    result_.interrupted = true;
     events_.on_event({EventKind::Interrupted, "", "", "", Duration(0),
                       std::to_string(result_.pending.size()) + " resource(s) not finished"});
   }

@@ -340,3 +340,52 @@ TEST_CASE("engine: when the intent cannot be saved, the create is not sent") {
   CHECK_THROWS_WITH(h.apply(), Catch::Contains("write refused"));
   CHECK(h.fake.requests().empty());
 }
+
+TEST_CASE("engine: a VPC whose create outcome is unknown is adopted before the project's services go") {
+  Harness h;
+  h.vpc("p1", "main");
+  h.service("p1", "orders");
+  h.fake.fail("POST", "/projects/p1/vpcs", /*may_have_reached_server=*/true);
+  h.fake.on("GET", "/projects/p1/vpcs", R::response(200, R"([{"id":"vpc-7","name":"main"}])"));
+  h.fake.on("POST", "/projects/p1/services", R::response(202, service_json("svc-1", "orders", "READY")));
+  ApplyResult result = h.apply();
+  CHECK(result.failures.empty());
+  CHECK(result.adopted == 1);
+  CHECK(result.created == 1);
+  CHECK(h.fake.count("POST", "/vpcs") == 1);
+  auto reqs = h.fake.requests();
+  CHECK(index_of(reqs, "GET", "/projects/p1/vpcs") < index_of(reqs, "POST", "/projects/p1/services"));
+  CHECK(h.state.find("p1/vpcs/main")->id == "vpc-7");
+  CHECK(h.events.of(EventKind::Adopted, "p1/vpcs/main").at(0).message.empty());  // VPCs have no password
+}
+
+TEST_CASE("engine: a stop while waiting leaves the service recorded and pending; one after the end changes nothing") {
+  Harness h;
+  std::atomic<bool> stop{false};
+  h.options.stop = &stop;
+  h.service("p1", "orders");
+  h.fake.on("POST", "/projects/p1/services", R::response(202, service_json("svc-1", "orders", "QUEUED")));
+  SECTION("while CONFIGURING") {
+    h.fake.set_handler([&](const HttpRequest&) {
+      stop = true;
+      return R::response(200, service_json("svc-1", "orders", "CONFIGURING"));
+    });
+    ApplyResult result = h.apply();
+    CHECK(result.interrupted);
+    CHECK(result.pending == std::vector<std::string>{"p1/services/orders"});
+    CHECK(h.fake.count("GET", "/services/svc-1") == 1);
+    CHECK(h.store.last_record("p1/services/orders")->status == "CONFIGURING");
+    // The next run waits for it and never creates it again.
+    CHECK(make_plan(h.manifest, h.state).actions.at(0).action == Action::Wait);
+  }
+  SECTION("with the last answer") {
+    h.fake.set_handler([&](const HttpRequest&) {
+      stop = true;
+      return R::response(200, service_json("svc-1", "orders", "READY"));
+    });
+    ApplyResult result = h.apply();
+    CHECK_FALSE(result.interrupted);
+    CHECK(result.pending.empty());
+    CHECK(result.ready == 1);
+  }
+}

@@ -25,6 +25,10 @@ class MemoryStateStore : public StateStore {
   void write(State& state) override {
     std::lock_guard<std::mutex> lock(mu_);
     if (failing_writes_) throw Error("memory store: write refused (as a full disk would)");
+    // The same compare-and-swap as the real stores: refuse a state not read from the stored one.
+    if (current_ && (current_->serial != state.serial || current_->lineage != state.lineage))
+      throw Error("memory store: the state changed since it was read (serial " + std::to_string(current_->serial) +
+                  ", writing from " + std::to_string(state.serial) + ")");
     state.serial += 1;
     current_ = state;
     snapshots_.push_back(state);
