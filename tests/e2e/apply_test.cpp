@@ -201,6 +201,11 @@ TEST_CASE("e2e: a stuck service fails alone at --wait-timeout, the others are RE
   CHECK(contains(again.err, service_address("billing")));
   CHECK(sb.count(kPostService) == 3);
   CHECK(sb.count(kPostVpc) == 1);
+  CHECK(sb.count(kGetService) > 0);
+  // The watch's reads carry no password: the one recorded at the create must survive them.
+  json after = find_resource(sb.state(), service_address("billing"));
+  CHECK(after["initial_password"] == billing["initial_password"]);
+  CHECK(after["id"] == billing["id"]);
 }
 
 TEST_CASE("e2e: a service that ends DELETED fails by name and a rerun creates nothing") {
@@ -225,4 +230,48 @@ TEST_CASE("e2e: a service that ends DELETED fails by name and a rerun creates no
   CHECK(contains(again.err, service_address("analytics")));
   CHECK(sb.count(kPostService) == 3);
   CHECK(sb.count(kPostVpc) == 1);
+}
+
+TEST_CASE("e2e: rewriting a setting in an equivalent spelling is not a conflict") {
+  Sandbox sb;
+  const std::string head = "version: 1\nprojects:\n  - id: acme-prod\n    services:\n";
+  sb.write("dbform.yaml", head +
+                              "      - name: orders\n        cpu_millis: 1000\n        memory_gbs: 4\n"
+                              "        replica_count: 2\n        environment_tag: PROD\n");
+  RunResult r = sb.apply();
+  INFO(r.describe());
+  REQUIRE(r.exit_code == 0);
+
+  const std::vector<std::pair<std::string, std::string>> spellings = {
+      {"quoted numbers",
+       "      - name: orders\n        cpu_millis: \"1000\"\n        memory_gbs: \"4\"\n"
+       "        replica_count: 2\n        environment_tag: PROD\n"},
+      {"numbers written as floats",
+       "      - name: orders\n        cpu_millis: 1000.0\n        memory_gbs: 4.0\n"
+       "        replica_count: 2.0\n        environment_tag: PROD\n"},
+      {"keys in another order",
+       "      - environment_tag: PROD\n        replica_count: 2\n        memory_gbs: 4\n"
+       "        cpu_millis: 1000\n        name: orders\n"},
+      {"flow style", "      - {name: orders, cpu_millis: 1000, memory_gbs: 4, replica_count: 2, environment_tag: PROD}\n"},
+  };
+  for (const auto& [what, services] : spellings) {
+    sb.write("dbform.yaml", head + services);
+    RunResult plan = sb.run({"plan", "--detailed-exitcode"});
+    INFO(what << "\n" << plan.describe());
+    CHECK(plan.exit_code == 0);
+    CHECK(contains(plan.out, "No changes"));
+  }
+}
+
+TEST_CASE("e2e: the order of addons does not matter") {
+  Sandbox sb;
+  const std::string head = "version: 1\nprojects:\n  - id: acme-prod\n    services:\n      - name: orders\n";
+  sb.write("dbform.yaml", head + "        addons: [time-series, ai]\n");
+  RunResult r = sb.apply();
+  INFO(r.describe());
+  REQUIRE(r.exit_code == 0);
+  sb.write("dbform.yaml", head + "        addons: [ai, time-series]\n");
+  RunResult plan = sb.run({"plan", "--detailed-exitcode"});
+  INFO(plan.describe());
+  CHECK(plan.exit_code == 0);
 }

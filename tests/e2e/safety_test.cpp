@@ -182,6 +182,20 @@ TEST_CASE("e2e: a second apply while the first holds the lock fails at once nami
   CHECK(contains(second.err, "apply"));
   CHECK(sb.count(kPostService) == 1);
 
+  // Every other writer of the state is refused too.
+  RunResult rm = sb.run({"state", "rm", "orders"});
+  INFO(rm.describe());
+  CHECK(rm.exit_code == 1);
+  CHECK(contains(rm.err, "pid " + std::to_string(first->pid())));
+  CHECK(find_resource(sb.state(), service_address("orders")).is_object());
+
+  // --lock-timeout waits for the holder, then gives up with the same message.
+  RunResult patient = sb.apply({"--lock-timeout", "1s"});
+  INFO(patient.describe());
+  CHECK(patient.exit_code == 1);
+  CHECK(patient.elapsed >= std::chrono::milliseconds(900));
+  CHECK(contains(patient.err, "pid " + std::to_string(first->pid())));
+
   // The first run stops cleanly on SIGTERM, keeping what it created.
   first->signal(SIGTERM);
   RunResult stopped = first->wait();
