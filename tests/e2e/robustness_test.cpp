@@ -3,6 +3,7 @@
 // resource exists exactly once in the API and is recorded once.
 #include <signal.h>
 
+#include <algorithm>
 #include <set>
 
 #include "common.h"
@@ -263,4 +264,85 @@ TEST_CASE("e2e: command-line mistakes exit 1 with a message and touch nothing") 
     CHECK(!sb.exists("dbform.state.json"));
   }
   CHECK(sb.total_requests() == 0);
+}
+
+TEST_CASE("e2e: DBFORM_STATE, -f with files and directories, and ${VAR} in manifests") {
+  Sandbox sb;
+  sb.write("manifests/10-network.yaml", manifest({vpc_yaml("main")}, {}, "${E2E_PROJECT}"));
+  sb.write("manifests/20-services.yml", manifest({}, {service_yaml("orders"), service_yaml("billing")}, "${E2E_PROJECT}"));
+  sb.write("manifests/notes.txt", "not a manifest: ignored\n");
+  sb.write("extra.yaml", manifest({}, {service_yaml("analytics")}));
+  const std::map<std::string, std::string> env = {{"E2E_PROJECT", kProject}, {"DBFORM_STATE", "states/prod.json"}};
+  sb.write("states/.keep", "");
+
+  RunResult validate = sb.run({"validate", "-f", "manifests", "-f", "extra.yaml"}, env);
+  INFO(validate.describe());
+  CHECK(validate.exit_code == 0);
+  CHECK(contains(validate.out, "3 file(s), 1 project(s), 1 VPC(s), 3 service(s)"));
+
+  RunResult r = sb.apply({"-f", "manifests", "-f", "extra.yaml"}, env);
+  INFO(r.describe());
+  CHECK(r.exit_code == 0);
+  CHECK(!sb.exists("dbform.state.json"));
+  REQUIRE(sb.exists("states/prod.json"));
+  json state = sb.state("states/prod.json");
+  CHECK(state["resources"].size() == 4);
+  CHECK(sb.count(kPostService) == 3);
+
+  // --state wins over DBFORM_STATE; commands without -f read the same state through the variable.
+  RunResult list = sb.run({"state", "list"}, env);
+  CHECK(std::count(list.out.begin(), list.out.end(), '\n') == 4);
+  RunResult other = sb.run({"state", "list", "--state", "elsewhere.json"}, env);
+  CHECK(other.exit_code == 0);
+  CHECK(other.out.empty());
+  RunResult plan = sb.run({"plan", "--detailed-exitcode", "-f", "manifests", "-f", "extra.yaml"}, env);
+  INFO(plan.describe());
+  CHECK(plan.exit_code == 0);
+}
+
+TEST_CASE("e2e: a service passing through UNSTABLE still ends READY") {
+  auto config = default_sim_config();
+  config.faults.unstable = {"bill*"};
+  Sandbox sb(config);
+  sb.write("dbform.yaml", base_manifest());
+  RunResult r = sb.apply();
+  INFO(r.describe());
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.out, "UNSTABLE"));
+  check_all_ready(sb, kServices);
+}
+
+TEST_CASE("e2e: whoami names the key and project, and a wrong key is a 401 without the key") {
+  Sandbox sb;
+  RunResult ok = sb.run({"whoami"});
+  INFO(ok.describe());
+  CHECK(ok.exit_code == 0);
+  CHECK(contains(ok.out, kProject));
+  CHECK(contains(ok.out, "e2e-key"));
+  CHECK(contains(ok.out, "DBFORM_API_KEY"));
+  CHECK(!contains(ok.all(), kKey));
+
+  RunResult bad = sb.run({"whoami"}, {{"DBFORM_API_KEY", "e2e-not-a-key-4432"}});
+  INFO(bad.describe());
+  CHECK(bad.exit_code == 1);
+  CHECK(contains(bad.err, "401"));
+  CHECK(!contains(bad.all(), "e2e-not-a-key-4432"));
+
+  RunResult project = sb.run({"whoami", "--project", kProject},
+                             {{"DBFORM_API_KEY", "e2e-not-a-key-4432"}, {"DBFORM_API_KEY_ACME_PROD", kKey}});
+  INFO(project.describe());
+  CHECK(project.exit_code == 0);
+  CHECK(contains(project.out, "DBFORM_API_KEY_ACME_PROD"));
+}
+
+TEST_CASE("e2e: an unreachable API fails the preflight clearly and creates nothing") {
+  Sandbox sb;
+  sb.write("dbform.yaml", base_manifest());
+  // Port 1: nobody listens there.
+  RunResult r = sb.apply({}, {{"DBFORM_API_URL", "http://127.0.0.1:1/public/api/v1"}});
+  INFO(r.describe());
+  CHECK(r.exit_code == 1);
+  CHECK(!r.timed_out);
+  CHECK(contains(r.err, "127.0.0.1"));
+  if (sb.exists("dbform.state.json")) CHECK(sb.state()["resources"].empty());
 }
