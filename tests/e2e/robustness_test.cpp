@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <set>
 
+#include <httplib.h>
+
 #include "common.h"
 
 using namespace e2e;
@@ -345,4 +347,127 @@ TEST_CASE("e2e: an unreachable API fails the preflight clearly and creates nothi
   CHECK(!r.timed_out);
   CHECK(contains(r.err, "127.0.0.1"));
   if (sb.exists("dbform.state.json")) CHECK(sb.state()["resources"].empty());
+}
+
+namespace {
+
+// A state left by a run that died between recording its intent and hearing the create's answer.
+std::string state_with_pending_intent(const std::string& name) {
+  json record = {{"address", service_address(name)},
+                 {"project_id", kProject},
+                 {"kind", "service"},
+                 {"name", name},
+                 {"settings", {{"cpu_millis", "1000"}, {"memory_gbs", "4"}, {"region_code", "us-east-1"}}},
+                 {"id", ""},
+                 {"create_pending", true},
+                 {"status", ""},
+                 {"endpoint", nullptr},
+                 {"pooler_endpoint", nullptr},
+                 {"initial_password", ""},
+                 {"created_at", "2026-01-01T00:00:00Z"},
+                 {"updated_at", "2026-01-01T00:00:00Z"},
+                 {"last_response", nullptr}};
+  json state = {{"format", "dbform-state"},
+                {"version", 1},
+                {"lineage", "5b4f7c1e-0000-4000-8000-000000000003"},
+                {"serial", 2},
+                {"resources", json::array({record})}};
+  return state.dump(2) + "\n";
+}
+
+// Creates a service behind dbform's back, as the lost create of a crashed run would have.
+std::string create_directly(Sandbox& sb, const std::string& name) {
+  httplib::Client client("127.0.0.1", sb.port());
+  httplib::Headers headers = {{"Authorization", "Bearer " + kKey}};
+  json body = {{"name", name}, {"cpu_millis", "1000"}, {"memory_gbs", "4"}, {"region_code", "us-east-1"}};
+  auto res = client.Post(("/public/api/v1/projects/" + kProject + "/services").c_str(), headers, body.dump(),
+                         "application/json");
+  REQUIRE(res);
+  REQUIRE(res->status == 202);
+  return json::parse(res->body)["service_id"].get<std::string>();
+}
+
+}  // namespace
+
+TEST_CASE("e2e: a recorded intent whose create never arrived is created once") {
+  Sandbox sb;
+  sb.write("dbform.yaml", manifest({}, {service_yaml("orders")}));
+  sb.write("dbform.state.json", state_with_pending_intent("orders"));
+
+  RunResult plan = sb.run({"plan", "--detailed-exitcode"});
+  INFO(plan.describe());
+  CHECK(plan.exit_code == 2);
+  CHECK(contains(plan.out, "1 to adopt"));
+  CHECK(sb.total_requests() == 0);
+
+  RunResult r = sb.apply();
+  INFO(r.describe() << "\ncounts: " << sb.counts().dump());
+  CHECK(r.exit_code == 0);
+  CHECK(sb.count(kListServices) >= 1);
+  CHECK(sb.count(kPostService) == 1);
+  check_no_duplicates(sb, 1);
+  check_all_ready(sb, {"orders"});
+  CHECK(!find_resource(sb.state(), service_address("orders"))["initial_password"].get<std::string>().empty());
+}
+
+TEST_CASE("e2e: a recorded intent whose create did happen is adopted, not created again") {
+  Sandbox sb;
+  const std::string id = create_directly(sb, "orders");
+  sb.write("dbform.yaml", manifest({}, {service_yaml("orders")}));
+  sb.write("dbform.state.json", state_with_pending_intent("orders"));
+
+  RunResult r = sb.apply();
+  INFO(r.describe() << "\ncounts: " << sb.counts().dump());
+  CHECK(r.exit_code == 0);
+  CHECK(sb.count(kPostService) == 1);  // the direct one only
+  check_no_duplicates(sb, 1);
+  check_all_ready(sb, {"orders"});
+  json rec = find_resource(sb.state(), service_address("orders"));
+  CHECK(rec["id"] == id);
+  CHECK(contains(r.out, "adopted"));
+  CHECK(contains(r.all(), "password"));  // says the initial password cannot be recovered
+}
+
+TEST_CASE("e2e: two services of the recorded name in the API: apply refuses to guess and creates nothing") {
+  Sandbox sb;
+  const std::string a = create_directly(sb, "orders");
+  const std::string b = create_directly(sb, "orders");
+  sb.write("dbform.yaml", manifest({}, {service_yaml("orders")}));
+  sb.write("dbform.state.json", state_with_pending_intent("orders"));
+
+  RunResult r = sb.apply();
+  INFO(r.describe() << "\ncounts: " << sb.counts().dump());
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.err, a));
+  CHECK(contains(r.err, b));
+  CHECK(sb.count(kPostService) == 2);
+  // Still unresolved: the next run looks again rather than creating.
+  json rec = find_resource(sb.state(), service_address("orders"));
+  CHECK(rec["create_pending"] == true);
+}
+
+TEST_CASE("e2e: many services at once are each created exactly once") {
+  Sandbox sb;
+  std::vector<std::string> names, yaml;
+  for (int i = 0; i < 25; ++i) {
+    names.push_back("svc-" + std::to_string(i));
+    yaml.push_back(service_yaml(names.back()));
+  }
+  sb.write("dbform.yaml", manifest({vpc_yaml("main")}, yaml));
+  RunResult r = sb.apply({"--parallelism", "10"});
+  INFO(r.describe() << "\ncounts: " << sb.counts().dump());
+  CHECK(r.exit_code == 0);
+  CHECK(sb.count(kPostService) == 25);
+  check_no_duplicates(sb, 25);
+  check_all_ready(sb, names);
+  RunResult out = sb.run({"output", "--json"});
+  json doc = json::parse(out.out);
+  CHECK(doc.size() == 26);
+  json state = sb.state();
+  for (const auto& name : names) {
+    json rec = find_resource(state, service_address(name));
+    CHECK(doc[service_address(name)]["port"] == rec["endpoint"]["port"]);
+    CHECK(doc[service_address(name)]["host"] == rec["endpoint"]["host"]);
+    CHECK(!doc[service_address(name)].contains("password"));
+  }
 }
