@@ -7,6 +7,7 @@
 
 #include "cli/apply_flow.h"
 #include "cli/commands.h"
+#include "cli/recovery.h"
 #include "cli/render_events.h"
 #include "cli/render_plan.h"
 #include "engine/apply.h"
@@ -90,6 +91,10 @@ int run_apply(const ApplyFlowOptions& opts, std::ostream& out) {
   install_signal_handlers();
   out << "\n";
   ApplyResult result = engine.apply(plan, keys, state);
+  if (result.unsaved_changes) {
+    std::cerr << "Error: " << save_recovery_file(state, *store, result.save_error) << "\n";
+    return 1;
+  }
   print_endpoints(plan, state, out);
   out << "\nApply " << (result.failures.empty() && !result.interrupted ? "complete" : "finished with problems")
       << ": " << result.created << " created, " << result.adopted << " adopted, " << result.ready << " ready, "

@@ -62,7 +62,8 @@ class ApplyRun {
     }
     // A stop: let what is in flight finish and record it, start nothing new.
     while (workers.in_flight() > 0) apply_outcomes(workers.take(kForever));
-    if (stopped) finish_interrupted();
+    result_.unsaved_changes = dirty_;
+    if (stopped || stopping()) finish_interrupted();
     else
       for (size_t i : to_create_) fail(items_[i], "internal error: its create was never scheduled");
     return std::move(result_);
@@ -93,7 +94,7 @@ class ApplyRun {
     save();
   }
 
-  bool stopping() const { return options_.stop && options_.stop->load(); }
+  bool stopping() const { return (options_.stop && options_.stop->load()) || !result_.save_error.empty(); }
 
   const std::string& key_of(const PlannedAction& a) const { return keys_.at(a.project_id).key; }
 
@@ -113,6 +114,10 @@ class ApplyRun {
     // The intents are on disk before any of these creates is sent.
     for (size_t i : batch) record_intent(items_[i]);
     save();
+    if (!result_.save_error.empty()) {
+      for (size_t i : batch) forget_unsent_intent(items_[i]);
+      return;
+    }
     for (size_t i : batch) {
       Item& item = items_[i];
       start_watch(item, Phase::Creating, clock_.now());  // a service's wait timeout counts from its create
@@ -162,6 +167,12 @@ class ApplyRun {
     r.created_at = r.updated_at = format_utc(clock_.wall_now());
     state_.upsert(r);
     dirty_ = true;
+  }
+
+  // The intent of a create that was never sent because it could not be saved: a new record goes
+  // (nothing exists), an adopt's record stays (its earlier create may have happened).
+  void forget_unsent_intent(const Item& item) {
+    if (item.action->action == Action::Create) state_.remove(item.action->address);
   }
 
   void handle(const Outcome& out) {
@@ -280,10 +291,19 @@ class ApplyRun {
                       std::to_string(result_.pending.size()) + " resource(s) not finished"});
   }
 
+  // A state that cannot be written stops the run like a signal: nothing new is started (above all
+  // no create whose intent is not on disk); what is in flight is recorded in memory for the caller.
   void save() {
     if (!dirty_) return;
-    store_.write(state_);
-    dirty_ = false;
+    try {
+      store_.write(state_);
+      dirty_ = false;
+    } catch (const Error& e) {
+      if (result_.save_error.empty())
+        events_.on_event({EventKind::Failed, "", "", "", Duration(0),
+                          std::string("cannot save the state, stopping: ") + e.what()});
+      result_.save_error = e.what();
+    }
   }
 
   ApiClient& api_;

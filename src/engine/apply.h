@@ -32,8 +32,12 @@ struct ApplyResult {
   int adopted = 0;
   int ready = 0;
   std::vector<std::string> failures;  // "ADDRESS: why", one per failed resource
-  std::vector<std::string> pending;   // addresses left unfinished by a stop
+  std::vector<std::string> pending;   // addresses left unfinished by a stop or a state that cannot be saved
   bool interrupted = false;
+  // Set when the state could not be written: the run stopped creating at once, and `state` (the
+  // caller's) holds everything learned, which the caller must keep elsewhere (a recovery file).
+  std::string save_error;
+  bool unsaved_changes = false;  // the last write failed too: `state` holds more than the store
 };
 
 class ApplyEngine {

@@ -337,8 +337,31 @@ TEST_CASE("engine: when the intent cannot be saved, the create is not sent") {
   h.service("p1", "orders");
   h.store.fail_writes();
   h.fake.always("POST", "/projects/p1/services", R::response(202, service_json("svc-1", "orders", "READY")));
-  CHECK_THROWS_WITH(h.apply(), Catch::Contains("write refused"));
+  ApplyResult result = h.apply();
+  CHECK_THAT(result.save_error, Catch::Contains("write refused"));
   CHECK(h.fake.requests().empty());
+  CHECK_FALSE(h.state.find("p1/services/orders"));  // the unsent intent is not kept in memory either
+  CHECK(result.pending == std::vector<std::string>{"p1/services/orders"});
+}
+
+TEST_CASE("engine: when the state stops being writable mid-run, nothing new starts and what was learned is kept") {
+  Harness h;
+  h.options.parallelism = 1;
+  h.service("p1", "a");
+  h.service("p1", "b");
+  // The first create's answer arrives, and from then on the disk refuses every write.
+  h.fake.set_handler([&](const HttpRequest&) {
+    h.store.fail_writes();
+    return R::response(202, service_json("svc-a", "a", "QUEUED", {{"initial_password", "pw-svc-a"}}));
+  });
+  ApplyResult result = h.apply();
+  CHECK_THAT(result.save_error, Catch::Contains("write refused"));
+  CHECK(result.unsaved_changes);
+  CHECK(h.fake.count("POST", "/projects/p1/services") == 1);  // b was never sent
+  REQUIRE(h.state.find("p1/services/a"));
+  CHECK(h.state.find("p1/services/a")->id == "svc-a");  // in memory, for the recovery file
+  CHECK(h.state.find("p1/services/a")->initial_password == "pw-svc-a");
+  CHECK_FALSE(h.state.find("p1/services/b"));
 }
 
 TEST_CASE("engine: a VPC whose create outcome is unknown is adopted before the project's services go") {

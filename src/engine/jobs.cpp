@@ -33,7 +33,9 @@ std::vector<std::string> find_by_name(ApiClient& api, const PlannedAction& a, co
   std::vector<std::string> ids;
   if (a.kind == ResourceKind::Service) {
     for (auto& s : api.list_services(key, a.project_id))
-      if (s.name == a.name) {
+      // A namesake being deleted is not the one we just created: adopting it would record a
+      // database that is about to disappear, so it neither matches nor blocks a create.
+      if (s.name == a.name && s.status != "DELETING" && s.status != "DELETED") {
         ids.push_back(s.service_id);
         out.service = std::move(s);
       }

@@ -1,0 +1,45 @@
+#include "cli/recovery.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "state/codec.h"
+#include "util/atomic_file.h"
+#include "util/env.h"
+
+namespace dbform::cli {
+
+namespace fs = std::filesystem;
+
+std::string save_recovery_file(const State& state, const StateStore& store, const std::string& why) {
+  State next = state;
+  ++next.serial;  // newer than anything the store holds
+  const std::string text = serialize_state(next);
+  const std::string name = "dbform.state.recovery-" + std::to_string(::getpid()) + ".json";
+  auto env = process_env();
+  std::vector<fs::path> dirs;
+  const std::string where = store.describe();
+  if (where.find("://") == std::string::npos) dirs.push_back(fs::absolute(where).parent_path());
+  dirs.push_back(env("TMPDIR").value_or("/tmp"));
+  if (auto home = env("HOME")) dirs.push_back(*home);
+  std::string head = "the state could not be saved to " + where + ": " + why +
+                     "\nNothing more was created after that. ";
+  for (const auto& dir : dirs) {
+    fs::path file = dir / name;
+    try {
+      write_file_atomically(file.string(), text, 0600);
+    } catch (const Error&) {
+      continue;
+    }
+    return head + "Everything this run learned (ids, passwords, unfinished creates) is in\n  " + file.string() +
+           "\nOnce " + where + " can be written again, restore it with\n  dbform state push " + file.string() +
+           " --state " + where + "\nand run apply again; nothing will be created twice.";
+  }
+  std::string list;
+  for (const auto& r : state.resources)
+    list += "\n  " + r.address + (r.id.empty() ? " (create outcome unknown)" : " id " + r.id);
+  return head + "No recovery file could be written either. These resources exist or may exist:" + list;
+}
+
+}  // namespace dbform::cli
