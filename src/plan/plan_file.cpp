@@ -1,0 +1,283 @@
+#include "plan/plan_file.h"
+
+#include <map>
+#include <set>
+
+#include "util/error.h"
+#include "util/text.h"
+
+namespace dbform {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr Action kActions[] = {Action::Create, Action::NoOp,     Action::Wait,
+                               Action::Adopt,  Action::Conflict, Action::Orphan};
+
+json location_json(const Location& l) {
+  if (l.file.empty()) return nullptr;
+  return {{"file", l.file}, {"line", l.line}, {"column", l.column}};
+}
+
+// Optional fields are left out rather than written empty, so the document says only what is known.
+json action_json(const PlannedAction& a) {
+  json j = {{"address", a.address}, {"kind", kind_name(a.kind)}, {"project_id", a.project_id},
+            {"name", a.name},       {"action", action_name(a.action)}};
+  if (!a.resource_id.empty()) j["resource_id"] = a.resource_id;
+  if (!a.status.empty()) j["status"] = a.status;
+  j["before"] = a.before;
+  j["after"] = a.after;
+  json changes = json::array();
+  for (const auto& c : a.changes) changes.push_back({{"field", c.field}, {"before", c.before}, {"after", c.after}});
+  j["changes"] = std::move(changes);
+  if (!a.reason.empty()) j["reason"] = a.reason;
+  if (json loc = location_json(a.location); !loc.is_null()) j["declared_at"] = std::move(loc);
+  return j;
+}
+
+json diagnostic_json(const Diagnostic& d) {
+  json j = {{"severity", d.severity == Severity::Error ? "error" : "warning"}, {"message", d.message}};
+  if (json loc = location_json(d.location); !loc.is_null()) j["location"] = std::move(loc);
+  if (!d.field.empty()) j["field"] = d.field;
+  if (!d.hint.empty()) j["hint"] = d.hint;
+  return j;
+}
+
+json summary_json(const PlanSummary& s) {
+  return {{"create", s.create},       {"wait", s.wait},         {"adopt", s.adopt},
+          {"no_op", s.noop},          {"conflict", s.conflict}, {"orphan", s.orphan},
+          {"has_changes", s.has_changes()}, {"has_conflicts", s.conflict > 0}};
+}
+
+PlanSummary summarize(const std::vector<PlannedAction>& actions) {
+  PlanSummary s;
+  for (const auto& a : actions) {
+    switch (a.action) {
+      case Action::Create: ++s.create; break;
+      case Action::Wait: ++s.wait; break;
+      case Action::Adopt: ++s.adopt; break;
+      case Action::NoOp: ++s.noop; break;
+      case Action::Conflict: ++s.conflict; break;
+      case Action::Orphan: ++s.orphan; break;
+    }
+  }
+  return s;
+}
+
+// Reads one JSON object's fields, naming the document and the field's path in every error.
+class Reader {
+ public:
+  Reader(const json& j, std::string source, std::string path) : j_(j), source_(std::move(source)), path_(std::move(path)) {
+    if (!j_.is_object()) fail("", "an object");
+  }
+
+  [[noreturn]] void fail(const std::string& field, const std::string& expected) const {
+    std::string where = path_.empty() ? field : field.empty() ? path_ : path_ + "." + field;
+    throw UsageError(source_ + ": " + (where.empty() ? "" : where + ": ") + "expected " + expected +
+                     "; the plan file is damaged. Make a new one with `dbform plan --out FILE`");
+  }
+  const json* find(const char* field) const {
+    auto it = j_.find(field);
+    return it == j_.end() || it->is_null() ? nullptr : &*it;
+  }
+  std::string str(const char* field, bool required = false) const {
+    const json* v = find(field);
+    if (!v) {
+      if (required) fail(field, "a string");
+      return {};
+    }
+    if (!v->is_string()) fail(field, "a string");
+    return v->get<std::string>();
+  }
+  long long integer(const char* field) const {
+    const json* v = find(field);
+    if (!v || !v->is_number_integer()) fail(field, "an integer");
+    return v->get<long long>();
+  }
+  json any(const char* field) const {
+    const json* v = find(field);
+    return v ? *v : json();
+  }
+  const json& array(const char* field) const {
+    static const json empty = json::array();
+    const json* v = find(field);
+    if (!v) return empty;
+    if (!v->is_array()) fail(field, "a list");
+    return *v;
+  }
+  Reader child(const char* field) const { return Reader(*find_or_fail(field), source_, sub(field)); }
+  Reader item(const char* field, size_t i) const {
+    return Reader(array(field)[i], source_, sub(field) + "[" + std::to_string(i) + "]");
+  }
+  Location location(const char* field) const {
+    if (!find(field)) return {};
+    Reader r = child(field);
+    return {r.str("file", true), static_cast<int>(r.integer("line")), static_cast<int>(r.integer("column"))};
+  }
+  std::vector<std::string> strings(const char* field) const {
+    std::vector<std::string> out;
+    for (const auto& v : array(field)) {
+      if (!v.is_string()) fail(field, "a list of strings");
+      out.push_back(v.get<std::string>());
+    }
+    return out;
+  }
+
+ private:
+  const json* find_or_fail(const char* field) const {
+    const json* v = find(field);
+    if (!v) fail(field, "an object");
+    return v;
+  }
+  std::string sub(const char* field) const { return path_.empty() ? field : path_ + "." + field; }
+
+  const json& j_;
+  std::string source_;
+  std::string path_;
+};
+
+PlannedAction read_action(const Reader& r) {
+  PlannedAction a;
+  a.address = r.str("address", true);
+  a.project_id = r.str("project_id", true);
+  a.name = r.str("name", true);
+  const std::string kind = r.str("kind", true);
+  if (kind == "service") a.kind = ResourceKind::Service;
+  else if (kind == "vpc") a.kind = ResourceKind::Vpc;
+  else r.fail("kind", "`service` or `vpc`");
+  const std::string action = r.str("action", true);
+  bool known = false;
+  for (Action candidate : kActions)
+    if (action == action_name(candidate)) a.action = candidate, known = true;
+  if (!known) r.fail("action", "one of create, no-op, wait, adopt, conflict, orphan");
+  a.resource_id = r.str("resource_id");
+  a.status = r.str("status");
+  a.before = r.any("before");
+  a.after = r.any("after");
+  for (size_t i = 0; i < r.array("changes").size(); ++i) {
+    Reader c = r.item("changes", i);
+    a.changes.push_back({c.str("field", true), c.any("before"), c.any("after")});
+  }
+  a.reason = r.str("reason");
+  a.location = r.location("declared_at");
+  return a;
+}
+
+Diagnostic read_diagnostic(const Reader& r) {
+  Diagnostic d;
+  d.severity = r.str("severity", true) == "error" ? Severity::Error : Severity::Warning;
+  d.location = r.location("location");
+  d.field = r.str("field");
+  d.message = r.str("message", true);
+  d.hint = r.str("hint");
+  return d;
+}
+
+// Addresses whose saved action is not what the manifests and state give now.
+std::vector<std::string> differing_actions(const Plan& saved, const Plan& now) {
+  std::map<std::string, json> before;
+  for (const auto& a : saved.actions) before[a.address] = action_json(a);
+  std::set<std::string> differ;
+  for (const auto& a : now.actions) {
+    auto it = before.find(a.address);
+    if (it == before.end() || it->second != action_json(a)) differ.insert(a.address);
+    if (it != before.end()) before.erase(it);
+  }
+  for (const auto& [address, _] : before) differ.insert(address);
+  return {differ.begin(), differ.end()};
+}
+
+std::string file_list_change(const std::vector<std::string>& then, const std::vector<std::string>& now) {
+  std::set<std::string> a(then.begin(), then.end()), b(now.begin(), now.end());
+  std::vector<std::string> added, removed;
+  for (const auto& f : b)
+    if (!a.count(f)) added.push_back(f);
+  for (const auto& f : a)
+    if (!b.count(f)) removed.push_back(f);
+  std::string out;
+  if (!added.empty()) out += "; added: " + join(added, ", ");
+  if (!removed.empty()) out += "; removed: " + join(removed, ", ");
+  return out;
+}
+
+}  // namespace
+
+json plan_actions_json(const Plan& plan) {
+  json actions = json::array();
+  for (const auto& a : plan.actions) actions.push_back(action_json(a));
+  return actions;
+}
+
+json plan_document_json(const PlanDocument& doc) {
+  const Plan& p = doc.plan;
+  json diagnostics = json::array();
+  for (const auto& d : doc.diagnostics) diagnostics.push_back(diagnostic_json(d));
+  return {
+      {"format", kPlanFormat},
+      {"format_version", kPlanFormatVersion},
+      {"created_at", doc.created_at},
+      {"manifests", {{"paths", doc.manifest_paths}, {"files", doc.manifest_files}, {"digest", p.manifest_digest}}},
+      {"state", {{"lineage", p.state_lineage.empty() ? json() : json(p.state_lineage)}, {"serial", p.state_serial}}},
+      {"summary", summary_json(p.summary)},
+      {"actions", plan_actions_json(p)},
+      {"diagnostics", std::move(diagnostics)},
+  };
+}
+
+PlanDocument parse_plan_document(const std::string& text, const std::string& source) {
+  json j = json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || j.value("format", "") != kPlanFormat)
+    throw UsageError(source + " is not a dbform plan file. Make one with `dbform plan --out " + source + "`");
+  Reader r(j, source, "");
+  long long version = r.integer("format_version");
+  if (version > kPlanFormatVersion || version < 1)
+    throw UsageError(source + " has plan format version " + std::to_string(version) + "; this dbform reads version " +
+                     std::to_string(kPlanFormatVersion) + ". Make the plan and apply it with the same dbform release");
+  PlanDocument doc;
+  doc.created_at = r.str("created_at");
+  Reader manifests = r.child("manifests");
+  doc.manifest_paths = manifests.strings("paths");
+  doc.manifest_files = manifests.strings("files");
+  doc.plan.manifest_digest = manifests.str("digest", true);
+  Reader state = r.child("state");
+  doc.plan.state_lineage = state.str("lineage");
+  doc.plan.state_serial = state.integer("serial");
+  for (size_t i = 0; i < r.array("actions").size(); ++i) doc.plan.actions.push_back(read_action(r.item("actions", i)));
+  for (size_t i = 0; i < r.array("diagnostics").size(); ++i)
+    doc.diagnostics.push_back(read_diagnostic(r.item("diagnostics", i)));
+  // The counts follow from the actions; recomputing them means a hand-edited summary cannot lie.
+  doc.plan.summary = summarize(doc.plan.actions);
+  return doc;
+}
+
+std::vector<std::string> saved_plan_problems(const PlanDocument& saved, const Manifest& manifest, const State* stored,
+                                             const Plan& replanned) {
+  std::vector<std::string> problems;
+  const Plan& p = saved.plan;
+  if (p.state_lineage.empty() && stored)
+    problems.push_back("a state was created after the plan was made (it expected none; the state now has serial " +
+                       std::to_string(stored->serial) + ")");
+  else if (!p.state_lineage.empty() && !stored)
+    problems.push_back("the plan was made against a state (lineage " + p.state_lineage +
+                       ") but there is no state now: check --state, DBFORM_STATE and --workspace");
+  else if (stored && stored->lineage != p.state_lineage)
+    problems.push_back("the plan was made against another state (lineage " + p.state_lineage + ", this one has " +
+                       stored->lineage + "): check --state, DBFORM_STATE and --workspace");
+  else if (stored && stored->serial != p.state_serial)
+    problems.push_back("the state has changed since the plan was made (serial " + std::to_string(p.state_serial) +
+                       " then, " + std::to_string(stored->serial) + " now): another run applied or forgot something");
+  if (manifest.digest != p.manifest_digest)
+    problems.push_back("the manifests have changed since the plan was made (" + join(saved.manifest_files, ", ") + ")" +
+                       file_list_change(saved.manifest_files, manifest.files));
+  // Only meaningful when nothing above explains a difference.
+  if (problems.empty()) {
+    auto differ = differing_actions(p, replanned);
+    if (!differ.empty())
+      problems.push_back("the manifest files are unchanged but read differently now (does an environment variable "
+                         "they use have another value?): " + join(differ, ", "));
+  }
+  return problems;
+}
+
+}  // namespace dbform

@@ -1,0 +1,46 @@
+#pragma once
+// The plan as a versioned JSON document. `plan --format json` prints it and `plan --out FILE`
+// saves it, so what a pipeline reads, what a reviewer approved and what `apply FILE` executes are
+// one and the same thing. The document holds the whole Plan (every field of every action), the
+// manifests it was made from and the state it was made against; it never holds a secret (the plan
+// has none: settings are what the manifests declare).
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "manifest/model.h"
+#include "plan/model.h"
+#include "state/model.h"
+#include "util/diagnostics.h"
+
+namespace dbform {
+
+inline constexpr const char* kPlanFormat = "dbform-plan";
+// Grows when a reader of an older version could misread a newer document.
+inline constexpr int kPlanFormatVersion = 1;
+
+struct PlanDocument {
+  Plan plan;  // an empty state_lineage means no state existed when the plan was made
+  std::vector<std::string> manifest_paths;  // the -f arguments, as given
+  std::vector<std::string> manifest_files;  // every file read, in the order read
+  std::vector<Diagnostic> diagnostics;      // the manifests' warnings
+  std::string created_at;                   // UTC, ISO 8601
+};
+
+nlohmann::json plan_document_json(const PlanDocument& doc);
+// The actions alone, as they appear in the document.
+nlohmann::json plan_actions_json(const Plan& plan);
+
+// Parses a document written by plan_document_json. Throws UsageError naming `source` and the bad
+// field for anything that is not a plan document of a version this build reads.
+PlanDocument parse_plan_document(const std::string& text, const std::string& source);
+
+// Why a saved plan may no longer be applied, one reason each; empty when it still holds.
+// `manifest` is read again from the saved paths, `stored` is the state as it is now (null: there
+// is none) and `replanned` the plan they give now. Comparing with the replanned actions catches
+// what the digest cannot see, such as a ${VAR} that has another value.
+std::vector<std::string> saved_plan_problems(const PlanDocument& saved, const Manifest& manifest,
+                                             const State* stored, const Plan& replanned);
+
+}  // namespace dbform
