@@ -471,3 +471,23 @@ TEST_CASE("e2e: many services at once are each created exactly once") {
     CHECK(!doc[service_address(name)].contains("password"));
   }
 }
+
+TEST_CASE("e2e: a create the API rejects (400) fails by name with the API's message, and the others are created") {
+  Sandbox sb;
+  // Valid for the manifest (a positive integer) but more than the API accepts.
+  std::vector<std::string> services = {service_yaml("orders"), service_yaml("huge", 1234567890), service_yaml("billing")};
+  sb.write("dbform.yaml", manifest({}, services));
+  RunResult r = sb.apply();
+  INFO(r.describe() << "\ncounts: " << sb.counts().dump());
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.err, service_address("huge")));
+  CHECK(contains(r.err, "400"));
+  CHECK(contains(r.err, "cpu_millis"));
+  check_all_ready(sb, {"orders", "billing"});
+  // Nothing was created, so nothing is recorded and the next plan simply creates it again.
+  CHECK(find_resource(sb.state(), service_address("huge")).is_null());
+  RunResult plan = sb.run({"plan", "--detailed-exitcode"});
+  INFO(plan.describe());
+  CHECK(plan.exit_code == 2);
+  CHECK(contains(plan.out, "1 to create"));
+}
