@@ -1,0 +1,306 @@
+// One suite, every state backend: what the commands and the apply engine rely on must hold for the
+// state file and for PostgreSQL alike. Each case runs once per backend (GENERATE).
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
+#include "pg/test_server.h"
+#include "state/codec.h"
+#include "state/file_store.h"
+#include "state/pg_store.h"
+#include "util/atomic_file.h"
+
+using namespace dbform;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A stored state that several clients open, and raw access to it for what only a person or a
+// crash would do (hand edits).
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  // Another client of the same stored state, as another process would open it.
+  virtual std::unique_ptr<StateStore> open() = 0;
+  // The stored document, byte for byte; nullopt when there is none.
+  virtual std::optional<std::string> raw() = 0;
+  // Replaces the stored document by `text`, as a careless hand edit would.
+  virtual void put_raw(const std::string& text) = 0;
+  // Returns once the backend has noticed that a lock holder died (the kernel drops an flock
+  // before the parent can reap the child; a server needs to see the connection close).
+  virtual void settle_after_crash() {}
+};
+
+class FileBackend : public Backend {
+ public:
+  FileBackend() {
+    char tmpl[] = "/tmp/dbform-conformance-XXXXXX";
+    dir_ = ::mkdtemp(tmpl);
+    path_ = (dir_ / "dbform.state.json").string();
+  }
+  ~FileBackend() override { fs::remove_all(dir_); }
+  std::unique_ptr<StateStore> open() override { return std::make_unique<FileStateStore>(path_); }
+  std::optional<std::string> raw() override { return read_file_if_exists(path_); }
+  void put_raw(const std::string& text) override { std::ofstream(path_, std::ios::trunc) << text; }
+
+ private:
+  fs::path dir_;
+  std::string path_;
+};
+
+class PgBackend : public Backend {
+ public:
+  PgBackend() : url_(pgtest::server_url()), workspace_(pgtest::unique_name("conformance")) {}
+  std::unique_ptr<StateStore> open() override { return std::make_unique<PgStateStore>(url_, workspace_); }
+  std::optional<std::string> raw() override {
+    dbform::PgConnection c(url_);
+    auto r = c.exec("SELECT document FROM dbform_states WHERE workspace = $1", {workspace_});
+    if (r.rows.empty()) return std::nullopt;
+    return r.rows[0][0];
+  }
+  void put_raw(const std::string& text) override {
+    open();  // creates the tables
+    dbform::PgConnection c(url_);
+    c.exec("INSERT INTO dbform_states (workspace, lineage, serial, document) VALUES ($1, 'hand', 1, $2) "
+           "ON CONFLICT (workspace) DO UPDATE SET document = EXCLUDED.document",
+           {workspace_, text});
+  }
+  void settle_after_crash() override {
+    // The dead holder's row is still there (it could not clean up); its server process ends as
+    // soon as the server reads the closed connection.
+    std::string backend = pgtest::query_value("SELECT backend_pid FROM dbform_locks WHERE workspace = $1", {workspace_});
+    REQUIRE(!backend.empty());
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (pgtest::query_value("SELECT count(*) FROM pg_stat_activity WHERE pid = $1", {backend}) != "0") {
+      REQUIRE(std::chrono::steady_clock::now() < deadline);
+      ::usleep(10000);
+    }
+  }
+
+ private:
+  std::string url_;
+  std::string workspace_;
+};
+
+std::unique_ptr<Backend> make_backend(const std::string& kind) {
+  if (kind == "file") return std::make_unique<FileBackend>();
+  return std::make_unique<PgBackend>();
+}
+
+ResourceRecord service(const std::string& name, bool pending = false) {
+  ResourceRecord r;
+  r.project_id = "p1";
+  r.kind = ResourceKind::Service;
+  r.name = name;
+  r.address = resource_address("p1", ResourceKind::Service, name);
+  r.settings = {{"cpu_millis", "1000"}};
+  r.create_pending = pending;
+  if (!pending) {
+    r.id = "svc-" + name;
+    r.status = "READY";
+    r.endpoint_host = name + ".example";
+    r.endpoint_port = 5432;
+    r.initial_password = "pw-" + name;
+  }
+  return r;
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("state: conformance: nothing stored reads as none, and writes round-trip with a growing serial") {
+  auto kind = GENERATE(as<std::string>{}, "file", "postgres");
+  INFO("backend: " << kind);
+  auto backend = make_backend(kind);
+  auto writer = backend->open();
+  CHECK_FALSE(writer->read());
+
+  State s = new_state();
+  s.upsert(service("orders"));
+  writer->write(s);
+  CHECK(s.serial == 1);
+  s.upsert(service("billing"));
+  writer->write(s);
+  CHECK(s.serial == 2);
+
+  auto other = backend->open();
+  auto read = other->read();
+  REQUIRE(read);
+  CHECK(read->lineage == s.lineage);
+  CHECK(read->serial == 2);
+  CHECK(serialize_state(*read) == serialize_state(s));
+  CHECK(read->find("p1/services/orders")->initial_password == "pw-orders");
+  CHECK(*backend->raw() == serialize_state(s));
+}
+
+TEST_CASE("state: conformance: every write is visible to another client at once (the intent journal)") {
+  auto kind = GENERATE(as<std::string>{}, "file", "postgres");
+  INFO("backend: " << kind);
+  auto backend = make_backend(kind);
+  auto engine = backend->open();
+  auto observer = backend->open();
+  State s = new_state();
+  engine->write(s);
+
+  s.upsert(service("orders", true));  // the intent, before the create call
+  engine->write(s);
+  auto seen = observer->read();
+  REQUIRE(seen);
+  REQUIRE(seen->find("p1/services/orders"));
+  CHECK(seen->find("p1/services/orders")->create_pending);
+
+  s.upsert(service("orders"));  // the answer, right after it
+  engine->write(s);
+  seen = observer->read();
+  CHECK_FALSE(seen->find("p1/services/orders")->create_pending);
+  CHECK(seen->find("p1/services/orders")->id == "svc-orders");
+  CHECK(seen->serial == 3);
+}
+
+TEST_CASE("state: conformance: a writer that lost the race is refused and overwrites nothing") {
+  auto kind = GENERATE(as<std::string>{}, "file", "postgres");
+  INFO("backend: " << kind);
+  auto backend = make_backend(kind);
+  auto a = backend->open();
+  auto b = backend->open();
+  State first = new_state();
+  a->write(first);
+
+  State sa = *a->read(), sb = *b->read();
+  sa.upsert(service("from-a"));
+  a->write(sa);
+  const std::string after_a = *backend->raw();
+
+  sb.upsert(service("from-b"));
+  std::string msg = error_of([&] { b->write(sb); });
+  CHECK_THAT(msg, Catch::Contains("changed since it was read"));
+  CHECK_THAT(msg, Catch::Contains("nothing was overwritten"));
+  CHECK_THAT(msg, Catch::Contains(b->describe()));
+  CHECK(sb.serial == 1);  // unchanged: the caller's state is still the one it read
+  CHECK(*backend->raw() == after_a);
+
+  // After reading again it may write.
+  State again = *b->read();
+  again.upsert(service("from-b"));
+  b->write(again);
+  CHECK(again.serial == 3);
+}
+
+TEST_CASE("state: conformance: a state of another lineage is never written over") {
+  auto kind = GENERATE(as<std::string>{}, "file", "postgres");
+  INFO("backend: " << kind);
+  auto backend = make_backend(kind);
+  auto a = backend->open();
+  State s = new_state();
+  s.upsert(service("orders"));
+  a->write(s);
+  const std::string stored = *backend->raw();
+
+  State stranger = new_state();  // another lineage, as from another project's state
+  stranger.serial = s.serial;
+  auto b = backend->open();
+  CHECK_THAT(error_of([&] { b->write(stranger); }), Catch::Contains("changed since it was read"));
+  CHECK(*backend->raw() == stored);
+  CHECK(b->read()->lineage == s.lineage);
+}
+
+TEST_CASE("state: conformance: a corrupt or unknown document is refused and left byte for byte") {
+  auto kind = GENERATE(as<std::string>{}, "file", "postgres");
+  auto text = GENERATE(as<std::string>{}, "{\"format\": \"dbform-state\", truncated",
+                       R"({"format":"dbform-state","version":99,"lineage":"hand","serial":1,"resources":[]})");
+  INFO("backend: " << kind << "\ndocument: " << text);
+  auto backend = make_backend(kind);
+  backend->put_raw(text);
+  auto store = backend->open();
+  std::string msg = error_of([&] { store->read(); });
+  CHECK_THAT(msg, Catch::Contains(store->describe()));
+  CHECK_THROWS_AS(store->read(), StateError);
+  // A writer that never read it cannot replace it either.
+  State fresh = new_state();
+  CHECK_THROWS_AS(store->write(fresh), StateError);
+  CHECK(*backend->raw() == text);
+}
+
+TEST_CASE("state: conformance: the lock refuses a second holder, names the first, and is freed on release") {
+  auto kind = GENERATE(as<std::string>{}, "file", "postgres");
+  INFO("backend: " << kind);
+  auto backend = make_backend(kind);
+  auto a = backend->open();
+  auto b = backend->open();
+  {
+    auto held = a->lock("apply", Duration(0));
+    std::string msg = error_of([&] { b->lock("apply", Duration(0)); });
+    CHECK_THAT(msg, Catch::StartsWith("the state " + b->describe() + " is locked by pid " + std::to_string(::getpid())));
+    char host[256] = {0};
+    ::gethostname(host, sizeof host - 1);
+    CHECK_THAT(msg, Catch::Contains(std::string(" on ") + host + ", running `apply` since 20"));
+    CHECK_THAT(msg, Catch::EndsWith("Wait for it to finish, or pass --lock-timeout to wait for it"));
+    CHECK_THROWS_AS(b->lock("state rm", Duration(0)), LockError);
+  }
+  auto next = b->lock("state rm", Duration(0));
+  CHECK(next != nullptr);
+}
+
+TEST_CASE("state: conformance: --lock-timeout waits that long for a live holder, then names it") {
+  auto kind = GENERATE(as<std::string>{}, "file", "postgres");
+  INFO("backend: " << kind);
+  auto backend = make_backend(kind);
+  auto a = backend->open();
+  auto b = backend->open();
+  auto held = a->lock("apply", Duration(0));
+  auto started = std::chrono::steady_clock::now();
+  CHECK_THROWS_WITH(b->lock("apply", Duration(300)), Catch::Contains("pid " + std::to_string(::getpid())));
+  CHECK(std::chrono::steady_clock::now() - started >= Duration(300));
+}
+
+TEST_CASE("state: conformance: the lock of a process killed with SIGKILL is free again") {
+  auto kind = GENERATE(as<std::string>{}, "file", "postgres");
+  INFO("backend: " << kind);
+  auto backend = make_backend(kind);
+  int ready[2];
+  REQUIRE(::pipe(ready) == 0);
+  pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    // The holder: takes the lock on its own connection, says so, and waits to be killed.
+    char ok = '0';
+    std::unique_ptr<StateStore> store;
+    std::unique_ptr<StateLock> lock;
+    try {
+      store = backend->open();
+      lock = store->lock("apply", Duration(0));
+      ok = '1';
+    } catch (...) {
+    }
+    if (::write(ready[1], &ok, 1) != 1 || ok != '1') ::_exit(1);
+    for (;;) ::pause();
+  }
+  ::close(ready[1]);
+  char ok = 0;
+  REQUIRE(::read(ready[0], &ok, 1) == 1);
+  ::close(ready[0]);
+  REQUIRE(ok == '1');
+
+  auto other = backend->open();
+  CHECK_THROWS_WITH(other->lock("apply", Duration(0)), Catch::Contains("pid " + std::to_string(child)));
+  ::kill(child, SIGKILL);
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  backend->settle_after_crash();
+  // Free without any timeout, force-unlock or other cleanup.
+  auto lock = other->lock("apply", Duration(0));
+  CHECK(lock != nullptr);
+}

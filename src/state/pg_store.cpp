@@ -1,0 +1,360 @@
+#include "state/pg_store.h"
+
+#include <libpq-fe.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "state/codec.h"
+
+namespace dbform {
+
+namespace {
+
+// Both tables in one implicit transaction (a multi-statement query without BEGIN). The
+// transaction-scoped advisory lock serialises clients creating them at the same moment: two
+// concurrent CREATE TABLE IF NOT EXISTS can both pass the existence check and one then fails on a
+// catalog index. The key is arbitrary but fixed ("dbform" in ASCII).
+constexpr const char* kCreateTables = R"sql(
+SELECT pg_advisory_xact_lock(110373788152429);
+CREATE TABLE IF NOT EXISTS dbform_states (
+  workspace  text PRIMARY KEY,
+  lineage    text NOT NULL,
+  serial     bigint NOT NULL,
+  document   text NOT NULL,
+  updated_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE IF NOT EXISTS dbform_locks (
+  workspace   text PRIMARY KEY,
+  pid         bigint NOT NULL,
+  host        text NOT NULL,
+  operation   text NOT NULL,
+  since       timestamptz NOT NULL,
+  backend_pid integer NOT NULL
+);
+)sql";
+
+// A lock held by a live session is the truth; the row only says who took it. A row left by a
+// holder that died is ignored: its backend no longer holds the advisory lock.
+constexpr const char* kHolderQuery = R"sql(
+SELECT l.pid, l.host, l.operation, to_char(l.since AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+       EXISTS (SELECT 1 FROM pg_locks k
+               WHERE k.locktype = 'advisory' AND k.granted AND k.pid = l.backend_pid
+                 AND k.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                 AND k.classid = $2::oid AND k.objid = $3::oid AND k.objsubid = 1)
+FROM dbform_locks l WHERE l.workspace = $1
+)sql";
+
+std::string hostname() {
+  char buf[256] = {0};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown-host";
+  return buf;
+}
+
+// libpq messages span lines ("...failed: Connection refused\n\tIs the server running..."): one line.
+std::string one_line(const std::string& text) {
+  std::string out;
+  bool space = false;
+  for (char c : text) {
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      space = !out.empty();
+      continue;
+    }
+    if (space) out += ' ';
+    space = false;
+    out += c;
+  }
+  return out;
+}
+
+std::string scrub(std::string text, const std::string& secret) {
+  if (secret.size() < 3) return text;  // shorter ones would mangle ordinary words
+  for (size_t at = text.find(secret); at != std::string::npos; at = text.find(secret, at))
+    text.replace(at, secret.size(), "***");
+  return text;
+}
+
+std::string conninfo_value(PGconn* conn, const char* keyword) {
+  std::string value;
+  PQconninfoOption* options = PQconninfo(conn);
+  for (PQconninfoOption* o = options; o && o->keyword; ++o)
+    if (std::string(o->keyword) == keyword && o->val) value = o->val;
+  PQconninfoFree(options);
+  return value;
+}
+
+void ignore_notice(void*, const char*) {}
+
+// The server's own words without the "ERROR:" prefix and the echoed query; its hint when it has one.
+std::string result_error(PGconn* conn, PGresult* res) {
+  if (!res) return PQerrorMessage(conn);
+  const char* primary = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
+  if (!primary) return PQresultErrorMessage(res)[0] ? PQresultErrorMessage(res) : PQerrorMessage(conn);
+  std::string text = primary;
+  if (const char* hint = PQresultErrorField(res, PG_DIAG_MESSAGE_HINT)) text += " (" + std::string(hint) + ")";
+  return text;
+}
+
+}  // namespace
+
+bool is_postgres_url(const std::string& where) {
+  return where.rfind("postgres://", 0) == 0 || where.rfind("postgresql://", 0) == 0;
+}
+
+std::string redact_postgres_url(const std::string& url) {
+  const size_t scheme_end = url.find("://");
+  if (scheme_end == std::string::npos) return url;
+  const size_t auth_begin = scheme_end + 3;
+  size_t auth_end = url.find_first_of("/?#", auth_begin);
+  if (auth_end == std::string::npos) auth_end = url.size();
+  std::string authority = url.substr(auth_begin, auth_end - auth_begin);
+  const size_t at = authority.rfind('@');
+  const size_t colon = authority.find(':');
+  if (at != std::string::npos && colon < at) authority.erase(colon, at - colon);
+
+  std::string rest = url.substr(auth_end);
+  const size_t q = rest.find('?');
+  if (q != std::string::npos) {
+    std::string kept;
+    size_t start = q + 1;
+    while (start <= rest.size()) {
+      size_t end = std::min(rest.find('&', start), rest.size());
+      std::string param = rest.substr(start, end - start);
+      if (!param.empty() && param.rfind("password=", 0) != 0 && param != "password")
+        kept += (kept.empty() ? "" : "&") + param;
+      start = end + 1;
+    }
+    rest = rest.substr(0, q) + (kept.empty() ? "" : "?" + kept);
+  }
+  return url.substr(0, auth_begin) + authority + rest;
+}
+
+// FNV-1a, 64 bits: stable across clients, builds and platforms.
+long long pg_workspace_lock_key(const std::string& workspace) {
+  unsigned long long h = 14695981039346656037ULL;
+  for (unsigned char c : "dbform-state:" + workspace) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  return static_cast<long long>(h);
+}
+
+bool valid_workspace_name(const std::string& name) {
+  if (name.empty() || name.size() > 128 || !std::isalnum(static_cast<unsigned char>(name[0]))) return false;
+  return std::all_of(name.begin(), name.end(), [](unsigned char c) {
+    return std::isalnum(c) || c == '_' || c == '-' || c == '.';
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// PgConnection
+
+PgConnection::PgConnection(const std::string& url) {
+  // Defaults first: anything the URL says (it is expanded from dbname) overrides them.
+  const char* keys[] = {"connect_timeout", "fallback_application_name", "dbname", nullptr};
+  const char* values[] = {"10", "dbform", url.c_str(), nullptr};
+  conn_ = PQconnectdbParams(keys, values, 1);
+  if (!conn_) throw Error("cannot connect to PostgreSQL: out of memory");
+  PQsetNoticeProcessor(conn_, ignore_notice, nullptr);  // e.g. "relation already exists, skipping"
+  password_ = conninfo_value(conn_, "password");
+  const std::string host = PQhost(conn_) ? PQhost(conn_) : "";
+  const std::string port = PQport(conn_) ? PQport(conn_) : "";
+  where_ = "database " + std::string(PQdb(conn_) ? PQdb(conn_) : "?") + " on " + (host.empty() ? "localhost" : host) +
+           (port.empty() ? "" : ":" + port) + " as " + (PQuser(conn_) ? PQuser(conn_) : "?");
+  if (PQstatus(conn_) != CONNECTION_OK) {
+    std::string detail = PQerrorMessage(conn_);
+    PQfinish(conn_);
+    conn_ = nullptr;
+    throw Error(scrub("cannot connect to the PostgreSQL state (" + where_ + "): " + one_line(detail), password_));
+  }
+}
+
+PgConnection::~PgConnection() {
+  if (conn_) PQfinish(conn_);
+}
+
+int PgConnection::backend_pid() const { return PQbackendPID(conn_); }
+
+int PgConnection::server_version() const { return PQserverVersion(conn_); }
+
+void PgConnection::fail(const std::string& detail) const {
+  if (PQstatus(conn_) == CONNECTION_BAD)
+    throw Error(scrub("lost the connection to the PostgreSQL state (" + where_ + "): " + one_line(detail) +
+                          ". A lock this run held went with it, so nothing more is written; run the command again",
+                      password_));
+  throw Error(scrub("PostgreSQL (" + where_ + "): " + one_line(detail), password_));
+}
+
+PgConnection::Result PgConnection::exec(const std::string& sql, const std::vector<Value>& params) {
+  std::vector<const char*> values;
+  for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
+  std::unique_ptr<PGresult, void (*)(PGresult*)> res(
+      PQexecParams(conn_, sql.c_str(), static_cast<int>(values.size()), nullptr, values.data(), nullptr, nullptr, 0),
+      PQclear);
+  const ExecStatusType status = res ? PQresultStatus(res.get()) : PGRES_FATAL_ERROR;
+  if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) fail(result_error(conn_, res.get()));
+  Result out;
+  const int rows = PQntuples(res.get()), cols = PQnfields(res.get());
+  for (int i = 0; i < rows; ++i) {
+    Row row;
+    for (int j = 0; j < cols; ++j)
+      row.push_back(PQgetisnull(res.get(), i, j)
+                        ? Value()
+                        : Value(std::string(PQgetvalue(res.get(), i, j), PQgetlength(res.get(), i, j))));
+    out.rows.push_back(std::move(row));
+  }
+  const std::string affected = PQcmdTuples(res.get());
+  out.affected = affected.empty() ? 0 : std::stoll(affected);
+  return out;
+}
+
+void PgConnection::exec_script(const std::string& sql) {
+  std::unique_ptr<PGresult, void (*)(PGresult*)> res(PQexec(conn_, sql.c_str()), PQclear);
+  const ExecStatusType status = res ? PQresultStatus(res.get()) : PGRES_FATAL_ERROR;
+  if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) fail(result_error(conn_, res.get()));
+}
+
+// ---------------------------------------------------------------------------------------------
+// PgStateStore
+
+class PgStateLock : public StateLock {
+ public:
+  explicit PgStateLock(PgStateStore& store) : store_(store) {}
+  ~PgStateLock() override { store_.unlock(); }
+
+ private:
+  PgStateStore& store_;
+};
+
+PgStateStore::PgStateStore(const std::string& url, std::string workspace, Clock* clock)
+    : workspace_(std::move(workspace)),
+      describe_(redact_postgres_url(url) + " (workspace " + workspace_ + ")"),
+      conn_(url),
+      clock_(clock ? *clock : system_clock_),
+      lock_key_(pg_workspace_lock_key(workspace_)) {
+  if (!valid_workspace_name(workspace_))
+    throw Error("`" + workspace_ + "` is not a valid workspace name (1 to 128 letters, digits, '_', '-' and '.')");
+  // The lock lives as long as this session: keep it open however long apply waits between writes,
+  // and let the server notice a client whose host or network vanished (about two minutes) and
+  // release its lock.
+  conn_.exec_script("SET tcp_keepalives_idle = 60; SET tcp_keepalives_interval = 10; SET tcp_keepalives_count = 6");
+  if (conn_.server_version() >= 140000) conn_.exec_script("SET idle_session_timeout = 0");
+  ensure_tables();
+}
+
+void PgStateStore::ensure_tables() {
+  // Checked first so that a role allowed to use but not to create the tables (plan in a PR job) works.
+  auto r = conn_.exec("SELECT to_regclass('dbform_states') IS NOT NULL AND to_regclass('dbform_locks') IS NOT NULL");
+  if (r.rows.at(0).at(0) == "t") return;
+  try {
+    conn_.exec_script(kCreateTables);
+  } catch (const Error& e) {
+    throw Error(std::string(e.what()) +
+                ". dbform creates its tables dbform_states and dbform_locks on first use: grant this user CREATE on "
+                "the schema once, or have the owner create them (see the README, \"Team state on PostgreSQL\")");
+  }
+}
+
+std::optional<State> PgStateStore::read() {
+  std::lock_guard<std::mutex> guard(mu_);
+  auto r = conn_.exec("SELECT lineage, serial, document FROM dbform_states WHERE workspace = $1", {workspace_});
+  if (r.rows.empty()) return std::nullopt;
+  const auto& row = r.rows.front();
+  State state = parse_state(row[2].value_or(""), describe_);
+  if (state.lineage != row[0].value_or("") || std::to_string(state.serial) != row[1].value_or(""))
+    throw StateError(describe_ + ": the document (lineage " + state.lineage + " serial " +
+                     std::to_string(state.serial) + ") does not match its row (lineage " + row[0].value_or("") +
+                     " serial " + row[1].value_or("") +
+                     "): it was edited by hand. Nothing was changed. Fix the row, or delete it (DELETE FROM "
+                     "dbform_states WHERE workspace = '" + workspace_ + "') and `dbform state push` a good copy");
+  return state;
+}
+
+void PgStateStore::write(State& state) {
+  std::lock_guard<std::mutex> guard(mu_);
+  const std::string expected = std::to_string(state.serial);
+  const std::string next = std::to_string(state.serial + 1);
+  ++state.serial;  // the document carries the serial it is stored with
+  const std::string document = serialize_state(state);
+  --state.serial;
+  // Compare-and-swap: only the row this state was read from is replaced, in one committed statement.
+  auto updated = conn_.exec(
+      "UPDATE dbform_states SET serial = $4, document = $5, updated_at = now() "
+      "WHERE workspace = $1 AND lineage = $2 AND serial = $3",
+      {workspace_, state.lineage, expected, next, document});
+  if (updated.affected == 0) {
+    // No row of that lineage and serial: either the workspace is new, or someone else wrote.
+    auto inserted = conn_.exec(
+        "INSERT INTO dbform_states (workspace, lineage, serial, document) VALUES ($1, $2, $3, $4) "
+        "ON CONFLICT (workspace) DO NOTHING",
+        {workspace_, state.lineage, next, document});
+    if (inserted.affected == 0) refuse_write(state);
+  }
+  ++state.serial;
+}
+
+void PgStateStore::refuse_write(const State& state) {
+  auto now = conn_.exec("SELECT lineage, serial FROM dbform_states WHERE workspace = $1", {workspace_});
+  std::string found = now.rows.empty() ? "no state"
+                                       : "lineage " + now.rows[0][0].value_or("") + " serial " + now.rows[0][1].value_or("");
+  throw StateError(describe_ + " changed since it was read (now " + found + ", expected lineage " + state.lineage +
+                   " serial " + std::to_string(state.serial) + "); nothing was overwritten. Run the command again");
+}
+
+std::unique_ptr<StateLock> PgStateStore::lock(const std::string& operation, Duration timeout) {
+  LockInfo me{static_cast<long long>(::getpid()), hostname(), operation,
+              format_utc(std::chrono::system_clock::now())};
+  const auto deadline = clock_.now() + timeout;
+  for (;;) {
+    if (try_lock(me)) return std::make_unique<PgStateLock>(*this);
+    const auto now = clock_.now();
+    if (now >= deadline) break;
+    clock_.sleep_until(std::min(deadline, now + Duration(100)));
+  }
+  throw LockError("the state " + describe_ + " is locked by " + holder_description() +
+                  ". Wait for it to finish, or pass --lock-timeout to wait for it");
+}
+
+bool PgStateStore::try_lock(const LockInfo& me) {
+  std::lock_guard<std::mutex> guard(mu_);
+  const std::string key = std::to_string(lock_key_);
+  auto r = conn_.exec("SELECT pg_try_advisory_lock($1::bigint)", {key});
+  if (r.rows.at(0).at(0) != "t") return false;
+  try {
+    conn_.exec(
+        "INSERT INTO dbform_locks (workspace, pid, host, operation, since, backend_pid) "
+        "VALUES ($1, $2, $3, $4, $5::timestamptz, pg_backend_pid()) "
+        "ON CONFLICT (workspace) DO UPDATE SET pid = EXCLUDED.pid, host = EXCLUDED.host, "
+        "operation = EXCLUDED.operation, since = EXCLUDED.since, backend_pid = EXCLUDED.backend_pid",
+        {workspace_, std::to_string(me.pid), me.host, me.operation, me.since});
+  } catch (const Error&) {
+    conn_.exec("SELECT pg_advisory_unlock($1::bigint)", {key});
+    throw;
+  }
+  return true;
+}
+
+void PgStateStore::unlock() noexcept {
+  std::lock_guard<std::mutex> guard(mu_);
+  try {
+    // The holder row goes first, so nobody reads a stale holder after we let go.
+    conn_.exec("DELETE FROM dbform_locks WHERE workspace = $1 AND backend_pid = pg_backend_pid()", {workspace_});
+    conn_.exec("SELECT pg_advisory_unlock($1::bigint)", {std::to_string(lock_key_)});
+  } catch (const Error&) {
+    // The connection is gone, and the server dropped the lock with it.
+  }
+}
+
+std::string PgStateStore::holder_description() {
+  std::lock_guard<std::mutex> guard(mu_);
+  const auto key = static_cast<unsigned long long>(lock_key_);
+  // pg_locks shows a bigint advisory key as classid (high 32 bits) and objid (low 32 bits).
+  auto r = conn_.exec(kHolderQuery, {workspace_, std::to_string(key >> 32), std::to_string(key & 0xffffffffULL)});
+  if (r.rows.empty() || r.rows[0][4] != "t") return "another dbform process (it has not written its details yet)";
+  const auto& row = r.rows[0];
+  LockInfo holder{std::stoll(row[0].value_or("0")), row[1].value_or(""), row[2].value_or(""), row[3].value_or("")};
+  return holder.str();
+}
+
+}  // namespace dbform

@@ -1,0 +1,95 @@
+#pragma once
+// The team backend: states kept in PostgreSQL through libpq, one row per workspace, so several
+// people and pipelines can plan and apply against the same projects.
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "state/store.h"
+
+typedef struct pg_conn PGconn;
+
+namespace dbform {
+
+// True for the URLs that select this backend: postgres://... and postgresql://...
+bool is_postgres_url(const std::string& where);
+
+// The URL without its password (in the user part or a `password=` parameter): for messages.
+std::string redact_postgres_url(const std::string& url);
+
+// The key of a workspace's session-level advisory lock (pg_try_advisory_lock(bigint)), the same
+// in every client.
+long long pg_workspace_lock_key(const std::string& workspace);
+
+// Workspace names: 1 to 128 letters, digits, '_', '-' and '.', starting with a letter or digit.
+bool valid_workspace_name(const std::string& name);
+
+// One libpq connection, used from one thread at a time. Every statement runs in its own
+// transaction (autocommit). Errors throw Error naming the server and database, never the password.
+class PgConnection {
+ public:
+  using Value = std::optional<std::string>;  // nullopt is SQL NULL
+  using Row = std::vector<Value>;
+  struct Result {
+    std::vector<Row> rows;
+    long long affected = 0;  // rows changed by INSERT, UPDATE or DELETE
+  };
+
+  explicit PgConnection(const std::string& url);
+  ~PgConnection();
+  PgConnection(const PgConnection&) = delete;
+  PgConnection& operator=(const PgConnection&) = delete;
+
+  // One parameterised statement ($1, $2, ...), sent as text.
+  Result exec(const std::string& sql, const std::vector<Value>& params = {});
+  // Several statements without parameters, in one implicit transaction.
+  void exec_script(const std::string& sql);
+  // "database D on HOST:PORT as USER": what a person needs to find the server.
+  const std::string& where() const { return where_; }
+  // The server process serving this connection (as in pg_stat_activity and pg_locks).
+  int backend_pid() const;
+  int server_version() const;  // e.g. 150004
+
+ private:
+  [[noreturn]] void fail(const std::string& detail) const;
+  PGconn* conn_ = nullptr;
+  std::string where_;
+  std::string password_;  // scrubbed from every message, in case a server ever echoes it
+};
+
+// A state per workspace in the table dbform_states (workspace, lineage, serial, document,
+// updated_at); tables are created on first use. Writes are compare-and-swap on serial and lineage,
+// each its own committed transaction. The lock is a session-level advisory lock on this store's
+// connection (the server drops it when the process or the connection dies); while held, the
+// holder's pid, host, operation and start time are in dbform_locks for refused runs to print.
+class PgStateStore : public StateStore {
+ public:
+  // `clock` paces --lock-timeout polling (tests pass their own); nullptr is the system clock.
+  PgStateStore(const std::string& url, std::string workspace, Clock* clock = nullptr);
+  std::optional<State> read() override;
+  void write(State& state) override;
+  std::unique_ptr<StateLock> lock(const std::string& operation, Duration timeout) override;
+  std::string describe() const override { return describe_; }
+
+  const std::string& workspace() const { return workspace_; }
+
+ private:
+  friend class PgStateLock;
+  void ensure_tables();
+  bool try_lock(const LockInfo& me);
+  void unlock() noexcept;
+  std::string holder_description();
+  [[noreturn]] void refuse_write(const State& state);
+
+  std::mutex mu_;  // the engine may write from several threads; libpq connections are not shared
+  std::string workspace_;
+  std::string describe_;
+  PgConnection conn_;
+  SystemClock system_clock_;
+  Clock& clock_;
+  long long lock_key_;
+};
+
+}  // namespace dbform
