@@ -491,3 +491,45 @@ TEST_CASE("e2e: a create the API rejects (400) fails by name with the API's mess
   CHECK(plan.exit_code == 2);
   CHECK(contains(plan.out, "1 to create"));
 }
+
+TEST_CASE("e2e: SIGINT during the creates finishes what is in flight, exits 130, and the rerun completes") {
+  auto config = default_sim_config();
+  config.faults.latency = dbform::Duration(500);
+  Sandbox sb(config);
+  sb.write("dbform.yaml", base_manifest());
+
+  auto first = sb.start({"apply", "--auto-approve", "--poll-interval", "100ms", "--parallelism", "1"});
+  bool started = eventually(
+      [&] {
+        try {
+          return find_resource(sb.state(), service_address("orders")).is_object();
+        } catch (const std::exception&) {
+          return false;
+        }
+      },
+      std::chrono::seconds(30));
+  INFO("first run so far:\n" << first->stdout_so_far() << first->stderr_so_far());
+  REQUIRE(started);
+  first->signal(SIGINT);
+  RunResult stopped = first->wait();
+  INFO(stopped.describe() << "\ncounts: " << sb.counts().dump());
+  CHECK(!stopped.timed_out);
+  CHECK(stopped.exit_code == 130);
+  CHECK(contains(stopped.out, "apply again"));
+  // What was sent is recorded with its answer; nothing is left half-known.
+  json state = sb.state();
+  for (const auto& r : state["resources"]) {
+    INFO(r.dump());
+    CHECK(r["create_pending"] == false);
+    CHECK(!r["id"].get<std::string>().empty());
+  }
+  CHECK(static_cast<long long>(state["resources"].size()) == sb.count(kPostService) + sb.count(kPostVpc));
+
+  RunResult r = sb.apply();
+  INFO(r.describe() << "\ncounts: " << sb.counts().dump());
+  CHECK(r.exit_code == 0);
+  CHECK(sb.count(kPostService) == 3);
+  CHECK(sb.count(kPostVpc) == 1);
+  check_no_duplicates(sb, 3);
+  check_all_ready(sb, kServices);
+}
