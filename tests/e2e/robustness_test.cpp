@@ -305,6 +305,7 @@ TEST_CASE("e2e: DBFORM_STATE, -f with files and directories, and ${VAR} in manif
 TEST_CASE("e2e: a service passing through UNSTABLE still ends READY") {
   auto config = default_sim_config();
   config.faults.unstable = {"bill*"};
+  config.configuring_delay = dbform::Duration(400);  // UNSTABLE lasts this long: several polls see it
   Sandbox sb(config);
   sb.write("dbform.yaml", base_manifest());
   RunResult r = sb.apply();
