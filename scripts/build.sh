@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 packages=(
   g++ cmake ninja-build pkg-config ccache
   libyaml-cpp-dev libcurl4-openssl-dev nlohmann-json3-dev libspdlog-dev catch2 libcli11-dev
-  libcpp-httplib-dev libssl-dev
+  libcpp-httplib-dev libssl-dev libpq-dev
+  postgresql  # the server binaries for the tests' throwaway cluster (tests/pg/start.sh)
   python3 python3-jsonschema python3-yaml
 )
 

@@ -7,6 +7,7 @@
 #include "http/curl_transport.h"
 #include "manifest/loader.h"
 #include "state/file_store.h"
+#include "state/pg_store.h"
 #include "util/duration.h"
 #include "util/env.h"
 
@@ -19,7 +20,10 @@ void add_manifest_options(CLI::App& cmd, ManifestOptions& opts) {
 }
 
 void add_state_options(CLI::App& cmd, StateOptions& opts, bool with_lock_timeout) {
-  cmd.add_option("--state", opts.state, "state file (default $DBFORM_STATE, else dbform.state.json)");
+  cmd.add_option("--state", opts.state,
+                 "state file or postgres:// URL (default $DBFORM_STATE, else dbform.state.json)");
+  cmd.add_option("--workspace", opts.workspace,
+                 "which state of a PostgreSQL database (default $DBFORM_WORKSPACE, else default)");
   if (with_lock_timeout)
     cmd.add_option("--lock-timeout", opts.lock_timeout, "wait this long for another run's lock (default 0s)");
 }
@@ -34,10 +38,19 @@ Manifest load_manifests_or_throw(const ManifestOptions& opts) {
 }
 
 std::unique_ptr<StateStore> open_state_store(const StateOptions& opts) {
-  std::string where = opts.state;
-  if (where.empty()) where = process_env()("DBFORM_STATE").value_or("dbform.state.json");
-  if (where.rfind("postgres://", 0) == 0 || where.rfind("postgresql://", 0) == 0)
-    throw UsageError("the PostgreSQL state backend is not available in this build; use a state file");
+  auto env = process_env();
+  const std::string where = opts.state.empty() ? env("DBFORM_STATE").value_or("dbform.state.json") : opts.state;
+  const std::string workspace = opts.workspace.empty() ? env("DBFORM_WORKSPACE").value_or("default") : opts.workspace;
+  const std::string source = opts.workspace.empty() ? "DBFORM_WORKSPACE" : "--workspace";
+  if (!valid_workspace_name(workspace))
+    throw UsageError(source + ": `" + workspace +
+                     "` is not a workspace name (1 to 128 letters, digits, '_', '-' and '.', starting with a letter "
+                     "or digit)");
+  if (is_postgres_url(where)) return std::make_unique<PgStateStore>(where, workspace);
+  // A file holds one state; quietly ignoring the workspace would mix two states up.
+  if (workspace != "default")
+    throw UsageError(source + " `" + workspace + "` needs a PostgreSQL state (--state postgres://...); the state file " +
+                     where + " holds a single state. Use another --state file instead");
   return std::make_unique<FileStateStore>(where);
 }
 

@@ -20,7 +20,8 @@ struct ManifestOptions {
 void add_manifest_options(CLI::App& cmd, ManifestOptions& opts);
 
 struct StateOptions {
-  std::string state;  // "" -> $DBFORM_STATE -> dbform.state.json
+  std::string state;      // "" -> $DBFORM_STATE -> dbform.state.json; a file or a postgres:// URL
+  std::string workspace;  // "" -> $DBFORM_WORKSPACE -> default; one of the states of a database
   std::string lock_timeout = "0s";
 };
 void add_state_options(CLI::App& cmd, StateOptions& opts, bool with_lock_timeout);

@@ -1,0 +1,258 @@
+// The real binary against a real PostgreSQL (the `pg` CTest fixture, tests/pg/start.sh): a team
+// sharing one state from several checkouts, its lock, workspaces, and moving states between a file
+// and the database. Every test uses workspaces of its own, so the tests can run in parallel.
+#include <signal.h>
+
+#include "../pg/test_server.h"
+#include "common.h"
+
+using namespace e2e;
+
+namespace {
+
+// A checkout of the team's manifests in its own directory under the sandbox, with the team state.
+struct Checkout {
+  Sandbox& sb;
+  fs::path dir;
+  std::map<std::string, std::string> env;
+
+  Checkout(Sandbox& sandbox, const std::string& name, const std::string& workspace) : sb(sandbox) {
+    dir = sb.dir() / name;
+    fs::create_directories(dir);
+    env = sb.env;
+    env["DBFORM_STATE"] = pgtest::server_url();
+    env["DBFORM_WORKSPACE"] = workspace;
+  }
+  void write_manifest(const std::string& text) { sb.write((dir / "dbform.yaml").lexically_relative(sb.dir()), text); }
+  std::unique_ptr<Process> start(const std::vector<std::string>& args) {
+    return std::make_unique<Process>(args, env, dir, "", std::chrono::seconds(120));
+  }
+  RunResult run(const std::vector<std::string>& args, const std::string& stdin_text = "") {
+    Process p(args, env, dir, stdin_text, std::chrono::seconds(60));
+    return p.wait();
+  }
+  RunResult apply(const std::vector<std::string>& more = {}) {
+    std::vector<std::string> args = {"apply", "--auto-approve", "--poll-interval", "100ms"};
+    args.insert(args.end(), more.begin(), more.end());
+    return run(args);
+  }
+};
+
+// The workspace's state document as stored, or null JSON when there is none.
+json stored_state(const std::string& workspace) {
+  std::string doc = pgtest::query_value("SELECT document FROM dbform_states WHERE workspace = $1", {workspace});
+  return doc.empty() ? json(nullptr) : json::parse(doc);
+}
+
+bool has_id(const json& state, const std::string& address) {
+  if (state.is_null()) return false;
+  json r = find_resource(state, address);
+  return r.is_object() && !r["id"].get<std::string>().empty();
+}
+
+// Output must never show the database password (it is in DBFORM_STATE).
+void check_no_password(const RunResult& r) {
+  INFO(r.describe());
+  CHECK(!contains(r.all(), pgtest::server_password()));
+}
+
+}  // namespace
+
+TEST_CASE("e2e: pg: a second apply from another checkout is refused at once naming the holder, and SIGKILL frees the lock",
+          "[pg]") {
+  auto config = default_sim_config();
+  config.faults.stuck = {"orders"};
+  Sandbox sb(config);
+  const std::string ws = pgtest::unique_name("team");
+  Checkout alice(sb, "alice", ws), ci(sb, "ci", ws);
+  alice.write_manifest(manifest({}, {service_yaml("orders")}));
+  ci.write_manifest(manifest({}, {service_yaml("orders")}));
+
+  auto first = alice.start({"apply", "--auto-approve", "--poll-interval", "100ms", "--wait-timeout", "10m"});
+  // Each step is its own committed write: the create is in the database while the run still waits.
+  bool recorded = eventually([&] { return has_id(stored_state(ws), service_address("orders")); }, std::chrono::seconds(30));
+  INFO("first run so far:\n" << first->stdout_so_far() << first->stderr_so_far());
+  REQUIRE(recorded);
+
+  RunResult second = ci.apply();
+  INFO(second.describe());
+  CHECK(second.exit_code == 1);
+  CHECK(second.elapsed < std::chrono::seconds(10));
+  CHECK(contains(second.err, "(workspace " + ws + ") is locked by pid " + std::to_string(first->pid())));
+  CHECK(contains(second.err, "running `apply` since "));
+  CHECK(contains(second.err, "--lock-timeout"));
+  check_no_password(second);
+  RunResult rm = ci.run({"state", "rm", "orders"});
+  CHECK(rm.exit_code == 1);
+  CHECK(contains(rm.err, "locked by pid " + std::to_string(first->pid())));
+  CHECK(sb.count(kPostService) == 1);
+
+  // The lock is the server's: killing the holder releases it as soon as the server sees the
+  // connection close, with no timeout to wait out and nothing to unlock by hand.
+  std::string holder_backend = pgtest::query_value("SELECT backend_pid FROM dbform_locks WHERE workspace = $1", {ws});
+  first->signal(SIGKILL);
+  CHECK(first->wait().exit_code == 128 + SIGKILL);
+  REQUIRE(eventually(
+      [&] { return pgtest::query_value("SELECT count(*) FROM pg_stat_activity WHERE pid = $1", {holder_backend}) == "0"; },
+      std::chrono::seconds(10)));
+  RunResult third = ci.apply({"--no-wait"});
+  INFO(third.describe());
+  CHECK(third.exit_code == 0);
+  CHECK(!contains(third.err, "locked"));
+  CHECK(sb.count(kPostService) == 1);  // the killed run's create was recorded: never created twice
+  CHECK(pgtest::query_value("SELECT count(*) FROM dbform_locks WHERE workspace = $1", {ws}) == "0");
+}
+
+TEST_CASE("e2e: pg: a plan from another checkout sees what an apply recorded: no changes", "[pg]") {
+  Sandbox sb;
+  const std::string ws = pgtest::unique_name("team");
+  Checkout alice(sb, "alice", ws), bob(sb, "bob", ws);
+  alice.write_manifest(base_manifest());
+  bob.write_manifest(base_manifest());
+
+  RunResult applied = alice.apply();
+  INFO(applied.describe());
+  REQUIRE(applied.exit_code == 0);
+  check_no_password(applied);
+
+  RunResult plan = bob.run({"plan", "--detailed-exitcode"});
+  INFO(plan.describe());
+  CHECK(plan.exit_code == 0);
+  CHECK(contains(plan.out, "No changes."));
+  check_no_password(plan);
+  RunResult endpoint = bob.run({"output", "orders.endpoint"});
+  CHECK(endpoint.exit_code == 0);
+  CHECK(contains(endpoint.out, ":"));
+  // The team state is in the database only.
+  CHECK(!fs::exists(alice.dir / "dbform.state.json"));
+  CHECK(!fs::exists(bob.dir / "dbform.state.json"));
+  CHECK(stored_state(ws)["resources"].size() == 4);
+
+  // Bob's manifest gains a service: his plan shows exactly that one to create.
+  bob.write_manifest(base_manifest({"reports"}));
+  RunResult more = bob.run({"plan", "--detailed-exitcode"});
+  CHECK(more.exit_code == 2);
+  CHECK(contains(more.out, "1 to create"));
+}
+
+TEST_CASE("e2e: pg: two workspaces of one database are independent", "[pg]") {
+  auto config = default_sim_config();
+  config.faults.stuck = {"orders"};
+  Sandbox sb(config);
+  const std::string staging = pgtest::unique_name("staging"), prod = pgtest::unique_name("prod");
+  Checkout a(sb, "a", staging), b(sb, "b", prod);
+  a.write_manifest(manifest({}, {service_yaml("orders")}));
+  b.write_manifest(manifest({}, {service_yaml("billing")}));
+
+  auto holder = a.start({"apply", "--auto-approve", "--poll-interval", "100ms", "--wait-timeout", "10m"});
+  REQUIRE(eventually([&] { return has_id(stored_state(staging), service_address("orders")); }, std::chrono::seconds(30)));
+
+  // Another workspace is neither locked nor changed by the run holding `staging`.
+  RunResult other = b.apply();
+  INFO(other.describe());
+  CHECK(other.exit_code == 0);
+  RunResult list = b.run({"state", "list"});
+  CHECK(list.out == service_address("billing") + "\n");
+  RunResult list_staging = b.run({"state", "list", "--workspace", staging});
+  CHECK(list_staging.out == service_address("orders") + "\n");
+
+  holder->signal(SIGTERM);
+  CHECK(holder->wait().exit_code == 130);
+}
+
+TEST_CASE("e2e: pg: state push and pull move a state from a file to PostgreSQL and back", "[pg]") {
+  Sandbox sb;
+  const std::string ws = pgtest::unique_name("moved");
+  const std::string url = pgtest::server_url();
+  sb.write("dbform.yaml", base_manifest());
+  REQUIRE(sb.apply().exit_code == 0);  // a state file, as a team starts out
+  json file_state = sb.state();
+  const std::vector<std::string> to_pg = {"--state", url, "--workspace", ws};
+
+  auto with = [](std::vector<std::string> args, const std::vector<std::string>& more) {
+    args.insert(args.end(), more.begin(), more.end());
+    return args;
+  };
+  RunResult pushed = sb.run(with({"state", "push", "dbform.state.json"}, to_pg));
+  INFO(pushed.describe());
+  REQUIRE(pushed.exit_code == 0);
+  CHECK(contains(pushed.out, "Pushed dbform.state.json (4 resource(s))"));
+  check_no_password(pushed);
+  json stored = stored_state(ws);
+  CHECK(stored["lineage"] == file_state["lineage"]);
+  CHECK(stored["serial"] == file_state["serial"].get<long long>() + 1);
+  CHECK(stored["resources"] == file_state["resources"]);
+  CHECK(sb.run(with({"plan", "--detailed-exitcode"}, to_pg)).exit_code == 0);
+
+  // The file is now older than the database: pushing it again is refused and changes nothing.
+  RunResult older = sb.run(with({"state", "push", "dbform.state.json"}, to_pg));
+  INFO(older.describe());
+  CHECK(older.exit_code == 1);
+  CHECK(contains(older.err, "is newer"));
+  CHECK(contains(older.err, "nothing was pushed"));
+  CHECK(stored_state(ws) == stored);
+
+  // Back: pull from the database, push into the file.
+  RunResult pulled = sb.run(with({"state", "pull"}, to_pg));
+  REQUIRE(pulled.exit_code == 0);
+  CHECK(json::parse(pulled.out) == stored);
+  sb.write("pulled.json", pulled.out);
+  RunResult back = sb.run({"state", "push", "pulled.json"});
+  INFO(back.describe());
+  CHECK(back.exit_code == 0);
+  CHECK(sb.state()["resources"] == stored["resources"]);
+  CHECK(sb.state()["serial"] == file_state["serial"].get<long long>() + 1);
+  CHECK(contains(sb.run({"state", "push", "pulled.json"}).out, "Nothing to push"));
+
+  // Another project's state is another lineage: refused, unless forced.
+  Sandbox other;
+  other.write("dbform.yaml", manifest({}, {service_yaml("elsewhere")}));
+  REQUIRE(other.apply().exit_code == 0);
+  sb.write("stranger.json", other.read("dbform.state.json"));
+  RunResult stranger = sb.run(with({"state", "push", "stranger.json"}, to_pg));
+  CHECK(stranger.exit_code == 1);
+  CHECK(contains(stranger.err, "holds another state"));
+  CHECK(stored_state(ws) == stored);
+  RunResult forced = sb.run(with({"state", "push", "stranger.json", "--force"}, to_pg));
+  INFO(forced.describe());
+  CHECK(forced.exit_code == 0);
+  json replaced = stored_state(ws);
+  CHECK(replaced["resources"].size() == 1);
+  CHECK(replaced["serial"] == stored["serial"].get<long long>() + 1);
+
+  // The state holds passwords: pull never prints it on a terminal.
+  RunResult on_tty = sb.run_tty(with({"state", "pull"}, to_pg), "");
+  CHECK(on_tty.exit_code == 1);
+  CHECK(contains(on_tty.err, "refusing to print the state on a terminal"));
+  CHECK(!contains(on_tty.all(), "initial_password"));
+}
+
+TEST_CASE("e2e: pg: bad URLs, passwords and workspaces give errors a person can act on, and change nothing", "[pg]") {
+  Sandbox sb;
+  sb.write("dbform.yaml", base_manifest());
+  std::string url = pgtest::server_url(), password = pgtest::server_password();
+  std::string wrong = url;
+  wrong.replace(wrong.find(password), password.size(), "wrong-secret-123");
+
+  RunResult denied = sb.apply({}, {{"DBFORM_STATE", wrong}});
+  INFO(denied.describe());
+  CHECK(denied.exit_code == 1);
+  CHECK(contains(denied.err, "cannot connect to the PostgreSQL state (database postgres on 127.0.0.1:"));
+  CHECK(contains(denied.err, "password authentication failed"));
+  CHECK(!contains(denied.all(), "wrong-secret-123"));
+
+  RunResult bad_workspace = sb.run({"plan", "--state", url, "--workspace", "no spaces"});
+  CHECK(bad_workspace.exit_code == 1);
+  CHECK(contains(bad_workspace.err, "--workspace: `no spaces` is not a workspace name"));
+  check_no_password(bad_workspace);
+
+  RunResult file_workspace = sb.run({"plan"}, {{"DBFORM_WORKSPACE", "prod"}});
+  CHECK(file_workspace.exit_code == 1);
+  CHECK(contains(file_workspace.err, "DBFORM_WORKSPACE `prod` needs a PostgreSQL state"));
+
+  RunResult missing = sb.run({"state", "push", "nope.json", "--state", url});
+  CHECK(missing.exit_code == 1);
+  CHECK(contains(missing.err, "cannot push nope.json: no such file"));
+  CHECK(sb.total_requests() == 0);
+  CHECK(!sb.exists("dbform.state.json"));
+}
