@@ -1,5 +1,7 @@
 #include "cli/address.h"
 
+#include <algorithm>
+
 #include "util/error.h"
 #include "util/text.h"
 
@@ -25,8 +27,11 @@ const ResourceRecord& resolve_address(const State& state, const std::string& tex
     for (auto* r : found) addrs.push_back(r->address);
     throw UsageError("`" + text + "` is ambiguous: it matches " + join(addrs, ", ") + ". Use the full address");
   }
+  // Suggest in the form the user typed: full address, `kind/name` or bare name.
   std::vector<std::string> all;
-  for (const auto& r : state.resources) all.push_back(r.address);
+  const auto slashes = std::count(text.begin(), text.end(), '/');
+  for (const auto& r : state.resources)
+    all.push_back(slashes >= 2 ? r.address : slashes == 1 ? std::string(kind_plural(r.kind)) + "/" + r.name : r.name);
   std::string close = closest_match(text, all);
   throw UsageError("no resource `" + text + "` in the state" +
                    (close.empty() ? std::string(". `dbform state list` shows what is recorded")

@@ -1,10 +1,17 @@
 #include "manifest/model.h"
 
+#include <algorithm>
+
 namespace dbform {
 
 nlohmann::json settings_json(const DesiredService& s) {
   nlohmann::json j = nlohmann::json::object();
-  if (!s.addons.empty()) j["addons"] = s.addons;
+  if (!s.addons.empty()) {
+    // Addons are a set (the validator refuses repeats): sorted, so reordering them is no change.
+    std::vector<std::string> addons = s.addons;
+    std::sort(addons.begin(), addons.end());
+    j["addons"] = addons;
+  }
   if (s.cpu_millis) j["cpu_millis"] = *s.cpu_millis;
   if (s.memory_gbs) j["memory_gbs"] = *s.memory_gbs;
   if (s.environment_tag) j["environment_tag"] = *s.environment_tag;
