@@ -42,4 +42,11 @@ std::string save_recovery_file(const State& state, const StateStore& store, cons
   return head + "No recovery file could be written either. These resources exist or may exist:" + list;
 }
 
+std::string save_failure_message(const ApplyResult& result, const State& state, const StateStore& store) {
+  if (result.unsaved_changes) return save_recovery_file(state, store, result.save_error);
+  return "the state could not be saved to " + store.describe() + ": " + result.save_error +
+         "\nNothing was created after that, and everything created before is recorded. Fix the problem and "
+         "run apply again.";
+}
+
 }  // namespace dbform::cli

@@ -1,6 +1,7 @@
 #pragma once
 #include <string>
 
+#include "engine/apply.h"
 #include "state/model.h"
 #include "state/store.h"
 
@@ -11,5 +12,9 @@ namespace dbform::cli {
 // file, $TMPDIR or /tmp, $HOME. Returns a message for stderr naming the file and how to restore it,
 // or, if even that failed, the state's resources so nothing created is forgotten.
 std::string save_recovery_file(const State& state, const StateStore& store, const std::string& why);
+
+// What to tell the user when an apply stopped because the state could not be saved: the recovery
+// file (when the memory holds more than the store) or that nothing is lost.
+std::string save_failure_message(const ApplyResult& result, const State& state, const StateStore& store);
 
 }  // namespace dbform::cli

@@ -112,10 +112,12 @@ class ApplyRun {
     }
     if (batch.empty()) return;
     // The intents are on disk before any of these creates is sent.
+    const bool was_dirty = dirty_;
     for (size_t i : batch) record_intent(items_[i]);
     save();
     if (!result_.save_error.empty()) {
       for (size_t i : batch) forget_unsent_intent(items_[i]);
+      dirty_ = was_dirty;  // the memory holds nothing the store lacks but what was unsaved before
       return;
     }
     for (size_t i : batch) {

@@ -1,0 +1,113 @@
+// A state that cannot be written (disk full, read-only directory): the previous state stays intact,
+// nothing more is created, and what the run learned lands in a recovery file that restores cleanly.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <regex>
+#include <set>
+
+#include "common.h"
+
+using namespace e2e;
+
+namespace {
+
+// Makes a directory refuse new files for as long as it lives. Root ignores permissions, so for root
+// the directory is made immutable (chattr +i), which binds root too.
+class UnwritableDir {
+ public:
+  explicit UnwritableDir(fs::path dir) : dir_(std::move(dir)) {
+    if (::geteuid() == 0) REQUIRE(std::system(("chattr +i '" + dir_.string() + "'").c_str()) == 0);
+    else REQUIRE(::chmod(dir_.c_str(), 0500) == 0);
+  }
+  ~UnwritableDir() { release(); }
+  void release() {
+    if (released_) return;
+    released_ = true;
+    if (::geteuid() == 0) (void)std::system(("chattr -i '" + dir_.string() + "'").c_str());
+    else ::chmod(dir_.c_str(), 0700);
+  }
+
+ private:
+  fs::path dir_;
+  bool released_ = false;
+};
+
+}  // namespace
+
+TEST_CASE("e2e: a state directory that refuses writes: nothing is sent, the state is untouched") {
+  Sandbox sb;
+  sb.write("dbform.yaml", manifest({}, {service_yaml("orders")}));
+  REQUIRE(sb.apply().exit_code == 0);
+  const std::string before = sb.read("dbform.state.json");
+  sb.write("dbform.yaml", manifest({}, {service_yaml("orders"), service_yaml("billing")}));
+  const long long posts = sb.count(kPostService);
+  RunResult r;
+  {
+    UnwritableDir ro(sb.dir());
+    r = sb.apply();
+  }
+  INFO(r.describe());
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.err, "could not be saved"));
+  CHECK(sb.count(kPostService) == posts);  // the intent could not be recorded, so billing was not created
+  CHECK(sb.read("dbform.state.json") == before);
+}
+
+TEST_CASE("e2e: a state that stops being writable mid-apply: a recovery file keeps everything, and restores") {
+  auto config = default_sim_config();
+  config.configuring_delay = dbform::Duration(1500);  // services stay in the watch for a while
+  Sandbox sb(config);
+  fs::create_directories(sb.dir() / "tmp");
+  fs::create_directories(sb.dir() / "statedir");
+  sb.write("dbform.yaml", manifest({}, {service_yaml("s1"), service_yaml("s2"), service_yaml("s3")}));
+  const std::string state_path = (sb.dir() / "statedir" / "dbform.state.json").string();
+  auto run = sb.start({"apply", "--auto-approve", "--poll-interval", "100ms", "--parallelism", "1", "--state",
+                       state_path},
+                      {{"TMPDIR", (sb.dir() / "tmp").string()}});
+  // Once s1 is created and recorded, the state's directory starts refusing writes.
+  bool s1_recorded = eventually(
+      [&] {
+        try {
+          json s1 = find_resource(json::parse(sb.read("statedir/dbform.state.json")), service_address("s1"));
+          return s1.is_object() && !s1["id"].get<std::string>().empty();
+        } catch (const std::exception&) {
+          return false;
+        }
+      },
+      std::chrono::seconds(30));
+  REQUIRE(s1_recorded);
+  UnwritableDir ro(sb.dir() / "statedir");
+  RunResult r = run->wait();
+  ro.release();
+  INFO(r.describe() << "\ncounts: " << sb.counts().dump());
+  CHECK(r.exit_code == 1);
+  std::smatch m;
+  REQUIRE(std::regex_search(r.err, m, std::regex("dbform state push (\\S+) --state (\\S+)")));
+  const std::string recovery = m[1];
+  CHECK(m[2] == state_path);
+  CHECK(fs::path(recovery).parent_path() == sb.dir() / "tmp");  // beside the state was refused
+  // Whatever was created is in the recovery file with its password; nothing was created blindly.
+  json saved = json::parse(sb.read("tmp/" + fs::path(recovery).filename().string()));
+  std::set<std::string> created;
+  for (const auto& s : sb.sim().all_services()) created.insert(s["name"].get<std::string>());
+  for (const auto& name : created) {
+    json rec = find_resource(saved, service_address(name));
+    INFO(name << ": " << rec.dump());
+    REQUIRE(rec.is_object());
+    CHECK(!rec["id"].get<std::string>().empty());
+    CHECK(!rec["initial_password"].get<std::string>().empty());
+  }
+  CHECK(created.size() < 3);  // it stopped creating
+
+  RunResult push = sb.run({"state", "push", recovery, "--state", state_path});
+  INFO(push.describe());
+  REQUIRE(push.exit_code == 0);
+  RunResult finish = sb.apply({"--state", state_path});
+  INFO(finish.describe());
+  CHECK(finish.exit_code == 0);
+  CHECK(sb.sim().all_services().size() == 3);
+  CHECK(sb.count(kPostService) == 3);
+  json final_state = json::parse(sb.read("statedir/dbform.state.json"));
+  for (const auto& name : {"s1", "s2", "s3"}) CHECK(find_resource(final_state, service_address(name))["status"] == "READY");
+}
