@@ -8,7 +8,9 @@ namespace dbform {
 
 namespace {
 
-constexpr int kMaxCreateAttempts = 3;
+// Each attempt after the first follows a lookup that proved nothing of that name exists, so trying
+// again is safe; several tries let one run converge through a flaky API (20% of calls failing).
+constexpr int kMaxCreateAttempts = 6;
 
 ServiceCreateRequest service_request(const PlannedAction& a) {
   const auto& s = a.after;

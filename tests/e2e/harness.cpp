@@ -284,7 +284,8 @@ long long Sandbox::count(const std::string& route) const {
 
 long long Sandbox::total_requests() const {
   long long n = 0;
-  for (const auto& [route, value] : counts().items()) n += value.get<long long>();
+  const json all = counts();  // items() must not outlive the document it iterates
+  for (const auto& [route, value] : all.items()) n += value.get<long long>();
   return n;
 }
 
