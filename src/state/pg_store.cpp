@@ -174,8 +174,6 @@ PgConnection::~PgConnection() {
   if (conn_) PQfinish(conn_);
 }
 
-int PgConnection::backend_pid() const { return PQbackendPID(conn_); }
-
 int PgConnection::server_version() const { return PQserverVersion(conn_); }
 
 void PgConnection::fail(const std::string& detail) const {
@@ -227,14 +225,19 @@ class PgStateLock : public StateLock {
   PgStateStore& store_;
 };
 
+// Checked before connecting: the name goes into messages and, as a parameter, into every query.
+static std::string checked_workspace(std::string name) {
+  if (!valid_workspace_name(name))
+    throw Error("`" + name + "` is not a valid workspace name (1 to 128 letters, digits, '_', '-' and '.')");
+  return name;
+}
+
 PgStateStore::PgStateStore(const std::string& url, std::string workspace, Clock* clock)
-    : workspace_(std::move(workspace)),
+    : workspace_(checked_workspace(std::move(workspace))),
       describe_(redact_postgres_url(url) + " (workspace " + workspace_ + ")"),
       conn_(url),
       clock_(clock ? *clock : system_clock_),
       lock_key_(pg_workspace_lock_key(workspace_)) {
-  if (!valid_workspace_name(workspace_))
-    throw Error("`" + workspace_ + "` is not a valid workspace name (1 to 128 letters, digits, '_', '-' and '.')");
   // The lock lives as long as this session: keep it open however long apply waits between writes,
   // and let the server notice a client whose host or network vanished (about two minutes) and
   // release its lock.

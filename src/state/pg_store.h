@@ -48,8 +48,6 @@ class PgConnection {
   void exec_script(const std::string& sql);
   // "database D on HOST:PORT as USER": what a person needs to find the server.
   const std::string& where() const { return where_; }
-  // The server process serving this connection (as in pg_stat_activity and pg_locks).
-  int backend_pid() const;
   int server_version() const;  // e.g. 150004
 
  private:
@@ -72,8 +70,6 @@ class PgStateStore : public StateStore {
   void write(State& state) override;
   std::unique_ptr<StateLock> lock(const std::string& operation, Duration timeout) override;
   std::string describe() const override { return describe_; }
-
-  const std::string& workspace() const { return workspace_; }
 
  private:
   friend class PgStateLock;
