@@ -8,7 +8,10 @@ namespace dbform::cli {
 
 struct ApplyFlowOptions {
   ManifestOptions manifests;
+  bool manifests_given = false;  // -f was on the command line (refused together with a plan file)
   StateOptions state;
+  std::string plan_file;  // a plan saved by `plan --out`: applied exactly as saved, without asking
+  bool json = false;      // one JSON object per line on stdout (render_events.h)
   bool auto_approve = false;
   int parallelism = 10;
   std::string wait_timeout = "30m";
@@ -16,8 +19,9 @@ struct ApplyFlowOptions {
   bool no_wait = false;
 };
 
-// Plan, confirm, preflight, apply, report. Returns the exit code (0 done, 1 failures, 130 stopped
-// by a signal); throws Error for anything that stopped it before the first create.
+// Plan (or load and check a saved plan), confirm, preflight, apply, report. Returns the exit code
+// (0 done, 1 failures or conflicts, 130 stopped by a signal); throws Error for anything that
+// stopped it before the first create.
 int run_apply(const ApplyFlowOptions& opts, std::ostream& out);
 
 }  // namespace dbform::cli

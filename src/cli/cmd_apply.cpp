@@ -1,4 +1,4 @@
-// `dbform apply`: plan, confirm, preflight, create, watch, record.
+// `dbform apply [PLANFILE]`: plan (or check a saved plan), confirm, preflight, create, watch, record.
 #include <signal.h>
 #include <unistd.h>
 
@@ -8,11 +8,13 @@
 #include "cli/apply_flow.h"
 #include "cli/commands.h"
 #include "cli/recovery.h"
-#include "cli/render_events.h"
-#include "cli/render_plan.h"
+#include "cli/render_apply.h"
 #include "engine/apply.h"
 #include "plan/differ.h"
+#include "plan/plan_file.h"
+#include "util/atomic_file.h"
 #include "util/env.h"
+#include "util/text.h"
 
 namespace dbform::cli {
 
@@ -38,90 +40,140 @@ bool confirmed(const ApplyFlowOptions& opts, const Terminal& term, std::ostream&
   if (opts.auto_approve) return true;
   if (!term.stdin_tty)
     throw UsageError("refusing to apply without confirmation: there is no terminal to ask on. "
-                     "Review the plan and pass --auto-approve");
+                     "Review the plan and pass --auto-approve, or apply a saved plan (`dbform plan --out FILE`)");
   out << "\nDo you want to apply this plan? Only 'yes' will be accepted.\n  Enter a value: " << std::flush;
   std::string answer;
   std::getline(std::cin, answer);
   return answer == "yes";
 }
 
-void print_endpoints(const Plan& plan, const State& state, std::ostream& out) {
-  bool header = false;
-  for (const auto& a : plan.actions) {
-    if (a.kind != ResourceKind::Service || a.action == Action::Orphan || a.action == Action::Conflict) continue;
-    const ResourceRecord* r = state.find(a.address);
-    if (!r || r->endpoint_host.empty()) continue;
-    if (!header) out << "\nEndpoints (passwords: dbform output ADDRESS.password):\n";
-    header = true;
-    out << "  " << a.address << "  " << r->endpoint_host
-        << (r->endpoint_port ? ":" + std::to_string(*r->endpoint_port) : "") << "  " << r->status << "\n";
+// Flags are checked before anything is read, so a mistake costs nothing.
+ApplyOptions engine_options(const ApplyFlowOptions& opts) {
+  if (opts.parallelism < 1) throw UsageError("--parallelism must be at least 1");
+  if (opts.json && opts.plan_file.empty() && !opts.auto_approve)
+    throw UsageError("--json needs --auto-approve or a saved plan: stdout carries JSON, so there is no way to ask");
+  if (!opts.plan_file.empty() && opts.manifests_given)
+    throw UsageError("a saved plan names the manifests it was made from: apply " + opts.plan_file + " without -f");
+  ApplyOptions e;
+  e.parallelism = opts.parallelism;
+  e.wait_timeout = parse_duration_flag("--wait-timeout", opts.wait_timeout);
+  e.polls.max = parse_duration_flag("--poll-interval", opts.poll_interval);
+  e.polls.initial = std::min(e.polls.initial, e.polls.max);
+  e.wait = !opts.no_wait;
+  e.stop = &g_stop;
+  return e;
+}
+
+// What the engine needs: the manifests (for the keys), the locked state and the plan to execute.
+struct Prepared {
+  Manifest manifest;
+  std::unique_ptr<StateStore> store;
+  std::unique_ptr<StateLock> lock;
+  State state;
+  Plan plan;
+  std::string saved_from;  // the plan file, or "" for a plan made now
+};
+
+Prepared plan_now(const ApplyFlowOptions& opts) {
+  Prepared p;
+  p.manifest = load_manifests_or_throw(opts.manifests);
+  p.store = open_state_store(opts.state);
+  p.lock = p.store->lock("apply", lock_timeout(opts.state));
+  p.state = read_state(*p.store);
+  p.plan = make_plan(p.manifest, p.state);
+  return p;
+}
+
+// The saved plan, once the manifests it names and the (locked) state are proved to be what it was
+// made from; refused otherwise, before anything is sent or written.
+Prepared load_saved_plan(const ApplyFlowOptions& opts) {
+  const std::string& file = opts.plan_file;
+  auto text = read_file_if_exists(file);
+  if (!text) throw UsageError("there is no plan file " + file + ". Make one with `dbform plan --out " + file + "`");
+  PlanDocument saved = parse_plan_document(*text, file);
+  if (saved.plan.summary.conflict)
+    throw UsageError(file + " has " + std::to_string(saved.plan.summary.conflict) +
+                     " conflict(s), so nothing in it can be applied. Resolve them and run `dbform plan --out " + file +
+                     "` again");
+  Prepared p;
+  ManifestOptions manifests;
+  manifests.files = saved.manifest_paths;
+  p.manifest = load_manifests_or_throw(manifests);
+  p.store = open_state_store(opts.state);
+  p.lock = p.store->lock("apply", lock_timeout(opts.state));
+  auto stored = p.store->read();
+  p.state = stored ? *stored : new_state();
+  auto problems = saved_plan_problems(saved, p.manifest, stored ? &*stored : nullptr, make_plan(p.manifest, p.state));
+  if (!problems.empty())
+    throw UsageError("the saved plan " + file + " is stale, nothing was changed:\n  " + join(problems, "\n  ") +
+                     "\nRun `dbform plan --out " + file + "` again, review the new plan and apply that one");
+  p.plan = std::move(saved.plan);
+  p.saved_from = file;
+  return p;
+}
+
+int execute(const ApplyFlowOptions& opts, const ApplyOptions& engine_opts, const Terminal& term, ApplyOutput& output,
+            std::ostream& out) {
+  Prepared p = opts.plan_file.empty() ? plan_now(opts) : load_saved_plan(opts);
+  output.plan(p.plan, p.saved_from);
+  if (p.plan.summary.conflict) {
+    output.conflicts(p.plan);
+    return 1;
   }
+  if (!p.plan.summary.has_changes()) {
+    output.nothing_to_do();
+    return 0;
+  }
+  if (p.saved_from.empty() && !confirmed(opts, term, out)) {  // a saved plan was reviewed when it was made
+    output.cancelled();
+    return 1;
+  }
+  auto keys = resolve_keys(p.manifest, projects_with_work(p.plan), process_env());
+  auto api = make_api();
+  EventSink& events = output.start(p.plan);
+  ApplyEngine engine(*api->client, *p.store, api->clock, events, engine_opts);
+  engine.preflight(p.plan, keys);
+  install_signal_handlers();
+  ApplyResult result = engine.apply(p.plan, keys, p.state);
+  if (!result.save_error.empty()) throw Error(save_failure_message(result, p.state, *p.store));
+  const int exit_code = result.interrupted ? 130 : result.failures.empty() ? 0 : 1;
+  output.result(p.plan, p.state, result, exit_code);
+  return exit_code;
 }
 
 }  // namespace
 
 int run_apply(const ApplyFlowOptions& opts, std::ostream& out) {
-  if (opts.parallelism < 1) throw UsageError("--parallelism must be at least 1");
-  ApplyOptions engine_opts;
-  engine_opts.parallelism = opts.parallelism;
-  engine_opts.wait_timeout = parse_duration_flag("--wait-timeout", opts.wait_timeout);
-  engine_opts.polls.max = parse_duration_flag("--poll-interval", opts.poll_interval);
-  engine_opts.polls.initial = std::min(engine_opts.polls.initial, engine_opts.polls.max);
-  engine_opts.wait = !opts.no_wait;
-  engine_opts.stop = &g_stop;
+  const ApplyOptions engine_opts = engine_options(opts);
   const Terminal term = detect_terminal();
-
-  Manifest manifest = load_manifests_or_throw(opts.manifests);
-  auto store = open_state_store(opts.state);
-  auto lock = store->lock("apply", lock_timeout(opts.state));
-  State state = read_state(*store);
-  Plan plan = make_plan(manifest, state);
-  out << render_plan_text(plan, term);
-  if (plan.summary.conflict) return 1;
-  if (!plan.summary.has_changes()) return 0;
-  if (!confirmed(opts, term, out)) {
-    out << "Apply cancelled.\n";
-    return 1;
+  auto output = make_apply_output(opts.json, term, out);
+  try {
+    return execute(opts, engine_opts, term, *output, out);
+  } catch (const Error& e) {
+    output->error(e.what());
+    throw;
   }
-  auto keys = resolve_keys(manifest, projects_with_work(plan), process_env());
-  auto api = make_api();
-  LineEventRenderer renderer(out, term);
-  ApplyEngine engine(*api->client, *store, api->clock, renderer, engine_opts);
-  engine.preflight(plan, keys);
-  install_signal_handlers();
-  out << "\n";
-  ApplyResult result = engine.apply(plan, keys, state);
-  if (result.unsaved_changes) {
-    std::cerr << "Error: " << save_recovery_file(state, *store, result.save_error) << "\n";
-    return 1;
-  }
-  print_endpoints(plan, state, out);
-  out << "\nApply " << (result.failures.empty() && !result.interrupted ? "complete" : "finished with problems")
-      << ": " << result.created << " created, " << result.adopted << " adopted, " << result.ready << " ready, "
-      << result.failures.size() << " failed.\n";
-  if (result.interrupted) {
-    out << "Stopped by a signal. Not finished (run apply again to continue; nothing is created twice):\n";
-    for (const auto& a : result.pending) out << "  " << a << "\n";
-  }
-  if (!result.failures.empty()) {
-    std::cerr << "Error: " << result.failures.size() << " resource(s) failed:\n";
-    for (const auto& f : result.failures) std::cerr << "  " << f << "\n";
-  }
-  if (result.interrupted) return 130;
-  return result.failures.empty() ? 0 : 1;
 }
 
 void add_apply_command(CLI::App& app, int& exit_code) {
   auto opts = std::make_shared<ApplyFlowOptions>();
-  auto* cmd = app.add_subcommand("apply", "create what the manifests declare and wait until it is READY");
+  auto* cmd = app.add_subcommand("apply", "create what the manifests (or a saved plan) declare and wait until READY");
   add_manifest_options(*cmd, opts->manifests);
   add_state_options(*cmd, opts->state, true);
+  cmd->add_option("planfile", opts->plan_file,
+                  "a plan saved by `dbform plan --out`: applied exactly as saved, without asking; refused when the "
+                  "state or the manifests changed since");
   cmd->add_flag("--auto-approve", opts->auto_approve, "apply without asking (required without a terminal)");
+  cmd->add_flag("--json", opts->json, "one JSON object per line for each event on stdout, and nothing else");
   cmd->add_option("--parallelism", opts->parallelism, "API calls at once (default 10)");
   cmd->add_option("--wait-timeout", opts->wait_timeout, "how long each service may take to be READY (default 30m)");
   cmd->add_option("--poll-interval", opts->poll_interval, "longest pause between status checks (default 10s)");
   cmd->add_flag("--no-wait", opts->no_wait, "record the creates and return without waiting for READY");
-  cmd->callback([opts, &exit_code] { exit_code = run_apply(*opts, std::cout); });
+  add_no_color_flag(*cmd);
+  cmd->callback([opts, cmd, &exit_code] {
+    opts->manifests_given = cmd->count("--file") > 0;
+    exit_code = run_apply(*opts, std::cout);
+  });
 }
 
 }  // namespace dbform::cli

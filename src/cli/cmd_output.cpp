@@ -1,5 +1,7 @@
 // `dbform output`: recorded values for people and pipelines. Secrets only when asked for.
+#include <cctype>
 #include <iostream>
+#include <map>
 #include <optional>
 
 #include <nlohmann/json.hpp>
@@ -61,6 +63,50 @@ std::pair<std::string, std::string> split_field(const State& state, const std::s
   return {arg, ""};
 }
 
+// `export NAME='value'` lines for a shell: DBFORM_<PROJECT>_<NAME>_<FIELD>, upper-cased, with
+// every character other than A-Z and 0-9 turned into `_` (acme-prod/services/orders ->
+// DBFORM_ACME_PROD_ORDERS_HOST). Values are single-quoted, so nothing in them is expanded.
+std::string env_name(const ResourceRecord& r, const std::string& field) {
+  std::string name = "DBFORM_" + r.project_id + "_" + r.name + "_" + field;
+  for (char& c : name) c = std::isalnum(static_cast<unsigned char>(c)) ? std::toupper(static_cast<unsigned char>(c)) : '_';
+  return name;
+}
+
+std::string shell_quote(const std::string& value) {
+  std::string out = "'";
+  for (char c : value) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string env_line(const ResourceRecord& r, const std::string& field, const std::string& value) {
+  return "export " + env_name(r, field) + "=" + shell_quote(value) + "\n";
+}
+
+const std::vector<std::string> kEnvFields = {"id", "host", "port", "pooler_host", "pooler_port", "password"};
+
+std::string env_lines(const ResourceRecord& r, bool show_secrets) {
+  std::string out;
+  for (const auto& field : kEnvFields)
+    if (field != "password" || show_secrets)
+      if (auto v = field_value(r, field)) out += env_line(r, field, *v);
+  return out;
+}
+
+// Every service's lines. Two addresses that make the same name (acme-prod/services/orders-pooler
+// and acme/services/prod-orders-pooler, or orders' POOLER_HOST and orders-pooler's HOST) would
+// overwrite each other's values without anyone noticing, so that is an error naming both.
+void print_env(const std::vector<const ResourceRecord*>& records, bool show_secrets) {
+  std::map<std::string, std::string> owner;
+  for (const auto* r : records)
+    for (const auto& field : kEnvFields) {
+      auto [it, fresh] = owner.emplace(env_name(*r, field), r->address);
+      if (!fresh)
+        throw UsageError(it->second + " and " + r->address + " would both set " + it->first +
+                         "; print their values one at a time with `dbform output ADDRESS.FIELD`");
+    }
+  for (const auto* r : records) std::cout << env_lines(*r, show_secrets);
+}
+
 void print_table(const State& state) {
   if (state.resources.empty()) {
     std::cout << "The state records no resources yet.\n";
@@ -83,6 +129,7 @@ void print_table(const State& state) {
 void add_output_command(CLI::App& app, int& exit_code) {
   struct Options {
     StateOptions state;
+    std::string format = "text";
     bool json = false;
     bool show_secrets = false;
     std::string target;
@@ -90,17 +137,30 @@ void add_output_command(CLI::App& app, int& exit_code) {
   auto opts = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("output", "print recorded ids, endpoints and (when asked) passwords");
   add_state_options(*cmd, opts->state, false);
-  cmd->add_flag("--json", opts->json, "JSON instead of text");
+  cmd->add_option("--format", opts->format, "text (default), json, or env (`export NAME='value'` lines for a shell)")
+      ->check(CLI::IsMember({"text", "json", "env"}));
+  cmd->add_flag("--json", opts->json, "the same as --format json");
   cmd->add_flag("--show-secrets", opts->show_secrets, "include initial passwords");
   cmd->add_option("address", opts->target,
                   "ADDRESS or ADDRESS.FIELD (fields: id, name, project_id, status, host, port, endpoint, pooler, "
                   "pooler_host, pooler_port, password)");
-  cmd->callback([opts, &exit_code] {
+  cmd->callback([opts, cmd, &exit_code] {
+    if (opts->json) {
+      if (cmd->count("--format") && opts->format != "json")
+        throw UsageError("--json means --format json; give only one of them");
+      opts->format = "json";
+    }
     auto store = open_state_store(opts->state);
     State state = read_state(*store);
     exit_code = 0;
     if (opts->target.empty()) {
-      if (!opts->json) return print_table(state);
+      if (opts->format == "text") return print_table(state);
+      if (opts->format == "env") {
+        std::vector<const ResourceRecord*> services;
+        for (const auto& r : state.resources)
+          if (r.kind == ResourceKind::Service) services.push_back(&r);
+        return print_env(services, opts->show_secrets);
+      }
       nlohmann::json all = nlohmann::json::object();
       for (const auto& r : state.resources) all[r.address] = record_output(r, opts->show_secrets);
       std::cout << all.dump(2) << "\n";
@@ -109,7 +169,10 @@ void add_output_command(CLI::App& app, int& exit_code) {
     auto [address, field] = split_field(state, opts->target);
     const ResourceRecord& r = resolve_address(state, address);
     if (field.empty()) {
-      std::cout << record_output(r, opts->show_secrets).dump(2) << "\n";
+      if (opts->format != "env") std::cout << record_output(r, opts->show_secrets).dump(2) << "\n";
+      else if (r.kind == ResourceKind::Service) print_env({&r}, opts->show_secrets);
+      else throw UsageError("--format env prints services' endpoints; " + r.address + " is a VPC (its id: dbform output " +
+                            r.address + ".id)");
       return;
     }
     auto value = field_value(r, field);
@@ -117,7 +180,8 @@ void add_output_command(CLI::App& app, int& exit_code) {
       throw Error(r.address + " has no " + field + " recorded" +
                   (field == "password" ? " (adopted resources have no known initial password)" : " yet"));
     // The raw value, for pipelines: $(dbform output orders.password). Asking by field is asking for it.
-    if (opts->json) std::cout << nlohmann::json(*value).dump() << "\n";
+    if (opts->format == "json") std::cout << nlohmann::json(*value).dump() << "\n";
+    else if (opts->format == "env") std::cout << env_line(r, field, *value);
     else std::cout << *value << "\n";
   });
 }

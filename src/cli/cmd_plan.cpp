@@ -3,10 +3,41 @@
 
 #include "cli/commands.h"
 #include "cli/context.h"
+#include "cli/render_markdown.h"
 #include "cli/render_plan.h"
+#include "manifest/loader.h"
 #include "plan/differ.h"
+#include "plan/plan_file.h"
+#include "util/atomic_file.h"
+#include "util/env.h"
 
 namespace dbform::cli {
+
+namespace {
+
+// As load_manifests_or_throw, but keeps the warnings: the JSON and markdown plans carry them.
+Manifest load_manifests_keeping_warnings(const ManifestOptions& opts, std::vector<Diagnostic>& warnings) {
+  Diagnostics diags;
+  Manifest m = load_manifests(opts.files, process_env(), diags);
+  if (!diags.items().empty()) std::cerr << diags.str();
+  if (diags.has_errors())
+    throw UsageError(std::to_string(diags.error_count()) + " error(s) in the manifests; nothing was done");
+  for (const auto& d : diags.items())
+    if (d.severity == Severity::Warning) warnings.push_back(d);
+  return m;
+}
+
+// A plan with conflicts is never saved: nothing in it could be applied.
+void save_plan(const PlanDocument& doc, const std::string& path, std::ostream& notes) {
+  if (doc.plan.summary.conflict) {
+    std::cerr << "The plan was not saved to " << path << ": it has conflicts.\n";
+    return;
+  }
+  write_file_atomically(path, plan_document_json(doc).dump(2) + "\n", 0644);
+  notes << "\nSaved the plan to " << path << ". To apply exactly this plan: dbform apply " << path << "\n";
+}
+
+}  // namespace
 
 void add_validate_command(CLI::App& app, int& exit_code) {
   auto opts = std::make_shared<ManifestOptions>();
@@ -30,20 +61,38 @@ void add_plan_command(CLI::App& app, int& exit_code) {
     ManifestOptions manifests;
     StateOptions state;
     bool detailed_exitcode = false;
+    std::string format = "text";
+    std::string out;
   };
   auto opts = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("plan", "show what apply would do");
   add_manifest_options(*cmd, opts->manifests);
   add_state_options(*cmd, opts->state, false);
   cmd->add_flag("--detailed-exitcode", opts->detailed_exitcode, "exit 0 no changes, 1 error, 2 changes pending");
+  cmd->add_option("--format", opts->format, "text (default), json (the plan document) or markdown (a PR comment)")
+      ->check(CLI::IsMember({"text", "json", "markdown"}));
+  cmd->add_option("--out", opts->out, "also save the plan to FILE, for `dbform apply FILE` (whatever --format is)");
+  add_no_color_flag(*cmd);
+  add_no_color_flag(app);  // the global `dbform --no-color COMMAND`
   cmd->callback([opts, &exit_code] {
-    Manifest manifest = load_manifests_or_throw(opts->manifests);
+    PlanDocument doc;
+    Manifest manifest = load_manifests_keeping_warnings(opts->manifests, doc.diagnostics);
     auto store = open_state_store(opts->state);
-    State state = read_state(*store);
-    Plan plan = make_plan(manifest, state);
-    std::cout << render_plan_text(plan, detect_terminal());
-    if (plan.summary.conflict) exit_code = 1;
-    else if (opts->detailed_exitcode && plan.summary.has_changes()) exit_code = 2;
+    auto stored = store->read();
+    doc.plan = make_plan(manifest, stored ? *stored : new_state());
+    if (!stored) doc.plan.state_lineage.clear();  // "no state yet", which apply checks again
+    doc.manifest_paths = opts->manifests.files;
+    doc.manifest_files = manifest.files;
+    doc.created_at = format_utc(std::chrono::system_clock::now());
+
+    if (opts->format == "json") std::cout << plan_document_json(doc).dump(2) << "\n";
+    else if (opts->format == "markdown") std::cout << render_plan_markdown(doc);
+    else std::cout << render_plan_text(doc.plan, detect_terminal());
+    // Notes go where they cannot spoil a document on stdout.
+    if (!opts->out.empty()) save_plan(doc, opts->out, opts->format == "text" ? std::cout : std::cerr);
+
+    if (doc.plan.summary.conflict) exit_code = 1;
+    else if (opts->detailed_exitcode && doc.plan.summary.has_changes()) exit_code = 2;
     else exit_code = 0;
   });
 }

@@ -1,5 +1,6 @@
 #include "cli/context.h"
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <iostream>
@@ -81,11 +82,26 @@ Duration parse_duration_flag(const std::string& flag, const std::string& value) 
   return *d;
 }
 
+namespace {
+bool g_no_color = false;  // set while parsing the command line, before any command runs
+}  // namespace
+
+void add_no_color_flag(CLI::App& cmd) {
+  if (!cmd.get_option_no_throw("--no-color"))
+    cmd.add_flag("--no-color", g_no_color, "no colour even on a terminal (also: NO_COLOR set to anything)");
+}
+
 Terminal detect_terminal() {
   Terminal t;
   t.stdout_tty = ::isatty(STDOUT_FILENO);
   t.stdin_tty = ::isatty(STDIN_FILENO);
-  t.color = t.stdout_tty && !process_env()("NO_COLOR");
+  t.color = t.stdout_tty && !process_env()("NO_COLOR") && !g_no_color;
+  t.live = t.stdout_tty && process_env()("TERM").value_or("") != "dumb";
+  struct winsize ws {};
+  if (t.stdout_tty && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0 && ws.ws_row > 0) {
+    t.width = ws.ws_col;
+    t.height = ws.ws_row;
+  }
   return t;
 }
 

@@ -48,9 +48,16 @@ Duration parse_duration_flag(const std::string& flag, const std::string& value);
 struct Terminal {
   bool stdout_tty = false;
   bool stdin_tty = false;
-  bool color = false;  // stdout is a terminal and NO_COLOR is unset
+  bool color = false;  // stdout is a terminal, NO_COLOR is unset and --no-color was not given
+  bool live = false;   // stdout is a terminal that can redraw lines in place (TERM is not `dumb`)
+  int width = 80;      // columns and rows of that terminal (80x24 when it does not say)
+  int height = 24;
 };
 Terminal detect_terminal();
+
+// `--no-color` on `cmd`; on the root app it is the global flag (`dbform --no-color plan`). Every
+// registration sets the same switch, read by detect_terminal().
+void add_no_color_flag(CLI::App& cmd);
 
 // ANSI colour when enabled, plain text otherwise.
 std::string paint(const Terminal& t, const char* code, const std::string& text);

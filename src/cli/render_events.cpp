@@ -1,32 +1,81 @@
 #include "cli/render_events.h"
 
+#include "plan/plan_file.h"
+#include "util/clock.h"
 #include "util/duration.h"
 
 namespace dbform::cli {
 
-void LineEventRenderer::on_event(const Event& e) {
-  std::string line;
+using json = nlohmann::ordered_json;  // "type" first, as people read a log
+
+std::optional<std::string> event_line(const Event& e, const Terminal& term) {
   const std::string elapsed = " [" + format_duration(e.elapsed) + "]";
   switch (e.kind) {
-    case EventKind::PreflightPassed: line = "Preflight: " + e.message; break;
-    case EventKind::CreateSent: line = e.address + ": creating..."; break;
+    case EventKind::PreflightPassed: return "Preflight: " + e.message;
+    case EventKind::CreateSent: return e.address + ": creating..." + (e.message.empty() ? "" : " (" + e.message + ")");
     case EventKind::Created:
-      line = e.address + ": created (id " + e.resource_id + (e.status.empty() ? "" : ", status " + e.status) + ")";
-      break;
+      return e.address + ": created (id " + e.resource_id + (e.status.empty() ? "" : ", status " + e.status) + ")";
     case EventKind::Adopted:
-      line = e.address + ": adopted existing " + e.resource_id + (e.message.empty() ? "" : "; " + e.message);
-      break;
+      return e.address + ": adopted existing " + e.resource_id + (e.message.empty() ? "" : "; " + e.message);
     case EventKind::StatusChanged:
-      if (e.status == "READY") return;  // the Ready event that follows says it, with the endpoint
-      line = e.address + ": " + e.status + elapsed;
-      break;
+      if (e.status == "READY") return std::nullopt;
+      return e.address + ": " + e.status + elapsed;
     case EventKind::Ready:
-      line = paint(term_, "32", e.address + ": ready") + elapsed + (e.message.empty() ? "" : " " + e.message);
-      break;
-    case EventKind::Failed: line = paint(term_, "31", e.address + ": failed: ") + e.message; break;
-    case EventKind::Interrupted: line = "Interrupted: " + e.message; break;
+      return paint(term, "32", e.address + ": ready") + elapsed + (e.message.empty() ? "" : " " + e.message);
+    case EventKind::Failed: return paint(term, "31", e.address + ": failed: ") + e.message;
+    case EventKind::Interrupted: return "Interrupted: " + e.message;
   }
-  out_ << line << std::endl;
+  return std::nullopt;
 }
+
+void LineEventRenderer::on_event(const Event& e) {
+  if (auto line = event_line(e, term_)) out_ << *line << std::endl;
+}
+
+void JsonLinesEventRenderer::emit(json j) {
+  json line = {{"type", j["type"]}, {"time", format_utc(std::chrono::system_clock::now())}};
+  for (auto& [key, value] : j.items())
+    if (key != "type") line[key] = std::move(value);
+  out_ << line.dump() << std::endl;
+}
+
+void JsonLinesEventRenderer::plan(const Plan& plan, const std::string& source) {
+  emit({{"type", "plan"},
+        {"format_version", kPlanFormatVersion},
+        {"source", source},
+        {"state", {{"lineage", plan.state_lineage.empty() ? json() : json(plan.state_lineage)},
+                   {"serial", plan.state_serial}}},
+        {"summary", plan_summary_json(plan.summary)},
+        {"actions", plan_actions_json(plan)}});
+}
+
+void JsonLinesEventRenderer::on_event(const Event& e) {
+  json j = {{"type", event_kind_name(e.kind)}};
+  // A preflight event's address is the project it checked.
+  if (!e.address.empty()) j[e.kind == EventKind::PreflightPassed ? "project_id" : "address"] = e.address;
+  if (!e.resource_id.empty()) j["id"] = e.resource_id;
+  if (!e.status.empty()) j["status"] = e.status;
+  if (e.kind == EventKind::StatusChanged || e.kind == EventKind::Ready || e.kind == EventKind::Failed)
+    j["elapsed_ms"] = e.elapsed.count();
+  if (!e.message.empty()) {
+    const char* field = e.kind == EventKind::Ready ? "endpoint" : e.kind == EventKind::Failed ? "error" : "message";
+    j[field] = e.message;
+  }
+  emit(std::move(j));
+}
+
+void JsonLinesEventRenderer::summary(const ApplyResult& r, int exit_code) {
+  emit({{"type", "summary"},
+        {"created", r.created},
+        {"adopted", r.adopted},
+        {"ready", r.ready},
+        {"failed", r.failures.size()},
+        {"failures", r.failures},
+        {"interrupted", r.interrupted},
+        {"pending", r.pending},
+        {"exit_code", exit_code}});
+}
+
+void JsonLinesEventRenderer::error(const std::string& message) { emit({{"type", "error"}, {"message", message}}); }
 
 }  // namespace dbform::cli

@@ -9,45 +9,40 @@
 namespace dbform {
 
 using nlohmann::json;
+using nlohmann::ordered_json;
 
 namespace {
 
 constexpr Action kActions[] = {Action::Create, Action::NoOp,     Action::Wait,
                                Action::Adopt,  Action::Conflict, Action::Orphan};
 
-json location_json(const Location& l) {
+ordered_json location_json(const Location& l) {
   if (l.file.empty()) return nullptr;
   return {{"file", l.file}, {"line", l.line}, {"column", l.column}};
 }
 
 // Optional fields are left out rather than written empty, so the document says only what is known.
-json action_json(const PlannedAction& a) {
-  json j = {{"address", a.address}, {"kind", kind_name(a.kind)}, {"project_id", a.project_id},
+ordered_json action_json(const PlannedAction& a) {
+  ordered_json j = {{"address", a.address}, {"kind", kind_name(a.kind)}, {"project_id", a.project_id},
             {"name", a.name},       {"action", action_name(a.action)}};
   if (!a.resource_id.empty()) j["resource_id"] = a.resource_id;
   if (!a.status.empty()) j["status"] = a.status;
   j["before"] = a.before;
   j["after"] = a.after;
-  json changes = json::array();
+  ordered_json changes = ordered_json::array();
   for (const auto& c : a.changes) changes.push_back({{"field", c.field}, {"before", c.before}, {"after", c.after}});
   j["changes"] = std::move(changes);
   if (!a.reason.empty()) j["reason"] = a.reason;
-  if (json loc = location_json(a.location); !loc.is_null()) j["declared_at"] = std::move(loc);
+  if (ordered_json loc = location_json(a.location); !loc.is_null()) j["declared_at"] = std::move(loc);
   return j;
 }
 
-json diagnostic_json(const Diagnostic& d) {
-  json j = {{"severity", d.severity == Severity::Error ? "error" : "warning"}, {"message", d.message}};
-  if (json loc = location_json(d.location); !loc.is_null()) j["location"] = std::move(loc);
+ordered_json diagnostic_json(const Diagnostic& d) {
+  ordered_json j = {{"severity", d.severity == Severity::Error ? "error" : "warning"}, {"message", d.message}};
+  if (ordered_json loc = location_json(d.location); !loc.is_null()) j["location"] = std::move(loc);
   if (!d.field.empty()) j["field"] = d.field;
   if (!d.hint.empty()) j["hint"] = d.hint;
   return j;
-}
-
-json summary_json(const PlanSummary& s) {
-  return {{"create", s.create},       {"wait", s.wait},         {"adopt", s.adopt},
-          {"no_op", s.noop},          {"conflict", s.conflict}, {"orphan", s.orphan},
-          {"has_changes", s.has_changes()}, {"has_conflicts", s.conflict > 0}};
 }
 
 PlanSummary summarize(const std::vector<PlannedAction>& actions) {
@@ -176,7 +171,7 @@ Diagnostic read_diagnostic(const Reader& r) {
 
 // Addresses whose saved action is not what the manifests and state give now.
 std::vector<std::string> differing_actions(const Plan& saved, const Plan& now) {
-  std::map<std::string, json> before;
+  std::map<std::string, ordered_json> before;
   for (const auto& a : saved.actions) before[a.address] = action_json(a);
   std::set<std::string> differ;
   for (const auto& a : now.actions) {
@@ -203,23 +198,29 @@ std::string file_list_change(const std::vector<std::string>& then, const std::ve
 
 }  // namespace
 
-json plan_actions_json(const Plan& plan) {
-  json actions = json::array();
+ordered_json plan_actions_json(const Plan& plan) {
+  ordered_json actions = ordered_json::array();
   for (const auto& a : plan.actions) actions.push_back(action_json(a));
   return actions;
 }
 
-json plan_document_json(const PlanDocument& doc) {
+ordered_json plan_summary_json(const PlanSummary& s) {
+  return {{"create", s.create},       {"wait", s.wait},         {"adopt", s.adopt},
+          {"no_op", s.noop},          {"conflict", s.conflict}, {"orphan", s.orphan},
+          {"has_changes", s.has_changes()}, {"has_conflicts", s.conflict > 0}};
+}
+
+ordered_json plan_document_json(const PlanDocument& doc) {
   const Plan& p = doc.plan;
-  json diagnostics = json::array();
+  ordered_json diagnostics = ordered_json::array();
   for (const auto& d : doc.diagnostics) diagnostics.push_back(diagnostic_json(d));
   return {
       {"format", kPlanFormat},
       {"format_version", kPlanFormatVersion},
       {"created_at", doc.created_at},
       {"manifests", {{"paths", doc.manifest_paths}, {"files", doc.manifest_files}, {"digest", p.manifest_digest}}},
-      {"state", {{"lineage", p.state_lineage.empty() ? json() : json(p.state_lineage)}, {"serial", p.state_serial}}},
-      {"summary", summary_json(p.summary)},
+      {"state", {{"lineage", p.state_lineage.empty() ? ordered_json() : ordered_json(p.state_lineage)}, {"serial", p.state_serial}}},
+      {"summary", plan_summary_json(p.summary)},
       {"actions", plan_actions_json(p)},
       {"diagnostics", std::move(diagnostics)},
   };

@@ -28,9 +28,11 @@ struct PlanDocument {
   std::string created_at;                   // UTC, ISO 8601
 };
 
-nlohmann::json plan_document_json(const PlanDocument& doc);
-// The actions alone, as they appear in the document.
-nlohmann::json plan_actions_json(const Plan& plan);
+// Ordered as documented (format and version first), for people reading it as much as for programs.
+nlohmann::ordered_json plan_document_json(const PlanDocument& doc);
+// The actions and the counts alone, as they appear in the document.
+nlohmann::ordered_json plan_actions_json(const Plan& plan);
+nlohmann::ordered_json plan_summary_json(const PlanSummary& summary);
 
 // Parses a document written by plan_document_json. Throws UsageError naming `source` and the bad
 // field for anything that is not a plan document of a version this build reads.

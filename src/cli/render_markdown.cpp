@@ -1,0 +1,263 @@
+#include "cli/render_markdown.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <sstream>
+
+#include "cli/render_plan.h"
+#include "util/text.h"
+
+namespace dbform::cli {
+
+namespace {
+
+using nlohmann::json;
+
+// Room kept for the note on what was left out and the footer; each is far shorter.
+constexpr size_t kReserve = 2500;
+constexpr size_t kMaxNoteEntries = 8;
+
+std::string count(int n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+// Text in a table cell or list item: nothing in it may end the cell or open HTML.
+std::string md(std::string text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '|') out += "\\|";
+    else if (c == '<') out += "&lt;";
+    else if (c == '>') out += "&gt;";
+    else if (c == '\n' || c == '\r') out += ' ';
+    else out += c;
+  }
+  return out;
+}
+
+std::string code(const std::string& text) {
+  std::string t = text;
+  std::replace(t.begin(), t.end(), '`', '\'');
+  return "`" + md(t) + "`";
+}
+
+// Settings as people write them in a manifest: `1000`, `[time-series, ai]`, not JSON.
+std::string value_text(const json& v) {
+  if (v.is_null()) return "(unset)";
+  if (v.is_string()) return v.get<std::string>();
+  if (!v.is_array()) return v.dump();
+  std::vector<std::string> items;
+  for (const auto& item : v) items.push_back(value_text(item));
+  return "[" + join(items, ", ") + "]";
+}
+
+std::string settings_text(const json& settings) {
+  std::vector<std::string> parts;
+  if (settings.is_object())
+    for (auto it = settings.begin(); it != settings.end(); ++it) parts.push_back(it.key() + " " + value_text(it.value()));
+  return md(join(parts, ", "));
+}
+
+std::string changes_text(const PlannedAction& a) {
+  std::vector<std::string> parts;
+  for (const auto& c : a.changes)
+    parts.push_back(c.field + ": recorded " + code(value_text(c.before)) + ", declared " + code(value_text(c.after)));
+  return join(parts, "; ");
+}
+
+std::string heading(const PlanSummary& s) {
+  std::string h = "### dbform plan: ";
+  if (s.conflict) return h + count(s.conflict, "conflict", "conflicts") + ", nothing can be applied";
+  std::vector<std::string> parts;
+  if (s.create) parts.push_back(std::to_string(s.create) + " to create");
+  if (s.wait) parts.push_back(std::to_string(s.wait) + " to wait for");
+  if (s.adopt) parts.push_back(std::to_string(s.adopt) + " to adopt");
+  if (parts.empty()) parts.push_back("no changes");
+  if (s.orphan) parts.push_back(count(s.orphan, "orphan", "orphans") + " kept");
+  return h + join(parts, ", ");
+}
+
+std::string counts_table(const PlanSummary& s) {
+  std::ostringstream t;
+  t << "| to create | to wait for | to adopt | unchanged | conflicts | orphans |\n"
+    << "|---:|---:|---:|---:|---:|---:|\n"
+    << "| " << s.create << " | " << s.wait << " | " << s.adopt << " | " << s.noop << " | " << s.conflict << " | "
+    << s.orphan << " |\n";
+  return t.str();
+}
+
+const char* symbol(Action a) {
+  switch (a) {
+    case Action::Create: return "+";
+    case Action::Wait: return "~";
+    case Action::Adopt: return "?";
+    case Action::Conflict: return "!";
+    case Action::Orphan: return "-";
+    case Action::NoOp: return " ";
+  }
+  return " ";
+}
+
+std::string table_row(const PlannedAction& a) {
+  std::string action, details;
+  const std::string id = a.resource_id.empty() ? "" : "id " + code(a.resource_id) + ", ";
+  switch (a.action) {
+    case Action::Create: action = "create"; details = settings_text(a.after); break;
+    case Action::Wait:
+      action = "wait for READY";
+      details = id + "status " + md(a.status.empty() ? "unknown" : a.status) + (a.reason.empty() ? "" : ". " + md(a.reason));
+      break;
+    case Action::Adopt: action = "adopt, else create"; details = "an earlier create's outcome is unknown"; break;
+    case Action::Conflict: action = "**conflict**"; details = id + changes_text(a); break;
+    case Action::Orphan: action = "orphan, kept"; details = id + "no longer declared"; break;
+    case Action::NoOp: break;
+  }
+  return "| `" + std::string(symbol(a.action)) + "` | " + code(a.name) + " | " + kind_name(a.kind) + " | " + action +
+         " | " + details + " |\n";
+}
+
+// Builds the comment within the limit. A section that does not fit entirely is cut at an item
+// boundary, says so where it is cut, and is named in the note at the end.
+class Comment {
+ public:
+  explicit Comment(size_t limit) : limit_(limit > kReserve ? limit - kReserve : 0) {}
+
+  void add(const std::string& text) { out_ += text; }  // short, essential parts
+
+  void optional(const std::string& text, const std::string& what) {
+    if (fits(text.size())) out_ += text;
+    else left_out_.push_back(what);
+  }
+
+  void section(const std::string& opening, const std::vector<std::string>& items, const std::string& closing,
+               const std::string& what, const std::function<std::string(size_t)>& more_line) {
+    if (items.empty()) return;
+    if (!fits(opening.size() + items[0].size() + closing.size() + more_line(items.size()).size())) {
+      left_out_.push_back("all " + what + " (" + std::to_string(items.size()) + ")");
+      return;
+    }
+    out_ += opening;
+    size_t i = 0;
+    for (; i < items.size(); ++i) {
+      const size_t rest = i + 1 < items.size() ? more_line(items.size() - i - 1).size() : 0;
+      if (!fits(items[i].size() + closing.size() + rest)) break;
+      out_ += items[i];
+    }
+    if (i < items.size()) {
+      out_ += more_line(items.size() - i);
+      left_out_.push_back(std::to_string(items.size() - i) + " of " + std::to_string(items.size()) + " " + what);
+    }
+    out_ += closing;
+  }
+
+  std::string finish(size_t limit, const std::string& footer) {
+    if (!left_out_.empty()) {
+      std::vector<std::string> shown(left_out_.begin(), left_out_.begin() + std::min(left_out_.size(), kMaxNoteEntries));
+      if (left_out_.size() > kMaxNoteEntries) shown.push_back("and " + std::to_string(left_out_.size() - kMaxNoteEntries) + " more parts");
+      out_ += "\n> [!NOTE]\n> This comment is limited to " + std::to_string(limit) + " characters, so it leaves out: " +
+              join(shown, "; ") + ". Run `dbform plan` for the whole plan, or `dbform plan --format json`.\n";
+    }
+    out_ += footer;
+    if (out_.size() > limit) out_.resize(limit);  // cannot happen with the reserve; a hard stop all the same
+    return std::move(out_);
+  }
+
+ private:
+  bool fits(size_t more) const { return out_.size() + more <= limit_; }
+
+  size_t limit_;
+  std::string out_;
+  std::vector<std::string> left_out_;
+};
+
+std::vector<std::string> list_items(const Plan& plan, Action which) {
+  std::vector<std::string> items;
+  for (const auto& a : plan.actions) {
+    if (a.action != which) continue;
+    std::string id = a.resource_id.empty() ? "" : " (id " + code(a.resource_id) + ")";
+    std::string what = which == Action::Conflict ? changes_text(a) + ". " : "";
+    items.push_back("- " + code(a.address) + id + ": " + what + md(a.reason) + "\n");
+  }
+  return items;
+}
+
+void project_tables(Comment& c, const Plan& plan) {
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<const PlannedAction*>> by_project;
+  for (const auto& a : plan.actions) {
+    if (!by_project.count(a.project_id)) order.push_back(a.project_id);
+    by_project[a.project_id].push_back(&a);
+  }
+  for (const auto& project : order) {
+    std::vector<std::string> rows;
+    int unchanged = 0;
+    for (const auto* a : by_project[project]) {
+      if (a->action == Action::NoOp) ++unchanged;
+      else rows.push_back(table_row(*a));
+    }
+    std::string title = "\n#### Project " + code(project) + ": ";
+    title += rows.empty() ? "no changes" : count(static_cast<int>(rows.size()), "action", "actions");
+    if (unchanged) title += ", " + std::to_string(unchanged) + " unchanged";
+    if (rows.empty()) {
+      c.optional(title + "\n", "the heading of project " + code(project));
+      continue;
+    }
+    c.section(title + "\n\n| | resource | kind | action | details |\n|:-:|---|---|---|---|\n", rows, "",
+              "rows of the table of project " + code(project),
+              [](size_t n) { return "| | *" + std::to_string(n) + " more not shown* | | | |\n"; });
+  }
+}
+
+std::string fence_for(const std::string& text) {
+  size_t longest = 0, run = 0;
+  for (char ch : text) longest = std::max(longest, run = ch == '`' ? run + 1 : 0);
+  return std::string(std::max<size_t>(3, longest + 1), '`');
+}
+
+void details(Comment& c, const Plan& plan) {
+  const std::string text = render_plan_text(plan, Terminal{});
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line + "\n");
+  const std::string fence = fence_for(text);
+  c.section("\n<details><summary>Full plan</summary>\n\n" + fence + "text\n", lines, fence + "\n\n</details>\n",
+            "lines of the full plan", [](size_t n) { return "... " + std::to_string(n) + " more lines\n"; });
+}
+
+std::string footer(const PlanDocument& doc) {
+  const Plan& p = doc.plan;
+  std::string state = p.state_lineage.empty() ? "no state yet"
+                                              : "state serial " + std::to_string(p.state_serial) + ", lineage " +
+                                                    code(p.state_lineage.substr(0, 8));
+  return "\n<sub>dbform plan format " + std::to_string(kPlanFormatVersion) + " · " +
+         count(static_cast<int>(doc.manifest_files.size()), "manifest file", "manifest files") + ", sha256 " +
+         code(p.manifest_digest.substr(0, 12)) + " · " + state + (doc.created_at.empty() ? "" : " · " + md(doc.created_at)) +
+         "</sub>\n";
+}
+
+}  // namespace
+
+std::string render_plan_markdown(const PlanDocument& doc, size_t limit) {
+  const Plan& plan = doc.plan;
+  const PlanSummary& s = plan.summary;
+  Comment c(limit);
+  c.add(std::string(kMarkdownMarker) + "\n" + heading(s) + "\n\n" + counts_table(s));
+  if (s.conflict)
+    c.add("\n> [!CAUTION]\n> " + count(s.conflict, "resource is", "resources are") +
+          " declared with other settings than the state records. dbform never modifies existing resources, so "
+          "nothing can be applied until every conflict below is resolved.\n");
+  else if (!s.has_changes())
+    c.add("\nThe declared resources match the state; applying this plan does nothing.\n");
+  std::vector<std::string> warnings;
+  for (const auto& d : doc.diagnostics) warnings.push_back("- " + md(d.str()) + "\n");
+  c.section("\n#### Warnings\n\n", warnings, "", "warnings", [](size_t n) { return "- *" + std::to_string(n) + " more*\n"; });
+  c.section("\n#### Conflicts\n\n", list_items(plan, Action::Conflict), "", "conflicts",
+            [](size_t n) { return "- *" + std::to_string(n) + " more conflicts*\n"; });
+  c.section("\n#### Orphans: recorded, no longer declared, kept\n\n", list_items(plan, Action::Orphan), "", "orphans",
+            [](size_t n) { return "- *" + std::to_string(n) + " more orphans*\n"; });
+  project_tables(c, plan);
+  details(c, plan);
+  return c.finish(limit, footer(doc));
+}
+
+}  // namespace dbform::cli

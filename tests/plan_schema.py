@@ -1,0 +1,274 @@
+#!/usr/bin/python3
+"""Keeps schemas/plan.schema.json true to what the dbform binary prints and saves.
+
+Real plans are made by the binary from manifests and hand-written states that give every kind of
+action (create, no-op, wait, adopt, conflict, orphan, for services and VPCs) plus a manifest
+warning; each `plan --format json` document and each `plan --out` file must validate against the
+schema (Draft 2020-12), the two must be the same document, and no password of the state may appear
+in either. The actions in the "plan" line of `apply --json` (run against `dbform sim`) must validate
+as the schema's actions too. Finally the schema must reject documents that break its promises, so
+this check cannot pass by accepting anything.
+
+Usage: plan_schema.py --dbform BIN --schema FILE
+Needs python3-jsonschema (a Debian package).
+"""
+import argparse
+import copy
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from jsonschema import Draft202012Validator
+
+PROJECT = "acme-prod"
+KEY = "plan-schema-key-0123456789"
+
+MANIFEST_NETWORK = f"""version: 1
+projects:
+  - id: {PROJECT}
+    vpcs:
+      - name: main
+        cidr: 10.0.0.1/16
+        region_code: us-east-1
+      - name: edge
+        cidr: 10.1.0.0/16
+        region_code: us-east-1
+"""
+
+MANIFEST_SERVICES = f"""version: 1
+projects:
+  - id: {PROJECT}
+    services:
+      - name: fresh
+        addons: [time-series, ai]
+        cpu_millis: 1000
+        memory_gbs: 0.5
+        environment_tag: PROD
+        region_code: us-east-1
+        replica_count: 2
+      - name: ready
+        cpu_millis: shared
+        memory_gbs: shared
+      - name: waiting
+      - name: pending
+      - name: changed
+        cpu_millis: 2000
+  - id: other-project
+    services:
+      - name: lonely
+"""
+
+MANIFEST_APPLY = f"""version: 1
+projects:
+  - id: {PROJECT}
+    vpcs:
+      - name: main
+        cidr: 10.0.0.0/16
+        region_code: us-east-1
+    services:
+      - name: orders
+        cpu_millis: 1000
+"""
+
+
+def record(kind, name, settings, rid, status, password=""):
+    plural = "services" if kind == "service" else "vpcs"
+    return {"address": f"{PROJECT}/{plural}/{name}", "project_id": PROJECT, "kind": kind, "name": name,
+            "settings": settings, "id": rid, "create_pending": rid == "", "status": status,
+            "endpoint": {"host": f"{name}.example", "port": 5432} if status == "READY" else None,
+            "pooler_endpoint": None, "initial_password": password,
+            "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z", "last_response": {}}
+
+
+def every_action_state(with_conflict):
+    resources = [
+        record("vpc", "main", {"cidr": "10.0.0.1/16", "region_code": "us-east-1"}, "v-1", ""),
+        record("service", "ready", {"cpu_millis": "shared", "memory_gbs": "shared"}, "s-ready", "READY",
+               "pw-ready-7dK2q"),
+        record("service", "waiting", {}, "s-waiting", "DELETED", "pw-waiting-9xQ"),
+        record("service", "pending", {}, "", ""),
+        record("service", "changed", {"cpu_millis": "1000" if with_conflict else "2000"}, "s-changed", "READY",
+               "pw-changed-Lm3"),
+        record("service", "legacy", {"cpu_millis": "500"}, "s-legacy", "READY", "pw-legacy-Zz1"),
+        record("vpc", "old-net", {"cidr": "10.9.0.0/16", "region_code": "eu-west-1"}, "v-old", ""),
+    ]
+    return {"format": "dbform-state", "version": 1, "lineage": "3f1c2a7e-0000-4000-8000-000000000001",
+            "serial": 12, "resources": resources}
+
+
+class Checker:
+    def __init__(self, dbform, schema_path):
+        self.dbform = str(Path(dbform).resolve())
+        self.schema = json.loads(Path(schema_path).read_text())
+        Draft202012Validator.check_schema(self.schema)
+        self.validator = Draft202012Validator(self.schema)
+        self.failures = []
+        self.seen_actions = set()
+
+    def fail(self, what):
+        self.failures.append(what)
+
+    def run(self, cwd, *args, env=None, ok=(0, 1, 2)):
+        full_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(cwd)}
+        full_env.update(env or {})
+        p = subprocess.run([self.dbform, *args], cwd=cwd, env=full_env, capture_output=True, text=True, timeout=120)
+        if p.returncode not in ok:
+            self.fail(f"dbform {' '.join(args)}: exit {p.returncode}\n{p.stderr}")
+        return p
+
+    def validate(self, doc, what):
+        errors = sorted(self.validator.iter_errors(doc), key=lambda e: list(e.absolute_path))
+        for e in errors[:5]:
+            self.fail(f"{what}: {'/'.join(map(str, e.absolute_path))}: {e.message}")
+        for a in doc.get("actions", []):
+            self.seen_actions.add((a.get("kind"), a.get("action")))
+
+    def no_secrets(self, text, state, what):
+        for r in state["resources"] if state else []:
+            if r["initial_password"] and r["initial_password"] in text:
+                self.fail(f"{what}: holds the password of {r['address']}")
+        if KEY in text:
+            self.fail(f"{what}: holds the API key")
+
+    def plan_case(self, name, state, expect_saved):
+        with tempfile.TemporaryDirectory(prefix=f"plan-schema-{name}-") as d:
+            d = Path(d)
+            (d / "manifests").mkdir()
+            (d / "manifests/10-network.yaml").write_text(MANIFEST_NETWORK)
+            (d / "manifests/20-services.yaml").write_text(MANIFEST_SERVICES)
+            if state is not None:
+                (d / "dbform.state.json").write_text(json.dumps(state))
+            p = self.run(d, "plan", "-f", "manifests", "--format", "json", "--out", "saved.plan")
+            try:
+                doc = json.loads(p.stdout)
+            except json.JSONDecodeError as e:
+                self.fail(f"{name}: stdout is not one JSON document ({e})")
+                return
+            self.validate(doc, f"{name}: plan --format json")
+            self.no_secrets(p.stdout + p.stderr, state, f"{name}: plan --format json")
+            if not any(d_["severity"] == "warning" for d_ in doc["diagnostics"]):
+                self.fail(f"{name}: the CIDR warning is missing from diagnostics")
+            saved = d / "saved.plan"
+            if saved.exists() != expect_saved:
+                self.fail(f"{name}: plan file {'missing' if expect_saved else 'written despite conflicts'}")
+            if saved.exists():
+                file_doc = json.loads(saved.read_text())
+                self.validate(file_doc, f"{name}: plan --out file")
+                self.no_secrets(saved.read_text(), state, f"{name}: plan --out file")
+                if file_doc != doc:
+                    self.fail(f"{name}: the saved plan differs from the printed JSON document")
+
+    def empty_case(self):
+        with tempfile.TemporaryDirectory(prefix="plan-schema-empty-") as d:
+            Path(d, "dbform.yaml").write_text("version: 1\nprojects: []\n")
+            p = self.run(Path(d), "plan", "--format", "json")
+            self.validate(json.loads(p.stdout), "empty manifest")
+
+    def apply_json_case(self):
+        """The "plan" line of apply --json carries the same actions as the document."""
+        with tempfile.TemporaryDirectory(prefix="plan-schema-apply-") as d:
+            d = Path(d)
+            sim = subprocess.Popen([self.dbform, "sim", "--listen", "127.0.0.1:0", "--port-file", str(d / "port"),
+                                    "--key", f"{KEY}={PROJECT}", "--queued-delay", "50ms",
+                                    "--configuring-delay", "50ms"],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            try:
+                deadline = time.monotonic() + 30
+                while not (d / "port").exists() or not (d / "port").read_text().strip():
+                    if time.monotonic() > deadline or sim.poll() is not None:
+                        self.fail("dbform sim did not start")
+                        return
+                    time.sleep(0.05)
+                url = f"http://127.0.0.1:{(d / 'port').read_text().strip()}/public/api/v1"
+                (d / "dbform.yaml").write_text(MANIFEST_APPLY)
+                p = self.run(d, "apply", "--json", "--auto-approve", "--poll-interval", "100ms",
+                             env={"DBFORM_API_URL": url, "DBFORM_API_KEY": KEY}, ok=(0,))
+                lines = [json.loads(line) for line in p.stdout.splitlines()]
+                plan = [line for line in lines if line.get("type") == "plan"]
+                if len(plan) != 1:
+                    self.fail(f"apply --json: expected one plan line, got {len(plan)}")
+                    return
+                wrapper = copy.deepcopy(self.schema)
+                wrapper.update({"type": "array", "items": {"$ref": "#/$defs/action"}})
+                for key in ("required", "properties", "additionalProperties"):
+                    wrapper.pop(key, None)
+                for e in list(Draft202012Validator(wrapper).iter_errors(plan[0]["actions"]))[:5]:
+                    self.fail(f"apply --json plan line: {'/'.join(map(str, e.absolute_path))}: {e.message}")
+                state = json.loads((d / "dbform.state.json").read_text())
+                self.no_secrets(p.stdout + p.stderr, state, "apply --json")
+            finally:
+                sim.send_signal(signal.SIGTERM)
+                try:
+                    sim.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    sim.kill()
+
+    def schema_refuses(self, good):
+        """Documents that break the schema's promises must be invalid."""
+        def broken(change):
+            doc = copy.deepcopy(good)
+            change(doc)
+            return doc
+
+        def first(doc, action):
+            return next(a for a in doc["actions"] if a["action"] == action)
+
+        cases = {
+            "an unknown action": lambda d: d["actions"][0].update(action="destroy"),
+            "a password among the settings": lambda d: first(d, "create")["after"].update(initial_password="x"),
+            "a conflict without changes": lambda d: first(d, "conflict").update(changes=[]),
+            "an orphan without a reason": lambda d: first(d, "orphan").pop("reason"),
+            "a create with recorded settings": lambda d: first(d, "create").update(before={}),
+            "a newer format version": lambda d: d.update(format_version=2),
+            "a missing summary": lambda d: d.pop("summary"),
+            "a negative count": lambda d: d["summary"].update(create=-1),
+            "a short digest": lambda d: d["manifests"].update(digest="abc"),
+            "an unknown top-level field": lambda d: d.update(extra=True),
+        }
+        for what, change in cases.items():
+            if self.validator.is_valid(broken(change)):
+                self.fail(f"the schema accepts {what}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dbform", required=True)
+    ap.add_argument("--schema", required=True)
+    args = ap.parse_args()
+    c = Checker(args.dbform, args.schema)
+
+    c.plan_case("no-state", None, expect_saved=True)
+    c.plan_case("every-action", every_action_state(with_conflict=True), expect_saved=False)
+    c.plan_case("no-conflict", every_action_state(with_conflict=False), expect_saved=True)
+    c.empty_case()
+    c.apply_json_case()
+
+    expected = {(k, a) for k in ("service", "vpc") for a in ("create", "no-op", "orphan")} | {
+        ("service", a) for a in ("wait", "adopt", "conflict")}
+    if missing := expected - c.seen_actions:
+        c.fail(f"the test plans never produced these (kind, action) pairs: {sorted(missing)}")
+
+    with tempfile.TemporaryDirectory(prefix="plan-schema-refuse-") as d:
+        d = Path(d)
+        (d / "manifests").mkdir()
+        (d / "manifests/a.yaml").write_text(MANIFEST_NETWORK)
+        (d / "manifests/b.yaml").write_text(MANIFEST_SERVICES)
+        (d / "dbform.state.json").write_text(json.dumps(every_action_state(with_conflict=True)))
+        c.schema_refuses(json.loads(c.run(d, "plan", "-f", "manifests", "--format", "json").stdout))
+
+    if c.failures:
+        print(f"{len(c.failures)} problem(s):")
+        for f in c.failures:
+            print("  " + f)
+        return 1
+    print(f"plan documents agree with {args.schema} ({len(c.seen_actions)} kinds of action seen)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
