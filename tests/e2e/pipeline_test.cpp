@@ -5,15 +5,6 @@ using namespace e2e;
 
 namespace {
 
-// Every API call the simulator has seen. (Sums a copy of the counts: iterating items() of the
-// temporary that counts() returns would read freed memory.)
-long long api_calls(const Sandbox& sb) {
-  const json counts = sb.counts();
-  long long n = 0;
-  for (const auto& [route, value] : counts.items()) n += value.get<long long>();
-  return n;
-}
-
 // Runs `plan --out tfplan` (plus `more`) and requires that the plan was saved.
 void save_plan(Sandbox& sb, const std::vector<std::string>& more = {}, const std::map<std::string, std::string>& env = {}) {
   std::vector<std::string> args = {"plan", "--out", "tfplan"};
@@ -29,7 +20,7 @@ void save_plan(Sandbox& sb, const std::vector<std::string>& more = {}, const std
 // touching the state.
 void require_refused(Sandbox& sb, const std::string& why, const std::vector<std::string>& more = {},
                      const std::map<std::string, std::string>& env = {}) {
-  const long long calls = api_calls(sb);
+  const long long calls = sb.total_requests();
   const std::string state = sb.exists("dbform.state.json") ? sb.read("dbform.state.json") : "";
   std::vector<std::string> args = {"apply", "tfplan"};
   args.insert(args.end(), more.begin(), more.end());
@@ -37,7 +28,7 @@ void require_refused(Sandbox& sb, const std::string& why, const std::vector<std:
   INFO(r.describe());
   CHECK(r.exit_code == 1);
   CHECK(contains(r.err, why));
-  CHECK(api_calls(sb) == calls);
+  CHECK(sb.total_requests() == calls);
   CHECK((sb.exists("dbform.state.json") ? sb.read("dbform.state.json") : "") == state);
 }
 
@@ -47,7 +38,7 @@ TEST_CASE("e2e: apply PLANFILE applies exactly the saved plan without asking, an
   Sandbox sb;
   sb.write("dbform.yaml", base_manifest());
   save_plan(sb);
-  CHECK(api_calls(sb) == 0);  // planning never calls the API
+  CHECK(sb.total_requests() == 0);  // planning never calls the API
 
   RunResult r = sb.run({"apply", "tfplan", "--poll-interval", "100ms"});  // no terminal, no --auto-approve
   INFO(r.describe());

@@ -1,0 +1,190 @@
+#!/usr/bin/python3
+"""Keeps examples/ci/ working: the shell script against the simulator, the workflow's syntax.
+
+The script (examples/ci/dbform-ci.sh) runs the pipeline of a manifests repository against
+`dbform sim`: a plan with changes (exit 2, markdown and plan file saved), the apply of that plan
+(JSON lines, endpoints as export lines without passwords), a plan with nothing left (exit 0), a
+plan gone stale before its apply (refused, nothing created), a plan with conflicts (exit 1, no
+plan file) and invalid manifests (exit 1, the comment says why).
+
+The GitHub Actions workflow (examples/ci/github-actions.yml) cannot run here, so it is checked
+as far as it can be: it is YAML with the expected triggers and jobs, every `run:` block is valid
+bash, and every dbform command in it uses a subcommand and flags the binary has.
+
+Usage: ci_example.py --dbform BIN --examples DIR
+Needs python3-yaml (a Debian package).
+"""
+import argparse
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+PROJECT = "acme-prod"
+KEY = "ci-example-key-0123456789"
+
+
+def manifest(services, cpu=1000):
+    text = f"version: 1\nprojects:\n  - id: {PROJECT}\n    services:\n"
+    for s in services:
+        text += f"      - name: {s}\n        cpu_millis: {cpu if s == 'orders' else 1000}\n"
+    return text
+
+
+class Failures(list):
+    def check(self, condition, what):
+        if not condition:
+            self.append(what)
+        return condition
+
+
+def start_sim(dbform, workdir):
+    port_file = workdir / "sim.port"
+    sim = subprocess.Popen([dbform, "sim", "--listen", "127.0.0.1:0", "--port-file", str(port_file),
+                            "--key", f"{KEY}={PROJECT}", "--queued-delay", "50ms", "--configuring-delay", "100ms"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while not port_file.exists() or not port_file.read_text().strip():
+        if time.monotonic() > deadline or sim.poll() is not None:
+            sim.kill()
+            raise RuntimeError("dbform sim did not start")
+        time.sleep(0.05)
+    return sim, f"http://127.0.0.1:{port_file.read_text().strip()}/public/api/v1"
+
+
+def check_script(dbform, script, fails):
+    p = subprocess.run(["bash", "-n", str(script)], capture_output=True, text=True)
+    fails.check(p.returncode == 0, f"bash -n {script}: {p.stderr}")
+
+    with tempfile.TemporaryDirectory(prefix="ci-example-") as d:
+        d = Path(d)
+        sim, url = start_sim(dbform, d)
+        try:
+            repo = d / "repo"
+            (repo / "manifests").mkdir(parents=True)
+            env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(d), "DBFORM": dbform,
+                   "DBFORM_API_URL": url, "DBFORM_API_KEY": KEY, "DBFORM_STATE": str(d / "team-state.json"),
+                   "DBFORM_MANIFESTS": "manifests"}
+            out = repo / "dbform-out"
+
+            def run(step):
+                return subprocess.run(["bash", str(script), step], cwd=repo, env=env, capture_output=True, text=True,
+                                      timeout=120)
+
+            def state():
+                return json.loads((d / "team-state.json").read_text())
+
+            (repo / "manifests/db.yaml").write_text(manifest(["orders", "billing"]))
+            p = run("plan")
+            fails.check(p.returncode == 2, f"plan with changes: exit {p.returncode}\n{p.stderr}")
+            md = (out / "plan.md").read_text()
+            fails.check(md.startswith("<!-- dbform-plan -->\n### dbform plan: 2 to create"), f"plan.md:\n{md[:300]}")
+            fails.check((out / "plan.exitcode").read_text().strip() == "2", "plan.exitcode is not 2")
+            fails.check((out / "dbform.plan").exists(), "no saved plan")
+
+            p = run("apply")
+            fails.check(p.returncode == 0, f"apply: exit {p.returncode}\n{p.stderr}")
+            events = [json.loads(line) for line in (out / "apply.jsonl").read_text().splitlines()]
+            fails.check(events and events[0]["type"] == "plan" and events[-1]["type"] == "summary"
+                        and events[-1]["ready"] == 2, f"apply.jsonl: {events[:1]} ... {events[-1:]}")
+            env_lines = (out / "endpoints.env").read_text()
+            fails.check(re.search(r"^export DBFORM_ACME_PROD_ORDERS_HOST='[^']+'$", env_lines, re.M),
+                        f"endpoints.env:\n{env_lines}")
+            for r in state()["resources"]:
+                for text, what in ((env_lines, "endpoints.env"), (p.stdout + p.stderr, "apply output"),
+                                   (md, "plan.md")):
+                    fails.check(r["initial_password"] not in text, f"{what} holds the password of {r['address']}")
+
+            p = run("plan")
+            fails.check(p.returncode == 0, f"plan with nothing to do: exit {p.returncode}\n{p.stderr}")
+            fails.check("### dbform plan: no changes" in (out / "plan.md").read_text(), "no 'no changes' heading")
+
+            (repo / "manifests/db.yaml").write_text(manifest(["orders", "billing", "search"]))
+            fails.check(run("plan").returncode == 2, "plan of search: not exit 2")
+            (repo / "manifests/db.yaml").write_text(manifest(["orders", "billing", "search", "reports"]))
+            before = (d / "team-state.json").read_text()
+            p = run("apply")
+            fails.check(p.returncode == 1 and "stale" in p.stderr, f"stale plan applied: exit {p.returncode}\n{p.stderr}")
+            fails.check((d / "team-state.json").read_text() == before, "a refused plan changed the state")
+
+            (repo / "manifests/db.yaml").write_text(manifest(["orders", "billing"], cpu=2000))
+            p = run("plan")
+            fails.check(p.returncode == 1, f"plan with a conflict: exit {p.returncode}")
+            fails.check("1 conflict, nothing can be applied" in (out / "plan.md").read_text(), "no conflict heading")
+            fails.check(not (out / "dbform.plan").exists(), "a plan with conflicts was saved")
+            fails.check(run("apply").returncode == 1, "apply without a saved plan did not fail")
+
+            (repo / "manifests/db.yaml").write_text(manifest(["orders"]).replace("cpu_millis", "cpu_milis"))
+            p = run("plan")
+            md = (out / "plan.md").read_text()
+            fails.check(p.returncode == 1, f"plan of invalid manifests: exit {p.returncode}")
+            fails.check("### dbform plan failed" in md and "did you mean `cpu_millis`" in md, f"plan.md:\n{md}")
+        finally:
+            sim.send_signal(signal.SIGTERM)
+            try:
+                sim.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                sim.kill()
+
+
+def dbform_commands(script):
+    """Each `dbform SUBCOMMAND --flag ...` in a run block, as (subcommand, [flags])."""
+    text = script.replace("\\\n", " ")
+    for m in re.finditer(r"(?:^|&&|\|\||;)[ \t]*dbform\s+([a-z]+)([^\n|;&>]*)", text, re.M):
+        yield m.group(1), re.findall(r"(?<!\S)(--?[a-z][a-z-]*)", m.group(2))
+
+
+def check_workflow(dbform, workflow, fails):
+    doc = yaml.safe_load(workflow.read_text())
+    on = doc.get("on", doc.get(True))  # PyYAML reads the key `on` as true
+    fails.check(set(on) >= {"pull_request", "push"}, f"triggers: {on}")
+    fails.check(on["push"]["branches"] == ["main"], "apply is not on main")
+    jobs = doc["jobs"]
+    fails.check(set(jobs) == {"plan", "apply"}, f"jobs: {list(jobs)}")
+    fails.check(jobs["apply"]["needs"] == "plan", "apply does not need plan")
+    helps = {}
+    for job_name, job in jobs.items():
+        for step in job["steps"]:
+            if "run" not in step:
+                continue
+            script = re.sub(r"\$\{\{[^}]*\}\}", "x", step["run"])
+            p = subprocess.run(["bash", "-n"], input=script, capture_output=True, text=True)
+            fails.check(p.returncode == 0, f"{job_name} / {step.get('name')}: not valid bash: {p.stderr}")
+            for sub, flags in dbform_commands(step["run"]):
+                if sub not in helps:
+                    helps[sub] = subprocess.run([dbform, sub, "--help"], capture_output=True, text=True).stdout
+                fails.check(helps[sub], f"{job_name}: `dbform {sub}` is not a dbform command")
+                for flag in flags:
+                    fails.check(re.search(rf"(?<![\w-]){re.escape(flag)}(?![\w-])", helps[sub]),
+                                f"{job_name}: `dbform {sub}` has no flag {flag}")
+    fails.check(len(helps) >= 4, f"found only these dbform commands in the workflow: {sorted(helps)}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dbform", required=True)
+    ap.add_argument("--examples", required=True)
+    args = ap.parse_args()
+    dbform = str(Path(args.dbform).resolve())
+    ci = Path(args.examples).resolve() / "ci"
+    fails = Failures()
+    check_script(dbform, ci / "dbform-ci.sh", fails)
+    check_workflow(dbform, ci / "github-actions.yml", fails)
+    if fails:
+        print(f"{len(fails)} problem(s):")
+        for f in fails:
+            print("  " + f)
+        return 1
+    print("examples/ci: the script plans and applies against the simulator; the workflow is consistent")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
