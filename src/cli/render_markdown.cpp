@@ -120,7 +120,7 @@ std::string table_row(const PlannedAction& a) {
 // boundary, says so where it is cut, and is named in the note at the end.
 class Comment {
  public:
-  explicit Comment(size_t limit) : limit_(limit > kReserve ? limit - kReserve : 0) {}
+  explicit Comment(size_t limit) : limit_(limit), budget_(limit > kReserve ? limit - kReserve : 0) {}
 
   void add(const std::string& text) { out_ += text; }  // short, essential parts
 
@@ -150,22 +150,23 @@ class Comment {
     out_ += closing;
   }
 
-  std::string finish(size_t limit, const std::string& footer) {
+  std::string finish(const std::string& footer) {
     if (!left_out_.empty()) {
       std::vector<std::string> shown(left_out_.begin(), left_out_.begin() + std::min(left_out_.size(), kMaxNoteEntries));
       if (left_out_.size() > kMaxNoteEntries) shown.push_back("and " + std::to_string(left_out_.size() - kMaxNoteEntries) + " more parts");
-      out_ += "\n> [!NOTE]\n> This comment is limited to " + std::to_string(limit) + " characters, so it leaves out: " +
+      out_ += "\n> [!NOTE]\n> This comment is limited to " + std::to_string(limit_) + " characters, so it leaves out: " +
               join(shown, "; ") + ". Run `dbform plan` for the whole plan, or `dbform plan --format json`.\n";
     }
     out_ += footer;
-    if (out_.size() > limit) out_.resize(limit);  // cannot happen with the reserve; a hard stop all the same
+    if (out_.size() > limit_) out_.resize(limit_);  // cannot happen with the reserve; a hard stop all the same
     return std::move(out_);
   }
 
  private:
-  bool fits(size_t more) const { return out_.size() + more <= limit_; }
+  bool fits(size_t more) const { return out_.size() + more <= budget_; }
 
   size_t limit_;
+  size_t budget_;  // the limit less the room kept for the note and the footer
   std::string out_;
   std::vector<std::string> left_out_;
 };
@@ -257,7 +258,7 @@ std::string render_plan_markdown(const PlanDocument& doc, size_t limit) {
             [](size_t n) { return "- *" + std::to_string(n) + " more orphans*\n"; });
   project_tables(c, plan);
   details(c, plan);
-  return c.finish(limit, footer(doc));
+  return c.finish(footer(doc));
 }
 
 }  // namespace dbform::cli
