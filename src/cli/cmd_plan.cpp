@@ -15,18 +15,6 @@ namespace dbform::cli {
 
 namespace {
 
-// As load_manifests_or_throw, but keeps the warnings: the JSON and markdown plans carry them.
-Manifest load_manifests_keeping_warnings(const ManifestOptions& opts, std::vector<Diagnostic>& warnings) {
-  Diagnostics diags;
-  Manifest m = load_manifests(opts.files, process_env(), diags);
-  if (!diags.items().empty()) std::cerr << diags.str();
-  if (diags.has_errors())
-    throw UsageError(std::to_string(diags.error_count()) + " error(s) in the manifests; nothing was done");
-  for (const auto& d : diags.items())
-    if (d.severity == Severity::Warning) warnings.push_back(d);
-  return m;
-}
-
 // A plan with conflicts is never saved: nothing in it could be applied.
 void save_plan(const PlanDocument& doc, const std::string& path, std::ostream& notes) {
   if (doc.plan.summary.conflict) {
@@ -73,10 +61,9 @@ void add_plan_command(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"text", "json", "markdown"}));
   cmd->add_option("--out", opts->out, "also save the plan to FILE, for `dbform apply FILE` (whatever --format is)");
   add_no_color_flag(*cmd);
-  add_no_color_flag(app);  // the global `dbform --no-color COMMAND`
   cmd->callback([opts, &exit_code] {
     PlanDocument doc;
-    Manifest manifest = load_manifests_keeping_warnings(opts->manifests, doc.diagnostics);
+    Manifest manifest = load_manifests_or_throw(opts->manifests, &doc.diagnostics);
     auto store = open_state_store(opts->state);
     auto stored = store->read();
     doc.plan = make_plan(manifest, stored ? *stored : new_state());

@@ -29,12 +29,15 @@ void add_state_options(CLI::App& cmd, StateOptions& opts, bool with_lock_timeout
     cmd.add_option("--lock-timeout", opts.lock_timeout, "wait this long for another run's lock (default 0s)");
 }
 
-Manifest load_manifests_or_throw(const ManifestOptions& opts) {
+Manifest load_manifests_or_throw(const ManifestOptions& opts, std::vector<Diagnostic>* warnings) {
   Diagnostics diags;
   Manifest m = load_manifests(opts.files, process_env(), diags);
   if (!diags.items().empty()) std::cerr << diags.str();
   if (diags.has_errors())
     throw UsageError(std::to_string(diags.error_count()) + " error(s) in the manifests; nothing was done");
+  if (warnings)
+    for (const auto& d : diags.items())
+      if (d.severity == Severity::Warning) warnings->push_back(d);
   return m;
 }
 

@@ -27,7 +27,8 @@ struct StateOptions {
 void add_state_options(CLI::App& cmd, StateOptions& opts, bool with_lock_timeout);
 
 // Loads and validates; prints every diagnostic to stderr and throws UsageError if any is an error.
-Manifest load_manifests_or_throw(const ManifestOptions& opts);
+// The warnings are also handed to `warnings` when given (the JSON and markdown plans carry them).
+Manifest load_manifests_or_throw(const ManifestOptions& opts, std::vector<Diagnostic>* warnings = nullptr);
 
 std::unique_ptr<StateStore> open_state_store(const StateOptions& opts);
 Duration lock_timeout(const StateOptions& opts);

@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
+#include "cli/context.h"
 #include "util/env.h"
 #include "util/error.h"
 
@@ -28,6 +29,8 @@ int main(int argc, char** argv) {
   std::string log_level = dbform::process_env()("DBFORM_LOG").value_or("warn");
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error, off (env DBFORM_LOG)")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
+
+  dbform::cli::add_no_color_flag(app);  // `dbform --no-color COMMAND`, as well as after each command
 
   int exit_code = 0;
   dbform::cli::add_validate_command(app, exit_code);

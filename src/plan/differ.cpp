@@ -101,16 +101,7 @@ Plan make_plan(const Manifest& manifest, const State& state) {
                rec.address + "` to forget it";
     plan.actions.push_back(std::move(a));
   }
-  for (const auto& a : plan.actions) {
-    switch (a.action) {
-      case Action::Create: ++plan.summary.create; break;
-      case Action::Wait: ++plan.summary.wait; break;
-      case Action::Adopt: ++plan.summary.adopt; break;
-      case Action::NoOp: ++plan.summary.noop; break;
-      case Action::Conflict: ++plan.summary.conflict; break;
-      case Action::Orphan: ++plan.summary.orphan; break;
-    }
-  }
+  plan.summary = summarize(plan.actions);
   return plan;
 }
 

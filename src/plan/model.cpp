@@ -14,4 +14,19 @@ const char* action_name(Action a) {
   return "?";
 }
 
+PlanSummary summarize(const std::vector<PlannedAction>& actions) {
+  PlanSummary s;
+  for (const auto& a : actions) {
+    switch (a.action) {
+      case Action::Create: ++s.create; break;
+      case Action::Wait: ++s.wait; break;
+      case Action::Adopt: ++s.adopt; break;
+      case Action::NoOp: ++s.noop; break;
+      case Action::Conflict: ++s.conflict; break;
+      case Action::Orphan: ++s.orphan; break;
+    }
+  }
+  return s;
+}
+
 }  // namespace dbform

@@ -47,6 +47,9 @@ struct PlanSummary {
   bool has_changes() const { return create + wait + adopt > 0; }
 };
 
+// The counts of each action.
+PlanSummary summarize(const std::vector<PlannedAction>& actions);
+
 struct Plan {
   // Per project in manifest order; within a project VPCs before services; orphans last.
   std::vector<PlannedAction> actions;

@@ -45,21 +45,6 @@ ordered_json diagnostic_json(const Diagnostic& d) {
   return j;
 }
 
-PlanSummary summarize(const std::vector<PlannedAction>& actions) {
-  PlanSummary s;
-  for (const auto& a : actions) {
-    switch (a.action) {
-      case Action::Create: ++s.create; break;
-      case Action::Wait: ++s.wait; break;
-      case Action::Adopt: ++s.adopt; break;
-      case Action::NoOp: ++s.noop; break;
-      case Action::Conflict: ++s.conflict; break;
-      case Action::Orphan: ++s.orphan; break;
-    }
-  }
-  return s;
-}
-
 // Reads one JSON object's fields, naming the document and the field's path in every error.
 class Reader {
  public:
