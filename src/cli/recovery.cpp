@@ -33,8 +33,8 @@ std::string save_recovery_file(const State& state, const StateStore& store, cons
       continue;
     }
     return head + "Everything this run learned (ids, passwords, unfinished creates) is in\n  " + file.string() +
-           "\nOnce " + where + " can be written again, restore it with\n  dbform state push " + file.string() +
-           " --state " + where + "\nand run apply again; nothing will be created twice.";
+           "\nOnce " + where + " can be written again, restore it with\n  dbform state push " + file.string() + " " +
+           store.command_line_args() + "\nand run apply again; nothing will be created twice.";
   }
   std::string list;
   for (const auto& r : state.resources)

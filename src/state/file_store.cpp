@@ -1,3 +1,4 @@
+#include "util/host.h"
 #include "state/file_store.h"
 
 #include <sys/stat.h>
@@ -21,12 +22,6 @@ class FileStateLock : public StateLock {
  private:
   std::unique_ptr<FileLock> lock_;
 };
-
-std::string hostname() {
-  char buf[256] = {0};
-  if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown-host";
-  return buf;
-}
 
 // Keeps the current file as PATH.backup without copying it: a hard link to the old inode,
 // renamed into place so the backup, too, is replaced atomically.

@@ -13,6 +13,7 @@ class FileStateStore : public StateStore {
   void write(State& state) override;
   std::unique_ptr<StateLock> lock(const std::string& operation, Duration timeout) override;
   std::string describe() const override { return path_; }
+  std::string command_line_args() const override { return "--state " + path_; }
 
  private:
   // Lineage and serial of what is on disk, and the file's identity when we last saw it: a write

@@ -37,6 +37,7 @@ class MemoryStateStore : public StateStore {
   std::unique_ptr<StateLock> lock(const std::string&, Duration) override { return std::make_unique<StateLock>(); }
 
   std::string describe() const override { return "memory"; }
+  std::string command_line_args() const override { return "--state memory"; }
 
   // From now on every write throws, as a full disk or a lost database connection would.
   void fail_writes() {

@@ -1,3 +1,4 @@
+#include "util/host.h"
 #include "state/pg_store.h"
 
 #include <libpq-fe.h>
@@ -45,12 +46,6 @@ SELECT l.pid, l.host, l.operation, to_char(l.since AT TIME ZONE 'UTC', 'YYYY-MM-
                  AND k.classid = $2::oid AND k.objid = $3::oid AND k.objsubid = 1)
 FROM dbform_locks l WHERE l.workspace = $1
 )sql";
-
-std::string hostname() {
-  char buf[256] = {0};
-  if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown-host";
-  return buf;
-}
 
 // libpq messages span lines ("...failed: Connection refused\n\tIs the server running..."): one line.
 std::string one_line(const std::string& text) {
@@ -235,6 +230,7 @@ static std::string checked_workspace(std::string name) {
 PgStateStore::PgStateStore(const std::string& url, std::string workspace, Clock* clock)
     : workspace_(checked_workspace(std::move(workspace))),
       describe_(redact_postgres_url(url) + " (workspace " + workspace_ + ")"),
+      redacted_url_(redact_postgres_url(url)),
       conn_(url),
       clock_(clock ? *clock : system_clock_),
       lock_key_(pg_workspace_lock_key(workspace_)) {
@@ -358,6 +354,10 @@ std::string PgStateStore::holder_description() {
   const auto& row = r.rows[0];
   LockInfo holder{std::stoll(row[0].value_or("0")), row[1].value_or(""), row[2].value_or(""), row[3].value_or("")};
   return holder.str();
+}
+
+std::string PgStateStore::command_line_args() const {
+  return "--state '" + redacted_url_ + "' --workspace " + workspace_;
 }
 
 }  // namespace dbform

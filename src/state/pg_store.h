@@ -70,6 +70,7 @@ class PgStateStore : public StateStore {
   void write(State& state) override;
   std::unique_ptr<StateLock> lock(const std::string& operation, Duration timeout) override;
   std::string describe() const override { return describe_; }
+  std::string command_line_args() const override;
 
  private:
   friend class PgStateLock;
@@ -82,6 +83,7 @@ class PgStateStore : public StateStore {
   std::mutex mu_;  // the engine may write from several threads; libpq connections are not shared
   std::string workspace_;
   std::string describe_;
+  std::string redacted_url_;
   PgConnection conn_;
   SystemClock system_clock_;
   Clock& clock_;

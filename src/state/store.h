@@ -43,6 +43,9 @@ class StateStore {
   virtual std::unique_ptr<StateLock> lock(const std::string& operation, Duration timeout) = 0;
   // "dbform.state.json" or the URL without password; for messages.
   virtual std::string describe() const = 0;
+  // The flags that name this state on a dbform command line ("--state FILE", or "--state URL
+  // --workspace W" with the URL's password left out), for messages that tell what to run.
+  virtual std::string command_line_args() const = 0;
 };
 
 }  // namespace dbform
