@@ -67,30 +67,6 @@ TEST_CASE("e2e: a create whose answer is lost is adopted by name, never sent twi
   CHECK(without_password == 1);
 }
 
-TEST_CASE("e2e: random 500s and 429s are retried without creating anything twice") {
-  auto config = default_sim_config();
-  config.faults.error_rate = 0.2;
-  config.faults.rate_limit_every = 5;
-  config.faults.retry_after_seconds = 1;
-  config.seed = 3;
-  Sandbox sb(config);
-  sb.write("dbform.yaml", base_manifest());
-
-  // A create answered 500 may or may not have happened: the run may end with it unresolved, but a
-  // second run settles it, and in no case does a resource exist twice.
-  RunResult r = sb.apply({"--wait-timeout", "1m"});
-  INFO(r.describe() << "\ncounts: " << sb.counts().dump());
-  CHECK(!r.timed_out);
-  if (r.exit_code != 0) {
-    RunResult again = sb.apply({"--wait-timeout", "1m"});
-    INFO(again.describe() << "\ncounts: " << sb.counts().dump());
-    CHECK(again.exit_code == 0);
-  }
-  check_no_duplicates(sb, 3);
-  check_all_ready(sb, kServices);
-  CHECK(sb.sim().all_vpcs().size() == 1);
-}
-
 TEST_CASE("e2e: an apply killed (SIGKILL) with a create in flight is finished by the next run without a duplicate") {
   auto config = default_sim_config();
   config.faults.latency = dbform::Duration(1000);  // every answer takes a second: time to kill mid-call
