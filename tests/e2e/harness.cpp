@@ -327,6 +327,20 @@ std::string vpc_yaml(const std::string& name, const std::string& cidr) {
   return "      - name: " + name + "\n        cidr: " + cidr + "\n        region_code: us-east-1\n";
 }
 
+bool wait_for_record(const Sandbox& sb, const std::string& address, bool with_id, const std::string& state_file,
+                     std::chrono::milliseconds limit) {
+  return eventually(
+      [&] {
+        try {
+          json r = find_resource(sb.state(state_file), address);
+          return r.is_object() && (!with_id || !r["id"].get<std::string>().empty());
+        } catch (const std::exception&) {
+          return false;
+        }
+      },
+      limit);
+}
+
 bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds limit) {
   auto deadline = std::chrono::steady_clock::now() + limit;
   while (!condition()) {

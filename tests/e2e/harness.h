@@ -144,6 +144,13 @@ std::string manifest(const std::vector<std::string>& vpcs, const std::vector<std
 std::string service_yaml(const std::string& name, int cpu_millis = 1000, int memory_gbs = 4);
 std::string vpc_yaml(const std::string& name, const std::string& cidr = "10.0.0.0/16");
 
+// Waits (bounded) until the state file `state_file` (relative to the sandbox) records `address`;
+// with `with_id`, until the record also has its id (the create's answer is on disk). A file that is
+// missing or mid-replacement counts as "not yet".
+bool wait_for_record(const Sandbox& sb, const std::string& address, bool with_id,
+                     const std::string& state_file = "dbform.state.json",
+                     std::chrono::milliseconds limit = std::chrono::seconds(30));
+
 // Waits (bounded, polling) until `condition` holds; false when `limit` passed first.
 bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds limit);
 

@@ -74,15 +74,7 @@ TEST_CASE("e2e: an apply killed (SIGKILL) with a create in flight is finished by
   sb.write("dbform.yaml", manifest({}, {service_yaml("orders")}));
 
   auto first = sb.start({"apply", "--auto-approve", "--poll-interval", "100ms"});
-  bool intent = eventually(
-      [&] {
-        try {
-          return find_resource(sb.state(), service_address("orders")).is_object();
-        } catch (const std::exception&) {
-          return false;
-        }
-      },
-      std::chrono::seconds(30));
+  bool intent = wait_for_record(sb, service_address("orders"), /*with_id=*/false);
   INFO("first run so far:\n" << first->stdout_so_far() << first->stderr_so_far());
   REQUIRE(intent);
   first->signal(SIGKILL);
@@ -476,15 +468,7 @@ TEST_CASE("e2e: SIGINT during the creates finishes what is in flight, exits 130,
   sb.write("dbform.yaml", base_manifest());
 
   auto first = sb.start({"apply", "--auto-approve", "--poll-interval", "100ms", "--parallelism", "1"});
-  bool started = eventually(
-      [&] {
-        try {
-          return find_resource(sb.state(), service_address("orders")).is_object();
-        } catch (const std::exception&) {
-          return false;
-        }
-      },
-      std::chrono::seconds(30));
+  bool started = wait_for_record(sb, service_address("orders"), /*with_id=*/false);
   INFO("first run so far:\n" << first->stdout_so_far() << first->stderr_so_far());
   REQUIRE(started);
   first->signal(SIGINT);

@@ -160,16 +160,7 @@ TEST_CASE("e2e: a second apply while the first holds the lock fails at once nami
 
   auto first = sb.start({"apply", "--auto-approve", "--poll-interval", "100ms", "--wait-timeout", "10m"});
   // The first run holds the lock from before its first write until it ends; its create is on disk.
-  bool recorded = eventually(
-      [&] {
-        try {
-          json r = find_resource(sb.state(), service_address("orders"));
-          return r.is_object() && !r["id"].get<std::string>().empty();
-        } catch (const std::exception&) {
-          return false;
-        }
-      },
-      std::chrono::seconds(30));
+  bool recorded = wait_for_record(sb, service_address("orders"), /*with_id=*/true);
   INFO("first run so far:\n" << first->stdout_so_far() << first->stderr_so_far());
   REQUIRE(recorded);
 

@@ -66,16 +66,7 @@ TEST_CASE("e2e: a state that stops being writable mid-apply: a recovery file kee
                        state_path},
                       {{"TMPDIR", (sb.dir() / "tmp").string()}});
   // Once s1 is created and recorded, the state's directory starts refusing writes.
-  bool s1_recorded = eventually(
-      [&] {
-        try {
-          json s1 = find_resource(json::parse(sb.read("statedir/dbform.state.json")), service_address("s1"));
-          return s1.is_object() && !s1["id"].get<std::string>().empty();
-        } catch (const std::exception&) {
-          return false;
-        }
-      },
-      std::chrono::seconds(30));
+  bool s1_recorded = wait_for_record(sb, service_address("s1"), /*with_id=*/true, "statedir/dbform.state.json");
   REQUIRE(s1_recorded);
   UnwritableDir ro(sb.dir() / "statedir");
   RunResult r = run->wait();
