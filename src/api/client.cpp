@@ -144,12 +144,19 @@ Duration ApiClient::backoff(int attempt, const HttpResponse* response) {
   return wait;
 }
 
+void ApiClient::wait_before_retry(Duration wait, const std::string& failure, const std::string& method,
+                                  const std::string& path, int status) {
+  if (!clock_.sleep_for_unless(wait, stop_))
+    throw ApiError(failure + "; stopped instead of trying again", status, method, path, "", false);
+}
+
 HttpResponse ApiClient::call(CallKind kind, const std::string& method, const std::string& path,
                              const std::string& key, const std::string* body, bool allow_404) {
   HttpRequest request{method, base_url_ + path, {}, body ? *body : std::string()};
   request.headers = {{"Authorization", authorization(key)}, {"Accept", "application/json"}, {"User-Agent", kUserAgent}};
   if (body) request.headers.emplace_back("Content-Type", "application/json");
   const bool is_create = kind == CallKind::Create;
+  request.fresh_connection = is_create;
   const std::string call_name = method + " " + path;
 
   for (int attempt = 1;; ++attempt) {
@@ -168,7 +175,7 @@ HttpResponse ApiClient::call(CallKind kind, const std::string& method, const std
       if (last_attempt) {
         throw ApiError(call_name + ": could not reach the API" + tries + ": " + detail, 0, method, path, "", false);
       }
-      clock_.sleep_for(backoff(attempt, nullptr));
+      wait_before_retry(backoff(attempt, nullptr), call_name + ": could not reach the API: " + detail, method, path);
       continue;
     }
     if (is_success(response.status) || (allow_404 && response.status == 404)) return response;
@@ -185,7 +192,7 @@ HttpResponse ApiClient::call(CallKind kind, const std::string& method, const std
     if (!transient || last_attempt) {
       throw ApiError(what + (transient ? tries : ""), response.status, method, path, message, false);
     }
-    clock_.sleep_for(backoff(attempt, &response));
+    wait_before_retry(backoff(attempt, &response), what, method, path, response.status);
   }
 }
 

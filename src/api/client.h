@@ -4,6 +4,7 @@
 // only when the failure proves nothing was created (connection refused, 429); any other failure
 // after the request may have left is reported as an ApiError with outcome_unknown() set, and the
 // caller must look for the resource by name before creating it again.
+#include <atomic>
 #include <mutex>
 #include <optional>
 #include <random>
@@ -63,6 +64,8 @@ class ApiClient {
   std::vector<Vpc> list_vpcs(const std::string& key, const std::string& project_id);
 
   const std::string& base_url() const { return base_url_; }
+  // A set flag ends every back-off and Retry-After wait at once: the call fails instead of waiting.
+  void stop_waits_on(const std::atomic<bool>* stop) { stop_ = stop; }
 
  private:
   enum class CallKind { Read, Create };
@@ -70,6 +73,9 @@ class ApiClient {
   HttpResponse call(CallKind kind, const std::string& method, const std::string& path, const std::string& key,
                     const std::string* body, bool allow_404 = false);
   Duration backoff(int attempt, const HttpResponse* response);
+  // Sleeps `wait` unless stopped; a stop throws ApiError(`failure`), the call not retried.
+  void wait_before_retry(Duration wait, const std::string& failure, const std::string& method,
+                         const std::string& path, int status = 0);
   std::string authorization(const std::string& key) const;
 
   Transport& transport_;
@@ -77,6 +83,7 @@ class ApiClient {
   std::string base_url_;
   AuthScheme scheme_;
   RetryPolicy retry_;
+  const std::atomic<bool>* stop_ = nullptr;
   std::mutex rng_mu_;
   std::mt19937_64 rng_;
 };

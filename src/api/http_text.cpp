@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "util/text.h"
+
 namespace dbform {
 
 std::string status_reason(int status) {
@@ -29,23 +31,6 @@ std::string status_reason(int status) {
     case 504: return "Gateway Timeout";
     default: return "";
   }
-}
-
-std::string one_line_excerpt(const std::string& text, size_t max_chars) {
-  std::string line;
-  bool pending_space = false;
-  for (unsigned char c : text) {
-    if (std::isspace(c)) {
-      pending_space = !line.empty();
-      continue;
-    }
-    if (std::iscntrl(c)) continue;
-    if (pending_space) line += ' ';
-    pending_space = false;
-    if (line.size() >= max_chars) return line.substr(0, max_chars) + "...";
-    line += static_cast<char>(c);
-  }
-  return line;
 }
 
 std::string summarize_error_body(const std::string& body) {
@@ -81,14 +66,6 @@ std::optional<Duration> parse_retry_after(const std::string& value, std::chrono:
   auto when = std::chrono::system_clock::from_time_t(timegm(&tm));
   if (when <= now) return Duration(0);
   return std::chrono::duration_cast<Duration>(when - now);
-}
-
-std::string redact(std::string text, const std::string& secret) {
-  if (secret.size() < 4) return text;
-  for (size_t at = text.find(secret); at != std::string::npos; at = text.find(secret, at + 3)) {
-    text.replace(at, secret.size(), "***");
-  }
-  return text;
 }
 
 }  // namespace dbform

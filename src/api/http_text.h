@@ -6,6 +6,7 @@
 #include <string>
 
 #include "util/clock.h"
+#include "util/text.h"  // one_line_excerpt, redact
 
 namespace dbform {
 
@@ -17,16 +18,8 @@ std::string status_reason(int status);
 // line; "" for an empty body.
 std::string summarize_error_body(const std::string& body);
 
-// A single line of at most `max_chars` characters (whitespace runs collapsed, control characters
-// dropped), with "..." when cut.
-std::string one_line_excerpt(const std::string& text, size_t max_chars = 200);
-
 // Retry-After as a wait: delta-seconds ("120") or an HTTP-date ("Sun, 06 Nov 1994 08:49:37 GMT")
 // measured from `now`. A date in the past is a zero wait; anything unparseable is nullopt.
 std::optional<Duration> parse_retry_after(const std::string& value, std::chrono::system_clock::time_point now);
-
-// `text` with every occurrence of `secret` replaced by "***" (secrets shorter than 4 characters
-// are left alone: replacing them would mangle ordinary words).
-std::string redact(std::string text, const std::string& secret);
 
 }  // namespace dbform

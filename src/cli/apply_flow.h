@@ -17,6 +17,8 @@ struct ApplyFlowOptions {
   std::string wait_timeout = "30m";
   std::string poll_interval = "10s";
   bool no_wait = false;
+  bool no_refresh = false;  // plan from the state alone (the engine's name guard still runs)
+  std::string settle_window = "30s";
 };
 
 // Plan (or load and check a saved plan), confirm, preflight, apply, report. Returns the exit code

@@ -8,6 +8,7 @@
 #include "cli/apply_flow.h"
 #include "cli/commands.h"
 #include "cli/recovery.h"
+#include "cli/refresh.h"
 #include "cli/render_apply.h"
 #include "engine/apply.h"
 #include "plan/differ.h"
@@ -22,8 +23,9 @@ namespace {
 
 std::atomic<bool> g_stop{false};
 
-// First SIGINT/SIGTERM: start nothing new, record what is in flight, save, exit 130. Second: exit
-// at once; the intent journal keeps even that safe.
+// First SIGINT, SIGTERM or SIGHUP (an SSH session that drops): start nothing new, end every wait,
+// record what is in flight, save, exit 130. Second: exit at once; the intent journal keeps even
+// that safe. (SIGPIPE is ignored for the whole process, in main.)
 void on_signal(int) {
   if (g_stop.exchange(true)) ::_exit(130);
 }
@@ -32,8 +34,7 @@ void install_signal_handlers() {
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
 }
 
 bool confirmed(const ApplyFlowOptions& opts, const Terminal& term, std::ostream& out) {
@@ -60,6 +61,7 @@ ApplyOptions engine_options(const ApplyFlowOptions& opts) {
   e.polls.max = parse_duration_flag("--poll-interval", opts.poll_interval);
   e.polls.initial = std::min(e.polls.initial, e.polls.max);
   e.wait = !opts.no_wait;
+  e.settle_window = parse_duration_flag("--settle-window", opts.settle_window);
   e.stop = &g_stop;
   return e;
 }
@@ -70,6 +72,7 @@ struct Prepared {
   std::unique_ptr<StateStore> store;
   std::unique_ptr<StateLock> lock;
   State state;
+  bool state_missing = false;  // no state yet: everything is new
   Plan plan;
   std::string saved_from;  // the plan file, or "" for a plan made now
 };
@@ -79,8 +82,10 @@ Prepared plan_now(const ApplyFlowOptions& opts) {
   p.manifest = load_manifests_or_throw(opts.manifests);
   p.store = open_state_store(opts.state);
   p.lock = p.store->lock("apply", lock_timeout(opts.state));
-  p.state = read_state(*p.store);
-  p.plan = make_plan(p.manifest, p.state);
+  auto stored = p.store->read();
+  p.state_missing = !stored;
+  p.state = stored ? std::move(*stored) : new_state();
+  p.plan = plan_refreshed(p.manifest, p.state, !opts.no_refresh, opts.parallelism);
   return p;
 }
 
@@ -115,6 +120,7 @@ Prepared load_saved_plan(const ApplyFlowOptions& opts) {
 int execute(const ApplyFlowOptions& opts, const ApplyOptions& engine_opts, const Terminal& term, ApplyOutput& output,
             std::ostream& out) {
   Prepared p = opts.plan_file.empty() ? plan_now(opts) : load_saved_plan(opts);
+  if (p.state_missing) output.note(no_state_note(*p.store));
   output.plan(p.plan, p.saved_from);
   if (p.plan.summary.conflict) {
     output.conflicts(p.plan);
@@ -130,6 +136,7 @@ int execute(const ApplyFlowOptions& opts, const ApplyOptions& engine_opts, const
   }
   auto keys = resolve_keys(p.manifest, projects_with_work(p.plan), process_env());
   auto api = make_api();
+  api->client->stop_waits_on(&g_stop);
   EventSink& events = output.start(p.plan);
   ApplyEngine engine(*api->client, *p.store, api->clock, events, engine_opts);
   engine.preflight(p.plan, keys);
@@ -169,6 +176,13 @@ void add_apply_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--wait-timeout", opts->wait_timeout, "how long each service may take to be READY (default 30m)");
   cmd->add_option("--poll-interval", opts->poll_interval, "longest pause between status checks (default 10s)");
   cmd->add_flag("--no-wait", opts->no_wait, "record the creates and return without waiting for READY");
+  cmd->add_flag("--no-refresh", opts->no_refresh,
+                "plan from the state alone, without listing what exists (the names are still checked before creating)");
+  cmd->add_flag("--refresh", [opts](std::int64_t) { opts->no_refresh = false; },
+                "list what exists before planning (the default)");
+  cmd->add_option("--settle-window", opts->settle_window,
+                  "after a create whose outcome is unknown, how long lookups by name go on before it may be sent "
+                  "again (default 30s)");
   add_no_color_flag(*cmd);
   cmd->callback([opts, cmd, &exit_code] {
     opts->manifests_given = cmd->count("--file") > 0;

@@ -4,6 +4,7 @@
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "cli/render_markdown.h"
+#include "cli/refresh.h"
 #include "cli/render_plan.h"
 #include "manifest/loader.h"
 #include "plan/differ.h"
@@ -51,6 +52,7 @@ void add_plan_command(CLI::App& app, int& exit_code) {
     bool detailed_exitcode = false;
     std::string format = "text";
     std::string out;
+    bool refresh = false;
   };
   auto opts = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("plan", "show what apply would do");
@@ -60,13 +62,16 @@ void add_plan_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--format", opts->format, "text (default), json (the plan document) or markdown (a PR comment)")
       ->check(CLI::IsMember({"text", "json", "markdown"}));
   cmd->add_option("--out", opts->out, "also save the plan to FILE, for `dbform apply FILE` (whatever --format is)");
+  cmd->add_flag("--refresh", opts->refresh,
+                "list what exists in the API first (needs the API keys): a declared resource whose name exists but "
+                "is not recorded is a conflict, never a second create");
   add_no_color_flag(*cmd);
   cmd->callback([opts, &exit_code] {
     PlanDocument doc;
     Manifest manifest = load_manifests_or_throw(opts->manifests, &doc.diagnostics);
     auto store = open_state_store(opts->state);
     auto stored = store->read();
-    doc.plan = make_plan(manifest, stored ? *stored : new_state());
+    doc.plan = plan_refreshed(manifest, stored ? *stored : new_state(), opts->refresh);
     if (!stored) doc.plan.state_lineage.clear();  // "no state yet", which apply checks again
     doc.manifest_paths = opts->manifests.files;
     doc.manifest_files = manifest.files;
@@ -74,7 +79,7 @@ void add_plan_command(CLI::App& app, int& exit_code) {
 
     if (opts->format == "json") std::cout << plan_document_json(doc).dump(2) << "\n";
     else if (opts->format == "markdown") std::cout << render_plan_markdown(doc);
-    else std::cout << render_plan_text(doc.plan, detect_terminal());
+    else std::cout << (stored ? "" : no_state_note(*store) + "\n\n") << render_plan_text(doc.plan, detect_terminal());
     // Notes go where they cannot spoil a document on stdout.
     if (!opts->out.empty()) save_plan(doc, opts->out, opts->format == "text" ? std::cout : std::cerr);
 

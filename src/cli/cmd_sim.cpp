@@ -23,11 +23,14 @@ struct SimFlags {
   std::string queued_delay, configuring_delay, latency, retry_after;
   unsigned seed = 1;
   double error_rate = 0;
-  int rate_limit_every = 0, drop_create_every = 0;
+  int rate_limit_every = 0, drop_create_every = 0, lose_answer_every = 0, gateway_timeout_every = 0;
+  std::string list_lag, create_answer_delay;
+  bool garbled_errors = false;
   std::vector<std::string> stuck, deleted, unstable;
   std::string port_file;
   // Options whose presence matters: given on the command line, they override the config file.
-  CLI::Option *seed_opt = nullptr, *error_rate_opt = nullptr, *rate_limit_opt = nullptr, *drop_opt = nullptr;
+  CLI::Option *seed_opt = nullptr, *error_rate_opt = nullptr, *rate_limit_opt = nullptr, *drop_opt = nullptr,
+              *lose_opt = nullptr, *gateway_opt = nullptr;
 };
 
 struct ListenAddress {
@@ -95,6 +98,12 @@ SimConfig build_config(const SimFlags& flags) {
         static_cast<int>((duration_flag("--retry-after", flags.retry_after).count() + 999) / 1000);
   }
   if (flags.drop_opt->count()) faults.drop_create_every = flags.drop_create_every;
+  if (flags.lose_opt->count()) faults.lose_answer_every = flags.lose_answer_every;
+  if (flags.gateway_opt->count()) faults.gateway_timeout_every = flags.gateway_timeout_every;
+  if (!flags.list_lag.empty()) faults.list_lag = duration_flag("--list-lag", flags.list_lag);
+  if (!flags.create_answer_delay.empty())
+    faults.create_answer_delay = duration_flag("--create-answer-delay", flags.create_answer_delay);
+  if (flags.garbled_errors) faults.garbled_errors = true;
   append(faults.stuck, flags.stuck);
   append(faults.deleted, flags.deleted);
   append(faults.unstable, flags.unstable);
@@ -160,6 +169,16 @@ void add_sim_command(CLI::App& app, int& exit_code) {
   flags->drop_opt = cmd->add_option("--drop-create-every", flags->drop_create_every,
                                     "perform every Nth create but drop its connection before the answer")
                         ->check(CLI::NonNegativeNumber);
+  flags->lose_opt = cmd->add_option("--lose-answer-every", flags->lose_answer_every,
+                                    "perform every Nth create, then close the connection before any byte of the answer")
+                        ->check(CLI::NonNegativeNumber);
+  flags->gateway_opt = cmd->add_option("--gateway-timeout-every", flags->gateway_timeout_every,
+                                       "perform every Nth create, then answer 504 as a gateway would")
+                           ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--list-lag", flags->list_lag, "lists show a new resource only this long after its create, e.g. 6s");
+  cmd->add_option("--create-answer-delay", flags->create_answer_delay,
+                  "a create's answer leaves this long after it was performed, e.g. 3s");
+  cmd->add_flag("--garbled-errors", flags->garbled_errors, "error bodies carry bytes that are not valid UTF-8");
   cmd->add_option("--port-file", flags->port_file, "write the bound port to this file (atomically) once listening");
   cmd->callback([flags, &exit_code] {
     run_sim(*flags);

@@ -8,6 +8,7 @@
 #include "state/codec.h"
 #include "state/pg_store.h"
 #include "util/atomic_file.h"
+#include "util/text.h"
 
 namespace dbform::cli {
 
@@ -29,7 +30,7 @@ constexpr const char* kPushHelp =
 
 State read_push_source(const std::string& source) {
   if (is_postgres_url(source))
-    throw UsageError("state push takes a state file, not `" + redact_postgres_url(source) +
+    throw UsageError("state push takes a state file, not `" + redact_url(source) +
                      "`: pull from that database first (dbform state pull --state URL > FILE), then push FILE");
   if (source == "-") {
     std::string text{std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>()};

@@ -65,6 +65,12 @@ State read_state(StateStore& store) {
   return state ? std::move(*state) : new_state();
 }
 
+std::string no_state_note(const StateStore& store) {
+  return "No state at " + store.describe() +
+         ": everything below is new. If the resources exist already, point --state (or DBFORM_STATE) at their "
+         "state instead.";
+}
+
 std::unique_ptr<ApiSetup> make_api() {
   auto env = process_env();
   auto setup = std::make_unique<ApiSetup>();

@@ -34,6 +34,8 @@ std::unique_ptr<StateStore> open_state_store(const StateOptions& opts);
 Duration lock_timeout(const StateOptions& opts);
 // The stored state, or a new empty one when none exists yet.
 State read_state(StateStore& store);
+// What the top of a plan says when there is no state yet: "No state at PATH: everything is new..."
+std::string no_state_note(const StateStore& store);
 
 // The API client as configured by DBFORM_API_URL and DBFORM_AUTH_SCHEME.
 struct ApiSetup {

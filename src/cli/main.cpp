@@ -1,5 +1,6 @@
 // dbform: the command line. Parses arguments, runs one command, and turns any error into a
 // message on stderr and exit code 1. All logic lives in the libraries below src/.
+#include <csignal>
 #include <cstdio>
 #include <iostream>
 
@@ -23,6 +24,9 @@ void setup_logging(const std::string& level_name) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A closed pipe (`dbform apply --json | head -1`) must never kill a run that is recording what it
+  // created: writes to it fail instead, and the run goes on.
+  std::signal(SIGPIPE, SIG_IGN);
   CLI::App app{"dbform: declarative reconciler for managed database services", "dbform"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("dbform 0.1.0"));

@@ -37,6 +37,7 @@ class TextApplyOutput : public ApplyOutput {
     if (!saved_from.empty()) out_ << "Applying the saved plan " << saved_from << ".\n\n";
     out_ << render_plan_text(plan, term_);
   }
+  void note(const std::string& text) override { out_ << text << "\n\n"; }
   void conflicts(const Plan&) override {}  // the plan above ends with the conflicts' error
   void nothing_to_do() override {}         // the plan above says "No changes."
   void cancelled() override { out_ << "Apply cancelled.\n"; }
@@ -84,6 +85,7 @@ class JsonApplyOutput : public ApplyOutput {
   void plan(const Plan& plan, const std::string& saved_from) override {
     json_.plan(plan, saved_from.empty() ? "manifests" : saved_from);
   }
+  void note(const std::string&) override {}
   void conflicts(const Plan& plan) override {
     json_.error(std::to_string(plan.summary.conflict) +
                 " conflict(s): nothing can be applied until they are resolved (see the plan's conflict actions)");

@@ -18,6 +18,8 @@ class ApplyOutput {
   virtual ~ApplyOutput() = default;
   // `saved_from`: the plan file it came from, "" for a plan made now.
   virtual void plan(const Plan& plan, const std::string& saved_from) = 0;
+  // A line for people above the plan (e.g. that there is no state yet); JSON output leaves it out.
+  virtual void note(const std::string& text) = 0;
   virtual void conflicts(const Plan& plan) = 0;  // the run stops: nothing can be applied
   virtual void nothing_to_do() = 0;
   virtual void cancelled() = 0;

@@ -3,6 +3,7 @@
 #include "plan/plan_file.h"
 #include "util/clock.h"
 #include "util/duration.h"
+#include "util/text.h"
 
 namespace dbform::cli {
 
@@ -29,14 +30,15 @@ std::optional<std::string> event_line(const Event& e, const Terminal& term) {
 }
 
 void LineEventRenderer::on_event(const Event& e) {
-  if (auto line = event_line(e, term_)) out_ << *line << std::endl;
+  if (auto line = event_line(e, term_)) out_ << valid_utf8(*line) << std::endl;
 }
 
 void JsonLinesEventRenderer::emit(json j) {
   json line = {{"type", j["type"]}, {"time", format_utc(std::chrono::system_clock::now())}};
   for (auto& [key, value] : j.items())
     if (key != "type") line[key] = std::move(value);
-  out_ << line.dump() << std::endl;
+  // Any bytes the API sent come out as valid JSON: invalid UTF-8 becomes U+FFFD.
+  out_ << line.dump(-1, ' ', false, json::error_handler_t::replace) << std::endl;
 }
 
 void JsonLinesEventRenderer::plan(const Plan& plan, const std::string& source) {

@@ -8,6 +8,8 @@
 #include <unordered_map>
 
 #include "engine/jobs.h"
+#include "engine/namesakes.h"
+#include "plan/differ.h"
 #include "engine/work_queue.h"
 #include "util/duration.h"
 #include "util/text.h"
@@ -17,6 +19,18 @@ namespace dbform {
 namespace {
 
 enum class Phase { Pending, Creating, Watching, Done, Failed };
+
+// Hands an event to a renderer, which can never throw into the engine: its output is lost (a closed
+// pipe, a full disk), the run goes on recording. False when the renderer failed.
+bool deliver(EventSink& sink, const Event& event) {
+  try {
+    sink.on_event(event);
+    return true;
+  } catch (const std::exception& e) {
+    spdlog::debug("the output failed, recording goes on: {}", e.what());
+    return false;
+  }
+}
 
 struct Item {
   const PlannedAction* action = nullptr;
@@ -48,6 +62,7 @@ class ApplyRun {
       if (!keys_.count(a.project_id))  // before anything is sent, not as a crash half-way
         throw Error("no API key was resolved for project `" + a.project_id + "`");
     }
+    guard_names(plan);
     WorkQueue<Outcome> workers(options_.parallelism);
     bool stopped = false;
     for (;;) {
@@ -66,6 +81,7 @@ class ApplyRun {
     if (stopped || stopping()) finish_interrupted();
     else
       for (size_t i : to_create_) fail(items_[i], "internal error: its create was never scheduled");
+    flush_events();
     return std::move(result_);
   }
 
@@ -92,6 +108,40 @@ class ApplyRun {
   void apply_outcomes(std::vector<Outcome> outcomes) {
     for (auto& outcome : outcomes) handle(outcome);
     save();
+    flush_events();
+  }
+
+  // The name guard: a planned create whose name exists unrecorded in the API is not sent.
+  void guard_names(const Plan& plan) {
+    if (to_create_.empty() || stopping()) return;
+    NamesakeScan scan = scan_namesakes(api_, plan, keys_, options_.parallelism);
+    for (auto it = to_create_.begin(); it != to_create_.end();) {
+      Item& item = items_[*it];
+      const PlannedAction& a = *item.action;
+      auto error = scan.errors.find(a.project_id);
+      auto found = scan.found.find(a.address);
+      if (a.action != Action::Create || (error == scan.errors.end() && found == scan.found.end())) {
+        ++it;
+        continue;
+      }
+      if (a.kind == ResourceKind::Vpc) --vpcs_unsettled_[a.project_id];
+      fail(item, error != scan.errors.end()
+                     ? "not created: could not list project " + a.project_id + " to check that no `" + a.name +
+                           "` exists already: " + error->second
+                     : "not created: " + namesake_reason(a.kind, a.address, found->second));
+      it = to_create_.erase(it);
+    }
+    flush_events();
+  }
+
+  // Results reach the renderers only once they are saved (or the save failed and the caller keeps
+  // them in a recovery file): a renderer that fails can never cost a record. A renderer's
+  // exception never reaches the engine either: the output is lost, the recording goes on.
+  void emit(Event event) { unreported_.push_back(std::move(event)); }
+
+  void flush_events() {
+    for (const auto& event : unreported_) deliver(events_, event);
+    unreported_.clear();
   }
 
   bool stopping() const { return (options_.stop && options_.stop->load()) || !result_.save_error.empty(); }
@@ -118,6 +168,7 @@ class ApplyRun {
     if (!result_.save_error.empty()) {
       for (size_t i : batch) forget_unsent_intent(items_[i]);
       dirty_ = was_dirty;  // the memory holds nothing the store lacks but what was unsaved before
+      flush_events();
       return;
     }
     for (size_t i : batch) {
@@ -125,12 +176,13 @@ class ApplyRun {
       start_watch(item, Phase::Creating, clock_.now());  // a service's wait timeout counts from its create
       const PlannedAction& a = *item.action;
       const bool look_first = a.action == Action::Adopt;
-      events_.on_event({EventKind::CreateSent, a.address, "", "", Duration(0),
-                        look_first ? "an earlier create's outcome is unknown: looking it up by name first" : ""});
+      emit({EventKind::CreateSent, a.address, "", "", Duration(0),
+            look_first ? "an earlier create's outcome is unknown: looking it up by name first" : ""});
       workers.submit([this, i, &a, look_first, key = key_of(a)] {
         Outcome out;
         try {
-          out = create_or_adopt(api_, a, key, look_first);
+          out = create_or_adopt(CreateContext{api_, clock_, options_.settle_window, options_.stop}, a, key,
+                                look_first);
         } catch (const std::exception& e) {  // e.g. the lookup failed: the outcome is still unknown
           out.error = std::string(e.what()) + "; the create's outcome is unknown, so the next apply looks for `" +
                       a.name + "` by name before creating it";
@@ -139,6 +191,7 @@ class ApplyRun {
         return out;
       });
     }
+    flush_events();
   }
 
   void dispatch_due_polls(WorkQueue<Outcome>& workers) {
@@ -187,6 +240,12 @@ class ApplyRun {
     const PlannedAction& a = *item.action;
     if (a.kind == ResourceKind::Vpc) --vpcs_unsettled_[a.project_id];
     ResourceRecord& rec = *state_.find(a.address);
+    if (out.not_sent) {  // stopped before it left: nothing new exists, and it stays unfinished
+      forget_unsent_intent(item);
+      dirty_ = true;
+      item.phase = Phase::Pending;
+      return;
+    }
     if (!out.error.empty()) {
       if (out.nothing_created) {
         state_.remove(a.address);  // nothing exists: the next run plans a plain create
@@ -199,14 +258,17 @@ class ApplyRun {
     rec.create_pending = false;
     if (out.service) record_service(rec, *out.service, now);
     if (out.vpc) record_vpc(rec, *out.vpc, now);
+    if (out.adopted && out.observed_settings.is_object()) rec.settings = out.observed_settings;
     dirty_ = true;
     (out.adopted ? result_.adopted : result_.created)++;
     std::string note;
     if (out.adopted && a.kind == ResourceKind::Service && rec.initial_password.empty())
       note = "adopted an existing service of this name; its initial password cannot be recovered: set a new one "
              "in the console or with `ALTER ROLE tsdbadmin PASSWORD ...`";
-    events_.on_event({out.adopted ? EventKind::Adopted : EventKind::Created, a.address, rec.id, rec.status,
-                      Duration(0), note});
+    if (out.adopted && rec.settings != a.after)
+      note += std::string(note.empty() ? "" : "; ") +
+              "its settings differ from the declaration, recorded as found: the next plan shows the difference";
+    emit({out.adopted ? EventKind::Adopted : EventKind::Created, a.address, rec.id, rec.status, Duration(0), note});
     if (a.kind == ResourceKind::Vpc || !options_.wait) {
       item.phase = Phase::Done;
       if (a.kind == ResourceKind::Vpc) ready(item, rec);
@@ -231,7 +293,7 @@ class ApplyRun {
     record_service(rec, *out.service, format_utc(clock_.wall_now()));
     dirty_ = true;
     if (rec.status != before)
-      events_.on_event({EventKind::StatusChanged, rec.address, rec.id, rec.status, elapsed(item), ""});
+      emit({EventKind::StatusChanged, rec.address, rec.id, rec.status, elapsed(item), ""});
     after_status(i, rec);
   }
 
@@ -272,15 +334,15 @@ class ApplyRun {
     ++result_.ready;
     std::string endpoint = rec.endpoint_host.empty() ? "" : rec.endpoint_host;
     if (rec.endpoint_port) endpoint += ":" + std::to_string(*rec.endpoint_port);
-    events_.on_event({EventKind::Ready, rec.address, rec.id, rec.status, elapsed(item), endpoint});
+    emit({EventKind::Ready, rec.address, rec.id, rec.status, elapsed(item), endpoint});
   }
 
   void fail(Item& item, const std::string& why) {
     item.phase = Phase::Failed;
     result_.failures.push_back(item.action->address + ": " + why);
     const ResourceRecord* rec = state_.find(item.action->address);
-    events_.on_event({EventKind::Failed, item.action->address, rec ? rec->id : "", rec ? rec->status : "",
-                      rec ? elapsed(item) : Duration(0), why});
+    emit({EventKind::Failed, item.action->address, rec ? rec->id : "", rec ? rec->status : "",
+          rec ? elapsed(item) : Duration(0), why});
   }
 
   // After a stop: lists what is unfinished. A stop that came when nothing was left changes nothing.
@@ -289,8 +351,8 @@ class ApplyRun {
       if (item.phase != Phase::Done && item.phase != Phase::Failed) result_.pending.push_back(item.action->address);
     if (result_.pending.empty()) return;
     result_.interrupted = true;
-    events_.on_event({EventKind::Interrupted, "", "", "", Duration(0),
-                      std::to_string(result_.pending.size()) + " resource(s) not finished"});
+    emit({EventKind::Interrupted, "", "", "", Duration(0),
+          std::to_string(result_.pending.size()) + " resource(s) not finished"});
   }
 
   // A state that cannot be written stops the run like a signal: nothing new is started (above all
@@ -302,8 +364,7 @@ class ApplyRun {
       dirty_ = false;
     } catch (const Error& e) {
       if (result_.save_error.empty())
-        events_.on_event({EventKind::Failed, "", "", "", Duration(0),
-                          std::string("cannot save the state, stopping: ") + e.what()});
+        emit({EventKind::Failed, "", "", "", Duration(0), std::string("cannot save the state, stopping: ") + e.what()});
       result_.save_error = e.what();
     }
   }
@@ -322,6 +383,7 @@ class ApplyRun {
   using Timer = std::pair<Clock::TimePoint, size_t>;
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
   bool dirty_ = false;
+  std::vector<Event> unreported_;  // waiting for the save that records what they tell
   ApplyResult result_;
 };
 
@@ -363,7 +425,7 @@ void ApplyEngine::preflight(const Plan& plan, const std::map<std::string, Projec
                            "`. Set " + key.variable + " to a key of project `" + project + "`");
         continue;
       }
-      events_.on_event({EventKind::PreflightPassed, project, "", "", Duration(0),
+      deliver(events_, {EventKind::PreflightPassed, project, "", "", Duration(0),
                         "project " + project + ": key `" + info.key_name + "` from " + key.variable});
     } catch (const ApiError& e) {
       const bool rejected = e.status() == 401 || e.status() == 403;

@@ -24,7 +24,9 @@ struct ApplyOptions {
   Duration wait_timeout = std::chrono::minutes(30);  // per service, from its create (or the run's start)
   bool wait = true;                                  // false: record the create and move on
   PollSchedule polls;
-  const std::atomic<bool>* stop = nullptr;  // set (e.g. by a signal): start nothing new, finish, save
+  Duration settle_window = std::chrono::seconds(30);  // lookups after an unknown create outcome (SPEC section 1)
+  // Set (e.g. by a signal): start nothing new, end every wait at once, record what is in flight.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 struct ApplyResult {
@@ -49,7 +51,9 @@ class ApplyEngine {
   void preflight(const Plan& plan, const std::map<std::string, ProjectKey>& keys);
 
   // Runs the plan's create, adopt and wait actions; conflicts must have been refused before.
-  // `state` is the state the plan was made from; it is written through `store` after every step.
+  // `state` is the state the plan was made from; it is written through `store` after every step,
+  // and every result is saved before `events` hears of it. Before the first create in a project,
+  // its resources are listed: a create whose name exists unrecorded fails by name, unsent.
   ApplyResult apply(const Plan& plan, const std::map<std::string, ProjectKey>& keys, State& state);
 
  private:

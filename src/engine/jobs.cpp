@@ -2,6 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
+#include "engine/namesakes.h"
 #include "util/text.h"
 
 namespace dbform {
@@ -11,6 +14,8 @@ namespace {
 // Each attempt after the first follows a lookup that proved nothing of that name exists, so trying
 // again is safe; several tries let one run converge through a flaky API (20% of calls failing).
 constexpr int kMaxCreateAttempts = 6;
+// Lookups after an unknown outcome: at 0, then w/16, w/8, w/4, w/2 and w of the settle window w.
+constexpr int kSettleSteps = 5;
 
 ServiceCreateRequest service_request(const PlannedAction& a) {
   const auto& s = a.after;
@@ -37,7 +42,7 @@ std::vector<std::string> find_by_name(ApiClient& api, const PlannedAction& a, co
     for (auto& s : api.list_services(key, a.project_id))
       // A namesake being deleted is not the one we just created: adopting it would record a
       // database that is about to disappear, so it neither matches nor blocks a create.
-      if (s.name == a.name && s.status != "DELETING" && s.status != "DELETED") {
+      if (s.name == a.name && is_live_namesake(s)) {
         ids.push_back(s.service_id);
         out.service = std::move(s);
       }
@@ -55,15 +60,41 @@ std::vector<std::string> find_by_name(ApiClient& api, const PlannedAction& a, co
   return ids;
 }
 
+// Looks the resource up by name across the settle window, stopping at the first lookup that finds
+// anything: a list that lags behind writes shows a just-created resource only seconds later.
+// nullopt when a stop ended the wait.
+std::optional<std::vector<std::string>> settle_lookup(const CreateContext& ctx, const PlannedAction& a,
+                                                      const std::string& key, Outcome& out) {
+  const auto start = ctx.clock.now();
+  for (int step = 0;; ++step) {
+    std::vector<std::string> ids = find_by_name(ctx.api, a, key, out);
+    if (!ids.empty() || step == kSettleSteps || ctx.settle_window.count() == 0) return ids;
+    const Duration next = ctx.settle_window / (1 << (kSettleSteps - 1 - step));
+    spdlog::info("{}: not listed yet; looking again {} after the unknown outcome", a.address, next.count());
+    if (!ctx.clock.sleep_until_unless(start + next, ctx.stop)) return std::nullopt;
+  }
+}
+
+bool stopped(const CreateContext& ctx) { return ctx.stop && ctx.stop->load(); }
+
+std::string number_text(const nlohmann::json& n) { return n.is_number() ? n.dump() : std::string(); }
+
 }  // namespace
 
-Outcome create_or_adopt(ApiClient& api, const PlannedAction& a, const std::string& key, bool look_first) {
+Outcome create_or_adopt(const CreateContext& ctx, const PlannedAction& a, const std::string& key, bool look_first) {
   Outcome out;
   for (int attempt = 1; attempt <= kMaxCreateAttempts; ++attempt) {
     if (look_first) {
-      std::vector<std::string> ids = find_by_name(api, a, key, out);
+      auto found = settle_lookup(ctx, a, key, out);
+      if (!found) {
+        out.error = "stopped while looking `" + a.name + "` up by name; the create's outcome is unknown, so the "
+                    "next apply looks for it again before creating it";
+        return out;
+      }
+      const std::vector<std::string>& ids = *found;
       if (ids.size() == 1) {
         out.adopted = true;
+        out.observed_settings = out.service ? observed_settings(*out.service, a.after) : observed_settings(*out.vpc, a.after);
         return out;
       }
       if (ids.size() > 1) {
@@ -73,9 +104,18 @@ Outcome create_or_adopt(ApiClient& api, const PlannedAction& a, const std::strin
         return out;
       }
     }
+    if (stopped(ctx)) {
+      if (attempt > 1) {  // an earlier attempt's outcome was unknown and is still not settled
+        out.error = "stopped before the create could be settled; the next apply looks for `" + a.name +
+                    "` by name before creating it";
+        return out;
+      }
+      out.not_sent = true;
+      return out;
+    }
     try {
-      if (a.kind == ResourceKind::Service) out.service = api.create_service(key, a.project_id, service_request(a));
-      else out.vpc = api.create_vpc(key, a.project_id, vpc_request(a));
+      if (a.kind == ResourceKind::Service) out.service = ctx.api.create_service(key, a.project_id, service_request(a));
+      else out.vpc = ctx.api.create_vpc(key, a.project_id, vpc_request(a));
       return out;
     } catch (const ApiError& e) {
       if (!e.outcome_unknown()) {
@@ -90,6 +130,42 @@ Outcome create_or_adopt(ApiClient& api, const PlannedAction& a, const std::strin
   out.error = "the create's outcome stayed unknown after " + std::to_string(kMaxCreateAttempts) +
               " attempts; the next apply looks it up by name again";
   return out;
+}
+
+nlohmann::json observed_settings(const Service& s, const nlohmann::json& declared) {
+  nlohmann::json seen = declared;
+  const nlohmann::json& raw = s.raw;
+  nlohmann::json spec;
+  if (raw.contains("resources") && raw["resources"].is_array() && !raw["resources"].empty() &&
+      raw["resources"][0].is_object())
+    spec = raw["resources"][0].value("spec", nlohmann::json::object());
+  for (const char* field : {"cpu_millis", "memory_gbs"}) {
+    // "shared" is answered as the plan's numbers: it cannot be told apart, so it stays as declared.
+    if (!declared.contains(field) || declared[field] == "shared" || !spec.is_object()) continue;
+    std::string text = number_text(spec.value(field, nlohmann::json()));
+    if (!text.empty()) seen[field] = text;
+  }
+  if (declared.contains("environment_tag") && !s.environment.empty()) seen["environment_tag"] = s.environment;
+  if (declared.contains("region_code") && !s.region_code.empty()) seen["region_code"] = s.region_code;
+  if (declared.contains("replica_count") && s.replica_count) seen["replica_count"] = *s.replica_count;
+  if (declared.contains("addons") && !s.service_type.empty()) {
+    // The time-series addon is what makes a TIMESCALEDB (TIMESERIESDB) service; ai cannot be seen.
+    std::vector<std::string> addons;
+    const bool timeseries = s.service_type == "TIMESCALEDB" || s.service_type == "TIMESERIESDB";
+    for (const auto& addon : declared["addons"]) if (addon != "time-series") addons.push_back(addon);
+    if (timeseries) addons.push_back("time-series");
+    std::sort(addons.begin(), addons.end());
+    if (addons.empty()) seen.erase("addons");
+    else seen["addons"] = addons;
+  }
+  return seen;
+}
+
+nlohmann::json observed_settings(const Vpc& v, const nlohmann::json& declared) {
+  nlohmann::json seen = declared;
+  if (!v.cidr.empty()) seen["cidr"] = v.cidr;
+  if (!v.region_code.empty()) seen["region_code"] = v.region_code;
+  return seen;
 }
 
 Outcome poll_service(ApiClient& api, const PlannedAction& a, const std::string& service_id, const std::string& key) {

@@ -1,6 +1,7 @@
 #pragma once
 // What the apply engine's workers do (talk to the API, never touch the state), and how the main
 // thread records what they learned.
+#include <atomic>
 #include <optional>
 #include <string>
 
@@ -23,13 +24,31 @@ struct Outcome {
   std::string error;             // non-empty on failure
   bool nothing_created = false;  // create failed in a way that proves nothing was created
   bool transient = false;        // poll failed in a way worth trying again
+  bool not_sent = false;         // a stop came before the create was sent: nothing new exists
+  nlohmann::json observed_settings;  // adopted: the declared settings as the API shows them
+};
+
+// What a create job needs besides the API: time, the settle window and the stop flag.
+struct CreateContext {
+  ApiClient& api;
+  Clock& clock;
+  // After an unknown outcome, lookups by name spread over this window (lists lag behind writes);
+  // only when all of them found nothing may the create be sent again.
+  Duration settle_window{30'000};
+  const std::atomic<bool>* stop = nullptr;
 };
 
 // Creates the resource, or adopts the one resource of that name when an earlier attempt's outcome
 // is unknown (`look_first`: an intent without an id was found in the state). Never sends a create
-// while a resource of that name may already exist. Throws when a lookup fails: the outcome then
-// stays unknown.
-Outcome create_or_adopt(ApiClient& api, const PlannedAction& a, const std::string& key, bool look_first);
+// while a resource of that name may already exist, nor after a stop. Throws when a lookup fails:
+// the outcome then stays unknown.
+Outcome create_or_adopt(const CreateContext& ctx, const PlannedAction& a, const std::string& key, bool look_first);
+
+// The declared `settings` with each value the API shows replaced by what it shows (values it
+// cannot show, such as "shared" or the ai addon, stay as declared): an adopted resource recorded
+// this way shows its differences in the next plan instead of hiding them.
+nlohmann::json observed_settings(const Service& s, const nlohmann::json& declared);
+nlohmann::json observed_settings(const Vpc& v, const nlohmann::json& declared);
 
 // GET of one service; failures are reported in the outcome, never thrown.
 Outcome poll_service(ApiClient& api, const PlannedAction& a, const std::string& service_id, const std::string& key);

@@ -2,12 +2,13 @@
 
 #include <algorithm>
 
+#include "state/model.h"
+
 namespace dbform {
 
 StatusVerdict classify_status(const std::string& status) {
   if (status == "READY") return StatusVerdict::Ready;
-  if (status == "DELETING" || status == "DELETED" || status == "PAUSING" || status == "PAUSED")
-    return StatusVerdict::Failed;
+  if (is_failed_status(status)) return StatusVerdict::Failed;
   return StatusVerdict::KeepWaiting;
 }
 

@@ -8,6 +8,8 @@
 #include <memory>
 #include <string>
 
+#include "util/text.h"
+
 namespace dbform {
 namespace {
 
@@ -100,16 +102,6 @@ bool may_have_reached_server(CURLcode code) {
   }
 }
 
-// "https://user:secret@host/x" -> "https://***@host/x": credentials in a URL never reach a message.
-std::string redact_userinfo(const std::string& url) {
-  auto scheme_end = url.find("://");
-  if (scheme_end == std::string::npos) return url;
-  auto authority_start = scheme_end + 3;
-  auto authority_end = url.find_first_of("/?#", authority_start);
-  auto at = url.rfind('@', authority_end == std::string::npos ? url.size() : authority_end);
-  if (at == std::string::npos || at < authority_start) return url;
-  return url.substr(0, authority_start) + "***" + url.substr(at);
-}
 
 void set_method_and_body(CURL* curl, const HttpRequest& request) {
   if (request.method == "GET") {
@@ -149,6 +141,10 @@ HttpResponse CurlTransport::send(const HttpRequest& request) {
   curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, collect_header);
   curl_easy_setopt(curl, CURLOPT_HEADERDATA, &response.headers);
   set_method_and_body(curl, request);
+  if (request.fresh_connection) {
+    curl_easy_setopt(curl, CURLOPT_FRESH_CONNECT, 1L);
+    curl_easy_setopt(curl, CURLOPT_FORBID_REUSE, 1L);
+  }
 
   CURLcode result = curl_easy_perform(curl);
   // The handle outlives this call; it must not keep pointers into this stack frame.
@@ -157,7 +153,7 @@ HttpResponse CurlTransport::send(const HttpRequest& request) {
   if (result != CURLE_OK) {
     std::string detail = error_text[0] ? error_text : curl_easy_strerror(result);
     // Request headers (Authorization) and bodies are deliberately left out of the message.
-    throw TransportError(request.method + " " + redact_userinfo(request.url) + ": " + detail,
+    throw TransportError(request.method + " " + redact_url(request.url) + ": " + detail,
                          may_have_reached_server(result));
   }
   long status = 0;

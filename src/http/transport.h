@@ -15,6 +15,10 @@ struct HttpRequest {
   std::string url;     // absolute
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
+  // Sent on a connection of its own, never reused and never kept: libcurl silently re-sends a
+  // request whose reused keep-alive connection closes before any answer, which a create (sent at
+  // most once per decision, SPEC section 1) must never be exposed to.
+  bool fresh_connection = false;
 };
 
 struct HttpResponse {

@@ -3,15 +3,13 @@
 #include <set>
 #include <unordered_set>
 
+#include "util/text.h"
+
 namespace dbform {
 
 using nlohmann::json;
 
 namespace {
-
-bool is_failed_status(const std::string& s) {
-  return s == "DELETING" || s == "DELETED" || s == "PAUSING" || s == "PAUSED";
-}
 
 std::vector<FieldChange> differing_fields(const json& before, const json& after) {
   std::set<std::string> keys;
@@ -27,7 +25,7 @@ std::vector<FieldChange> differing_fields(const json& before, const json& after)
 }
 
 PlannedAction plan_declared(const std::string& project_id, ResourceKind kind, const std::string& name,
-                            json settings, const Location& location, const State& state) {
+                            json settings, const Location& location, const State& state, const Namesakes* namesakes) {
   PlannedAction a;
   a.kind = kind;
   a.project_id = project_id;
@@ -38,6 +36,13 @@ PlannedAction plan_declared(const std::string& project_id, ResourceKind kind, co
   const ResourceRecord* rec = state.find(a.address);
   if (!rec) {
     a.action = Action::Create;
+    if (namesakes) {
+      if (auto found = namesakes->find(a.address); found != namesakes->end() && !found->second.empty()) {
+        a.action = Action::Conflict;
+        a.resource_id = join(found->second, ", ");
+        a.reason = namesake_reason(kind, a.address, found->second);
+      }
+    }
     return a;
   }
   a.before = rec->settings;
@@ -71,7 +76,16 @@ PlannedAction plan_declared(const std::string& project_id, ResourceKind kind, co
 
 }  // namespace
 
-Plan make_plan(const Manifest& manifest, const State& state) {
+std::string namesake_reason(ResourceKind kind, const std::string& address, const std::vector<std::string>& ids) {
+  const std::string noun = kind_name(kind);
+  return "a " + noun + " of this name already exists (" + (ids.size() == 1 ? "id " : "ids ") + join(ids, ", ") +
+         ") but the state does not record it, so dbform does not create another one beside it. Check that --state "
+         "names the right state; to manage the existing " + noun + ", bring it into the state (`dbform import " +
+         address + " " + ids.front() + "`, coming with the day-two commands); until then declare the new " + noun +
+         " under another name";
+}
+
+Plan make_plan(const Manifest& manifest, const State& state, const Namesakes* namesakes) {
   Plan plan;
   plan.state_lineage = state.lineage;
   plan.state_serial = state.serial;
@@ -79,10 +93,10 @@ Plan make_plan(const Manifest& manifest, const State& state) {
   std::unordered_set<std::string> declared;
   for (const auto& project : manifest.projects) {
     for (const auto& v : project.vpcs)
-      plan.actions.push_back(plan_declared(project.id, ResourceKind::Vpc, v.name, settings_json(v), v.location, state));
+      plan.actions.push_back(plan_declared(project.id, ResourceKind::Vpc, v.name, settings_json(v), v.location, state, namesakes));
     for (const auto& s : project.services)
       plan.actions.push_back(
-          plan_declared(project.id, ResourceKind::Service, s.name, settings_json(s), s.location, state));
+          plan_declared(project.id, ResourceKind::Service, s.name, settings_json(s), s.location, state, namesakes));
   }
   declared.reserve(plan.actions.size());
   for (const auto& a : plan.actions) declared.insert(a.address);

@@ -5,7 +5,11 @@
 
 namespace dbform {
 
-// Pure: compares what is declared with what is recorded. Linear in the number of resources.
-Plan make_plan(const Manifest& manifest, const State& state);
+// Pure: compares what is declared with what is recorded (and, after a refresh, with the
+// unrecorded namesakes found in the API). Linear in the number of resources.
+Plan make_plan(const Manifest& manifest, const State& state, const Namesakes* namesakes = nullptr);
+
+// Why a declared, unrecorded resource is not created while resources of its name exist.
+std::string namesake_reason(ResourceKind kind, const std::string& address, const std::vector<std::string>& ids);
 
 }  // namespace dbform

@@ -1,6 +1,7 @@
 #pragma once
 // The plan is plain data: a pure function of (manifest, state). Renderers print it, the apply
 // engine executes it, so plan and apply cannot disagree.
+#include <map>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,11 @@ struct PlannedAction {
   std::string reason;       // why: conflicts and orphans say how to resolve
   Location location;        // where it is declared (none for orphans)
 };
+
+// Resources that exist in the API under a declared name although the state does not record them
+// (a wrong --state path, a lost state, a `state rm`): address -> their ids. Found by a refresh; a
+// declared resource with a namesake is never created beside it.
+using Namesakes = std::map<std::string, std::vector<std::string>>;
 
 struct PlanSummary {
   int create = 0, wait = 0, adopt = 0, noop = 0, conflict = 0, orphan = 0;

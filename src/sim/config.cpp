@@ -17,7 +17,9 @@ namespace {
 const std::vector<std::string> kTopKeys = {"keys", "queued_delay", "configuring_delay", "seed", "faults"};
 const std::vector<std::string> kKeyKeys = {"key", "project", "name"};
 const std::vector<std::string> kFaultKeys = {"error_rate", "latency", "rate_limit_every", "retry_after",
-                                             "stuck",      "deleted", "unstable",         "drop_create_every"};
+                                             "stuck",      "deleted", "unstable",         "drop_create_every",
+                                             "lose_answer_every", "gateway_timeout_every", "list_lag",
+                                             "create_answer_delay", "garbled_errors"};
 
 class ConfigReader {
  public:
@@ -125,6 +127,18 @@ class ConfigReader {
     if (node["unstable"]) faults.unstable = names(node["unstable"], "unstable");
     if (node["drop_create_every"]) {
       faults.drop_create_every = integer(node["drop_create_every"], "drop_create_every", 0, 1'000'000);
+    }
+    if (node["lose_answer_every"])
+      faults.lose_answer_every = integer(node["lose_answer_every"], "lose_answer_every", 0, 1'000'000);
+    if (node["gateway_timeout_every"])
+      faults.gateway_timeout_every = integer(node["gateway_timeout_every"], "gateway_timeout_every", 0, 1'000'000);
+    if (node["list_lag"]) faults.list_lag = duration(node["list_lag"], "list_lag");
+    if (node["create_answer_delay"]) faults.create_answer_delay = duration(node["create_answer_delay"], "create_answer_delay");
+    if (node["garbled_errors"]) {
+      bool garbled = false;
+      if (!node["garbled_errors"].IsScalar() || !YAML::convert<bool>::decode(node["garbled_errors"], garbled))
+        fail(node["garbled_errors"], "garbled_errors must be true or false");
+      faults.garbled_errors = garbled;
     }
     return faults;
   }

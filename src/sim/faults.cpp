@@ -50,19 +50,47 @@ FaultInjector::FaultInjector(SimFaults faults, unsigned seed) : faults_(std::mov
 std::optional<SimResponse> FaultInjector::intercept_call() {
   ++calls_;
   if (faults_.rate_limit_every > 0 && calls_ % faults_.rate_limit_every == 0) {
+    ++injected_["429"];
     SimResponse response = json_error(429, "TOO_MANY_REQUESTS", "rate limit exceeded, retry later");
     response.headers["Retry-After"] = std::to_string(faults_.retry_after_seconds);
     return response;
   }
   if (faults_.error_rate > 0 && random_.unit() < faults_.error_rate) {
+    ++injected_["500"];
     return json_error(500, "INTERNAL", "simulated failure");
   }
   return std::nullopt;
 }
 
-bool FaultInjector::drop_this_create() {
+FaultInjector::CreateFault FaultInjector::after_create() {
   ++creates_;
-  return faults_.drop_create_every > 0 && creates_ % faults_.drop_create_every == 0;
+  auto every = [this](int n) { return n > 0 && creates_ % n == 0; };
+  if (every(faults_.drop_create_every)) {
+    ++injected_["answer dropped after its headers"];
+    return CreateFault::DropAfterHeaders;
+  }
+  if (every(faults_.lose_answer_every)) {
+    ++injected_["answer lost before its first byte"];
+    return CreateFault::LoseAnswer;
+  }
+  if (every(faults_.gateway_timeout_every)) {
+    ++injected_["504 after the create was committed"];
+    return CreateFault::GatewayTimeout;
+  }
+  return CreateFault::None;
+}
+
+SimResponse FaultInjector::shape(SimResponse answer) {
+  if (faults_.garbled_errors && answer.status >= 400) {
+    // Inside the message string of {"code":..,"message":".."}: a lone continuation byte, a byte
+    // that never occurs in UTF-8 and a sequence cut short.
+    const size_t end = answer.body.rfind('"');
+    if (end != std::string::npos) {
+      answer.body.insert(end, " \x80\xff\xe2\x82");
+      ++injected_["error body not UTF-8"];
+    }
+  }
+  return answer;
 }
 
 }  // namespace dbform::sim

@@ -1,5 +1,6 @@
 #pragma once
 // Fault injection and the status timeline of a simulated service. Internal to the simulator.
+#include <map>
 #include <optional>
 #include <string>
 
@@ -36,11 +37,19 @@ class FaultInjector {
   // Returns the answer that replaces the call (429 or 500), or nullopt to let it through.
   std::optional<SimResponse> intercept_call();
 
-  // Called after each create that was performed; true when its answer must be dropped.
-  bool drop_this_create();
+  // Called after each create that was performed: what happens to its answer.
+  enum class CreateFault { None, DropAfterHeaders, LoseAnswer, GatewayTimeout };
+  CreateFault after_create();
+
+  // A copy of `answer` as the faults would have it leave (garbled error bodies).
+  SimResponse shape(SimResponse answer);
+
+  // How often each fault was injected, by name.
+  const std::map<std::string, long long>& injected() const { return injected_; }
 
  private:
   SimFaults faults_;
+  std::map<std::string, long long> injected_;
   RandomSource random_;
   long long calls_ = 0;
   long long creates_ = 0;

@@ -77,9 +77,11 @@ json service_json(const SimService& service, const std::string& status, bool wit
   return out;
 }
 
-SimVpc make_vpc(const json& request, const std::string& project_id, const std::string& vpc_id) {
+SimVpc make_vpc(const json& request, const std::string& project_id, const std::string& vpc_id,
+               Clock::TimePoint created_at) {
   SimVpc vpc;
   vpc.project_id = project_id;
+  vpc.created_at = created_at;
   vpc.fields = {
       {"id", vpc_id},
       {"name", request["name"]},

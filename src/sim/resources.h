@@ -23,6 +23,7 @@ struct SimService {
 
 struct SimVpc {
   std::string project_id;
+  Clock::TimePoint created_at;
   nlohmann::json fields;  // the Vpc object
 };
 
@@ -35,6 +36,7 @@ SimService make_service(const nlohmann::json& request, const std::string& projec
 // The Service object as the API answers it; the password only in the create answer.
 nlohmann::json service_json(const SimService& service, const std::string& status, bool with_password);
 
-SimVpc make_vpc(const nlohmann::json& request, const std::string& project_id, const std::string& vpc_id);
+SimVpc make_vpc(const nlohmann::json& request, const std::string& project_id, const std::string& vpc_id,
+               Clock::TimePoint created_at);
 
 }  // namespace dbform::sim

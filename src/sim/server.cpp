@@ -7,6 +7,7 @@
 #include <csignal>
 #include <thread>
 
+#include "sim/connection_cut.h"
 #include "sim/simulator.h"
 #include "util/error.h"
 
@@ -26,7 +27,8 @@ std::string strip_base_path(const std::string& path) {
   return path;
 }
 
-void send_answer(const SimResponse& answer, httplib::Response& res) {
+void send_answer(const SimResponse& answer, const httplib::Request& req, httplib::Response& res) {
+  if (answer.lose_answer) sim::cut_connection_silently(req.local_port, req.remote_port);
   res.status = answer.status;
   for (const auto& [name, value] : answer.headers) {
     if (name != "Content-Type") res.set_header(name, value);
@@ -72,6 +74,9 @@ void SimServer::Impl::install_routes() {
   server.Get("/_sim/services", [this](const httplib::Request&, httplib::Response& res) {
     serve_json(res, sim.all_services());
   });
+  server.Get("/_sim/faults", [this](const httplib::Request&, httplib::Response& res) {
+    serve_json(res, sim.fault_counts());
+  });
   server.Get("/_sim/vpcs", [this](const httplib::Request&, httplib::Response& res) {
     serve_json(res, sim.all_vpcs());
   });
@@ -79,7 +84,7 @@ void SimServer::Impl::install_routes() {
   // itself so that they are counted like any other call.
   auto api = [this](const httplib::Request& req, httplib::Response& res) {
     SimRequest request{req.method, strip_base_path(req.path), req.get_header_value("Authorization"), req.body};
-    send_answer(sim.handle(request), res);
+    send_answer(sim.handle(request), req, res);
   };
   const char* any_path = ".*";
   server.Get(any_path, api);

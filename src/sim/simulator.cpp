@@ -92,6 +92,8 @@ struct Simulator::Impl {
   SimResponse dispatch(const SimRequest& request, const Route& route, const SimKey& key);
   SimResponse create_service(const std::string& project_id, const std::string& body);
   SimResponse create_vpc(const std::string& project_id, const std::string& body);
+  SimResponse after_create(SimResponse answer);
+  bool listed(Clock::TimePoint created_at) const;
   json service_view(const sim::SimService& service, bool with_password) const;
   std::string new_id(bool numeric);
 };
@@ -137,7 +139,8 @@ SimResponse Simulator::Impl::dispatch(const SimRequest& request, const Route& ro
       if (post) return create_service(route.project_id, request.body);
       json list = json::array();
       for (const auto& service : services) {
-        if (service.project_id == route.project_id) list.push_back(service_view(service, false));
+        if (service.project_id == route.project_id && listed(service.created_at))
+          list.push_back(service_view(service, false));
       }
       return json_answer(200, list);
     }
@@ -153,7 +156,7 @@ SimResponse Simulator::Impl::dispatch(const SimRequest& request, const Route& ro
       if (post) return create_vpc(route.project_id, request.body);
       json list = json::array();
       for (const auto& vpc : vpcs) {
-        if (vpc.project_id == route.project_id) list.push_back(vpc.fields);
+        if (vpc.project_id == route.project_id && listed(vpc.created_at)) list.push_back(vpc.fields);
       }
       return json_answer(200, list);
     }
@@ -168,19 +171,34 @@ SimResponse Simulator::Impl::create_service(const std::string& project_id, const
   std::string name = request["name"].get<std::string>();
   services.push_back(sim::make_service(request, project_id, new_id(false), random, clock.now(),
                                        format_utc(clock.wall_now()), sim::fate_for(config.faults, name)));
-  SimResponse response = json_answer(202, service_view(services.back(), true));
-  response.drop_connection = faults.drop_this_create();
-  return response;
+  return after_create(json_answer(202, service_view(services.back(), true)));
 }
 
 SimResponse Simulator::Impl::create_vpc(const std::string& project_id, const std::string& body) {
   json request = json::parse(body, nullptr, false);
   if (request.is_discarded()) return json_error(400, "BAD_REQUEST", "request body is not valid JSON");
   if (auto problem = sim::check_vpc_create(request)) return json_error(400, "BAD_REQUEST", *problem);
-  vpcs.push_back(sim::make_vpc(request, project_id, new_id(true)));
-  SimResponse response = json_answer(201, vpcs.back().fields);
-  response.drop_connection = faults.drop_this_create();
-  return response;
+  vpcs.push_back(sim::make_vpc(request, project_id, new_id(true), clock.now()));
+  return after_create(json_answer(201, vpcs.back().fields));
+}
+
+// The answer to a create that was performed, as the faults let it leave.
+SimResponse Simulator::Impl::after_create(SimResponse answer) {
+  using Fault = sim::FaultInjector::CreateFault;
+  answer.delay = config.faults.create_answer_delay;
+  switch (faults.after_create()) {
+    case Fault::None: break;
+    case Fault::DropAfterHeaders: answer.drop_connection = true; break;
+    case Fault::LoseAnswer: answer.lose_answer = true; break;
+    case Fault::GatewayTimeout:
+      return json_error(504, "GATEWAY_TIMEOUT", "the upstream service did not answer in time");
+  }
+  return answer;
+}
+
+// Lists lag behind writes by list_lag, as real list endpoints (eventually consistent) do.
+bool Simulator::Impl::listed(Clock::TimePoint created_at) const {
+  return clock.now() - created_at >= config.faults.list_lag;
 }
 
 json Simulator::Impl::service_view(const sim::SimService& service, bool with_password) const {
@@ -203,9 +221,14 @@ Simulator::~Simulator() = default;
 SimResponse Simulator::handle(const SimRequest& request) {
   // Latency is spent outside the lock so that slow answers overlap, as they do on a real server.
   if (impl_->config.faults.latency.count() > 0) impl_->clock.sleep_for(impl_->config.faults.latency);
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  SimResponse response = impl_->handle_locked(request);
+  SimResponse response;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    response = impl_->faults.shape(impl_->handle_locked(request));
+  }
   response.headers["Content-Type"] = "application/json";
+  // A slow answer to work already done: visible to other calls while this one still waits.
+  if (response.delay.count() > 0) impl_->clock.sleep_for(response.delay);
   return response;
 }
 
@@ -219,6 +242,11 @@ json Simulator::all_services() const {
   json list = json::array();
   for (const auto& service : impl_->services) list.push_back(impl_->service_view(service, false));
   return list;
+}
+
+json Simulator::fault_counts() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return json(impl_->faults.injected());
 }
 
 json Simulator::all_vpcs() const {

@@ -30,6 +30,14 @@ struct SimFaults {
   std::vector<std::string> deleted;   // service names that end DELETED instead of READY
   std::vector<std::string> unstable;  // service names that are UNSTABLE for one configuring_delay before READY
   int drop_create_every = 0;        // every Nth create (service or VPC) is performed but its connection dropped
+  // The faults of real networks (SPEC section 7). Every Nth create (service or VPC, counted together
+  // with drop_create_every; the first that matches decides) is performed, and then:
+  int lose_answer_every = 0;      // the connection closes before one byte of the answer (a client that
+                                  // re-sends on a reused connection performs it twice)
+  int gateway_timeout_every = 0;  // a gateway answers 504 although the backend committed it
+  Duration list_lag{0};           // lists show a new service or VPC only this long after its create
+  Duration create_answer_delay{0};  // a create's answer leaves this long after it was performed
+  bool garbled_errors = false;    // error bodies carry bytes that are not valid UTF-8
 };
 
 struct SimConfig {
@@ -55,7 +63,9 @@ struct SimResponse {
   int status = 200;
   std::string body;  // JSON
   std::map<std::string, std::string> headers;
-  bool drop_connection = false;  // the work was done but the answer must never arrive
+  bool drop_connection = false;  // the work was done but the answer must never arrive (headers, then a cut)
+  bool lose_answer = false;      // the work was done and the connection closes before any byte
+  Duration delay{0};             // the answer leaves this long after the work was done
 };
 
 class Simulator {
@@ -71,6 +81,8 @@ class Simulator {
   // Every service of every project, as the API shows it (GET /_sim/services).
   nlohmann::json all_services() const;
   nlohmann::json all_vpcs() const;  // GET /_sim/vpcs; each Vpc with its project_id added
+  // How often each injected fault happened, e.g. {"lost answer": 2} (GET /_sim/faults).
+  nlohmann::json fault_counts() const;
 
  private:
   struct Impl;

@@ -6,6 +6,10 @@
 
 namespace dbform {
 
+bool is_failed_status(const std::string& status) {
+  return status == "DELETING" || status == "DELETED" || status == "PAUSING" || status == "PAUSED";
+}
+
 void State::reindex() const {
   index_.clear();
   index_.reserve(resources.size());
@@ -13,10 +17,12 @@ void State::reindex() const {
 }
 
 const ResourceRecord* State::find(const std::string& address) const {
+  // upsert() and remove() keep the index; records added to `resources` directly (the codec) are
+  // picked up by the size check, and a record moved behind the index's back by the address check.
   if (index_.size() != resources.size()) reindex();
   auto it = index_.find(address);
-  if (it == index_.end() || it->second >= resources.size() || resources[it->second].address != address) {
-    // The vector was changed behind the index's back (or the entry is new): rebuild once.
+  if (it == index_.end()) return nullptr;
+  if (it->second >= resources.size() || resources[it->second].address != address) {
     reindex();
     it = index_.find(address);
     if (it == index_.end()) return nullptr;

@@ -36,6 +36,10 @@ struct ResourceRecord {
   bool is_ready() const { return kind == ResourceKind::Vpc ? !id.empty() : status == "READY"; }
 };
 
+// The statuses from which a service will not become READY by itself (SPEC section 6): DELETING,
+// DELETED, PAUSING, PAUSED. The one list the differ, the watcher and the lookups share.
+bool is_failed_status(const std::string& status);
+
 struct State {
   std::string lineage;  // UUID, fixed at creation
   long long serial = 0;
@@ -47,7 +51,7 @@ struct State {
   bool remove(const std::string& address);
 
  private:
-  mutable std::unordered_map<std::string, size_t> index_;  // address -> position; rebuilt lazily
+  mutable std::unordered_map<std::string, size_t> index_;  // address -> position; kept by upsert/remove
   void reindex() const;
 };
 

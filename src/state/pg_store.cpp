@@ -1,6 +1,8 @@
 #include "util/host.h"
 #include "state/pg_store.h"
 
+#include "util/text.h"
+
 #include <libpq-fe.h>
 #include <unistd.h>
 
@@ -97,33 +99,6 @@ bool is_postgres_url(const std::string& where) {
   return where.rfind("postgres://", 0) == 0 || where.rfind("postgresql://", 0) == 0;
 }
 
-std::string redact_postgres_url(const std::string& url) {
-  const size_t scheme_end = url.find("://");
-  if (scheme_end == std::string::npos) return url;
-  const size_t auth_begin = scheme_end + 3;
-  size_t auth_end = url.find_first_of("/?#", auth_begin);
-  if (auth_end == std::string::npos) auth_end = url.size();
-  std::string authority = url.substr(auth_begin, auth_end - auth_begin);
-  const size_t at = authority.rfind('@');
-  const size_t colon = authority.find(':');
-  if (at != std::string::npos && colon < at) authority.erase(colon, at - colon);
-
-  std::string rest = url.substr(auth_end);
-  const size_t q = rest.find('?');
-  if (q != std::string::npos) {
-    std::string kept;
-    size_t start = q + 1;
-    while (start <= rest.size()) {
-      size_t end = std::min(rest.find('&', start), rest.size());
-      std::string param = rest.substr(start, end - start);
-      if (!param.empty() && param.rfind("password=", 0) != 0 && param != "password")
-        kept += (kept.empty() ? "" : "&") + param;
-      start = end + 1;
-    }
-    rest = rest.substr(0, q) + (kept.empty() ? "" : "?" + kept);
-  }
-  return url.substr(0, auth_begin) + authority + rest;
-}
 
 // FNV-1a, 64 bits: stable across clients, builds and platforms.
 long long pg_workspace_lock_key(const std::string& workspace) {
@@ -229,8 +204,8 @@ static std::string checked_workspace(std::string name) {
 
 PgStateStore::PgStateStore(const std::string& url, std::string workspace, Clock* clock)
     : workspace_(checked_workspace(std::move(workspace))),
-      describe_(redact_postgres_url(url) + " (workspace " + workspace_ + ")"),
-      redacted_url_(redact_postgres_url(url)),
+      describe_(redact_url(url) + " (workspace " + workspace_ + ")"),
+      redacted_url_(redact_url(url)),
       conn_(url),
       clock_(clock ? *clock : system_clock_),
       lock_key_(pg_workspace_lock_key(workspace_)) {

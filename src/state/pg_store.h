@@ -16,9 +16,6 @@ namespace dbform {
 // True for the URLs that select this backend: postgres://... and postgresql://...
 bool is_postgres_url(const std::string& where);
 
-// The URL without its password (in the user part or a `password=` parameter): for messages.
-std::string redact_postgres_url(const std::string& url);
-
 // The key of a workspace's session-level advisory lock (pg_try_advisory_lock(bigint)), the same
 // in every client.
 long long pg_workspace_lock_key(const std::string& workspace);

@@ -46,15 +46,7 @@ class ScriptedClock : public Clock {
 
 }  // namespace
 
-TEST_CASE("state: pg: URLs lose their password in messages") {
-  CHECK(redact_postgres_url("postgres://alice:s3cret@db.example:5432/dbform?sslmode=require") ==
-        "postgres://alice@db.example:5432/dbform?sslmode=require");
-  CHECK(redact_postgres_url("postgresql://alice:p@ss@db/x") == "postgresql://alice@db/x");
-  CHECK(redact_postgres_url("postgres://db/x?password=s3cret&sslmode=verify-full") ==
-        "postgres://db/x?sslmode=verify-full");
-  CHECK(redact_postgres_url("postgres://alice@db/x?password=s3cret") == "postgres://alice@db/x");
-  CHECK(redact_postgres_url("postgres:///x") == "postgres:///x");
-  CHECK(redact_postgres_url("postgres://[::1]:5432/x") == "postgres://[::1]:5432/x");
+TEST_CASE("state: pg: URLs are recognised") {
   CHECK(is_postgres_url("postgresql://h/x"));
   CHECK_FALSE(is_postgres_url("state/postgres.json"));
 }

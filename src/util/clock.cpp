@@ -1,10 +1,21 @@
 #include "util/clock.h"
 
+#include <algorithm>
 #include <ctime>
 #include <string>
 #include <thread>
 
 namespace dbform {
+
+bool Clock::sleep_until_unless(TimePoint t, const std::atomic<bool>* stop) {
+  constexpr Duration kSlice{20};
+  for (;;) {
+    if (stop && stop->load()) return false;
+    const TimePoint current = now();
+    if (current >= t) return true;
+    sleep_until(std::min(t, current + kSlice));
+  }
+}
 
 void SystemClock::sleep_until(TimePoint t) { std::this_thread::sleep_until(t); }
 

@@ -16,6 +16,10 @@ class Clock {
   virtual TimePoint now() const = 0;
   virtual void sleep_until(TimePoint t) = 0;
   void sleep_for(Duration d) { sleep_until(now() + d); }
+  // Sleeps until `t` or until `*stop` is set (by a signal handler, which cannot wake a condition
+  // variable, so the flag is looked at every few milliseconds). Returns false when it was stopped.
+  bool sleep_until_unless(TimePoint t, const std::atomic<bool>* stop);
+  bool sleep_for_unless(Duration d, const std::atomic<bool>* stop) { return sleep_until_unless(now() + d, stop); }
   // Wall-clock time for records (state timestamps), as seconds since the epoch.
   virtual std::chrono::system_clock::time_point wall_now() const = 0;
 };

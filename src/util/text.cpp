@@ -4,6 +4,8 @@
 #include <cctype>
 #include <numeric>
 
+#include <nlohmann/json.hpp>
+
 namespace dbform {
 
 size_t edit_distance(std::string_view a, std::string_view b) {
@@ -49,6 +51,71 @@ std::string project_key_variable(std::string_view project_id) {
     name += ((u >= 'A' && u <= 'Z') || (u >= '0' && u <= '9')) ? u : '_';
   }
   return name;
+}
+
+std::string valid_utf8(std::string_view text) {
+  if (std::all_of(text.begin(), text.end(), [](unsigned char c) { return c < 0x80; })) return std::string(text);
+  // nlohmann's serializer knows UTF-8: its `replace` handler turns each invalid sequence into U+FFFD.
+  const nlohmann::json as_json = std::string(text);
+  return nlohmann::json::parse(as_json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))
+      .get<std::string>();
+}
+
+std::string one_line_excerpt(std::string_view text, size_t max_chars) {
+  std::string line;
+  bool pending_space = false;
+  for (unsigned char c : valid_utf8(text)) {
+    if (std::isspace(c)) {
+      pending_space = !line.empty();
+      continue;
+    }
+    if (c < 0x20 || c == 0x7f) continue;
+    if (pending_space) line += ' ';
+    pending_space = false;
+    line += static_cast<char>(c);
+    if (line.size() > max_chars) {
+      size_t cut = max_chars;
+      while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80) --cut;  // not inside a character
+      return line.substr(0, cut) + "...";
+    }
+  }
+  return line;
+}
+
+std::string redact(std::string text, const std::string& secret) {
+  if (secret.size() < 4) return text;
+  for (size_t at = text.find(secret); at != std::string::npos; at = text.find(secret, at + 3)) {
+    text.replace(at, secret.size(), "***");
+  }
+  return text;
+}
+
+std::string redact_url(const std::string& url) {
+  const size_t scheme_end = url.find("://");
+  if (scheme_end == std::string::npos) return url;
+  const size_t auth_begin = scheme_end + 3;
+  size_t auth_end = url.find_first_of("/?#", auth_begin);
+  if (auth_end == std::string::npos) auth_end = url.size();
+  std::string authority = url.substr(auth_begin, auth_end - auth_begin);
+  const size_t at = authority.rfind('@');
+  const size_t colon = authority.find(':');
+  if (at != std::string::npos && colon < at) authority.erase(colon, at - colon);
+
+  std::string rest = url.substr(auth_end);
+  const size_t q = rest.find('?');
+  if (q != std::string::npos) {
+    std::string kept;
+    size_t start = q + 1;
+    while (start <= rest.size()) {
+      size_t end = std::min(rest.find('&', start), rest.size());
+      std::string param = rest.substr(start, end - start);
+      if (!param.empty() && param.rfind("password=", 0) != 0 && param != "password")
+        kept += (kept.empty() ? "" : "&") + param;
+      start = end + 1;
+    }
+    rest = rest.substr(0, q) + (kept.empty() ? "" : "?" + kept);
+  }
+  return url.substr(0, auth_begin) + authority + rest;
 }
 
 }  // namespace dbform

@@ -16,4 +16,20 @@ std::string join(const std::vector<std::string>& items, std::string_view sep);
 // "DBFORM_API_KEY_" + id upper-cased with every character outside A-Z0-9 turned into '_'.
 std::string project_key_variable(std::string_view project_id);
 
+// The one sanitizer of text that came from outside (API answers, files) before it reaches a
+// terminal, a log or a JSON document: every invalid UTF-8 sequence becomes U+FFFD.
+std::string valid_utf8(std::string_view text);
+
+// A single line of at most `max_chars` bytes of valid UTF-8 (whitespace runs collapsed, control
+// characters dropped), cut on a character boundary with "..." when longer.
+std::string one_line_excerpt(std::string_view text, size_t max_chars = 200);
+
+// The one redaction: `text` with every occurrence of `secret` replaced by "***" (secrets shorter
+// than 4 characters are left alone: replacing them would mangle ordinary words).
+std::string redact(std::string text, const std::string& secret);
+
+// A URL fit to show: the password of its user info and any `password=` query parameter removed
+// ("postgres://alice:s3cret@db/x?password=p" -> "postgres://alice@db/x").
+std::string redact_url(const std::string& url);
+
 }  // namespace dbform

@@ -38,3 +38,29 @@ TEST_CASE("util: project key variables are upper-cased with non-alphanumerics as
   CHECK(project_key_variable("prod-eu.1") == "DBFORM_API_KEY_PROD_EU_1");
   CHECK(project_key_variable("abc123") == "DBFORM_API_KEY_ABC123");
 }
+
+TEST_CASE("util: URLs lose their password in messages") {
+  CHECK(redact_url("postgres://alice:s3cret@db.example:5432/dbform?sslmode=require") ==
+        "postgres://alice@db.example:5432/dbform?sslmode=require");
+  CHECK(redact_url("postgresql://alice:p@ss@db/x") == "postgresql://alice@db/x");
+  CHECK(redact_url("postgres://db/x?password=s3cret&sslmode=verify-full") ==
+        "postgres://db/x?sslmode=verify-full");
+  CHECK(redact_url("postgres://alice@db/x?password=s3cret") == "postgres://alice@db/x");
+  CHECK(redact_url("postgres:///x") == "postgres:///x");
+  CHECK(redact_url("postgres://[::1]:5432/x") == "postgres://[::1]:5432/x");
+  CHECK(redact_url("https://user:url-secret@127.0.0.1:8080/x") == "https://user@127.0.0.1:8080/x");
+}
+
+TEST_CASE("util: text from outside becomes one line of valid UTF-8, cut on a character boundary") {
+  CHECK(valid_utf8("plain") == "plain");
+  CHECK(valid_utf8("caf\xc3\xa9") == "caf\xc3\xa9");
+  CHECK(valid_utf8("bad \xff\xfe end") == "bad \xef\xbf\xbd\xef\xbf\xbd end");
+  CHECK(valid_utf8("cut \xe2\x82") == "cut \xef\xbf\xbd");
+  CHECK(one_line_excerpt("a\n  b\tc\x01\x7f") == "a b c");
+  // "é" is two bytes: a cut at 2 bytes must not split it.
+  CHECK(one_line_excerpt("a\xc3\xa9\xc3\xa9", 2) == "a...");
+  CHECK(one_line_excerpt("\xff\xff\xff", 3) == "\xef\xbf\xbd...");
+  CHECK(redact("key abcdef and abcdef", "abcdef") == "key *** and ***");
+  CHECK(redact("a b c", "a") == "a b c");  // too short to redact safely
+}
+

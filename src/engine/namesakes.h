@@ -1,0 +1,28 @@
+#pragma once
+// The name guard (never twice): before anything is created in a project, its services and VPCs
+// are listed, and a declared resource the state does not record is not created while one of its
+// name exists (a wrong --state path, a lost state or a `state rm` would otherwise make a second).
+#include <map>
+#include <string>
+
+#include "api/client.h"
+#include "engine/keys.h"
+#include "plan/model.h"
+
+namespace dbform {
+
+struct NamesakeScan {
+  Namesakes found;                            // address of a planned create -> ids of its namesakes
+  std::map<std::string, std::string> errors;  // project -> why it could not be listed
+};
+
+// One list call per project and kind, for the projects of `plan` that have creates, several
+// projects at once (up to `parallelism`).
+NamesakeScan scan_namesakes(ApiClient& api, const Plan& plan, const std::map<std::string, ProjectKey>& keys,
+                            int parallelism);
+
+// Whether a listed service of a declared name stands in the way of creating (or, after an unknown
+// outcome, is) that service: one being deleted is not.
+bool is_live_namesake(const Service& s);
+
+}  // namespace dbform
