@@ -240,9 +240,11 @@ class ApplyRun {
     const PlannedAction& a = *item.action;
     if (a.kind == ResourceKind::Vpc) --vpcs_unsettled_[a.project_id];
     ResourceRecord& rec = *state_.find(a.address);
-    if (out.not_sent) {  // stopped before it left: nothing new exists, and it stays unfinished
-      forget_unsent_intent(item);
-      dirty_ = true;
+    if (out.stopped) {  // unfinished; its intent stays unless this run never sent its create
+      if (out.not_sent) {
+        forget_unsent_intent(item);
+        dirty_ = true;
+      }
       item.phase = Phase::Pending;
       return;
     }

@@ -129,7 +129,7 @@ TEST_CASE("engine: never more requests in flight than the parallelism") {
   CHECK(max_seen == parallelism);
   CHECK(result.created == total);
   CHECK(result.failures.empty());
-  CHECK(h.fake.count("GET", "") == 0);  // --no-wait: nothing polled
+  CHECK(h.fake.count("GET", "") == 2);  // --no-wait: nothing polled; the name guard's two lists only
 }
 
 TEST_CASE("engine: a create whose outcome is unknown is looked up by name before anything is re-sent") {
@@ -179,14 +179,22 @@ TEST_CASE("engine: a create whose outcome is unknown is looked up by name before
     return;
   }
 
-  // No match: created again, exactly once.
-  h.fake.on("GET", "/projects/p1/services", R::response(200, "[" + service_json("svc-x", "other", "READY") + "]"));
+  // No match anywhere in the settle window: created again, exactly once, after the last lookup.
+  h.fake.always("GET", "/projects/p1/services", R::response(200, "[" + service_json("svc-x", "other", "READY") + "]"));
   h.fake.on("POST", "/projects/p1/services", R::response(202, service_json("svc-2", "orders", "READY")));
+  const auto start = h.clock.now();
   ApplyResult result = h.apply();
   auto reqs = h.fake.requests();
   CHECK(h.fake.count("POST", "/projects/p1/services") == 2);
-  CHECK(h.fake.count("GET", "/projects/p1/services") == 1);
-  CHECK(reqs.at(1).method == "GET");  // the lookup came between the two creates
+  // The name guard's list, then lookups at 0, w/16, w/8, w/4, w/2 and w of the settle window w.
+  CHECK(h.fake.count("GET", "/projects/p1/services") == 1 + 6);
+  CHECK(h.clock.now() - start >= h.options.settle_window);
+  size_t last_lookup = 0, second_create = 0, creates = 0;
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    if (reqs[i].method == "GET" && path_of(reqs[i]).ends_with("/projects/p1/services")) last_lookup = i;
+    if (reqs[i].method == "POST" && ++creates == 2) second_create = i;
+  }
+  CHECK(last_lookup < second_create);
   CHECK(result.created == 1);
   CHECK(result.adopted == 0);
   CHECK(result.failures.empty());
@@ -233,7 +241,7 @@ TEST_CASE("engine: an adopt action lists by name first and creates only when not
     CHECK(h.events.of(EventKind::Adopted).size() == 1);
   }
   SECTION("not found") {
-    h.fake.on("GET", "/projects/p1/services", R::response(200, "[]"));
+    h.fake.always("GET", "/projects/p1/services", R::response(200, "[]"));
     h.fake.on("POST", "/projects/p1/services", R::response(202, service_json("svc-5", "orders", "QUEUED")));
     ApplyResult result = h.apply();
     auto reqs = h.fake.requests();
@@ -310,14 +318,15 @@ TEST_CASE("engine: a stop starts nothing new, records what was in flight and lis
   h.options.stop = &stop;
   h.options.parallelism = 2;
   for (const char* n : {"a", "b", "c", "d"}) h.service("p1", n);
+  std::atomic<int> arrived{0};
   h.fake.set_handler([&](const HttpRequest& r) {
     const std::string name = json::parse(r.body).at("name");
-    stop = true;  // e.g. SIGINT while the first creates are on the wire
+    if (++arrived == 2) stop = true;  // e.g. SIGINT while the first creates are on the wire
     return R::response(202, service_json("svc-" + name, name, "QUEUED", {{"initial_password", "pw"}}));
   });
   ApplyResult result = h.apply();
   CHECK(h.fake.count("POST", "/services") == 2);  // the two in flight; c and d never started
-  CHECK(h.fake.count("GET", "") == 0);
+  CHECK(h.fake.count("GET", "") == 2);            // the name guard's lists; nothing polled
   CHECK(result.interrupted);
   CHECK(result.pending == std::vector<std::string>{"p1/services/a", "p1/services/b", "p1/services/c",
                                                    "p1/services/d"});
@@ -339,7 +348,7 @@ TEST_CASE("engine: when the intent cannot be saved, the create is not sent") {
   h.fake.always("POST", "/projects/p1/services", R::response(202, service_json("svc-1", "orders", "READY")));
   ApplyResult result = h.apply();
   CHECK_THAT(result.save_error, Catch::Contains("write refused"));
-  CHECK(h.fake.requests().empty());
+  CHECK(h.fake.count("POST", "") == 0);
   CHECK_FALSE(h.state.find("p1/services/orders"));  // the unsent intent is not kept in memory either
   CHECK(result.pending == std::vector<std::string>{"p1/services/orders"});
 }
@@ -411,4 +420,119 @@ TEST_CASE("engine: a stop while waiting leaves the service recorded and pending;
     CHECK(result.pending.empty());
     CHECK(result.ready == 1);
   }
+}
+
+TEST_CASE("engine: the name guard creates nothing beside an unrecorded namesake, and nothing unchecked") {
+  Harness h;
+  h.script_name_guard = false;
+  h.options.wait = false;
+  h.service("p1", "legacy");
+  h.service("p1", "fresh");
+  h.service("p2", "other");
+  h.fake.on("GET", "/projects/p1/services",
+            R::response(200, "[" + service_json("svc-old", "legacy", "READY") + "," +
+                                 service_json("svc-gone", "fresh", "DELETING") + "]"));
+  h.fake.on("GET", "/projects/p1/vpcs", R::response(200, "[]"));
+  h.fake.always("GET", "/projects/p2/services", R::response(503, R"({"message":"down"})"));
+  h.fake.always("POST", "/projects/p1/services", R::response(202, service_json("svc-new", "fresh", "QUEUED")));
+  ApplyResult result = h.apply();
+  // `legacy` exists unrecorded: not created, named with its id. `fresh` only has a namesake being
+  // deleted: created. p2 could not be listed: nothing of it is created.
+  CHECK(h.fake.count("POST", "/projects/p1/services") == 1);
+  CHECK(h.fake.count("POST", "/projects/p2/services") == 0);
+  CHECK(result.created == 1);
+  REQUIRE(result.failures.size() == 2);
+  CHECK_THAT(result.failures[0], Catch::StartsWith("p1/services/legacy: not created") && Catch::Contains("svc-old") &&
+                                     Catch::Contains("dbform import p1/services/legacy svc-old"));
+  CHECK_THAT(result.failures[1], Catch::StartsWith("p2/services/other: not created") && Catch::Contains("503"));
+  CHECK_FALSE(h.state.find("p1/services/legacy"));
+  CHECK_FALSE(h.state.find("p2/services/other"));
+}
+
+TEST_CASE("engine: after an unknown outcome, a list that lags is asked again until the service shows") {
+  Harness h;
+  h.service("p1", "orders");
+  h.fake.on("POST", "/projects/p1/services", R::response(504, R"({"message":"gateway timeout"})"));
+  h.fake.on("GET", "/projects/p1/services", R::response(200, "[]"));
+  h.fake.on("GET", "/projects/p1/services", R::response(200, "[]"));
+  h.fake.always("GET", "/projects/p1/services",
+                R::response(200, "[" + service_json("svc-late", "orders", "READY",
+                                                    {{"region_code", "eu-west-1"},
+                                                     {"resources", json::array({{{"spec", {{"cpu_millis", 2000},
+                                                                                           {"memory_gbs", 8}}}}})}}) +
+                                     "]"));
+  h.fake.always("GET", "/services/svc-late", R::response(200, service_json("svc-late", "orders", "READY")));
+  ApplyResult result = h.apply();
+  CHECK(h.fake.count("POST", "/projects/p1/services") == 1);  // never re-sent
+  CHECK(h.fake.count("GET", "/projects/p1/services") == 1 + 3);
+  CHECK(result.adopted == 1);
+  CHECK(result.failures.empty());
+  // Recorded as found, so the next plan shows that it is not what was declared.
+  const ResourceRecord* rec = h.state.find("p1/services/orders");
+  REQUIRE(rec);
+  CHECK(rec->settings == json{{"cpu_millis", "2000"}, {"memory_gbs", "8"}});
+  CHECK(make_plan(h.manifest, h.state).actions.at(0).action == Action::Conflict);
+  CHECK_THAT(h.events.of(EventKind::Adopted).at(0).message, Catch::Contains("differ"));
+}
+
+TEST_CASE("engine: a stop ends the settle window at once and sends nothing more") {
+  Harness h;
+  std::atomic<bool> stop{false};
+  h.options.stop = &stop;
+  h.options.settle_window = std::chrono::hours(1);
+  h.service("p1", "orders");
+  h.fake.on("POST", "/projects/p1/services", R::response(500));
+  int lookups = 0;
+  h.fake.set_handler([&](const HttpRequest&) {
+    if (++lookups == 2) stop = true;  // SIGTERM while the lookups wait
+    return R::response(200, "[]");
+  });
+  const auto start = h.clock.now();
+  ApplyResult result = h.apply();
+  CHECK(lookups == 2);
+  CHECK(h.clock.now() - start < std::chrono::minutes(10));  // not the rest of the hour
+  CHECK(h.fake.count("POST", "") == 1);
+  CHECK(result.interrupted);
+  auto rec = h.store.last_record("p1/services/orders");
+  REQUIRE(rec);  // the next apply looks it up again before creating
+  CHECK(rec->create_pending);
+}
+
+// A renderer that sees each event only once the store has what it tells, and then fails.
+class CheckingFailingSink : public EventSink {
+ public:
+  explicit CheckingFailingSink(MemoryStateStore& store) : store_(store) {}
+  void on_event(const Event& e) override {
+    if (e.kind == EventKind::Created || e.kind == EventKind::Ready) {
+      auto rec = store_.last_record(e.address);
+      if (!rec || rec->id != e.resource_id && e.kind == EventKind::Created) unsaved.push_back(e.address);
+    }
+    ++seen;
+    throw std::runtime_error("write: Broken pipe");
+  }
+  MemoryStateStore& store_;
+  std::vector<std::string> unsaved;
+  int seen = 0;
+};
+
+TEST_CASE("engine: results are saved before any renderer sees them, and a failing renderer stops nothing") {
+  Harness h;
+  h.service("p1", "a");
+  h.service("p1", "b");
+  h.fake.set_handler([](const HttpRequest& r) {
+    if (r.method == "POST") {
+      const std::string name = json::parse(r.body).at("name");
+      return R::response(202, service_json("svc-" + name, name, "READY", {{"initial_password", "pw-" + name}}));
+    }
+    return R::response(200, "[]");
+  });
+  CheckingFailingSink sink(h.store);
+  h.plan = make_plan(h.manifest, h.state);
+  ApplyEngine engine(h.api, h.store, h.clock, sink, h.options);
+  ApplyResult result = engine.apply(h.plan, h.keys(), h.state);
+  CHECK(sink.unsaved.empty());
+  CHECK(sink.seen >= 4);  // every event was still offered
+  CHECK(result.created == 2);
+  CHECK(result.ready == 2);
+  for (const char* n : {"a", "b"}) CHECK(h.store.last_record(std::string("p1/services/") + n)->initial_password == std::string("pw-") + n);
 }

@@ -86,9 +86,8 @@ Outcome create_or_adopt(const CreateContext& ctx, const PlannedAction& a, const 
   for (int attempt = 1; attempt <= kMaxCreateAttempts; ++attempt) {
     if (look_first) {
       auto found = settle_lookup(ctx, a, key, out);
-      if (!found) {
-        out.error = "stopped while looking `" + a.name + "` up by name; the create's outcome is unknown, so the "
-                    "next apply looks for it again before creating it";
+      if (!found) {  // the outcome stays unknown: the next apply looks again before creating
+        out.stopped = true;
         return out;
       }
       const std::vector<std::string>& ids = *found;
@@ -105,12 +104,8 @@ Outcome create_or_adopt(const CreateContext& ctx, const PlannedAction& a, const 
       }
     }
     if (stopped(ctx)) {
-      if (attempt > 1) {  // an earlier attempt's outcome was unknown and is still not settled
-        out.error = "stopped before the create could be settled; the next apply looks for `" + a.name +
-                    "` by name before creating it";
-        return out;
-      }
-      out.not_sent = true;
+      out.stopped = true;
+      out.not_sent = attempt == 1;  // later attempts follow a create whose outcome is still unknown
       return out;
     }
     try {

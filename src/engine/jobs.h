@@ -24,7 +24,8 @@ struct Outcome {
   std::string error;             // non-empty on failure
   bool nothing_created = false;  // create failed in a way that proves nothing was created
   bool transient = false;        // poll failed in a way worth trying again
-  bool not_sent = false;         // a stop came before the create was sent: nothing new exists
+  bool stopped = false;          // a stop ended it before a verdict: it stays unfinished
+  bool not_sent = false;         // stopped before this run sent its create: nothing new exists
   nlohmann::json observed_settings;  // adopted: the declared settings as the API shows them
 };
 

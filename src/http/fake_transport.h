@@ -44,6 +44,12 @@ class FakeTransport : public Transport {
     route(method, path_suffix).queue.push_back(Step{std::move(answer), std::nullopt});
   }
 
+  // Puts one answer in front of the route's queue: it is used before anything queued earlier.
+  void first(const std::string& method, const std::string& path_suffix, HttpResponse answer) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto& queue = route(method, path_suffix).queue;
+    queue.insert(queue.begin(), Step{std::move(answer), std::nullopt});
+  }
   // Queues a TransportError, as a refused connection (false) or a lost response (true) would give.
   void fail(const std::string& method, const std::string& path_suffix, bool may_have_reached_server,
             const std::string& what = "fake transport failure") {
