@@ -151,7 +151,8 @@ void ApiClient::wait_before_retry(Duration wait, const std::string& failure, con
 }
 
 HttpResponse ApiClient::call(CallKind kind, const std::string& method, const std::string& path,
-                             const std::string& key, const std::string* body, bool allow_404) {
+                             const std::string& key, const std::string* body, bool allow_404,
+                             const std::string& secret) {
   HttpRequest request{method, base_url_ + path, {}, body ? *body : std::string()};
   request.headers = {{"Authorization", authorization(key)}, {"Accept", "application/json"}, {"User-Agent", kUserAgent}};
   if (body) request.headers.emplace_back("Content-Type", "application/json");
@@ -166,7 +167,7 @@ HttpResponse ApiClient::call(CallKind kind, const std::string& method, const std
     try {
       response = transport_.send(request);
     } catch (const TransportError& e) {
-      std::string detail = without_key(e.what(), key);
+      std::string detail = redact(without_key(e.what(), key), secret);
       if (is_create && e.may_have_reached_server()) {
         throw ApiError(call_name + ": no response, but the request may have reached the API, so the resource may "
                                    "or may not exist; it is not sent again blindly: " + detail,
@@ -180,7 +181,7 @@ HttpResponse ApiClient::call(CallKind kind, const std::string& method, const std
     }
     if (is_success(response.status) || (allow_404 && response.status == 404)) return response;
 
-    std::string message = without_key(summarize_error_body(response.body), key);
+    std::string message = redact(without_key(summarize_error_body(response.body), key), secret);
     std::string what = call_name + ": " + status_text(response.status) + (message.empty() ? "" : ": " + message);
     // A 5xx answer to a create says nothing about whether the resource was made: never re-send it.
     if (is_create && response.status >= 500) {
@@ -245,6 +246,13 @@ std::vector<Vpc> ApiClient::list_vpcs(const std::string& key, const std::string&
     vpcs.push_back(map_response<Vpc>("GET", path, item, parse_vpc));
   }
   return vpcs;
+}
+
+void ApiClient::update_password(const std::string& key, const std::string& project_id, const std::string& service_id,
+                                const std::string& password) {
+  const std::string path = project_path(project_id, "/services/" + escape_path_segment(service_id) + "/updatePassword");
+  const std::string body = nlohmann::json{{"password", password}}.dump();
+  call(CallKind::Read, "POST", path, key, &body, /*allow_404=*/false, password);
 }
 
 }  // namespace dbform

@@ -62,16 +62,20 @@ class ApiClient {
   std::vector<Service> list_services(const std::string& key, const std::string& project_id);
   Vpc create_vpc(const std::string& key, const std::string& project_id, const VpcCreateRequest& req);
   std::vector<Vpc> list_vpcs(const std::string& key, const std::string& project_id);
+  // POST .../services/{id}/updatePassword; idempotent (the same password again changes nothing),
+  // so retried like a read. The password never appears in an error message.
+  void update_password(const std::string& key, const std::string& project_id, const std::string& service_id,
+                       const std::string& password);
 
   const std::string& base_url() const { return base_url_; }
   // A set flag ends every back-off and Retry-After wait at once: the call fails instead of waiting.
   void stop_waits_on(const std::atomic<bool>* stop) { stop_ = stop; }
 
  private:
-  enum class CallKind { Read, Create };
+  enum class CallKind { Read, Create };  // Read: any idempotent call, retried on transient failures
   // Sends with retries as the kind allows; returns the 2xx response (or 404 when allow_404).
   HttpResponse call(CallKind kind, const std::string& method, const std::string& path, const std::string& key,
-                    const std::string* body, bool allow_404 = false);
+                    const std::string* body, bool allow_404 = false, const std::string& secret = "");
   Duration backoff(int attempt, const HttpResponse* response);
   // Sleeps `wait` unless stopped; a stop throws ApiError(`failure`), the call not retried.
   void wait_before_retry(Duration wait, const std::string& failure, const std::string& method,

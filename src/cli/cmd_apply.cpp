@@ -37,11 +37,16 @@ void install_signal_handlers() {
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
 }
 
-bool confirmed(const ApplyFlowOptions& opts, const Terminal& term, std::ostream& out) {
-  if (opts.auto_approve) return true;
-  if (!term.stdin_tty)
+// Known before anything is read or sent: with no terminal to ask on, only --auto-approve or a
+// saved plan may apply.
+void check_confirmation_possible(const ApplyFlowOptions& opts, const Terminal& term) {
+  if (!opts.auto_approve && opts.plan_file.empty() && !term.stdin_tty)
     throw UsageError("refusing to apply without confirmation: there is no terminal to ask on. "
                      "Review the plan and pass --auto-approve, or apply a saved plan (`dbform plan --out FILE`)");
+}
+
+bool confirmed(const ApplyFlowOptions& opts, std::ostream& out) {
+  if (opts.auto_approve) return true;
   out << "\nDo you want to apply this plan? Only 'yes' will be accepted.\n  Enter a value: " << std::flush;
   std::string answer;
   std::getline(std::cin, answer);
@@ -74,10 +79,11 @@ struct Prepared {
   State state;
   bool state_missing = false;  // no state yet: everything is new
   Plan plan;
+  std::optional<std::vector<PreflightPass>> preflight;  // made by the refresh
   std::string saved_from;  // the plan file, or "" for a plan made now
 };
 
-Prepared plan_now(const ApplyFlowOptions& opts) {
+Prepared plan_now(const ApplyFlowOptions& opts, ApiClient& api) {
   Prepared p;
   p.manifest = load_manifests_or_throw(opts.manifests);
   p.store = open_state_store(opts.state);
@@ -85,7 +91,9 @@ Prepared plan_now(const ApplyFlowOptions& opts) {
   auto stored = p.store->read();
   p.state_missing = !stored;
   p.state = stored ? std::move(*stored) : new_state();
-  p.plan = plan_refreshed(p.manifest, p.state, !opts.no_refresh, opts.parallelism);
+  RefreshedPlan refreshed = plan_refreshed(p.manifest, p.state, !opts.no_refresh, api, opts.parallelism);
+  p.plan = std::move(refreshed.plan);
+  p.preflight = std::move(refreshed.preflight);
   return p;
 }
 
@@ -117,9 +125,11 @@ Prepared load_saved_plan(const ApplyFlowOptions& opts) {
   return p;
 }
 
-int execute(const ApplyFlowOptions& opts, const ApplyOptions& engine_opts, const Terminal& term, ApplyOutput& output,
+int execute(const ApplyFlowOptions& opts, const ApplyOptions& engine_opts, ApplyOutput& output,
             std::ostream& out) {
-  Prepared p = opts.plan_file.empty() ? plan_now(opts) : load_saved_plan(opts);
+  auto api = make_api();
+  api->client->stop_waits_on(&g_stop);
+  Prepared p = opts.plan_file.empty() ? plan_now(opts, *api->client) : load_saved_plan(opts);
   if (p.state_missing) output.note(no_state_note(*p.store));
   output.plan(p.plan, p.saved_from);
   if (p.plan.summary.conflict) {
@@ -130,16 +140,15 @@ int execute(const ApplyFlowOptions& opts, const ApplyOptions& engine_opts, const
     output.nothing_to_do();
     return 0;
   }
-  if (p.saved_from.empty() && !confirmed(opts, term, out)) {  // a saved plan was reviewed when it was made
+  if (p.saved_from.empty() && !confirmed(opts, out)) {  // a saved plan was reviewed when it was made
     output.cancelled();
     return 1;
   }
   auto keys = resolve_keys(p.manifest, projects_with_work(p.plan), process_env());
-  auto api = make_api();
-  api->client->stop_waits_on(&g_stop);
   EventSink& events = output.start(p.plan);
   ApplyEngine engine(*api->client, *p.store, api->clock, events, engine_opts);
-  engine.preflight(p.plan, keys);
+  if (p.preflight) engine.report_preflight(*p.preflight);
+  else engine.preflight(p.plan, keys);
   install_signal_handlers();
   ApplyResult result = engine.apply(p.plan, keys, p.state);
   if (!result.save_error.empty()) throw Error(save_failure_message(result, p.state, *p.store));
@@ -155,7 +164,8 @@ int run_apply(const ApplyFlowOptions& opts, std::ostream& out) {
   const Terminal term = detect_terminal();
   auto output = make_apply_output(opts.json, term, out);
   try {
-    return execute(opts, engine_opts, term, *output, out);
+    check_confirmation_possible(opts, term);
+    return execute(opts, engine_opts, *output, out);
   } catch (const Error& e) {
     output->error(e.what());
     throw;

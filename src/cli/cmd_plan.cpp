@@ -71,7 +71,9 @@ void add_plan_command(CLI::App& app, int& exit_code) {
     Manifest manifest = load_manifests_or_throw(opts->manifests, &doc.diagnostics);
     auto store = open_state_store(opts->state);
     auto stored = store->read();
-    doc.plan = plan_refreshed(manifest, stored ? *stored : new_state(), opts->refresh);
+    const State state = stored ? *stored : new_state();
+    if (opts->refresh) doc.plan = plan_refreshed(manifest, state, true, *make_api()->client).plan;
+    else doc.plan = make_plan(manifest, state);  // a pull request's plan needs no API key
     if (!stored) doc.plan.state_lineage.clear();  // "no state yet", which apply checks again
     doc.manifest_paths = opts->manifests.files;
     doc.manifest_files = manifest.files;

@@ -93,6 +93,7 @@ void add_state_command(CLI::App& app, int& exit_code) {
     State state = read_state(*store);
     nlohmann::json j = record_to_json(resolve_address(state, targets->front()));
     if (!j["initial_password"].get<std::string>().empty()) j["initial_password"] = "(sensitive)";
+    if (j.contains("pending_password")) j["pending_password"] = "(sensitive)";
     std::cout << j.dump(2) << "\n";
     exit_code = 0;
   });

@@ -1,7 +1,5 @@
 #include "cli/refresh.h"
 
-#include "cli/context.h"
-#include "engine/apply.h"
 #include "engine/namesakes.h"
 #include "plan/differ.h"
 #include "util/env.h"
@@ -9,12 +7,13 @@
 
 namespace dbform::cli {
 
-Plan plan_refreshed(const Manifest& manifest, const State& state, bool refresh, int parallelism) {
-  Plan plan = make_plan(manifest, state);
-  if (!refresh || plan.summary.create == 0) return plan;
-  auto keys = resolve_keys(manifest, projects_with_work(plan), process_env());
-  auto api = make_api();
-  NamesakeScan scan = scan_namesakes(*api->client, plan, keys, parallelism);
+RefreshedPlan plan_refreshed(const Manifest& manifest, const State& state, bool refresh, ApiClient& api,
+                             int parallelism) {
+  RefreshedPlan out{make_plan(manifest, state), std::nullopt};
+  if (!refresh || out.plan.summary.create == 0) return out;
+  auto keys = resolve_keys(manifest, projects_with_work(out.plan), process_env());
+  out.preflight = preflight_keys(api, out.plan, keys);
+  NamesakeScan scan = scan_namesakes(api, out.plan, keys, parallelism);
   if (!scan.errors.empty()) {
     std::vector<std::string> problems;
     for (const auto& [project, why] : scan.errors) problems.push_back("project " + project + ": " + why);
@@ -22,7 +21,8 @@ Plan plan_refreshed(const Manifest& manifest, const State& state, bool refresh, 
                 "\nFix the problem and run it again. Without a refresh (plan without --refresh, apply --no-refresh) "
                 "apply still checks every name before it creates anything");
   }
-  return make_plan(manifest, state, &scan.found);
+  out.plan = make_plan(manifest, state, &scan.found);
+  return out;
 }
 
 }  // namespace dbform::cli

@@ -72,7 +72,8 @@ class ApplyRun {
       }
       dispatch_creates(workers);
       dispatch_due_polls(workers);
-      if (workers.in_flight() == 0 && timers_.empty()) break;
+      dispatch_passwords(workers);
+      if (workers.in_flight() == 0 && timers_.empty() && to_set_password_.empty()) break;
       wait_for_progress(workers);
     }
     // A stop: let what is in flight finish and record it, start nothing new.
@@ -208,6 +209,24 @@ class ApplyRun {
     }
   }
 
+  // New passwords for adopted services, each on disk (as pending) before its call is sent.
+  void dispatch_passwords(WorkQueue<Outcome>& workers) {
+    if (to_set_password_.empty() || workers.in_flight() >= options_.parallelism) return;
+    save();
+    if (!result_.save_error.empty()) return;
+    while (!to_set_password_.empty() && workers.in_flight() < options_.parallelism) {
+      const size_t i = to_set_password_.front();
+      to_set_password_.pop_front();
+      const PlannedAction& a = *items_[i].action;
+      const ResourceRecord& rec = *state_.find(a.address);
+      workers.submit([this, i, &a, id = rec.id, password = rec.pending_password, key = key_of(a)] {
+        Outcome out = set_password(api_, a, id, key, password);
+        out.item = i;
+        return out;
+      });
+    }
+  }
+
   void record_intent(const Item& item) {
     const PlannedAction& a = *item.action;
     ResourceRecord* rec = state_.find(a.address);
@@ -232,8 +251,23 @@ class ApplyRun {
 
   void handle(const Outcome& out) {
     Item& item = items_[out.item];
-    if (out.type == JobType::Create) handle_create(item, out);
-    else handle_poll(out.item, out);
+    switch (out.type) {
+      case JobType::Create: return handle_create(item, out);
+      case JobType::Poll: return handle_poll(out.item, out);
+      case JobType::Password: return handle_password(item, out);
+    }
+  }
+
+  void handle_password(Item& item, const Outcome& out) {
+    ResourceRecord& rec = *state_.find(item.action->address);
+    if (!out.error.empty())
+      return fail(item, "its new password could not be set: " + out.error +
+                            ". It stays recorded as pending, and the next apply sets it again");
+    rec.initial_password = rec.pending_password;
+    rec.pending_password.clear();
+    rec.updated_at = format_utc(clock_.wall_now());
+    dirty_ = true;
+    ready(item, rec);
   }
 
   void handle_create(Item& item, const Outcome& out) {
@@ -264,9 +298,13 @@ class ApplyRun {
     dirty_ = true;
     (out.adopted ? result_.adopted : result_.created)++;
     std::string note;
-    if (out.adopted && a.kind == ResourceKind::Service && rec.initial_password.empty())
-      note = "adopted an existing service of this name; its initial password cannot be recovered: set a new one "
-             "in the console or with `ALTER ROLE tsdbadmin PASSWORD ...`";
+    if (out.adopted && a.kind == ResourceKind::Service && rec.initial_password.empty()) {
+      // Its initial password was in the answer that was lost, so nobody knows it: a new one is
+      // chosen now, recorded, and set once the service is READY.
+      rec.pending_password = random_password();
+      note = "the create's answer, and the initial password in it, were lost: a new password is recorded and set "
+             "once it is READY";
+    }
     if (out.adopted && rec.settings != a.after)
       note += std::string(note.empty() ? "" : "; ") +
               "its settings differ from the declaration, recorded as found: the next plan shows the difference";
@@ -302,7 +340,9 @@ class ApplyRun {
   void after_status(size_t i, const ResourceRecord& rec) {
     Item& item = items_[i];
     switch (classify_status(rec.status)) {
-      case StatusVerdict::Ready: return ready(item, rec);
+      case StatusVerdict::Ready:
+        if (!rec.pending_password.empty()) return to_set_password_.push_back(i);
+        return ready(item, rec);
       case StatusVerdict::Failed:
         return fail(item, "status " + rec.status + ": it will not become READY. After fixing it in the console, " +
                               "run `dbform state rm " + rec.address + "` to create it again");
@@ -381,6 +421,7 @@ class ApplyRun {
 
   std::vector<Item> items_;
   std::deque<size_t> to_create_;
+  std::deque<size_t> to_set_password_;  // READY services whose pending password is to be set
   std::unordered_map<std::string, int> vpcs_unsettled_;
   using Timer = std::pair<Clock::TimePoint, size_t>;
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
@@ -406,8 +447,9 @@ ApplyEngine::ApplyEngine(ApiClient& api, StateStore& store, Clock& clock, EventS
   options_.parallelism = std::max(1, options_.parallelism);
 }
 
-void ApplyEngine::preflight(const Plan& plan, const std::map<std::string, ProjectKey>& keys) {
+std::vector<PreflightPass> preflight_keys(ApiClient& api, const Plan& plan, const std::map<std::string, ProjectKey>& keys) {
   std::vector<std::string> problems;
+  std::vector<PreflightPass> passed;
   for (const auto& project : projects_with_work(plan)) {
     auto found = keys.find(project);
     if (found == keys.end()) {
@@ -416,7 +458,7 @@ void ApplyEngine::preflight(const Plan& plan, const std::map<std::string, Projec
     }
     const ProjectKey& key = found->second;
     try {
-      AuthInfo info = api_.auth_info(key.key);
+      AuthInfo info = api.auth_info(key.key);
       if (info.project_id.empty()) {
         spdlog::warn("project {}: GET /auth/info did not say which project the key in {} belongs to", project,
                      key.variable);
@@ -427,8 +469,7 @@ void ApplyEngine::preflight(const Plan& plan, const std::map<std::string, Projec
                            "`. Set " + key.variable + " to a key of project `" + project + "`");
         continue;
       }
-      deliver(events_, {EventKind::PreflightPassed, project, "", "", Duration(0),
-                        "project " + project + ": key `" + info.key_name + "` from " + key.variable});
+      passed.push_back({project, "project " + project + ": key `" + info.key_name + "` from " + key.variable});
     } catch (const ApiError& e) {
       const bool rejected = e.status() == 401 || e.status() == 403;
       problems.push_back("project `" + project + "`: the API key in " + key.variable +
@@ -440,6 +481,15 @@ void ApplyEngine::preflight(const Plan& plan, const std::map<std::string, Projec
   }
   if (!problems.empty())
     throw Error("preflight failed, nothing was created:\n  " + join(problems, "\n  "));
+  return passed;
+}
+
+void ApplyEngine::preflight(const Plan& plan, const std::map<std::string, ProjectKey>& keys) {
+  report_preflight(preflight_keys(api_, plan, keys));
+}
+
+void ApplyEngine::report_preflight(const std::vector<PreflightPass>& passed) {
+  for (const auto& p : passed) deliver(events_, {EventKind::PreflightPassed, p.project, "", "", Duration(0), p.message});
 }
 
 ApplyResult ApplyEngine::apply(const Plan& plan, const std::map<std::string, ProjectKey>& keys, State& state) {

@@ -42,13 +42,24 @@ struct ApplyResult {
   bool unsaved_changes = false;  // the last write failed too: `state` holds more than the store
 };
 
+struct PreflightPass {
+  std::string project;
+  std::string message;  // "project P: key `NAME` from VARIABLE"
+};
+
+// GET /auth/info once per project the plan will call, with that project's key. Throws Error
+// listing every rejected key and every key that belongs to another project; returns the passes.
+std::vector<PreflightPass> preflight_keys(ApiClient& api, const Plan& plan,
+                                          const std::map<std::string, ProjectKey>& keys);
+
 class ApplyEngine {
  public:
   ApplyEngine(ApiClient& api, StateStore& store, Clock& clock, EventSink& events, ApplyOptions options);
 
-  // GET /auth/info once per project the plan will call, with that project's key. Throws Error
-  // listing every rejected key and every key that belongs to another project.
+  // preflight_keys(), each pass reported as an event.
   void preflight(const Plan& plan, const std::map<std::string, ProjectKey>& keys);
+  // Reports the passes of a preflight made earlier in the run (before a refresh).
+  void report_preflight(const std::vector<PreflightPass>& passed);
 
   // Runs the plan's create, adopt and wait actions; conflicts must have been refused before.
   // `state` is the state the plan was made from; it is written through `store` after every step,

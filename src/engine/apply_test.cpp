@@ -146,6 +146,13 @@ TEST_CASE("engine: a create whose outcome is unknown is looked up by name before
               R::response(200, "[" + service_json("svc-x", "other", "READY") + "," +
                                    service_json("svc-9", "orders", "CONFIGURING") + "]"));
     h.fake.always("GET", "/services/svc-9", R::response(200, service_json("svc-9", "orders", "READY")));
+    std::string pending_when_sent;
+    h.fake.set_handler([&](const HttpRequest& r) {
+      // The new password is on disk, as pending, before the call that sets it.
+      auto rec = h.store.last_record("p1/services/orders");
+      if (rec && path_of(r).ends_with("/services/svc-9/updatePassword")) pending_when_sent = rec->pending_password;
+      return R::response(204);
+    });
     ApplyResult result = h.apply();
     CHECK(h.fake.count("POST", "/projects/p1/services") == 1);
     CHECK(result.adopted == 1);
@@ -160,6 +167,15 @@ TEST_CASE("engine: a create whose outcome is unknown is looked up by name before
     CHECK(rec->id == "svc-9");
     CHECK_FALSE(rec->create_pending);
     CHECK(rec->status == "READY");
+    // Its initial password was lost with the answer: a new one, set through the API and recorded.
+    CHECK(h.fake.count("POST", "/services/svc-9/updatePassword") == 1);
+    std::string sent_body;
+    for (const auto& r : h.fake.requests())
+      if (path_of(r).ends_with("/updatePassword")) sent_body = r.body;
+    CHECK(rec->initial_password.size() >= 32);
+    CHECK(json::parse(sent_body) == json{{"password", rec->initial_password}});
+    CHECK(pending_when_sent == rec->initial_password);
+    CHECK(rec->pending_password.empty());
     return;
   }
   SECTION("two matches: failure naming both, intent kept") {
@@ -232,6 +248,7 @@ TEST_CASE("engine: an adopt action lists by name first and creates only when not
   h.fake.always("GET", "/services/svc-5", R::response(200, service_json("svc-5", "orders", "READY")));
   SECTION("found") {
     h.fake.on("GET", "/projects/p1/services", R::response(200, "[" + service_json("svc-5", "orders", "QUEUED") + "]"));
+    h.fake.always("POST", "/services/svc-5/updatePassword", R::response(204));
     ApplyResult result = h.apply();
     REQUIRE(h.plan.actions.at(0).action == Action::Adopt);
     CHECK(h.fake.count("POST", "/services") == 0);
@@ -318,10 +335,19 @@ TEST_CASE("engine: a stop starts nothing new, records what was in flight and lis
   h.options.stop = &stop;
   h.options.parallelism = 2;
   for (const char* n : {"a", "b", "c", "d"}) h.service("p1", n);
-  std::atomic<int> arrived{0};
+  std::mutex mu;
+  std::condition_variable cv;
+  int arrived = 0;
   h.fake.set_handler([&](const HttpRequest& r) {
     const std::string name = json::parse(r.body).at("name");
-    if (++arrived == 2) stop = true;  // e.g. SIGINT while the first creates are on the wire
+    {
+      // Both creates are on the wire before either answers; then SIGINT.
+      std::unique_lock<std::mutex> lock(mu);
+      ++arrived;
+      cv.notify_all();
+      cv.wait_for(lock, std::chrono::seconds(10), [&] { return arrived == 2; });
+      stop = true;
+    }
     return R::response(202, service_json("svc-" + name, name, "QUEUED", {{"initial_password", "pw"}}));
   });
   ApplyResult result = h.apply();
@@ -462,6 +488,7 @@ TEST_CASE("engine: after an unknown outcome, a list that lags is asked again unt
                                                                                            {"memory_gbs", 8}}}}})}}) +
                                      "]"));
   h.fake.always("GET", "/services/svc-late", R::response(200, service_json("svc-late", "orders", "READY")));
+  h.fake.always("POST", "/services/svc-late/updatePassword", R::response(204));
   ApplyResult result = h.apply();
   CHECK(h.fake.count("POST", "/projects/p1/services") == 1);  // never re-sent
   CHECK(h.fake.count("GET", "/projects/p1/services") == 1 + 3);
@@ -535,4 +562,31 @@ TEST_CASE("engine: results are saved before any renderer sees them, and a failin
   CHECK(result.created == 2);
   CHECK(result.ready == 2);
   for (const char* n : {"a", "b"}) CHECK(h.store.last_record(std::string("p1/services/") + n)->initial_password == std::string("pw-") + n);
+}
+
+TEST_CASE("engine: a new password the API did not confirm stays pending, and the next apply sets it again") {
+  Harness h;
+  h.service("p1", "orders");
+  h.recorded("p1", "orders", "svc-1", "READY").pending_password = "chosen-before-the-crash-0123456789";
+  h.fake.always("GET", "/services/svc-1", R::response(200, service_json("svc-1", "orders", "READY")));
+  SECTION("refused") {
+    h.fake.always("POST", "/services/svc-1/updatePassword", R::response(400, R"({"message":"too weak"})"));
+    ApplyResult result = h.apply();
+    REQUIRE(h.plan.actions.at(0).action == Action::Wait);
+    REQUIRE(result.failures.size() == 1);
+    CHECK_THAT(result.failures[0], Catch::Contains("too weak") && Catch::Contains("pending"));
+    CHECK_THAT(result.failures[0], !Catch::Contains("chosen-before-the-crash"));
+    CHECK(h.state.find("p1/services/orders")->pending_password == "chosen-before-the-crash-0123456789");
+    CHECK(h.state.find("p1/services/orders")->initial_password.empty());
+  }
+  SECTION("confirmed") {
+    h.fake.always("POST", "/services/svc-1/updatePassword", R::response(204));
+    ApplyResult result = h.apply();
+    CHECK(result.failures.empty());
+    CHECK(result.ready == 1);
+    CHECK(h.fake.requests().back().body == R"({"password":"chosen-before-the-crash-0123456789"})");
+    CHECK(h.store.last_record("p1/services/orders")->initial_password == "chosen-before-the-crash-0123456789");
+    CHECK(h.store.last_record("p1/services/orders")->pending_password.empty());
+    CHECK(make_plan(h.manifest, h.state).actions.at(0).action == Action::NoOp);
+  }
 }

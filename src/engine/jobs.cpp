@@ -179,6 +179,18 @@ Outcome poll_service(ApiClient& api, const PlannedAction& a, const std::string& 
   return out;
 }
 
+Outcome set_password(ApiClient& api, const PlannedAction& a, const std::string& service_id, const std::string& key,
+                     const std::string& password) {
+  Outcome out;
+  out.type = JobType::Password;
+  try {
+    api.update_password(key, a.project_id, service_id, password);
+  } catch (const std::exception& e) {
+    out.error = e.what();
+  }
+  return out;
+}
+
 void record_service(ResourceRecord& rec, const Service& s, const std::string& now) {
   if (!s.service_id.empty()) rec.id = s.service_id;
   if (!s.status.empty()) rec.status = s.status;

@@ -11,7 +11,7 @@
 
 namespace dbform {
 
-enum class JobType { Create, Poll };
+enum class JobType { Create, Poll, Password };
 
 // What a worker learned from the API; applied to the state by the main thread.
 struct Outcome {
@@ -53,6 +53,10 @@ nlohmann::json observed_settings(const Vpc& v, const nlohmann::json& declared);
 
 // GET of one service; failures are reported in the outcome, never thrown.
 Outcome poll_service(ApiClient& api, const PlannedAction& a, const std::string& service_id, const std::string& key);
+
+// Sets `password` on the service; failures are reported in the outcome, never thrown.
+Outcome set_password(ApiClient& api, const PlannedAction& a, const std::string& service_id, const std::string& key,
+                     const std::string& password);
 
 // Copies what the API said into the record. A password, once recorded, is never replaced by "".
 void record_service(ResourceRecord& rec, const Service& s, const std::string& now);

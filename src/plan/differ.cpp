@@ -63,8 +63,10 @@ PlannedAction plan_declared(const std::string& project_id, ResourceKind kind, co
     a.action = Action::Adopt;
     a.reason = "an earlier run stopped before the create's outcome was known: it is looked up by name "
                "and adopted if found, created otherwise";
-  } else if (!rec->is_ready()) {
+  } else if (!rec->is_ready() || !rec->pending_password.empty()) {
     a.action = Action::Wait;
+    if (!rec->pending_password.empty() && rec->is_ready())
+      a.reason = "a new password was recorded but the API has not confirmed it: it is set again";
     if (is_failed_status(rec->status))
       a.reason = "recorded status " + rec->status + ": it will not become READY by itself. Run `dbform state rm " +
                  a.address + "` to create it again";

@@ -18,7 +18,7 @@ namespace {
 using nlohmann::json;
 using sim::json_error;
 
-enum class RouteId { AuthInfo, Services, Service, Vpcs };
+enum class RouteId { AuthInfo, Services, Service, UpdatePassword, Vpcs };
 
 struct Route {
   RouteId id;
@@ -54,6 +54,10 @@ std::optional<Route> match_route(const std::string& path) {
   }
   if (parts.size() == 4 && parts[2] == "services") {
     return Route{RouteId::Service, "/projects/{project_id}/services/{service_id}", {"GET"}, project, parts[3]};
+  }
+  if (parts.size() == 5 && parts[2] == "services" && parts[4] == "updatePassword") {
+    return Route{RouteId::UpdatePassword, "/projects/{project_id}/services/{service_id}/updatePassword", {"POST"},
+                 project, parts[3]};
   }
   if (parts.size() == 3 && parts[2] == "vpcs") {
     return Route{RouteId::Vpcs, "/projects/{project_id}/vpcs", {"GET", "POST"}, project, ""};
@@ -93,6 +97,7 @@ struct Simulator::Impl {
   SimResponse create_service(const std::string& project_id, const std::string& body);
   SimResponse create_vpc(const std::string& project_id, const std::string& body);
   SimResponse after_create(SimResponse answer);
+  SimResponse update_password(const std::string& project_id, const std::string& service_id, const std::string& body);
   bool listed(Clock::TimePoint created_at) const;
   json service_view(const sim::SimService& service, bool with_password) const;
   std::string new_id(bool numeric);
@@ -152,6 +157,8 @@ SimResponse Simulator::Impl::dispatch(const SimRequest& request, const Route& ro
       }
       return json_error(404, "NOT_FOUND",
                         "service " + route.service_id + " not found in project " + route.project_id);
+    case RouteId::UpdatePassword:
+      return update_password(route.project_id, route.service_id, request.body);
     case RouteId::Vpcs: {
       if (post) return create_vpc(route.project_id, request.body);
       json list = json::array();
@@ -180,6 +187,24 @@ SimResponse Simulator::Impl::create_vpc(const std::string& project_id, const std
   if (auto problem = sim::check_vpc_create(request)) return json_error(400, "BAD_REQUEST", *problem);
   vpcs.push_back(sim::make_vpc(request, project_id, new_id(true), clock.now()));
   return after_create(json_answer(201, vpcs.back().fields));
+}
+
+// UpdatePasswordInput: {"password": "..."}, required and a non-empty string; 204 with no body.
+SimResponse Simulator::Impl::update_password(const std::string& project_id, const std::string& service_id,
+                                             const std::string& body) {
+  json request = json::parse(body, nullptr, false);
+  if (!request.is_object() || !request.contains("password") || !request["password"].is_string() ||
+      request["password"].get<std::string>().empty())
+    return json_error(400, "BAD_REQUEST", "the body must be {\"password\": \"...\"} with a non-empty password");
+  for (auto& service : services) {
+    if (service.project_id == project_id && service.service_id == service_id) {
+      service.initial_password = request["password"].get<std::string>();
+      SimResponse response;
+      response.status = 204;
+      return response;
+    }
+  }
+  return json_error(404, "NOT_FOUND", "service " + service_id + " not found in project " + project_id);
 }
 
 // The answer to a create that was performed, as the faults let it leave.
@@ -235,6 +260,13 @@ SimResponse Simulator::handle(const SimRequest& request) {
 json Simulator::request_counts() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
   return json(impl_->counts);
+}
+
+std::string Simulator::current_password(const std::string& service_id) const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  for (const auto& service : impl_->services)
+    if (service.service_id == service_id) return service.initial_password;
+  return "";
 }
 
 json Simulator::all_services() const {

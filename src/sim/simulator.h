@@ -81,6 +81,9 @@ class Simulator {
   // Every service of every project, as the API shows it (GET /_sim/services).
   nlohmann::json all_services() const;
   nlohmann::json all_vpcs() const;  // GET /_sim/vpcs; each Vpc with its project_id added
+  // The password a service has now (its initial one, or the last set by updatePassword); "" for an
+  // unknown id. For tests: never served over HTTP.
+  std::string current_password(const std::string& service_id) const;
   // How often each injected fault happened, e.g. {"lost answer": 2} (GET /_sim/faults).
   nlohmann::json fault_counts() const;
 

@@ -74,6 +74,7 @@ json record_to_json(const ResourceRecord& r) {
   j["endpoint"] = endpoint_json(r.endpoint_host, r.endpoint_port);
   j["pooler_endpoint"] = endpoint_json(r.pooler_host, r.pooler_port);
   j["initial_password"] = r.initial_password;
+  if (!r.pending_password.empty()) j["pending_password"] = r.pending_password;
   j["created_at"] = r.created_at;
   j["updated_at"] = r.updated_at;
   j["last_response"] = r.last_response;
@@ -103,6 +104,7 @@ ResourceRecord record_from_json(const json& j, const std::string& source, size_t
   in.endpoint("endpoint", r.endpoint_host, r.endpoint_port);
   in.endpoint("pooler_endpoint", r.pooler_host, r.pooler_port);
   r.initial_password = in.str("initial_password", false);
+  r.pending_password = in.str("pending_password", false);
   r.created_at = in.str("created_at", false);
   r.updated_at = in.str("updated_at", false);
   if (auto l = j.find("last_response"); l != j.end()) r.last_response = *l;

@@ -29,6 +29,10 @@ struct ResourceRecord {
   std::string pooler_host;
   std::optional<int> pooler_port;
   std::string initial_password;  // "" when unknown (e.g. adopted)
+  // A password chosen and recorded before the call that sets it; it replaces initial_password once
+  // the API confirmed it. Setting it again is harmless, so a run that stopped before the answer
+  // simply sets it again.
+  std::string pending_password;
   std::string created_at;  // when the create was recorded (UTC, ISO 8601)
   std::string updated_at;
   nlohmann::json last_response;  // last API object seen, initial_password removed

@@ -5,6 +5,9 @@
 #include <numeric>
 
 #include <nlohmann/json.hpp>
+#include <openssl/rand.h>
+
+#include "util/error.h"
 
 namespace dbform {
 
@@ -116,6 +119,20 @@ std::string redact_url(const std::string& url) {
     rest = rest.substr(0, q) + (kept.empty() ? "" : "?" + kept);
   }
   return url.substr(0, auth_begin) + authority + rest;
+}
+
+std::string random_password(size_t length) {
+  static constexpr std::string_view kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  // Bytes of 248 or more are dropped, so that each of the 62 characters is equally likely.
+  constexpr unsigned kUnbiased = 256 - 256 % kAlphabet.size();
+  std::string out;
+  while (out.size() < length) {
+    unsigned char bytes[64];
+    if (RAND_bytes(bytes, sizeof bytes) != 1) throw Error("no cryptographic randomness is available for a password");
+    for (unsigned char b : bytes)
+      if (b < kUnbiased && out.size() < length) out += kAlphabet[b % kAlphabet.size()];
+  }
+  return out;
 }
 
 }  // namespace dbform

@@ -28,6 +28,10 @@ std::string one_line_excerpt(std::string_view text, size_t max_chars = 200);
 // than 4 characters are left alone: replacing them would mangle ordinary words).
 std::string redact(std::string text, const std::string& secret);
 
+// A new password of `length` letters and digits from the operating system's cryptographic
+// generator (OpenSSL RAND_bytes), each character uniform. Throws Error when no randomness is had.
+std::string random_password(size_t length = 32);
+
 // A URL fit to show: the password of its user info and any `password=` query parameter removed
 // ("postgres://alice:s3cret@db/x?password=p" -> "postgres://alice@db/x").
 std::string redact_url(const std::string& url);

@@ -56,10 +56,11 @@ std::string RunResult::describe() const {
 // Process
 
 Process::Process(const std::vector<std::string>& args, const std::map<std::string, std::string>& env,
-                 const fs::path& cwd, const std::string& stdin_text, std::chrono::milliseconds timeout, bool tty) {
+                 const fs::path& cwd, const std::string& stdin_text, std::chrono::milliseconds timeout, bool tty,
+                 const std::string& program) {
   // Everything the child needs is built before fork: between fork and exec only async-signal-safe
   // calls are allowed (the simulator's threads may hold locks).
-  std::vector<std::string> argv_store = {DBFORM_BINARY};
+  std::vector<std::string> argv_store = {program.empty() ? std::string(DBFORM_BINARY) : program};
   argv_store.insert(argv_store.end(), args.begin(), args.end());
   std::vector<std::string> envp_store;
   for (const auto& [k, v] : env) envp_store.push_back(k + "=" + v);
@@ -240,6 +241,15 @@ RunResult Sandbox::run(const std::vector<std::string>& args, const std::map<std:
   auto e = env;
   for (const auto& [k, v] : extra) e[k] = v;
   Process p(args, e, dir_, stdin_text, timeout);
+  return p.wait();
+}
+
+RunResult Sandbox::run_shell(const std::string& script, const std::map<std::string, std::string>& extra,
+                             std::chrono::milliseconds timeout) {
+  auto e = env;
+  for (const auto& [k, v] : extra) e[k] = v;
+  e["DBFORM"] = DBFORM_BINARY;
+  Process p({"-c", script}, e, dir_, "", timeout, false, "/bin/sh");
   return p.wait();
 }
 

@@ -48,8 +48,10 @@ class Process {
  public:
   // With `tty`, stdin and stdout are a pseudo-terminal (stderr stays a pipe): what a person at a
   // terminal would run. `stdin_text` is then typed into the terminal.
+  // `program` runs instead of the dbform binary when given (e.g. /bin/sh for a pipeline).
   Process(const std::vector<std::string>& args, const std::map<std::string, std::string>& env, const fs::path& cwd,
-          const std::string& stdin_text, std::chrono::milliseconds timeout, bool tty = false);
+          const std::string& stdin_text, std::chrono::milliseconds timeout, bool tty = false,
+          const std::string& program = "");
   ~Process();
   Process(const Process&) = delete;
   Process& operator=(const Process&) = delete;
@@ -98,6 +100,9 @@ class Sandbox {
   // The same with stdin and stdout on a pseudo-terminal; `typed` is what the user types.
   RunResult run_tty(const std::vector<std::string>& args, const std::string& typed,
                     const std::map<std::string, std::string>& extra = {});
+  // `sh -c script` with $DBFORM naming the binary: for pipelines such as `"$DBFORM" apply --json | head -1`.
+  RunResult run_shell(const std::string& script, const std::map<std::string, std::string>& extra = {},
+                      std::chrono::milliseconds timeout = std::chrono::seconds(60));
   // Starts a run without waiting for it.
   std::unique_ptr<Process> start(const std::vector<std::string>& args,
                                  const std::map<std::string, std::string>& extra = {},

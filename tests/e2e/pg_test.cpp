@@ -70,7 +70,15 @@ TEST_CASE("e2e: pg: a second apply from another checkout is refused at once nami
 
   auto first = alice.start({"apply", "--auto-approve", "--poll-interval", "100ms", "--wait-timeout", "10m"});
   // Each step is its own committed write: the create is in the database while the run still waits.
-  bool recorded = eventually([&] { return has_id(stored_state(ws), service_address("orders")); }, std::chrono::seconds(30));
+  bool recorded = eventually(
+      [&] {
+        try {
+          return has_id(stored_state(ws), service_address("orders"));
+        } catch (const std::exception&) {  // the run has not created its tables yet
+          return false;
+        }
+      },
+      std::chrono::seconds(30));
   INFO("first run so far:\n" << first->stdout_so_far() << first->stderr_so_far());
   REQUIRE(recorded);
 

@@ -57,6 +57,9 @@ TEST_CASE("e2e: a state directory that refuses writes: nothing is sent, the stat
 TEST_CASE("e2e: a state that stops being writable mid-apply: a recovery file keeps everything, and restores") {
   auto config = default_sim_config();
   config.configuring_delay = dbform::Duration(1500);  // services stay in the watch for a while
+  // Each create answers a second after it is performed: once s1 is recorded, s2's answer is still a
+  // second away, time enough to make the directory refuse writes before it must be saved.
+  config.faults.create_answer_delay = dbform::Duration(1000);
   Sandbox sb(config);
   fs::create_directories(sb.dir() / "tmp");
   fs::create_directories(sb.dir() / "statedir");
