@@ -127,6 +127,7 @@ Prepared load_saved_plan(const ApplyFlowOptions& opts) {
 
 int execute(const ApplyFlowOptions& opts, const ApplyOptions& engine_opts, ApplyOutput& output,
             std::ostream& out) {
+  install_signal_handlers();  // from here on a signal ends every wait, the refresh's included
   auto api = make_api();
   api->client->stop_waits_on(&g_stop);
   Prepared p = opts.plan_file.empty() ? plan_now(opts, *api->client) : load_saved_plan(opts);
@@ -149,7 +150,6 @@ int execute(const ApplyFlowOptions& opts, const ApplyOptions& engine_opts, Apply
   ApplyEngine engine(*api->client, *p.store, api->clock, events, engine_opts);
   if (p.preflight) engine.report_preflight(*p.preflight);
   else engine.preflight(p.plan, keys);
-  install_signal_handlers();
   ApplyResult result = engine.apply(p.plan, keys, p.state);
   if (!result.save_error.empty()) throw Error(save_failure_message(result, p.state, *p.store));
   const int exit_code = result.interrupted ? 130 : result.failures.empty() ? 0 : 1;

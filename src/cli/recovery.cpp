@@ -16,7 +16,7 @@ std::string save_recovery_file(const State& state, const StateStore& store, cons
   State next = state;
   ++next.serial;  // newer than anything the store holds
   const std::string text = serialize_state(next);
-  const std::string name = "dbform.state.recovery-" + std::to_string(::getpid()) + ".json";
+
   auto env = process_env();
   std::vector<fs::path> dirs;
   const std::string where = store.describe();
@@ -26,14 +26,15 @@ std::string save_recovery_file(const State& state, const StateStore& store, cons
   std::string head = "the state could not be saved to " + where + ": " + why +
                      "\nNothing more was created after that. ";
   for (const auto& dir : dirs) {
-    fs::path file = dir / name;
+    std::string file;
     try {
-      write_file_atomically(file.string(), text, 0600);
+      // It holds passwords: a new file of ours, 0600, under a name nobody could have prepared.
+      file = write_new_private_file(dir.string(), "dbform.state.recovery-", ".json", text);
     } catch (const Error&) {
       continue;
     }
-    return head + "Everything this run learned (ids, passwords, unfinished creates) is in\n  " + file.string() +
-           "\nOnce " + where + " can be written again, restore it with\n  dbform state push " + file.string() + " " +
+    return head + "Everything this run learned (ids, passwords, unfinished creates) is in\n  " + file +
+           "\nOnce " + where + " can be written again, restore it with\n  dbform state push " + file + " " +
            store.command_line_args() + "\nand run apply again; nothing will be created twice.";
   }
   std::string list;

@@ -116,7 +116,8 @@ State parse_state(const std::string& text, const std::string& source) {
   try {
     doc = json::parse(text);
   } catch (const json::parse_error& e) {
-    throw StateError(source + ": not valid JSON (" + std::string(e.what()) +
+    // Only where: the parser's own message quotes the text it read, and a state holds passwords.
+    throw StateError(source + ": not valid JSON (a syntax error at byte " + std::to_string(e.byte) +
                      "); the state file was left untouched. Restore it from " + source +
                      ".backup or fix it by hand");
   }

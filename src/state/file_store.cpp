@@ -24,16 +24,20 @@ class FileStateLock : public StateLock {
 };
 
 // Keeps the current file as PATH.backup without copying it: a hard link to the old inode,
-// renamed into place so the backup, too, is replaced atomically.
+// renamed into place so the backup, too, is replaced atomically. Where the file system refuses
+// hard links (SMB, some FUSE mounts) the backup is an atomically written copy instead.
 void keep_backup(const std::string& path) {
   std::string tmp = path + ".backup.tmp";
   ::unlink(tmp.c_str());
-  if (::link(path.c_str(), tmp.c_str()) != 0) {
-    if (errno == ENOENT) return;  // first write: nothing to keep
-    throw Error("cannot keep a backup of " + path + ": " + std::strerror(errno));
+  if (::link(path.c_str(), tmp.c_str()) == 0) {
+    if (::rename(tmp.c_str(), (path + ".backup").c_str()) != 0)
+      throw Error("cannot keep a backup of " + path + ": " + std::strerror(errno));
+    return;
   }
-  if (::rename(tmp.c_str(), (path + ".backup").c_str()) != 0)
+  if (errno == ENOENT) return;  // first write: nothing to keep
+  if (errno != EPERM && errno != ENOTSUP && errno != EOPNOTSUPP && errno != EMLINK && errno != ENOSYS)
     throw Error("cannot keep a backup of " + path + ": " + std::strerror(errno));
+  if (auto current = read_file_if_exists(path)) write_file_atomically(path + ".backup", *current, 0600);
 }
 
 // Inode, size and modification time: changes whenever another process replaces the file.

@@ -45,21 +45,55 @@ void fsync_directory_of(const std::string& path) {
   if (rc != 0) fail("fsync directory", dir, err);
 }
 
-}  // namespace
+// A new file from `templ` (ending in XXXXXX, then `suffix_length` more characters), created with
+// O_EXCL|O_NOFOLLOW under a name nobody could predict, set to `mode` and checked to be a regular
+// file of ours with exactly that mode. `templ` becomes the file's name.
+int create_exclusively(std::string& templ, int suffix_length, unsigned mode) {
+  int fd = ::mkostemps(templ.data(), suffix_length, O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) fail("create", templ, errno);
+  struct stat st {};
+  // mkostemps creates 0600; fchmod sets the mode wanted, which the umask must not narrow.
+  if (::fchmod(fd, mode) != 0 || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid() ||
+      (st.st_mode & 07777) != mode) {
+    int err = errno;
+    ::close(fd);
+    ::unlink(templ.c_str());
+    throw Error("cannot create " + templ + " with mode " + std::to_string(mode) + " owned by this user" +
+                (err ? std::string(": ") + std::strerror(err) : std::string()));
+  }
+  return fd;
+}
 
-void write_file_atomically(const std::string& path, const std::string& content, unsigned mode) {
-  std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-  if (fd < 0) fail("create", tmp, errno);
+void write_and_sync(int fd, const std::string& content, const std::string& path) {
   try {
-    ::fchmod(fd, mode);  // O_CREAT's mode is filtered by the umask and ignored for an old file
-    write_all(fd, content, tmp);
-    if (::fsync(fd) != 0) fail("fsync", tmp, errno);
+    write_all(fd, content, path);
+    if (::fsync(fd) != 0) fail("fsync", path, errno);
   } catch (...) {
     ::close(fd);
-    ::unlink(tmp.c_str());
+    ::unlink(path.c_str());
     throw;
   }
+}
+
+}  // namespace
+
+std::string write_new_private_file(const std::string& dir, const std::string& prefix, const std::string& suffix,
+                                   const std::string& content) {
+  std::string path = (std::filesystem::path(dir) / (prefix + "XXXXXX" + suffix)).string();
+  int fd = create_exclusively(path, static_cast<int>(suffix.size()), 0600);
+  write_and_sync(fd, content, path);
+  if (::close(fd) != 0) {
+    int err = errno;
+    ::unlink(path.c_str());
+    fail("close", path, err);
+  }
+  return path;
+}
+
+void write_file_atomically(const std::string& path, const std::string& content, unsigned mode) {
+  std::string tmp = path + ".tmp-XXXXXX";
+  int fd = create_exclusively(tmp, 0, mode);
+  write_and_sync(fd, content, tmp);
   if (::close(fd) != 0) {
     int err = errno;
     ::unlink(tmp.c_str());

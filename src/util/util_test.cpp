@@ -1,5 +1,12 @@
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "util/atomic_file.h"
 #include "util/duration.h"
 #include "util/text.h"
 
@@ -64,3 +71,37 @@ TEST_CASE("util: text from outside becomes one line of valid UTF-8, cut on a cha
   CHECK(redact("a b c", "a") == "a b c");  // too short to redact safely
 }
 
+
+TEST_CASE("util: private files are new, 0600 and unpredictably named; atomic writes leave no temporary file") {
+  auto dir = std::filesystem::temp_directory_path() / ("dbform-util-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const mode_t old_umask = ::umask(0);  // a permissive umask must not widen the mode
+  const std::string a = write_new_private_file(dir.string(), "rec-", ".json", "secret-a");
+  const std::string b = write_new_private_file(dir.string(), "rec-", ".json", "secret-b");
+  ::umask(old_umask);
+  CHECK(a != b);
+  CHECK(std::filesystem::path(a).filename().string().rfind("rec-", 0) == 0);
+  CHECK(std::filesystem::path(a).extension() == ".json");
+  struct stat st {};
+  REQUIRE(::stat(a.c_str(), &st) == 0);
+  CHECK((st.st_mode & 07777) == 0600);
+  CHECK(read_file_if_exists(a) == std::optional<std::string>("secret-a"));
+
+  write_file_atomically((dir / "plan.json").string(), "{}", 0644);
+  REQUIRE(::stat((dir / "plan.json").c_str(), &st) == 0);
+  CHECK((st.st_mode & 07777) == 0644);
+  size_t files = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(dir)) ++files;
+  CHECK(files == 3);
+  CHECK_THROWS_WITH(write_new_private_file((dir / "missing").string(), "rec-", ".json", "x"),
+                    Catch::Contains("cannot create") && Catch::Contains("missing"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("util: generated passwords are long, alphanumeric and never repeat") {
+  const std::string a = random_password(), b = random_password();
+  CHECK(a.size() == 32);
+  CHECK(a != b);
+  CHECK(std::all_of(a.begin(), a.end(), [](unsigned char c) { return std::isalnum(c) != 0; }));
+  CHECK(random_password(100).size() == 100);
+}
