@@ -64,7 +64,7 @@ json parse_body(const std::string& method, const std::string& path, const HttpRe
   // parser's "last read" text could quote it.
   json body = json::parse(response.body, nullptr, /*allow_exceptions=*/false);
   if (body.is_discarded()) {
-    std::string type = response.header("content-type");
+    std::string type = one_line_excerpt(response.header("content-type"), 80);
     throw Error(method + " " + path + ": the API answered " + std::to_string(response.status) +
                 " but the body is not valid JSON (" + std::to_string(response.body.size()) + " bytes" +
                 (type.empty() ? "" : ", content-type " + type) + "); is DBFORM_API_URL the API's base URL?");

@@ -9,7 +9,9 @@ namespace dbform::cli {
 
 using json = nlohmann::ordered_json;  // "type" first, as people read a log
 
-std::optional<std::string> event_line(const Event& e, const Terminal& term) {
+namespace {
+
+std::optional<std::string> raw_event_line(const Event& e, const Terminal& term) {
   const std::string elapsed = " [" + format_duration(e.elapsed) + "]";
   switch (e.kind) {
     case EventKind::PreflightPassed: return "Preflight: " + e.message;
@@ -29,8 +31,16 @@ std::optional<std::string> event_line(const Event& e, const Terminal& term) {
   return std::nullopt;
 }
 
+}  // namespace
+
+std::optional<std::string> event_line(const Event& e, const Terminal& term) {
+  auto line = raw_event_line(e, term);
+  if (line) *line = valid_utf8(*line);  // statuses and messages came from the API
+  return line;
+}
+
 void LineEventRenderer::on_event(const Event& e) {
-  if (auto line = event_line(e, term_)) out_ << valid_utf8(*line) << std::endl;
+  if (auto line = event_line(e, term_)) out_ << *line << std::endl;
 }
 
 void JsonLinesEventRenderer::emit(json j) {

@@ -78,7 +78,8 @@ class ApplyRun {
     }
     // A stop: let what is in flight finish and record it, start nothing new.
     while (workers.in_flight() > 0) apply_outcomes(workers.take(kForever));
-    result_.unsaved_changes = dirty_;
+    result_.unsaved_changes = !changed_.empty();
+    if (result_.save_error.empty()) compact();
     if (stopped || stopping()) finish_interrupted();
     else
       for (size_t i : to_create_) fail(items_[i], "internal error: its create was never scheduled");
@@ -163,12 +164,12 @@ class ApplyRun {
     }
     if (batch.empty()) return;
     // The intents are on disk before any of these creates is sent.
-    const bool was_dirty = dirty_;
+    const auto unsaved_before = changed_;
     for (size_t i : batch) record_intent(items_[i]);
     save();
     if (!result_.save_error.empty()) {
       for (size_t i : batch) forget_unsent_intent(items_[i]);
-      dirty_ = was_dirty;  // the memory holds nothing the store lacks but what was unsaved before
+      changed_ = unsaved_before;  // the memory holds nothing the store lacks but what was unsaved before
       flush_events();
       return;
     }
@@ -240,7 +241,7 @@ class ApplyRun {
     r.create_pending = true;
     r.created_at = r.updated_at = format_utc(clock_.wall_now());
     state_.upsert(r);
-    dirty_ = true;
+    changed_.insert(r.address);
   }
 
   // The intent of a create that was never sent because it could not be saved: a new record goes
@@ -266,7 +267,7 @@ class ApplyRun {
     rec.initial_password = rec.pending_password;
     rec.pending_password.clear();
     rec.updated_at = format_utc(clock_.wall_now());
-    dirty_ = true;
+    changed_.insert(rec.address);
     ready(item, rec);
   }
 
@@ -277,7 +278,7 @@ class ApplyRun {
     if (out.stopped) {  // unfinished; its intent stays unless this run never sent its create
       if (out.not_sent) {
         forget_unsent_intent(item);
-        dirty_ = true;
+        changed_.insert(a.address);
       }
       item.phase = Phase::Pending;
       return;
@@ -285,7 +286,7 @@ class ApplyRun {
     if (!out.error.empty()) {
       if (out.nothing_created) {
         state_.remove(a.address);  // nothing exists: the next run plans a plain create
-        dirty_ = true;
+        changed_.insert(a.address);
       }
       fail(item, out.error);
       return;
@@ -295,7 +296,7 @@ class ApplyRun {
     if (out.service) record_service(rec, *out.service, now);
     if (out.vpc) record_vpc(rec, *out.vpc, now);
     if (out.adopted && out.observed_settings.is_object()) rec.settings = out.observed_settings;
-    dirty_ = true;
+    changed_.insert(a.address);
     (out.adopted ? result_.adopted : result_.created)++;
     std::string note;
     if (out.adopted && a.kind == ResourceKind::Service && rec.initial_password.empty()) {
@@ -329,9 +330,10 @@ class ApplyRun {
       spdlog::info("{}: watch request failed, will retry: {}", item.action->address, out.error);
       return schedule_poll(i, rec);
     }
-    std::string before = rec.status;
+    const std::string before = rec.status, host = rec.endpoint_host, pooler = rec.pooler_host;
     record_service(rec, *out.service, format_utc(clock_.wall_now()));
-    dirty_ = true;
+    // A poll that saw nothing new costs no write; the end of the run writes the last answers.
+    if (rec.status != before || rec.endpoint_host != host || rec.pooler_host != pooler) changed_.insert(rec.address);
     if (rec.status != before)
       emit({EventKind::StatusChanged, rec.address, rec.id, rec.status, elapsed(item), ""});
     after_status(i, rec);
@@ -400,14 +402,24 @@ class ApplyRun {
   // A state that cannot be written stops the run like a signal: nothing new is started (above all
   // no create whose intent is not on disk); what is in flight is recorded in memory for the caller.
   void save() {
-    if (!dirty_) return;
+    if (changed_.empty()) return;
     try {
-      store_.write(state_);
-      dirty_ = false;
+      store_.write_changes(state_, std::vector<std::string>(changed_.begin(), changed_.end()));
+      changed_.clear();
     } catch (const Error& e) {
       if (result_.save_error.empty())
         emit({EventKind::Failed, "", "", "", Duration(0), std::string("cannot save the state, stopping: ") + e.what()});
       result_.save_error = e.what();
+    }
+  }
+
+  // Everything journaled so far folded into one document (and the polls' last answers with it).
+  void compact() {
+    try {
+      store_.compact(state_);
+    } catch (const Error& e) {  // every change is saved already: the journal keeps it
+      spdlog::warn("the state's journal could not be folded in ({}); it is replayed on every read until a later "
+                   "run folds it", e.what());
     }
   }
 
@@ -425,7 +437,7 @@ class ApplyRun {
   std::unordered_map<std::string, int> vpcs_unsettled_;
   using Timer = std::pair<Clock::TimePoint, size_t>;
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
-  bool dirty_ = false;
+  std::set<std::string> changed_;  // addresses changed in memory since the last save
   std::vector<Event> unreported_;  // waiting for the save that records what they tell
   ApplyResult result_;
 };

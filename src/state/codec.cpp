@@ -162,7 +162,7 @@ std::string serialize_state(const State& state) {
               {"lineage", state.lineage},
               {"serial", state.serial},
               {"resources", std::move(resources)}};
-  return doc.dump(2) + "\n";
+  return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace dbform

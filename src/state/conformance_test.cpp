@@ -304,3 +304,41 @@ TEST_CASE("state: conformance: the lock of a process killed with SIGKILL is free
   auto lock = other->lock("apply", Duration(0));
   CHECK(lock != nullptr);
 }
+
+TEST_CASE("state: conformance: changes written as changes read back whole, race like whole writes, and compact") {
+  auto kind = GENERATE(as<std::string>{}, "file", "postgres");
+  INFO("backend: " << kind);
+  auto backend = make_backend(kind);
+  auto engine = backend->open();
+  auto observer = backend->open();
+  State s = new_state();
+  s.upsert(service("orders"));
+  engine->write(s);
+
+  s.upsert(service("billing", true));  // an intent
+  engine->write_changes(s, {"p1/services/billing"});
+  CHECK(s.serial == 2);
+  auto seen = observer->read();
+  REQUIRE(seen);
+  CHECK(seen->serial == 2);
+  CHECK(seen->find("p1/services/billing")->create_pending);
+
+  s.upsert(service("billing"));  // its answer; and orders forgotten
+  s.remove("p1/services/orders");
+  engine->write_changes(s, {"p1/services/billing", "p1/services/orders"});
+  seen = observer->read();
+  REQUIRE(seen);
+  CHECK(serialize_state(*seen) == serialize_state(s));
+
+  // A writer holding an older serial is refused, as for a whole write.
+  State stale = *seen;
+  --stale.serial;
+  stale.upsert(service("stale"));
+  CHECK_THAT(error_of([&] { observer->write_changes(stale, {"p1/services/stale"}); }),
+             Catch::Contains("changed since it was read"));
+  CHECK(serialize_state(*backend->open()->read()) == serialize_state(s));
+
+  engine->compact(s);
+  CHECK(*backend->raw() == serialize_state(s));
+  CHECK(serialize_state(*backend->open()->read()) == serialize_state(s));
+}

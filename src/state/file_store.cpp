@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fcntl.h>
 
 #include "state/codec.h"
 #include "util/atomic_file.h"
@@ -54,45 +55,152 @@ std::string LockInfo::str() const {
   return "pid " + std::to_string(pid) + " on " + host + ", running `" + operation + "` since " + since;
 }
 
-FileStateStore::FileStateStore(std::string path) : path_(std::move(path)) {}
+FileStateStore::FileStateStore(std::string path) : path_(std::move(path)), journal_path_(path_ + ".journal") {}
 
-void FileStateStore::remember(const State& state) {
-  seen_ = Seen{state.lineage, state.serial, file_identity(path_)};
+namespace {
+
+// A journal no larger than this is never folded in before the end of the run.
+constexpr size_t kMinJournalBeforeCompaction = 256 * 1024;
+
+// One journal line onto `state`: {"lineage", "serial", "upsert": [records], "remove": [addresses]}.
+// Lines the document already holds (a crash between a compaction and the journal's removal) are
+// skipped; anything else but the next serial is refused.
+void replay_line(State& state, const std::string& line, const std::string& source, size_t line_no) {
+  const std::string where = source + " line " + std::to_string(line_no);
+  // The parser's message is left out: it would quote the line, which may hold a password.
+  nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  auto fail = [&](const std::string& what) {
+    return StateError(where + ": " + what + "; the state was left untouched. Restore the state from its .backup, " +
+                      "or remove the journal to go back to the last compacted state");
+  };
+  if (!j.is_object() || !j.contains("serial") || !j["serial"].is_number_integer() || !j.contains("lineage") ||
+      !j["lineage"].is_string())
+    throw fail("not a journal entry");
+  if (j["lineage"] != state.lineage) throw fail("the journal belongs to another state (lineage " +
+                                                j["lineage"].get<std::string>() + ")");
+  const long long serial = j["serial"].get<long long>();
+  if (serial <= state.serial) return;
+  if (serial != state.serial + 1)
+    throw fail("serial " + std::to_string(serial) + " does not follow " + std::to_string(state.serial));
+  size_t index = 0;
+  for (const auto& record : j.value("upsert", nlohmann::json::array())) state.upsert(record_from_json(record, where, index++));
+  for (const auto& address : j.value("remove", nlohmann::json::array())) {
+    if (!address.is_string()) throw fail("a removed address is not a string");
+    state.remove(address.get<std::string>());
+  }
+  state.serial = serial;
 }
 
-std::optional<State> FileStateStore::read() {
+size_t file_size(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? static_cast<size_t>(st.st_size) : 0;
+}
+
+}  // namespace
+
+std::optional<State> FileStateStore::read_current() {
+  const std::string identity = file_identity(path_);
   auto text = read_file_if_exists(path_);
   if (!text) {
+    if (read_file_if_exists(journal_path_))
+      throw StateError(journal_path_ + " exists but " + path_ + " does not: refusing to guess the state. Restore " +
+                       path_ + " (from " + path_ + ".backup), or remove the journal if the state is really gone");
     seen_.reset();
     return std::nullopt;
   }
   State state = parse_state(*text, path_);
-  remember(state);
+  size_t acknowledged = 0;
+  if (auto journal = read_file_if_exists(journal_path_)) {
+    size_t line_no = 0;
+    for (size_t end; (end = journal->find('\n', acknowledged)) != std::string::npos; acknowledged = end + 1)
+      replay_line(state, journal->substr(acknowledged, end - acknowledged), journal_path_, ++line_no);
+    // Bytes after the last newline are an append a crash cut short: never acknowledged, so nothing
+    // was sent on the strength of it. The next append writes over them.
+  }
+  seen_ = Seen{state.lineage, state.serial, identity, acknowledged, text->size()};
   return state;
 }
 
-void FileStateStore::write(State& state) {
+std::optional<State> FileStateStore::read() { return read_current(); }
+
+void FileStateStore::check_unchanged(const State& state) {
   const std::string identity = file_identity(path_);
-  if (identity != "absent" && (!seen_ || seen_->file_identity != identity)) {
-    // Replaced (or never read) since we last looked: compare with what is there now.
-    if (auto text = read_file_if_exists(path_)) {
-      State on_disk = parse_state(*text, path_);
-      seen_ = Seen{on_disk.lineage, on_disk.serial, identity};
-    }
-  }
-  if (identity != "absent" && seen_ && (seen_->lineage != state.lineage || seen_->serial != state.serial))
+  if (identity == "absent") return;  // the first write
+  if (!seen_ || seen_->file_identity != identity || file_size(journal_path_) != seen_->journal_bytes)
+    read_current();  // replaced or appended to (or never read) since we last looked: compare with what is there now
+  if (seen_ && (seen_->lineage != state.lineage || seen_->serial != state.serial))
     throw StateError(path_ + " changed since it was read (now lineage " + seen_->lineage + " serial " +
                      std::to_string(seen_->serial) + ", expected lineage " + state.lineage + " serial " +
                      std::to_string(state.serial) + "); nothing was overwritten. Run the command again");
+}
+
+void FileStateStore::write(State& state) {
+  check_unchanged(state);
+  // The backup is the state as it stood: the document alone, or with its journal folded in.
+  std::optional<State> before;
+  if (seen_ && seen_->journal_bytes > 0) before = read_current();
   ++state.serial;
   try {
-    keep_backup(path_);
+    if (before) write_file_atomically(path_ + ".backup", serialize_state(*before), 0600);
+    else keep_backup(path_);
     write_file_atomically(path_, serialize_state(state), 0600);
   } catch (...) {
     --state.serial;
     throw;
   }
-  remember(state);
+  // Everything the journal held is in the document now (a crash before this unlink leaves lines
+  // that reading skips, their serials being the document's or older).
+  if (::unlink(journal_path_.c_str()) != 0 && errno != ENOENT)
+    throw Error("cannot remove " + journal_path_ + ": " + std::strerror(errno));
+  seen_ = Seen{state.lineage, state.serial, file_identity(path_), 0, file_size(path_)};
+}
+
+void FileStateStore::write_changes(State& state, const std::vector<std::string>& changed) {
+  if (file_identity(path_) == "absent") return write(state);  // a journal needs a document to start from
+  check_unchanged(state);
+  nlohmann::json upsert = nlohmann::json::array(), remove = nlohmann::json::array();
+  for (const auto& address : changed) {
+    if (const ResourceRecord* r = state.find(address)) upsert.push_back(record_to_json(*r));
+    else remove.push_back(address);
+  }
+  nlohmann::json entry = {{"lineage", state.lineage}, {"serial", state.serial + 1}, {"upsert", std::move(upsert)},
+                          {"remove", std::move(remove)}};
+  append_to_journal(entry.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  ++state.serial;
+  seen_->serial = state.serial;
+  if (seen_->journal_bytes > std::max(seen_->document_bytes, kMinJournalBeforeCompaction)) write(state);
+}
+
+void FileStateStore::compact(State& state) {
+  if (seen_ && seen_->journal_bytes > 0) write(state);
+}
+
+void FileStateStore::append_to_journal(const std::string& line) {
+  const bool created = seen_->journal_bytes == 0 && file_size(journal_path_) == 0;
+  int fd = ::open(journal_path_.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) throw Error("cannot open " + journal_path_ + ": " + std::strerror(errno));
+  auto fail = [&](const char* what) {
+    int err = errno;
+    ::close(fd);
+    throw Error(std::string("cannot ") + what + " " + journal_path_ + ": " + std::strerror(err));
+  };
+  // Over a torn tail (an append a crash cut short), never after it.
+  if (::fchmod(fd, 0600) != 0 || ::ftruncate(fd, static_cast<off_t>(seen_->journal_bytes)) != 0) fail("prepare");
+  size_t done = 0;
+  while (done < line.size()) {
+    ssize_t n = ::pwrite(fd, line.data() + done, line.size() - done, static_cast<off_t>(seen_->journal_bytes + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      // What was written of this line stays unacknowledged: the next append writes over it.
+      if (n == 0) errno = EIO;
+      fail("append to");
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::fdatasync(fd) != 0) fail("fdatasync");
+  if (::close(fd) != 0) throw Error("cannot close " + journal_path_ + ": " + std::strerror(errno));
+  if (created) fsync_directory_of(journal_path_);
+  seen_->journal_bytes += line.size();
 }
 
 std::unique_ptr<StateLock> FileStateStore::lock(const std::string& operation, Duration timeout) {

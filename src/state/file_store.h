@@ -3,14 +3,20 @@
 
 namespace dbform {
 
-// A JSON file. Writes go to FILE.tmp, are fsynced, renamed over FILE and the directory fsynced;
-// the previous version is kept as FILE.backup; mode 0600. The lock is flock(2) on FILE.lock, whose
-// content names the holder.
+// A JSON file. Whole writes go to a new temporary file, are fsynced, renamed over FILE and the
+// directory fsynced; the previous version is kept as FILE.backup; mode 0600. Changes go to
+// FILE.journal instead: one line per write (the changed records, the serial it makes), appended and
+// fdatasync'ed, so a write costs what changed. Reading replays the journal onto the document (a
+// torn last line, from a crash during its append, was never acknowledged and is dropped); a whole
+// write, made when the journal outgrows the document and at the end of an apply, folds it in. The
+// lock is flock(2) on FILE.lock, whose content names the holder.
 class FileStateStore : public StateStore {
  public:
   explicit FileStateStore(std::string path);
   std::optional<State> read() override;
   void write(State& state) override;
+  void write_changes(State& state, const std::vector<std::string>& changed) override;
+  void compact(State& state) override;
   std::unique_ptr<StateLock> lock(const std::string& operation, Duration timeout) override;
   std::string describe() const override { return path_; }
   std::string command_line_args() const override { return "--state " + path_; }
@@ -22,9 +28,14 @@ class FileStateStore : public StateStore {
     std::string lineage;
     long long serial = 0;
     std::string file_identity;
+    size_t journal_bytes = 0;  // the journal's acknowledged length (a torn tail beyond it is dropped)
+    size_t document_bytes = 0;
   };
-  void remember(const State& state);
+  std::optional<State> read_current();  // the document with its journal replayed; updates seen_
+  void check_unchanged(const State& state);  // the compare-and-swap of every write
+  void append_to_journal(const std::string& line);
   std::string path_;
+  std::string journal_path_;
   std::optional<Seen> seen_;
 };
 

@@ -172,3 +172,101 @@ TEST_CASE("state: find and remove keep the address index right") {
   CHECK(s.find("p1/services/s99")->id == "svc-s99");
   CHECK(s.resources.size() == 99);
 }
+
+namespace {
+
+std::vector<std::string> lines_of(const std::string& path) {
+  std::vector<std::string> out;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+// A state of `count` services written whole, then `store` ready for changes.
+State written_state(FileStateStore& store, int count) {
+  State s = new_state();
+  for (int i = 0; i < count; ++i) s.upsert(service_record("s" + std::to_string(i)));
+  store.write(s);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("state: file store journal: a change costs its own size, not the state's") {
+  TempDir dir;
+  FileStateStore store(dir.file("s.json"));
+  State s = written_state(store, 1000);
+  const auto document = fs::file_size(dir.file("s.json"));
+  s.find("p1/services/s7")->status = "CONFIGURING";
+  store.write_changes(s, {"p1/services/s7"});
+  CHECK(fs::file_size(dir.file("s.json")) == document);  // the document is not rewritten
+  CHECK(fs::file_size(dir.file("s.json.journal")) < 1024);
+  CHECK(lines_of(dir.file("s.json.journal")).size() == 1);
+  CHECK(FileStateStore(dir.file("s.json")).read()->find("p1/services/s7")->status == "CONFIGURING");
+}
+
+TEST_CASE("state: file store journal: a torn last append is dropped and written over, never replayed") {
+  TempDir dir;
+  FileStateStore store(dir.file("s.json"));
+  State s = written_state(store, 2);
+  s.upsert(service_record("acknowledged"));
+  store.write_changes(s, {"p1/services/acknowledged"});
+  {
+    // A crash in the middle of the next append: half a line, no newline.
+    std::ofstream torn(dir.file("s.json.journal"), std::ios::app);
+    torn << R"({"lineage":")" << s.lineage << R"(","serial":4,"upsert":[{"address":"p1/services/ha)";
+  }
+  FileStateStore after_crash(dir.file("s.json"));
+  State read = *after_crash.read();
+  CHECK(read.serial == s.serial);
+  CHECK(read.find("p1/services/acknowledged"));
+  CHECK(read.resources.size() == 3);
+
+  read.upsert(service_record("next"));
+  after_crash.write_changes(read, {"p1/services/next"});
+  for (const auto& line : lines_of(dir.file("s.json.journal"))) CHECK_NOTHROW(nlohmann::json::parse(line));
+  State again = *FileStateStore(dir.file("s.json")).read();
+  CHECK(again.find("p1/services/next"));
+  CHECK(again.serial == read.serial);
+}
+
+TEST_CASE("state: file store journal: a damaged entry is refused without quoting it, and nothing is touched") {
+  TempDir dir;
+  FileStateStore store(dir.file("s.json"));
+  State s = written_state(store, 1);
+  s.upsert(service_record("second"));
+  store.write_changes(s, {"p1/services/second"});
+  {
+    std::ofstream damaged(dir.file("s.json.journal"), std::ios::app);
+    damaged << R"({"lineage":")" << s.lineage << R"(","serial":3,"upsert":[{"initial_password":"pw-leak"}] oops)" << "\n";
+  }
+  const std::string journal = slurp(dir.file("s.json.journal"));
+  FileStateStore reader(dir.file("s.json"));
+  std::string message;
+  try {
+    reader.read();
+  } catch (const StateError& e) {
+    message = e.what();
+  }
+  CHECK_THAT(message, Catch::Contains("s.json.journal line 2") && !Catch::Contains("pw-leak"));
+  CHECK(slurp(dir.file("s.json.journal")) == journal);
+}
+
+TEST_CASE("state: file store journal: compaction folds it in, and the backup is the state as it stood") {
+  TempDir dir;
+  FileStateStore store(dir.file("s.json"));
+  State s = written_state(store, 1);
+  s.upsert(service_record("journaled"));
+  store.write_changes(s, {"p1/services/journaled"});
+  const std::string before = serialize_state(*FileStateStore(dir.file("s.json")).read());
+  store.compact(s);
+  CHECK_FALSE(fs::exists(dir.file("s.json.journal")));
+  CHECK(slurp(dir.file("s.json")) == serialize_state(s));
+  CHECK(slurp(dir.file("s.json.backup")) == before);  // the journaled record is in the backup too
+  // A journal whose entries the document already holds (a crash between the compaction's rename
+  // and the journal's removal) is skipped on reading.
+  std::ofstream(dir.file("s.json.journal"))
+      << R"({"lineage":")" << s.lineage << R"(","serial":)" << s.serial << R"(,"upsert":[],"remove":["p1/services/s0"]})"
+      << "\n";
+  CHECK(FileStateStore(dir.file("s.json")).read()->find("p1/services/s0"));
+}

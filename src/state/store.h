@@ -4,6 +4,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "state/model.h"
 #include "util/clock.h"
@@ -38,6 +39,14 @@ class StateStore {
   // Persists `state` with serial + 1 and updates state.serial. Refuses (StateError) when the stored
   // serial or lineage is no longer the one `state` was read with: nothing is overwritten.
   virtual void write(State& state) = 0;
+  // The same for a state that differs from the last one written (or read) only at the `changed`
+  // addresses (an address no longer in `state` was removed): what it costs grows with the change,
+  // not with the state, where the backend can (the file store appends to a journal). Otherwise a
+  // whole write.
+  virtual void write_changes(State& state, const std::vector<std::string>& changed) { write(state); }
+  // Folds what write_changes() appended into one document (the end of an apply calls it); a no-op
+  // for a backend that keeps nothing to fold.
+  virtual void compact(State& state) {}
   // Exclusive lock for the whole of an operation; waits up to `timeout` for a live holder, then
   // throws LockError naming the holder.
   virtual std::unique_ptr<StateLock> lock(const std::string& operation, Duration timeout) = 0;

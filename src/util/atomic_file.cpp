@@ -34,16 +34,6 @@ void write_all(int fd, const std::string& content, const std::string& path) {
   }
 }
 
-void fsync_directory_of(const std::string& path) {
-  std::string dir = std::filesystem::path(path).parent_path().string();
-  if (dir.empty()) dir = ".";
-  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) fail("open directory", dir, errno);
-  int rc = ::fsync(fd);
-  int err = errno;
-  ::close(fd);
-  if (rc != 0) fail("fsync directory", dir, err);
-}
 
 // A new file from `templ` (ending in XXXXXX, then `suffix_length` more characters), created with
 // O_EXCL|O_NOFOLLOW under a name nobody could predict, set to `mode` and checked to be a regular
@@ -76,6 +66,17 @@ void write_and_sync(int fd, const std::string& content, const std::string& path)
 }
 
 }  // namespace
+
+void fsync_directory_of(const std::string& path) {
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  if (dir.empty()) dir = ".";
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) fail("open directory", dir, errno);
+  int rc = ::fsync(fd);
+  int err = errno;
+  ::close(fd);
+  if (rc != 0) fail("fsync directory", dir, err);
+}
 
 std::string write_new_private_file(const std::string& dir, const std::string& prefix, const std::string& suffix,
                                    const std::string& content) {

@@ -16,6 +16,9 @@ void write_file_atomically(const std::string& path, const std::string& content, 
 std::string write_new_private_file(const std::string& dir, const std::string& prefix, const std::string& suffix,
                                    const std::string& content);
 
+// fsync of the directory that holds `path`, so that a file created or renamed there stays.
+void fsync_directory_of(const std::string& path);
+
 // The whole file, or nullopt when it does not exist. Throws Error for any other failure.
 std::optional<std::string> read_file_if_exists(const std::string& path);
 

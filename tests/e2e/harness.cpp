@@ -1,5 +1,8 @@
 #include "harness.h"
 
+#include "state/codec.h"
+#include "state/file_store.h"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -285,7 +288,12 @@ std::string Sandbox::read(const std::string& name) const {
 
 bool Sandbox::exists(const std::string& name) const { return fs::exists(dir_ / name); }
 
-json Sandbox::state(const std::string& name) const { return json::parse(read(name)); }
+json Sandbox::state(const std::string& name) const {
+  // The document with its journal replayed, as dbform itself reads it.
+  auto state = dbform::FileStateStore((dir_ / name).string()).read();
+  if (!state) throw std::runtime_error("no state at " + name);
+  return json::parse(dbform::serialize_state(*state));
+}
 
 long long Sandbox::count(const std::string& route) const {
   json c = counts();

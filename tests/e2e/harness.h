@@ -114,6 +114,7 @@ class Sandbox {
   void write(const std::string& name, const std::string& text);
   std::string read(const std::string& name) const;
   bool exists(const std::string& name) const;
+  // The state file `name` with its journal replayed; throws when there is none (or it is mid-write).
   json state(const std::string& name = "dbform.state.json") const;
 
   json counts() const { return sim_->request_counts(); }
