@@ -2,12 +2,14 @@
 """Benchmark of `dbform plan` at scale.
 
 Generates manifests of PROJECTS x SERVICES services (default 100 x 100 = 10,000, plus one VPC per
-project) and a state file that records all of them as READY, then times `dbform validate` and
-`dbform plan` in three situations: nothing recorded (everything to create), everything recorded
-(no changes), and everything recorded but one setting changed in every project (conflicts).
-Reports the median wall time of RUNS runs and the peak resident memory of the child.
+project) and state files that record none, half or all of them as READY, then times `dbform
+validate`, `dbform plan` against each state, a plan with a conflict in every project, and a no-op
+`dbform apply` of everything recorded. Beside each, the floors measured in the same run: yaml-cpp
+alone loading the manifests and nlohmann alone parsing that state (bench/parse_floor.cpp), each in a
+process of its own. Reports the median wall time of RUNS runs, its ratio to the floors' sum, and
+the peak resident memory beside the floors' summed peaks.
 
-Usage: plan_bench.py --dbform BIN [--projects N] [--services N] [--runs N]
+Usage: plan_bench.py --dbform BIN --floor PARSE_FLOOR [--projects N] [--services N] [--runs N]
 """
 import argparse
 import json
@@ -33,14 +35,14 @@ def write_manifests(directory, projects, services, changed=False):
             f.write("\n".join(lines) + "\n")
 
 
-def write_state(path, projects, services):
+def write_state(path, projects, services, recorded_share=1.0):
     resources = []
     for p in range(projects):
         pid = f"proj-{p:03d}"
         resources.append({"address": f"{pid}/vpcs/main", "project_id": pid, "kind": "vpc", "name": "main",
                           "settings": {"cidr": f"10.{p % 256}.0.0/16", "region_code": "us-east-1"},
                           "id": f"vpc{p}", "create_pending": False, "status": ""})
-        for s in range(services):
+        for s in range(int(services * recorded_share)):
             sid = f"s{p:03d}{s:04d}x"
             resources.append({
                 "address": f"{pid}/services/svc-{s:04d}", "project_id": pid, "kind": "service",
@@ -60,12 +62,12 @@ def write_state(path, projects, services):
                    "serial": 1, "resources": resources}, f)
 
 
-def measure(cmd, runs):
+def measure(cmd, runs, env=None):
     """Median wall seconds and peak RSS (MiB) of the command, each run in a fresh process."""
     times, peak = [], 0
     for _ in range(runs):
         start = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
         _, status, usage = os.wait4(proc.pid, 0)  # this child's own rusage
         times.append(time.perf_counter() - start)
         code = os.waitstatus_to_exitcode(status)
@@ -78,6 +80,7 @@ def measure(cmd, runs):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--dbform", required=True)
+    ap.add_argument("--floor", required=True, help="the parse_floor program (bench/parse_floor.cpp)")
     ap.add_argument("--projects", type=int, default=100)
     ap.add_argument("--services", type=int, default=100)
     ap.add_argument("--runs", type=int, default=3)
@@ -86,23 +89,41 @@ def main():
     with tempfile.TemporaryDirectory(prefix="dbform-bench-") as tmp:
         manifests = os.path.join(tmp, "manifests")
         changed = os.path.join(tmp, "changed")
-        state = os.path.join(tmp, "state.json")
-        empty = os.path.join(tmp, "empty.json")
+        states = {"empty": os.path.join(tmp, "empty.json"), "half": os.path.join(tmp, "half.json"),
+                  "all": os.path.join(tmp, "all.json")}
         write_manifests(manifests, args.projects, args.services)
         write_manifests(changed, args.projects, args.services, changed=True)
-        write_state(state, args.projects, args.services)
-        size_mb = os.path.getsize(state) / 1e6
+        write_state(states["empty"], args.projects, args.services, 0.0)
+        write_state(states["half"], args.projects, args.services, 0.5)
+        write_state(states["all"], args.projects, args.services, 1.0)
+        files = sorted(os.path.join(manifests, f) for f in os.listdir(manifests))
+        yaml_floor = measure([args.floor, "yaml"] + files, args.runs)
+        json_floor = {k: measure([args.floor, "json", path], args.runs) for k, path in states.items()}
         print(f"dbform plan benchmark: {args.projects} projects, {total} services, {args.projects} VPCs; "
-              f"state {size_mb:.1f} MB; median of {args.runs} runs")
+              f"full state {os.path.getsize(states['all']) / 1e6:.1f} MB; median of {args.runs} runs")
+        print(f"  floors: yaml-cpp loading the manifests {yaml_floor[0] * 1000:.0f} ms / {yaml_floor[1]:.1f} MiB; "
+              + ", ".join(f"nlohmann parsing the {k} state {v[0] * 1000:.0f} ms / {v[1]:.1f} MiB"
+                          for k, v in json_floor.items()))
+        # A no-op apply calls nothing (no project has anything to create), so no API is needed.
+        env = dict(os.environ, DBFORM_API_URL="http://127.0.0.1:9/unused", DBFORM_API_KEY="unused")
         cases = [
-            ("validate", [args.dbform, "validate", "-f", manifests]),
-            ("plan, nothing recorded (all create)", [args.dbform, "plan", "-f", manifests, "--state", empty]),
-            ("plan, all recorded (no changes)", [args.dbform, "plan", "-f", manifests, "--state", state]),
-            ("plan, one conflict per project", [args.dbform, "plan", "-f", changed, "--state", state]),
+            ("validate", [args.dbform, "validate", "-f", manifests], None, None),
+            ("plan, nothing recorded (all create)", [args.dbform, "plan", "-f", manifests, "--state", states["empty"]],
+             "empty", None),
+            ("plan, half recorded", [args.dbform, "plan", "-f", manifests, "--state", states["half"]], "half", None),
+            ("plan, all recorded (no changes)", [args.dbform, "plan", "-f", manifests, "--state", states["all"]],
+             "all", None),
+            ("plan, one conflict per project", [args.dbform, "plan", "-f", changed, "--state", states["all"]], "all",
+             None),
+            ("apply, all recorded (no-op)", [args.dbform, "apply", "-f", manifests, "--state", states["all"],
+                                             "--auto-approve"], "all", env),
         ]
-        for name, cmd in cases:
-            wall, rss = measure(cmd, args.runs)
-            print(f"  {name:40s} {wall * 1000:8.0f} ms   peak RSS {rss:7.1f} MiB")
+        print(f"  {'':40s} {'wall':>8} {'x floors':>8} {'peak RSS':>10} {'floors RSS':>10}")
+        for name, cmd, state, run_env in cases:
+            wall, rss = measure(cmd, args.runs, run_env)
+            floor_time = yaml_floor[0] + (json_floor[state][0] if state else 0)
+            floor_rss = yaml_floor[1] + (json_floor[state][1] if state else 0)
+            print(f"  {name:40s} {wall * 1000:6.0f}ms {wall / floor_time:8.2f} {rss:8.1f}MiB {floor_rss:8.1f}MiB")
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ struct ApplyFlowOptions {
   bool auto_approve = false;
   int parallelism = 10;
   std::string wait_timeout = "30m";
-  std::string poll_interval = "10s";
+  std::string poll_interval;  // "" = the adaptive default of PollSchedule
   bool no_wait = false;
   bool no_refresh = false;  // plan from the state alone (the engine's name guard still runs)
   std::string settle_window = "30s";

@@ -63,8 +63,8 @@ ApplyOptions engine_options(const ApplyFlowOptions& opts) {
   ApplyOptions e;
   e.parallelism = opts.parallelism;
   e.wait_timeout = parse_duration_flag("--wait-timeout", opts.wait_timeout);
-  e.polls.max = parse_duration_flag("--poll-interval", opts.poll_interval);
-  e.polls.initial = std::min(e.polls.initial, e.polls.max);
+  if (!opts.poll_interval.empty())
+    e.polls.interval = e.polls.max = parse_duration_flag("--poll-interval", opts.poll_interval);
   e.wait = !opts.no_wait;
   e.settle_window = parse_duration_flag("--settle-window", opts.settle_window);
   e.stop = &g_stop;
@@ -184,7 +184,7 @@ void add_apply_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--json", opts->json, "one JSON object per line for each event on stdout, and nothing else");
   cmd->add_option("--parallelism", opts->parallelism, "API calls at once (default 10)");
   cmd->add_option("--wait-timeout", opts->wait_timeout, "how long each service may take to be READY (default 30m)");
-  cmd->add_option("--poll-interval", opts->poll_interval, "longest pause between status checks (default 10s)");
+  cmd->add_option("--poll-interval", opts->poll_interval, "pause between status checks (default: 1s for the first minute of a wait, then slowly up to 10s)");
   cmd->add_flag("--no-wait", opts->no_wait, "record the creates and return without waiting for READY");
   cmd->add_flag("--no-refresh", opts->no_refresh,
                 "plan from the state alone, without listing what exists (the names are still checked before creating)");

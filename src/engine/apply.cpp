@@ -37,7 +37,16 @@ struct Item {
   Phase phase = Phase::Pending;
   Clock::TimePoint watch_start{}, deadline{};
   int polls = 0;
+  int timer_generation = 0;  // a timer of an older generation was cancelled
+  bool timer_live = false;   // a timer of the current generation is queued
+  bool polling = false;      // a status check of it is in flight
+  bool get_next = false;     // the last list did not show it (lists lag): ask for it by id next
 };
+
+// Polls have their own workers, so that creates, however many, cannot hold them up; and where
+// several services of a project are waited for, one list answers for all of them.
+constexpr int kPollLane = 4;
+constexpr size_t kListAtLeast = 3;
 
 // One execution of a plan: owns the schedule and is the only writer of the state.
 class ApplyRun {
@@ -52,18 +61,20 @@ class ApplyRun {
       if (a.action == Action::Create || a.action == Action::Adopt) {
         to_create_.push_back(items_.size());
         if (a.kind == ResourceKind::Vpc) ++vpcs_unsettled_[a.project_id];
-      } else if (a.action == Action::Wait && options_.wait) {
-        timers_.push({start, items_.size()});
-      } else {
+      } else if (!(a.action == Action::Wait && options_.wait)) {
         continue;
       }
+      if (a.kind == ResourceKind::Service) services_of_project_[a.project_id].push_back(items_.size());
       items_.push_back({&a});
-      if (a.action == Action::Wait) start_watch(items_.back(), Phase::Watching, start);
+      if (a.action == Action::Wait) {
+        start_watch(items_.back(), Phase::Watching, start);
+        push_timer(items_.size() - 1, start);
+      }
       if (!keys_.count(a.project_id))  // before anything is sent, not as a crash half-way
         throw Error("no API key was resolved for project `" + a.project_id + "`");
     }
     guard_names(plan);
-    WorkQueue<Outcome> workers(options_.parallelism);
+    WorkQueue<Outcome> workers(options_.parallelism + kPollLane);
     bool stopped = false;
     for (;;) {
       if (stopping()) {
@@ -73,7 +84,7 @@ class ApplyRun {
       dispatch_creates(workers);
       dispatch_due_polls(workers);
       dispatch_passwords(workers);
-      if (workers.in_flight() == 0 && timers_.empty() && to_set_password_.empty()) break;
+      if (workers.in_flight() == 0 && live_timers_ == 0 && to_set_password_.empty()) break;
       wait_for_progress(workers);
     }
     // A stop: let what is in flight finish and record it, start nothing new.
@@ -96,18 +107,24 @@ class ApplyRun {
   // in the clock's time: when a slice passes with no result the clock is moved to its end (a real
   // clock is there already; a fake one catches up, so tests neither hang nor sleep).
   void wait_for_progress(WorkQueue<Outcome>& workers) {
+    drop_stale_timers();
     const auto now = clock_.now();
-    const auto until = timers_.empty() ? now + kStopCheck : std::min(timers_.top().first, now + kStopCheck);
+    const bool can_poll = polls_in_flight_ < kPollLane && !timers_.empty();
+    const auto until = can_poll ? std::min(timers_.top().at, now + kStopCheck) : now + kStopCheck;
     if (workers.in_flight() == 0) return clock_.sleep_until(until);
-    // Every worker busy, or no poll to make: only a result can change anything, so block on it
-    // (waiting with a zero timeout here would spin).
-    if (workers.in_flight() >= options_.parallelism || timers_.empty()) return apply_outcomes(workers.take(kForever));
+    // No poll can be made: only a result can change anything, so block on it (waiting with a zero
+    // timeout here would spin). Creates never wait on time: they go as soon as a worker is free.
+    if (!can_poll) return apply_outcomes(workers.take(kForever));
     auto outcomes = workers.take(std::optional<Clock::TimePoint::duration>(until - now));
     if (outcomes.empty()) clock_.sleep_until(until);
     apply_outcomes(std::move(outcomes));
   }
 
   void apply_outcomes(std::vector<Outcome> outcomes) {
+    for (const auto& outcome : outcomes) {
+      if (outcome.type == JobType::Poll || outcome.type == JobType::PollList) --polls_in_flight_;
+      else --creates_in_flight_;
+    }
     for (auto& outcome : outcomes) handle(outcome);
     save();
     flush_events();
@@ -153,7 +170,7 @@ class ApplyRun {
   void dispatch_creates(WorkQueue<Outcome>& workers) {
     std::vector<size_t> batch;
     for (auto it = to_create_.begin(); it != to_create_.end();) {
-      if (workers.in_flight() + static_cast<int>(batch.size()) >= options_.parallelism) break;
+      if (creates_in_flight_ + static_cast<int>(batch.size()) >= options_.parallelism) break;
       const PlannedAction& a = *items_[*it].action;
       if (a.kind == ResourceKind::Service && vpcs_unsettled_[a.project_id] > 0) {
         ++it;
@@ -180,6 +197,7 @@ class ApplyRun {
       const bool look_first = a.action == Action::Adopt;
       emit({EventKind::CreateSent, a.address, "", "", Duration(0),
             look_first ? "an earlier create's outcome is unknown: looking it up by name first" : ""});
+      ++creates_in_flight_;
       workers.submit([this, i, &a, look_first, key = key_of(a)] {
         Outcome out;
         try {
@@ -196,30 +214,74 @@ class ApplyRun {
     flush_events();
   }
 
+  // The due status checks: a list of the project when it answers for several services waited for
+  // there (every one of them rides along, due or not), a GET by id otherwise.
   void dispatch_due_polls(WorkQueue<Outcome>& workers) {
-    while (!timers_.empty() && timers_.top().first <= clock_.now() && workers.in_flight() < options_.parallelism) {
-      size_t i = timers_.top().second;
-      timers_.pop();
-      const PlannedAction& a = *items_[i].action;
-      std::string id = state_.find(a.address)->id;
-      workers.submit([this, i, &a, id, key = key_of(a)] {
-        Outcome out = poll_service(api_, a, id, key);
-        out.item = i;
-        return out;
-      });
+    drop_stale_timers();
+    while (polls_in_flight_ < kPollLane && !timers_.empty() && timers_.top().at <= clock_.now()) {
+      const size_t first = timers_.top().item;
+      cancel_timer(first);
+      const PlannedAction& a = *items_[first].action;
+      std::vector<size_t> round = {first};
+      if (!items_[first].get_next)
+        for (size_t j : services_of_project_[a.project_id]) {
+          const Item& other = items_[j];
+          if (j != first && other.phase == Phase::Watching && !other.polling && !other.get_next) round.push_back(j);
+        }
+      ++polls_in_flight_;
+      if (round.size() >= kListAtLeast) {
+        for (size_t j : round) {
+          cancel_timer(j);
+          items_[j].polling = true;
+        }
+        workers.submit([this, round, project = a.project_id, key = key_of(a)] {
+          Outcome out = poll_project(api_, project, key);
+          out.items = round;
+          return out;
+        });
+      } else {
+        items_[first].polling = true;
+        workers.submit([this, first, &a, id = state_.find(a.address)->id, key = key_of(a)] {
+          Outcome out = poll_service(api_, a, id, key);
+          out.item = first;
+          return out;
+        });
+      }
+      drop_stale_timers();
     }
+  }
+
+  void push_timer(size_t i, Clock::TimePoint at) {
+    Item& item = items_[i];
+    cancel_timer(i);
+    item.timer_live = true;
+    ++live_timers_;
+    timers_.push({at, i, item.timer_generation});
+  }
+
+  // Its queued timer, if any, no longer counts (it is dropped when it reaches the top).
+  void cancel_timer(size_t i) {
+    Item& item = items_[i];
+    ++item.timer_generation;
+    if (item.timer_live) --live_timers_;
+    item.timer_live = false;
+  }
+
+  void drop_stale_timers() {
+    while (!timers_.empty() && timers_.top().generation != items_[timers_.top().item].timer_generation) timers_.pop();
   }
 
   // New passwords for adopted services, each on disk (as pending) before its call is sent.
   void dispatch_passwords(WorkQueue<Outcome>& workers) {
-    if (to_set_password_.empty() || workers.in_flight() >= options_.parallelism) return;
+    if (to_set_password_.empty() || creates_in_flight_ >= options_.parallelism) return;
     save();
     if (!result_.save_error.empty()) return;
-    while (!to_set_password_.empty() && workers.in_flight() < options_.parallelism) {
+    while (!to_set_password_.empty() && creates_in_flight_ < options_.parallelism) {
       const size_t i = to_set_password_.front();
       to_set_password_.pop_front();
       const PlannedAction& a = *items_[i].action;
       const ResourceRecord& rec = *state_.find(a.address);
+      ++creates_in_flight_;
       workers.submit([this, i, &a, id = rec.id, password = rec.pending_password, key = key_of(a)] {
         Outcome out = set_password(api_, a, id, key, password);
         out.item = i;
@@ -255,6 +317,7 @@ class ApplyRun {
     switch (out.type) {
       case JobType::Create: return handle_create(item, out);
       case JobType::Poll: return handle_poll(out.item, out);
+      case JobType::PollList: return handle_poll_list(out);
       case JobType::Password: return handle_password(item, out);
     }
   }
@@ -320,18 +383,52 @@ class ApplyRun {
 
   void handle_poll(size_t i, const Outcome& out) {
     Item& item = items_[i];
+    item.polling = false;
+    item.get_next = false;  // asked by id: the next rounds may use the list again
     ResourceRecord& rec = *state_.find(item.action->address);
     ++item.polls;
     if (out.gone)
       return fail(item, "the service " + rec.id + " no longer exists (404). Run `dbform state rm " + rec.address +
                             "` to forget it and create it again");
-    if (!out.error.empty()) {
-      if (!out.transient) return fail(item, out.error);
-      spdlog::info("{}: watch request failed, will retry: {}", item.action->address, out.error);
-      return schedule_poll(i, rec);
+    if (!out.error.empty()) return poll_failed(i, out);
+    seen(i, *out.service);
+  }
+
+  void handle_poll_list(const Outcome& out) {
+    std::unordered_map<std::string, const Service*> by_id;
+    for (const auto& s : out.listed) by_id.emplace(s.service_id, &s);
+    for (size_t i : out.items) {
+      Item& item = items_[i];
+      item.polling = false;
+      ++item.polls;
+      if (!out.error.empty()) {
+        poll_failed(i, out);
+        continue;
+      }
+      const ResourceRecord& rec = *state_.find(item.action->address);
+      auto found = by_id.find(rec.id);
+      if (found == by_id.end()) {
+        item.get_next = true;  // not listed (yet: lists lag behind writes); a GET by id tells
+        schedule_poll(i, rec);
+        continue;
+      }
+      seen(i, *found->second);
     }
+  }
+
+  void poll_failed(size_t i, const Outcome& out) {
+    Item& item = items_[i];
+    if (!out.transient) return fail(item, out.error);
+    spdlog::info("{}: watch request failed, will retry: {}", item.action->address, out.error);
+    schedule_poll(i, *state_.find(item.action->address));
+  }
+
+  // What a status check saw of a service.
+  void seen(size_t i, const Service& service) {
+    Item& item = items_[i];
+    ResourceRecord& rec = *state_.find(item.action->address);
     const std::string before = rec.status, host = rec.endpoint_host, pooler = rec.pooler_host;
-    record_service(rec, *out.service, format_utc(clock_.wall_now()));
+    record_service(rec, service, format_utc(clock_.wall_now()));
     // A poll that saw nothing new costs no write; the end of the run writes the last answers.
     if (rec.status != before || rec.endpoint_host != host || rec.pooler_host != pooler) changed_.insert(rec.address);
     if (rec.status != before)
@@ -360,7 +457,7 @@ class ApplyRun {
                             (rec.status.empty() ? "unknown" : rec.status) +
                             "); run apply again to keep waiting, it will not be created again");
     item.phase = Phase::Watching;
-    timers_.push({std::min(now + options_.polls.after(item.polls), item.deadline), i});
+    push_timer(i, std::min(now + options_.polls.after(elapsed(item)), item.deadline));
   }
 
   void start_watch(Item& item, Phase phase, Clock::TimePoint at) {
@@ -435,8 +532,17 @@ class ApplyRun {
   std::deque<size_t> to_create_;
   std::deque<size_t> to_set_password_;  // READY services whose pending password is to be set
   std::unordered_map<std::string, int> vpcs_unsettled_;
-  using Timer = std::pair<Clock::TimePoint, size_t>;
+  struct Timer {
+    Clock::TimePoint at;
+    size_t item;
+    int generation;
+    bool operator>(const Timer& other) const { return at > other.at; }
+  };
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
+  int live_timers_ = 0;
+  int creates_in_flight_ = 0;  // creates and password changes, at most --parallelism
+  int polls_in_flight_ = 0;    // status checks, at most kPollLane
+  std::unordered_map<std::string, std::vector<size_t>> services_of_project_;
   std::set<std::string> changed_;  // addresses changed in memory since the last save
   std::vector<Event> unreported_;  // waiting for the save that records what they tell
   ApplyResult result_;

@@ -163,18 +163,38 @@ nlohmann::json observed_settings(const Vpc& v, const nlohmann::json& declared) {
   return seen;
 }
 
+namespace {
+
+// A read that failed: worth trying again when the network or the API may recover.
+void note_poll_failure(Outcome& out, const std::exception& e) {
+  out.error = e.what();
+  if (auto api_error = dynamic_cast<const ApiError*>(&e))
+    out.transient = api_error->status() == 0 || api_error->status() == 429 || api_error->status() >= 500;
+  else
+    out.transient = true;  // a 2xx that is not what was asked for: the API misbehaved; keep trying
+}
+
+}  // namespace
+
 Outcome poll_service(ApiClient& api, const PlannedAction& a, const std::string& service_id, const std::string& key) {
   Outcome out;
   out.type = JobType::Poll;
   try {
     out.service = api.get_service(key, a.project_id, service_id);
     out.gone = !out.service;
-  } catch (const ApiError& e) {
-    out.error = e.what();
-    out.transient = e.status() == 0 || e.status() == 429 || e.status() >= 500;
-  } catch (const std::exception& e) {  // a 2xx that is not a service: the API misbehaved; keep trying
-    out.error = e.what();
-    out.transient = true;
+  } catch (const std::exception& e) {
+    note_poll_failure(out, e);
+  }
+  return out;
+}
+
+Outcome poll_project(ApiClient& api, const std::string& project_id, const std::string& key) {
+  Outcome out;
+  out.type = JobType::PollList;
+  try {
+    out.listed = api.list_services(key, project_id);
+  } catch (const std::exception& e) {
+    note_poll_failure(out, e);
   }
   return out;
 }

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "api/client.h"
 #include "plan/model.h"
@@ -11,13 +12,15 @@
 
 namespace dbform {
 
-enum class JobType { Create, Poll, Password };
+enum class JobType { Create, Poll, PollList, Password };
 
 // What a worker learned from the API; applied to the state by the main thread.
 struct Outcome {
   size_t item = 0;
+  std::vector<size_t> items;      // PollList: the items the list answers for
   JobType type = JobType::Create;
   std::optional<Service> service;
+  std::vector<Service> listed;  // PollList: every service of the project
   std::optional<Vpc> vpc;
   bool adopted = false;          // found by name instead of created
   bool gone = false;             // poll: 404
@@ -53,6 +56,9 @@ nlohmann::json observed_settings(const Vpc& v, const nlohmann::json& declared);
 
 // GET of one service; failures are reported in the outcome, never thrown.
 Outcome poll_service(ApiClient& api, const PlannedAction& a, const std::string& service_id, const std::string& key);
+// One list of the project's services, answering for every item waited for there; failures are
+// reported in the outcome, never thrown.
+Outcome poll_project(ApiClient& api, const std::string& project_id, const std::string& key);
 
 // Sets `password` on the service; failures are reported in the outcome, never thrown.
 Outcome set_password(ApiClient& api, const PlannedAction& a, const std::string& service_id, const std::string& key,

@@ -12,10 +12,11 @@ StatusVerdict classify_status(const std::string& status) {
   return StatusVerdict::KeepWaiting;
 }
 
-Duration PollSchedule::after(int polls_done) const {
-  double d = static_cast<double>(initial.count());
-  for (int i = 0; i < polls_done && d < static_cast<double>(max.count()); ++i) d *= 1.5;
-  return std::min(max, Duration(static_cast<long long>(d)));
+Duration PollSchedule::after(Duration waited) const {
+  constexpr Duration kFirstMinute = std::chrono::minutes(1);
+  if (waited < kFirstMinute || interval >= max) return std::min(interval, max);
+  // One more second of pause for every 20 s of waiting beyond the first minute.
+  return std::min(max, interval + (waited - kFirstMinute) / 20);
 }
 
 }  // namespace dbform

@@ -13,11 +13,13 @@ enum class StatusVerdict { Ready, KeepWaiting, Failed };
 StatusVerdict classify_status(const std::string& status);
 
 struct PollSchedule {
-  Duration initial{1000};
+  // Every `interval` for the first minute of a wait, so that READY is seen within one interval;
+  // after that the pause grows slowly to at most `max`, so that a service that takes long costs few
+  // calls. A fixed --poll-interval sets both.
+  Duration interval{1000};
   Duration max{10'000};
-  // Grows by half each poll from `initial` up to `max`: quick feedback for fast services, little
-  // load for slow ones.
-  Duration after(int polls_done) const;
+  // The pause before the next status check of a resource waited for `waited` so far.
+  Duration after(Duration waited) const;
 };
 
 }  // namespace dbform

@@ -32,10 +32,12 @@ TEST_CASE("engine: status classification and poll schedule") {
   for (const char* s : {"QUEUED", "CONFIGURING", "UNSTABLE", "RESUMING", "UPGRADING", "OPTIMIZING", "", "NEW_ONE"})
     CHECK(classify_status(s) == StatusVerdict::KeepWaiting);
   PollSchedule p;
-  CHECK(p.after(0) == milliseconds(1000));
-  CHECK(p.after(1) == milliseconds(1500));
-  CHECK(p.after(2) == milliseconds(2250));
-  CHECK(p.after(50) == milliseconds(10'000));
+  CHECK(p.after(milliseconds(0)) == milliseconds(1000));  // READY is seen within a second...
+  CHECK(p.after(milliseconds(59'999)) == milliseconds(1000));
+  CHECK(p.after(milliseconds(80'000)) == milliseconds(2000));  // ...then the pause grows
+  CHECK(p.after(std::chrono::hours(1)) == milliseconds(10'000));
+  PollSchedule fixed{milliseconds(100), milliseconds(100)};  // --poll-interval 100ms
+  CHECK(fixed.after(std::chrono::hours(1)) == milliseconds(100));
 }
 
 TEST_CASE("engine: QUEUED -> CONFIGURING -> READY reports each change with its elapsed time") {
@@ -59,13 +61,13 @@ TEST_CASE("engine: QUEUED -> CONFIGURING -> READY reports each change with its e
                                                            EventKind::Ready});
   auto changes = h.events.of(EventKind::StatusChanged, addr);
   CHECK(changes[0].status == "CONFIGURING");
-  CHECK(changes[0].elapsed == milliseconds(1000));  // first poll after 1s
+  CHECK(changes[0].elapsed == milliseconds(1000));  // a poll every second in the first minute
   CHECK(changes[1].status == "READY");
-  CHECK(changes[1].elapsed == milliseconds(1000 + 1500 + 2250));
+  CHECK(changes[1].elapsed == milliseconds(3000));
   auto ready = h.events.of(EventKind::Ready, addr).at(0);
-  CHECK(ready.elapsed == milliseconds(4750));
+  CHECK(ready.elapsed == milliseconds(3000));
   CHECK(ready.message == "o.db.test:5432");
-  CHECK(h.clock.now() - start == milliseconds(4750));
+  CHECK(h.clock.now() - start == milliseconds(3000));
   CHECK(h.fake.count("GET", "/services/svc-1") == 3);
   // The state followed the statuses as they arrived.
   std::vector<std::string> statuses;
@@ -96,10 +98,14 @@ TEST_CASE("engine: DELETED, PAUSED and 404 fail that service only") {
   h.fake.set_handler([](const HttpRequest& r) {
     if (r.method == "POST") return created(r);
     const std::string path = path_of(r);
-    if (path.ends_with("svc-del")) return R::response(200, service_json("svc-del", "del", "DELETED"));
-    if (path.ends_with("svc-paused")) return R::response(200, service_json("svc-paused", "paused", "PAUSED"));
+    // Several are waited for: the project's list answers for them. `gone` is not in it, so it is
+    // asked for by id, and that says 404.
+    if (path.ends_with("/projects/p1/services"))
+      return R::response(200, "[" + service_json("svc-del", "del", "DELETED") + "," +
+                                  service_json("svc-paused", "paused", "PAUSED") + "," +
+                                  service_json("svc-fine", "fine", "READY") + "]");
     if (path.ends_with("svc-gone")) return R::response(404, R"({"code":"not_found"})");
-    return R::response(200, service_json("svc-fine", "fine", "READY"));
+    return R::response(500, R"({"message":"unexpected call"})");
   });
   ApplyResult result = h.apply();
   CHECK(result.ready == 1);
@@ -117,7 +123,10 @@ TEST_CASE("engine: DELETED, PAUSED and 404 fail that service only") {
   CHECK(h.events.of(EventKind::Ready, "p1/services/fine").size() == 1);
   // Each was created: its id stays recorded so it is never created twice.
   CHECK(h.store.last_record("p1/services/del")->id == "svc-del");
-  CHECK(h.fake.count("GET", "/services/svc-del") == 1);  // a failed service is not polled again
+  // One list answered for del, paused and fine; gone, absent from it, was asked for by id. A failed
+  // service is not polled again.
+  CHECK(h.fake.count("GET", "/projects/p1/services") == 1 + 1);  // the name guard's, and one round
+  CHECK(h.fake.count("GET", "/services/svc-gone") == 1);
 }
 
 TEST_CASE("engine: 5xx and connection errors during a watch are retried") {
@@ -154,8 +163,8 @@ TEST_CASE("engine: a service not READY within the wait timeout fails naming its 
   CHECK(waited >= std::chrono::minutes(1));
   CHECK(waited < std::chrono::seconds(61));
   const size_t polls = h.fake.count("GET", "/services/svc-slow");
-  CHECK(polls >= 6);
-  CHECK(polls <= 12);  // backing off to one poll per 10s
+  CHECK(polls >= 55);  // once a second in the first minute of a wait
+  CHECK(polls <= 61);
   CHECK(h.store.last_record("p1/services/slow")->id == "svc-slow");
 }
 
@@ -189,7 +198,7 @@ TEST_CASE("engine: a wait action polls a recorded service and never creates it")
 
 TEST_CASE("engine: polls go on while a slow create is in flight") {
   Harness h;
-  h.options.polls.initial = milliseconds(50);
+  h.options.polls.interval = milliseconds(50);
   h.service("p1", "fast");
   h.service("p1", "slow");
   std::mutex mu;
@@ -239,4 +248,76 @@ TEST_CASE("engine: the main loop does not spin while every worker is busy") {
   CHECK(result.ready == 2);
   CHECK(reads_during_create >= 0);
   CHECK(reads_during_create < 50);
+}
+
+TEST_CASE("engine: where several services of a project are waited for, one list a round answers for all") {
+  Harness h;
+  h.options.wait_timeout = std::chrono::minutes(1);
+  const int count = 40;
+  for (int i = 0; i < count; ++i) h.service("p1", "s" + std::to_string(i));
+  std::atomic<int> rounds{0};
+  h.fake.set_handler([&](const HttpRequest& r) {
+    if (r.method == "POST") return created(r);
+    if (!path_of(r).ends_with("/projects/p1/services")) return R::response(500, R"({"message":"a GET by id"})");
+    // The first round sees every one CONFIGURING, the second READY.
+    const std::string status = ++rounds == 1 ? "CONFIGURING" : "READY";
+    json list = json::array();
+    for (int i = 0; i < count; ++i)
+      list.push_back(json::parse(service_json("svc-s" + std::to_string(i), "s" + std::to_string(i), status)));
+    return R::response(200, list.dump());
+  });
+  ApplyResult result = h.apply();
+  CHECK(result.ready == count);
+  CHECK(result.failures.empty());
+  CHECK(h.fake.count("GET", "/projects/p1/services") <= 4);  // not one call per service and round
+  CHECK(h.fake.count("GET", "/services/svc-s0") == 0);
+}
+
+TEST_CASE("engine: a service the list does not show yet (lists lag) is asked for by id, then found") {
+  Harness h;
+  for (const char* n : {"a", "b", "late"}) h.service("p1", n);
+  int lists = 0;
+  h.fake.set_handler([&](const HttpRequest& r) {
+    if (r.method == "POST") return created(r);
+    const std::string path = path_of(r);
+    if (path.ends_with("/projects/p1/services")) {
+      ++lists;
+      return R::response(200, "[" + service_json("svc-a", "a", "READY") + "," + service_json("svc-b", "b", "READY") +
+                                  "]");
+    }
+    if (path.ends_with("/services/svc-late")) return R::response(200, service_json("svc-late", "late", "READY"));
+    return R::response(500, R"({"message":"unexpected call"})");
+  });
+  ApplyResult result = h.apply();
+  CHECK(result.ready == 3);
+  CHECK(result.failures.empty());
+  CHECK(lists == 1);
+  CHECK(h.fake.count("GET", "/services/svc-late") == 1);
+}
+
+TEST_CASE("engine: polls have their own lane: creates holding every create worker do not hold them up") {
+  Harness h;
+  h.options.parallelism = 1;
+  h.service("p1", "waiting");
+  h.service("p1", "slow");
+  h.recorded("p1", "waiting", "svc-waiting", "QUEUED");
+  std::mutex mu;
+  std::condition_variable cv;
+  bool polled = false, create_saw_poll = false;
+  h.fake.set_handler([&](const HttpRequest& r) {
+    if (r.method == "POST") {
+      std::unique_lock<std::mutex> lock(mu);
+      create_saw_poll = cv.wait_for(lock, std::chrono::seconds(5), [&] { return polled; });
+      return created(r, "READY");
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      polled = true;
+      cv.notify_all();
+    }
+    return R::response(200, service_json("svc-waiting", "waiting", "READY"));
+  });
+  ApplyResult result = h.apply();
+  CHECK(create_saw_poll);  // the only create worker was busy, and the poll went all the same
+  CHECK(result.ready == 2);
 }

@@ -1,0 +1,175 @@
+#!/usr/bin/python3
+"""Benchmark of `dbform apply` at scale, against `dbform sim`.
+
+For each count of services (default 500, 2,000 and 5,000, spread over PROJECTS projects) a fresh
+simulator provisions every service in T (QUEUED for T/2, CONFIGURING for T/2) and answers each call
+after LATENCY; `dbform apply` creates them all into an empty state and waits until every one is
+READY. Reported, as the median of RUNS runs:
+
+  wall, wall / T        against the target 1.3 T + 1 s (T plus the time the API takes the creates
+                        plus one poll interval is the physical limit)
+  calls by kind         from the simulator's request counts; reads per service
+  saves                 state writes (the final serial: each journal append or whole write is one)
+  state bytes           bytes the process wrote, from its I/O accounting (wchar), less what it
+                        printed: the state store's writes; and their ratio to the final state's size
+  cpu                   user + system time of dbform
+  peak RSS              of dbform
+
+Usage: apply_bench.py --dbform BIN [--counts 500,2000,5000] [--provision 5s] [--latency 0ms]
+                      [--projects 2] [--runs 3] [--parallelism 10]
+"""
+import argparse
+import json
+import os
+import signal
+import statistics
+import subprocess
+import tempfile
+import time
+import urllib.request
+
+KEY_PREFIX = "bench-key-"
+
+
+def seconds(text):
+    text = text.strip()
+    if text.endswith("ms"):
+        return float(text[:-2]) / 1000
+    if text.endswith("s"):
+        return float(text[:-1])
+    return float(text)
+
+
+def write_manifest(path, projects, count):
+    lines = ["version: 1", "projects:"]
+    for p in range(projects):
+        pid = f"proj-{p}"
+        lines += [f"  - id: {pid}", f"    api_key_env: BENCH_KEY_{p}", "    services:"]
+        for s in range(p, count, projects):
+            lines += [f"      - name: svc-{s:05d}", "        cpu_millis: 1000", "        memory_gbs: 4",
+                      "        region_code: us-east-1"]
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+class Simulator:
+    def __init__(self, dbform, tmp, projects, provision, latency):
+        self.port_file = os.path.join(tmp, "sim.port")
+        half = f"{int(provision * 500)}ms"
+        cmd = [dbform, "sim", "--listen", "127.0.0.1:0", "--port-file", self.port_file,
+               "--queued-delay", half, "--configuring-delay", half, "--latency", f"{int(latency * 1000)}ms"]
+        for p in range(projects):
+            cmd += ["--key", f"{KEY_PREFIX}{p}=proj-{p}"]
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.time() + 10
+        while not os.path.exists(self.port_file):
+            if time.time() > deadline or self.proc.poll() is not None:
+                raise SystemExit("dbform sim did not start")
+            time.sleep(0.02)
+        with open(self.port_file) as f:
+            self.port = int(f.read())
+
+    def url(self, path=""):
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def get(self, path):
+        with urllib.request.urlopen(self.url(path)) as r:
+            return json.load(r)
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait()
+
+
+def io_written():
+    """Bytes this process and its waited-for children wrote (the kernel adds a child's counters to its
+    parent's when the child is reaped)."""
+    with open("/proc/self/io") as f:
+        for line in f:
+            if line.startswith("wchar:"):
+                return int(line.split()[1])
+    return 0
+
+
+def one_run(args, count, provision, latency):
+    with tempfile.TemporaryDirectory(prefix="dbform-apply-bench-") as tmp:
+        sim = Simulator(args.dbform, tmp, args.projects, provision, latency)
+        try:
+            manifest = os.path.join(tmp, "bench.yaml")
+            state = os.path.join(tmp, "state.json")
+            write_manifest(manifest, args.projects, count)
+            env = dict(os.environ, DBFORM_API_URL=sim.url("/public/api/v1"))
+            for p in range(args.projects):
+                env[f"BENCH_KEY_{p}"] = f"{KEY_PREFIX}{p}"
+            cmd = [args.dbform, "apply", "-f", manifest, "--state", state, "--auto-approve", "--json",
+                   "--parallelism", str(args.parallelism)]
+            out_path, err_path = os.path.join(tmp, "out"), os.path.join(tmp, "err")
+            written_before = io_written()
+            start = time.perf_counter()
+            with open(out_path, "wb") as out, open(err_path, "wb") as err:
+                proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=err)
+                _, status, usage = os.wait4(proc.pid, 0)  # dbform's own rusage, the simulator's apart
+            wall = time.perf_counter() - start
+            if os.waitstatus_to_exitcode(status) != 0:
+                with open(err_path) as f:
+                    raise SystemExit(f"apply of {count} failed:\n{f.read()[-2000:]}")
+            # What it printed is not the state store's.
+            written = io_written() - written_before - os.path.getsize(out_path) - os.path.getsize(err_path)
+            calls = sim.get("/_sim/requests")
+            with open(state) as f:
+                final = json.load(f)
+            services = [r for r in final["resources"] if r["kind"] == "service" and r["status"] == "READY"]
+            if len(services) != count:
+                raise SystemExit(f"apply of {count}: only {len(services)} READY in the state")
+            return {
+                "wall": wall,
+                "calls": calls,
+                "saves": final["serial"],
+                "written": written,
+                "final": os.path.getsize(state),
+                "cpu": usage.ru_utime + usage.ru_stime,
+                "peak": usage.ru_maxrss / 1024.0,
+            }
+        finally:
+            sim.stop()
+
+
+def measure(args, count, provision, latency):
+    runs = [one_run(args, count, provision, latency) for _ in range(args.runs)]
+    med = lambda key: statistics.median(r[key] for r in runs)
+    calls = runs[len(runs) // 2]["calls"]
+    reads = sum(v for k, v in calls.items() if k.startswith("GET") and "auth" not in k)
+    return {"wall": med("wall"), "saves": med("saves"), "written": med("written"), "final": med("final"),
+            "cpu": med("cpu"), "peak": max(r["peak"] for r in runs), "calls": calls, "reads": reads}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dbform", required=True)
+    ap.add_argument("--counts", default="500,2000,5000")
+    ap.add_argument("--provision", default="5s", help="T: QUEUED for T/2, then CONFIGURING for T/2")
+    ap.add_argument("--latency", default="0ms", help="added to every API answer")
+    ap.add_argument("--projects", type=int, default=2)
+    ap.add_argument("--parallelism", type=int, default=10)
+    ap.add_argument("--runs", type=int, default=3)
+    args = ap.parse_args()
+    provision, latency = seconds(args.provision), seconds(args.latency)
+    print(f"dbform apply benchmark: T = {provision:g} s, API latency {latency * 1000:g} ms, {args.projects} projects, "
+          f"--parallelism {args.parallelism}; median of {args.runs} runs")
+    print(f"  {'services':>8} {'wall':>7} {'wall/T':>6} {'target':>7} {'creates':>7} {'reads':>6} {'reads/svc':>9} "
+          f"{'saves':>6} {'state bytes':>12} {'x final':>7} {'cpu':>6} {'peak RSS':>9}")
+    walls = {}
+    for count in (int(c) for c in args.counts.split(",")):
+        m = measure(args, count, provision, latency)
+        walls[count] = m["wall"]
+        creates = m["calls"].get("POST /projects/{project_id}/services", 0)
+        print(f"  {count:>8} {m['wall']:6.2f}s {m['wall'] / provision:6.2f} {1.3 * provision + 1:6.2f}s {creates:>7} "
+              f"{m['reads']:>6} {m['reads'] / count:9.3f} {m['saves']:>6.0f} {m['written'] / 1e6:10.2f}MB "
+              f"{m['written'] / m['final']:7.1f} {m['cpu']:5.2f}s {m['peak']:7.1f}MiB")
+        print(f"           calls: {json.dumps(m['calls'], sort_keys=True)}")
+    if 500 in walls and 2000 in walls:
+        print(f"  wall(2000) / wall(500) = {walls[2000] / walls[500]:.2f} (target <= 1.25)")
+
+
+if __name__ == "__main__":
+    main()
