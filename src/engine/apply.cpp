@@ -81,7 +81,11 @@ class ApplyRun {
         stopped = true;
         break;
       }
+      // The results of the last round are saved with the next batch's intents, in one write, before
+      // any of them is reported or any of those creates is sent.
       dispatch_creates(workers);
+      save();
+      flush_events();
       dispatch_due_polls(workers);
       dispatch_passwords(workers);
       if (workers.in_flight() == 0 && live_timers_ == 0 && to_set_password_.empty()) break;
@@ -89,6 +93,7 @@ class ApplyRun {
     }
     // A stop: let what is in flight finish and record it, start nothing new.
     while (workers.in_flight() > 0) apply_outcomes(workers.take(kForever));
+    save();
     result_.unsaved_changes = !changed_.empty();
     if (result_.save_error.empty()) compact();
     if (stopped || stopping()) finish_interrupted();
@@ -120,14 +125,13 @@ class ApplyRun {
     apply_outcomes(std::move(outcomes));
   }
 
+  // Records what the workers learned, in memory: the loop saves it (see execute).
   void apply_outcomes(std::vector<Outcome> outcomes) {
     for (const auto& outcome : outcomes) {
       if (outcome.type == JobType::Poll || outcome.type == JobType::PollList) --polls_in_flight_;
       else --creates_in_flight_;
     }
     for (auto& outcome : outcomes) handle(outcome);
-    save();
-    flush_events();
   }
 
   // The name guard: a planned create whose name exists unrecorded in the API is not sent.

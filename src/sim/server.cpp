@@ -99,6 +99,9 @@ void SimServer::Impl::install_routes() {
 }
 
 SimServer::SimServer(Simulator& sim) : impl_(std::make_unique<Impl>(sim)) {
+  // spdlog creates its registry on first use; let that be here, before any worker thread logs a
+  // request, rather than racing between two of them.
+  spdlog::default_logger_raw();
   impl_->server.new_task_queue = [] { return new httplib::ThreadPool(kWorkerThreads); };
   impl_->server.set_keep_alive_max_count(1000);
   // stop() waits for every open connection's keep-alive wait to run out (httplib does not cut

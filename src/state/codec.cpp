@@ -165,4 +165,42 @@ std::string serialize_state(const State& state) {
   return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
+std::string journal_entry(const State& state, const std::vector<std::string>& changed) {
+  json upsert = json::array(), remove = json::array();
+  for (const auto& address : changed) {
+    if (const ResourceRecord* r = state.find(address)) upsert.push_back(record_to_json(*r));
+    else remove.push_back(address);
+  }
+  json entry = {{"lineage", state.lineage}, {"serial", state.serial + 1}, {"upsert", std::move(upsert)},
+                {"remove", std::move(remove)}};
+  return entry.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+// {"lineage", "serial", "upsert": [records], "remove": [addresses]}. Entries the state already holds
+// (a crash between a compaction and the journal's removal) are skipped.
+void apply_journal_entry(State& state, const std::string& line, const std::string& where) {
+  // The parser's message is left out: it would quote the line, which may hold a password.
+  json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
+  auto fail = [&](const std::string& what) {
+    return StateError(where + ": " + what + "; the state was left untouched. Restore it from a backup (a state " +
+                      "file's .backup, or the output of `dbform state pull`)");
+  };
+  if (!j.is_object() || !j.contains("serial") || !j["serial"].is_number_integer() || !j.contains("lineage") ||
+      !j["lineage"].is_string())
+    throw fail("not a journal entry");
+  if (j["lineage"] != state.lineage) throw fail("the journal belongs to another state (lineage " +
+                                                j["lineage"].get<std::string>() + ")");
+  const long long serial = j["serial"].get<long long>();
+  if (serial <= state.serial) return;
+  if (serial != state.serial + 1)
+    throw fail("serial " + std::to_string(serial) + " does not follow " + std::to_string(state.serial));
+  size_t index = 0;
+  for (const auto& record : j.value("upsert", json::array())) state.upsert(record_from_json(record, where, index++));
+  for (const auto& address : j.value("remove", json::array())) {
+    if (!address.is_string()) throw fail("a removed address is not a string");
+    state.remove(address.get<std::string>());
+  }
+  state.serial = serial;
+}
+
 }  // namespace dbform

@@ -1,5 +1,6 @@
 #pragma once
 #include <string>
+#include <vector>
 
 #include "state/model.h"
 #include "util/error.h"
@@ -18,6 +19,15 @@ State parse_state(const std::string& text, const std::string& source);
 std::string serialize_state(const State& state);
 
 nlohmann::json record_to_json(const ResourceRecord& r);
+
+// A journal entry (one line of JSON, no newline): the records at the `changed` addresses as they
+// are in `state` (an address not in it was removed), making serial + 1. What a store appends
+// instead of the whole document.
+std::string journal_entry(const State& state, const std::vector<std::string>& changed);
+// Applies one entry read back from `where` ("FILE line N"): entries the state already holds (its
+// serial or older) are skipped; anything but the next serial, another lineage or a damaged entry
+// is a StateError that quotes none of the entry (it may hold a password).
+void apply_journal_entry(State& state, const std::string& entry, const std::string& where);
 ResourceRecord record_from_json(const nlohmann::json& j, const std::string& source, size_t index);
 
 }  // namespace dbform

@@ -62,35 +62,6 @@ namespace {
 // A journal no larger than this is never folded in before the end of the run.
 constexpr size_t kMinJournalBeforeCompaction = 256 * 1024;
 
-// One journal line onto `state`: {"lineage", "serial", "upsert": [records], "remove": [addresses]}.
-// Lines the document already holds (a crash between a compaction and the journal's removal) are
-// skipped; anything else but the next serial is refused.
-void replay_line(State& state, const std::string& line, const std::string& source, size_t line_no) {
-  const std::string where = source + " line " + std::to_string(line_no);
-  // The parser's message is left out: it would quote the line, which may hold a password.
-  nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-  auto fail = [&](const std::string& what) {
-    return StateError(where + ": " + what + "; the state was left untouched. Restore the state from its .backup, " +
-                      "or remove the journal to go back to the last compacted state");
-  };
-  if (!j.is_object() || !j.contains("serial") || !j["serial"].is_number_integer() || !j.contains("lineage") ||
-      !j["lineage"].is_string())
-    throw fail("not a journal entry");
-  if (j["lineage"] != state.lineage) throw fail("the journal belongs to another state (lineage " +
-                                                j["lineage"].get<std::string>() + ")");
-  const long long serial = j["serial"].get<long long>();
-  if (serial <= state.serial) return;
-  if (serial != state.serial + 1)
-    throw fail("serial " + std::to_string(serial) + " does not follow " + std::to_string(state.serial));
-  size_t index = 0;
-  for (const auto& record : j.value("upsert", nlohmann::json::array())) state.upsert(record_from_json(record, where, index++));
-  for (const auto& address : j.value("remove", nlohmann::json::array())) {
-    if (!address.is_string()) throw fail("a removed address is not a string");
-    state.remove(address.get<std::string>());
-  }
-  state.serial = serial;
-}
-
 size_t file_size(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 ? static_cast<size_t>(st.st_size) : 0;
@@ -113,7 +84,8 @@ std::optional<State> FileStateStore::read_current() {
   if (auto journal = read_file_if_exists(journal_path_)) {
     size_t line_no = 0;
     for (size_t end; (end = journal->find('\n', acknowledged)) != std::string::npos; acknowledged = end + 1)
-      replay_line(state, journal->substr(acknowledged, end - acknowledged), journal_path_, ++line_no);
+      apply_journal_entry(state, journal->substr(acknowledged, end - acknowledged),
+                          journal_path_ + " line " + std::to_string(++line_no));
     // Bytes after the last newline are an append a crash cut short: never acknowledged, so nothing
     // was sent on the strength of it. The next append writes over them.
   }
@@ -158,14 +130,7 @@ void FileStateStore::write(State& state) {
 void FileStateStore::write_changes(State& state, const std::vector<std::string>& changed) {
   if (file_identity(path_) == "absent") return write(state);  // a journal needs a document to start from
   check_unchanged(state);
-  nlohmann::json upsert = nlohmann::json::array(), remove = nlohmann::json::array();
-  for (const auto& address : changed) {
-    if (const ResourceRecord* r = state.find(address)) upsert.push_back(record_to_json(*r));
-    else remove.push_back(address);
-  }
-  nlohmann::json entry = {{"lineage", state.lineage}, {"serial", state.serial + 1}, {"upsert", std::move(upsert)},
-                          {"remove", std::move(remove)}};
-  append_to_journal(entry.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  append_to_journal(journal_entry(state, changed) + "\n");
   ++state.serial;
   seen_->serial = state.serial;
   if (seen_->journal_bytes > std::max(seen_->document_bytes, kMinJournalBeforeCompaction)) write(state);

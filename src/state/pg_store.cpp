@@ -15,6 +15,9 @@ namespace dbform {
 
 namespace {
 
+// A journal no larger than this is never folded in before the end of the run.
+constexpr size_t kMinJournalBeforeCompaction = 256 * 1024;
+
 // Both tables in one implicit transaction (a multi-statement query without BEGIN). The
 // transaction-scoped advisory lock serialises clients creating them at the same moment: two
 // concurrent CREATE TABLE IF NOT EXISTS can both pass the existence check and one then fails on a
@@ -27,6 +30,12 @@ CREATE TABLE IF NOT EXISTS dbform_states (
   serial     bigint NOT NULL,
   document   text NOT NULL,
   updated_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE IF NOT EXISTS dbform_journal (
+  workspace text NOT NULL,
+  serial    bigint NOT NULL,
+  entry     text NOT NULL,
+  PRIMARY KEY (workspace, serial)
 );
 CREATE TABLE IF NOT EXISTS dbform_locks (
   workspace   text PRIMARY KEY,
@@ -219,30 +228,63 @@ PgStateStore::PgStateStore(const std::string& url, std::string workspace, Clock*
 
 void PgStateStore::ensure_tables() {
   // Checked first so that a role allowed to use but not to create the tables (plan in a PR job) works.
-  auto r = conn_.exec("SELECT to_regclass('dbform_states') IS NOT NULL AND to_regclass('dbform_locks') IS NOT NULL");
+  auto r = conn_.exec(
+      "SELECT to_regclass('dbform_states') IS NOT NULL AND to_regclass('dbform_journal') IS NOT NULL AND "
+      "to_regclass('dbform_locks') IS NOT NULL");
   if (r.rows.at(0).at(0) == "t") return;
   try {
     conn_.exec_script(kCreateTables);
   } catch (const Error& e) {
     throw Error(std::string(e.what()) +
-                ". dbform creates its tables dbform_states and dbform_locks on first use: grant this user CREATE on "
+                ". dbform creates its tables dbform_states, dbform_journal and dbform_locks on first use: grant this user CREATE on "
                 "the schema once, or have the owner create them (see the README, \"Team state on PostgreSQL\")");
   }
 }
 
 std::optional<State> PgStateStore::read() {
   std::lock_guard<std::mutex> guard(mu_);
-  auto r = conn_.exec("SELECT lineage, serial, document FROM dbform_states WHERE workspace = $1", {workspace_});
-  if (r.rows.empty()) return std::nullopt;
-  const auto& row = r.rows.front();
-  State state = parse_state(row[2].value_or(""), describe_);
-  if (state.lineage != row[0].value_or("") || std::to_string(state.serial) != row[1].value_or(""))
-    throw StateError(describe_ + ": the document (lineage " + state.lineage + " serial " +
-                     std::to_string(state.serial) + ") does not match its row (lineage " + row[0].value_or("") +
-                     " serial " + row[1].value_or("") +
-                     "): it was edited by hand. Nothing was changed. Fix the row, or delete it (DELETE FROM "
-                     "dbform_states WHERE workspace = '" + workspace_ + "') and `dbform state push` a good copy");
-  return state;
+  // The row and its journal as of one moment, whoever writes meanwhile.
+  conn_.exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+  try {
+    auto r = conn_.exec("SELECT lineage, serial, document FROM dbform_states WHERE workspace = $1", {workspace_});
+    if (r.rows.empty()) {
+      conn_.exec("COMMIT");
+      return std::nullopt;
+    }
+    const auto& row = r.rows.front();
+    const std::string lineage = row[0].value_or(""), serial = row[1].value_or("");
+    State state = parse_state(row[2].value_or(""), describe_);
+    auto hand_edited = [&] {
+      return StateError(describe_ + ": the document (lineage " + state.lineage + " serial " +
+                        std::to_string(state.serial) + ", with its journal) does not match its row (lineage " + lineage +
+                        " serial " + serial + "): it was edited by hand. Nothing was changed. Fix the row, or delete "
+                        "it (DELETE FROM dbform_states WHERE workspace = '" + workspace_ + "') and `dbform state push` "
+                        "a good copy");
+    };
+    const long long row_serial = std::stoll(serial);
+    if (state.lineage != lineage || state.serial > row_serial) throw hand_edited();
+    document_bytes_ = row[2].value_or("").size();
+    journal_bytes_ = 0;
+    if (state.serial != row_serial) {
+      auto entries = conn_.exec(
+          "SELECT serial, entry FROM dbform_journal WHERE workspace = $1 AND serial > $2 AND serial <= $3 "
+          "ORDER BY serial",
+          {workspace_, std::to_string(state.serial), serial});
+      for (const auto& entry : entries.rows) {
+        apply_journal_entry(state, entry[1].value_or(""), describe_ + " journal serial " + entry[0].value_or(""));
+        journal_bytes_ += entry[1].value_or("").size();
+      }
+      if (state.serial != row_serial) throw hand_edited();
+    }
+    conn_.exec("COMMIT");
+    return state;
+  } catch (...) {
+    try {
+      conn_.exec("ROLLBACK");
+    } catch (const Error&) {
+    }
+    throw;
+  }
 }
 
 void PgStateStore::write(State& state) {
@@ -252,20 +294,54 @@ void PgStateStore::write(State& state) {
   ++state.serial;  // the document carries the serial it is stored with
   const std::string document = serialize_state(state);
   --state.serial;
-  // Compare-and-swap: only the row this state was read from is replaced, in one committed statement.
+  // Compare-and-swap: only the row this state was read from is replaced, in one committed
+  // statement, which also drops the journal the new document holds.
   auto updated = conn_.exec(
-      "UPDATE dbform_states SET serial = $4, document = $5, updated_at = now() "
-      "WHERE workspace = $1 AND lineage = $2 AND serial = $3",
+      "WITH up AS (UPDATE dbform_states SET serial = $4, document = $5, updated_at = now() "
+      "            WHERE workspace = $1 AND lineage = $2 AND serial = $3 RETURNING workspace), "
+      "     folded AS (DELETE FROM dbform_journal WHERE workspace IN (SELECT workspace FROM up)) "
+      "SELECT count(*) FROM up",
       {workspace_, state.lineage, expected, next, document});
-  if (updated.affected == 0) {
-    // No row of that lineage and serial: either the workspace is new, or someone else wrote.
+  if (updated.rows.at(0).at(0) != "1") {
+    // No row of that lineage and serial: either the workspace is new, or someone else wrote. A new
+    // workspace starts without journal (one left by a row deleted by hand goes with it).
     auto inserted = conn_.exec(
-        "INSERT INTO dbform_states (workspace, lineage, serial, document) VALUES ($1, $2, $3, $4) "
-        "ON CONFLICT (workspace) DO NOTHING",
+        "WITH ins AS (INSERT INTO dbform_states (workspace, lineage, serial, document) VALUES ($1, $2, $3, $4) "
+        "             ON CONFLICT (workspace) DO NOTHING RETURNING workspace), "
+        "     stale AS (DELETE FROM dbform_journal WHERE workspace IN (SELECT workspace FROM ins)) "
+        "SELECT count(*) FROM ins",
         {workspace_, state.lineage, next, document});
-    if (inserted.affected == 0) refuse_write(state);
+    if (inserted.rows.at(0).at(0) != "1") refuse_write(state);
   }
   ++state.serial;
+  document_bytes_ = document.size();
+  journal_bytes_ = 0;
+}
+
+void PgStateStore::write_changes(State& state, const std::vector<std::string>& changed) {
+  {
+    std::lock_guard<std::mutex> guard(mu_);
+    const std::string next = std::to_string(state.serial + 1);
+    const std::string entry = journal_entry(state, changed);
+    // One committed statement: the row's serial moves on only with its journal entry.
+    auto appended = conn_.exec(
+        "WITH up AS (UPDATE dbform_states SET serial = $4, updated_at = now() "
+        "            WHERE workspace = $1 AND lineage = $2 AND serial = $3 RETURNING workspace) "
+        "INSERT INTO dbform_journal (workspace, serial, entry) SELECT workspace, $4, $5 FROM up",
+        {workspace_, state.lineage, std::to_string(state.serial), next, entry});
+    if (appended.affected == 1) {
+      ++state.serial;
+      journal_bytes_ += entry.size();
+      if (journal_bytes_ <= std::max(document_bytes_, kMinJournalBeforeCompaction)) return;
+    }
+  }
+  // A new workspace (no row to append to), a lost race (refused there), or a journal grown larger
+  // than its document: a whole write.
+  write(state);
+}
+
+void PgStateStore::compact(State& state) {
+  if (journal_bytes_ > 0) write(state);
 }
 
 void PgStateStore::refuse_write(const State& state) {

@@ -56,7 +56,10 @@ class PgConnection {
 
 // A state per workspace in the table dbform_states (workspace, lineage, serial, document,
 // updated_at); tables are created on first use. Writes are compare-and-swap on serial and lineage,
-// each its own committed transaction. The lock is a session-level advisory lock on this store's
+// each its own committed transaction. Changes are rows of dbform_journal (workspace, serial, entry)
+// appended with the row's serial, so a write costs what changed; reading replays them onto the
+// document, and a whole write (at the end of an apply, or when the journal outgrows the document)
+// folds them in. The lock is a session-level advisory lock on this store's
 // connection (the server drops it when the process or the connection dies); while held, the
 // holder's pid, host, operation and start time are in dbform_locks for refused runs to print.
 class PgStateStore : public StateStore {
@@ -65,6 +68,8 @@ class PgStateStore : public StateStore {
   PgStateStore(const std::string& url, std::string workspace, Clock* clock = nullptr);
   std::optional<State> read() override;
   void write(State& state) override;
+  void write_changes(State& state, const std::vector<std::string>& changed) override;
+  void compact(State& state) override;
   std::unique_ptr<StateLock> lock(const std::string& operation, Duration timeout) override;
   std::string describe() const override { return describe_; }
   std::string command_line_args() const override;
@@ -85,6 +90,8 @@ class PgStateStore : public StateStore {
   SystemClock system_clock_;
   Clock& clock_;
   long long lock_key_;
+  size_t document_bytes_ = 0;  // the stored document's size, and the journal's since it was written
+  size_t journal_bytes_ = 0;
 };
 
 }  // namespace dbform

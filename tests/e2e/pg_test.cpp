@@ -5,6 +5,8 @@
 
 #include "../pg/test_server.h"
 #include "common.h"
+#include "state/codec.h"
+#include "state/pg_store.h"
 
 using namespace e2e;
 
@@ -39,9 +41,16 @@ struct Checkout {
 };
 
 // The workspace's state document as stored, or null JSON when there is none.
+// The workspace's state as dbform reads it (its journal replayed); null while there is none, the
+// tables included (a run that has only just started).
 json stored_state(const std::string& workspace) {
-  std::string doc = pgtest::query_value("SELECT document FROM dbform_states WHERE workspace = $1", {workspace});
-  return doc.empty() ? json(nullptr) : json::parse(doc);
+  std::optional<dbform::State> state;
+  try {
+    state = dbform::PgStateStore(pgtest::server_url(), workspace).read();
+  } catch (const dbform::Error&) {
+    return nullptr;
+  }
+  return state ? json::parse(dbform::serialize_state(*state)) : json(nullptr);
 }
 
 bool has_id(const json& state, const std::string& address) {
@@ -70,15 +79,8 @@ TEST_CASE("e2e: pg: a second apply from another checkout is refused at once nami
 
   auto first = alice.start({"apply", "--auto-approve", "--poll-interval", "100ms", "--wait-timeout", "10m"});
   // Each step is its own committed write: the create is in the database while the run still waits.
-  bool recorded = eventually(
-      [&] {
-        try {
-          return has_id(stored_state(ws), service_address("orders"));
-        } catch (const std::exception&) {  // the run has not created its tables yet
-          return false;
-        }
-      },
-      std::chrono::seconds(30));
+  bool recorded = eventually([&] { return has_id(stored_state(ws), service_address("orders")); },
+                             std::chrono::seconds(30));
   INFO("first run so far:\n" << first->stdout_so_far() << first->stderr_so_far());
   REQUIRE(recorded);
 
