@@ -18,7 +18,8 @@ namespace dbform {
 
 namespace {
 
-enum class Phase { Pending, Creating, Watching, Done, Failed };
+// SettingPassword: READY, its new password on the way; never polled meanwhile.
+enum class Phase { Pending, Creating, Watching, SettingPassword, Done, Failed };
 
 // Hands an event to a renderer, which can never throw into the engine: its output is lost (a closed
 // pipe, a full disk), the run goes on recording. False when the renderer failed.
@@ -444,8 +445,9 @@ class ApplyRun {
     Item& item = items_[i];
     switch (classify_status(rec.status)) {
       case StatusVerdict::Ready:
-        if (!rec.pending_password.empty()) return to_set_password_.push_back(i);
-        return ready(item, rec);
+        if (rec.pending_password.empty()) return ready(item, rec);
+        item.phase = Phase::SettingPassword;
+        return to_set_password_.push_back(i);
       case StatusVerdict::Failed:
         return fail(item, "status " + rec.status + ": it will not become READY. After fixing it in the console, " +
                               "run `dbform state rm " + rec.address + "` to create it again");

@@ -590,3 +590,47 @@ TEST_CASE("engine: a new password the API did not confirm stays pending, and the
     CHECK(make_plan(h.manifest, h.state).actions.at(0).action == Action::NoOp);
   }
 }
+
+TEST_CASE("engine: a service whose new password is on the way is not polled, so it is set once") {
+  Harness h;
+  const std::vector<std::string> names = {"adopted", "slow1", "slow2", "slow3"};
+  for (const auto& n : names) h.service("p1", n);
+  std::mutex mu;
+  std::condition_variable cv;
+  int checks = 0;  // status checks: lists and GETs by id
+  auto status_of = [&](const std::string& name) {
+    if (name == "adopted") return checks == 1 ? "QUEUED" : "READY";  // the lookup after the lost answer finds it QUEUED
+    return checks < 8 ? "CONFIGURING" : "READY";
+  };
+  h.fake.set_handler([&](const HttpRequest& r) {
+    const std::string path = path_of(r);
+    if (r.method == "POST" && path.ends_with("/updatePassword")) {
+      // Slow to answer: list rounds go on meanwhile, for the three services still CONFIGURING.
+      std::unique_lock<std::mutex> lock(mu);
+      const int seen = checks;
+      cv.wait_for(lock, std::chrono::seconds(5), [&] { return checks >= seen + 2; });
+      return R::response(204);
+    }
+    if (r.method == "POST") {
+      const std::string name = json::parse(r.body).at("name");
+      if (name == "adopted") return R::response(500);  // performed, its answer lost
+      return R::response(202, service_json("svc-" + name, name, "QUEUED"));
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    ++checks;
+    cv.notify_all();
+    if (!path.ends_with("/projects/p1/services")) {
+      const std::string name = path.substr(path.rfind("/svc-") + 5);
+      return R::response(200, service_json("svc-" + name, name, status_of(name)));
+    }
+    json list = json::array();
+    for (const auto& n : names) list.push_back(json::parse(service_json("svc-" + n, n, status_of(n))));
+    return R::response(200, list.dump());
+  });
+  ApplyResult result = h.apply();
+  INFO((result.failures.empty() ? std::string() : result.failures[0]));
+  CHECK(result.failures.empty());
+  CHECK(result.ready == 4);
+  CHECK(h.fake.count("POST", "/services/svc-adopted/updatePassword") == 1);
+  CHECK(h.state.find("p1/services/adopted")->initial_password.size() >= 32);
+}

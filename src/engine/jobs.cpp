@@ -203,6 +203,10 @@ Outcome set_password(ApiClient& api, const PlannedAction& a, const std::string& 
                      const std::string& password) {
   Outcome out;
   out.type = JobType::Password;
+  if (password.empty()) {  // never: the engine sends only a recorded pending password
+    out.error = "no new password was recorded";
+    return out;
+  }
   try {
     api.update_password(key, a.project_id, service_id, password);
   } catch (const std::exception& e) {
