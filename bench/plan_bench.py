@@ -13,6 +13,7 @@ Usage: plan_bench.py --dbform BIN --floor PARSE_FLOOR [--projects N] [--services
 """
 import argparse
 import json
+import multiprocessing
 import os
 import statistics
 import subprocess
@@ -62,6 +63,14 @@ def write_state(path, projects, services, recorded_share=1.0):
                    "serial": 1, "resources": resources}, f)
 
 
+def generate(manifests, changed, states, args):
+    write_manifests(manifests, args.projects, args.services)
+    write_manifests(changed, args.projects, args.services, changed=True)
+    write_state(states["empty"], args.projects, args.services, 0.0)
+    write_state(states["half"], args.projects, args.services, 0.5)
+    write_state(states["all"], args.projects, args.services, 1.0)
+
+
 def measure(cmd, runs, env=None):
     """Median wall seconds and peak RSS (MiB) of the command, each run in a fresh process."""
     times, peak = [], 0
@@ -91,11 +100,11 @@ def main():
         changed = os.path.join(tmp, "changed")
         states = {"empty": os.path.join(tmp, "empty.json"), "half": os.path.join(tmp, "half.json"),
                   "all": os.path.join(tmp, "all.json")}
-        write_manifests(manifests, args.projects, args.services)
-        write_manifests(changed, args.projects, args.services, changed=True)
-        write_state(states["empty"], args.projects, args.services, 0.0)
-        write_state(states["half"], args.projects, args.services, 0.5)
-        write_state(states["all"], args.projects, args.services, 1.0)
+        # Generated in a process of its own: a child's peak RSS starts from what its parent held
+        # when it was forked, so this process stays small.
+        generator = multiprocessing.Process(target=generate, args=(manifests, changed, states, args))
+        generator.start()
+        generator.join()
         files = sorted(os.path.join(manifests, f) for f in os.listdir(manifests))
         yaml_floor = measure([args.floor, "yaml"] + files, args.runs)
         json_floor = {k: measure([args.floor, "json", path], args.runs) for k, path in states.items()}
