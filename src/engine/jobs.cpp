@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "engine/namesakes.h"
+#include "util/duration.h"
 #include "util/text.h"
 
 namespace dbform {
@@ -70,7 +71,7 @@ std::optional<std::vector<std::string>> settle_lookup(const CreateContext& ctx, 
     std::vector<std::string> ids = find_by_name(ctx.api, a, key, out);
     if (!ids.empty() || step == kSettleSteps || ctx.settle_window.count() == 0) return ids;
     const Duration next = ctx.settle_window / (1 << (kSettleSteps - 1 - step));
-    spdlog::info("{}: not listed yet; looking again {} after the unknown outcome", a.address, next.count());
+    spdlog::info("{}: not listed yet; looking again {} after the unknown outcome", a.address, format_duration(next));
     if (!ctx.clock.sleep_until_unless(start + next, ctx.stop)) return std::nullopt;
   }
 }
