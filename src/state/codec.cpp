@@ -1,5 +1,7 @@
 #include "state/codec.h"
 
+#include <algorithm>
+
 #include <unordered_set>
 
 namespace dbform {
@@ -201,6 +203,11 @@ void apply_journal_entry(State& state, const std::string& line, const std::strin
     state.remove(address.get<std::string>());
   }
   state.serial = serial;
+}
+
+bool journal_outgrew(size_t journal_bytes, size_t document_bytes) {
+  constexpr size_t kSmallest = 256 * 1024;
+  return journal_bytes > std::max(document_bytes, kSmallest);
 }
 
 }  // namespace dbform

@@ -28,6 +28,10 @@ std::string journal_entry(const State& state, const std::vector<std::string>& ch
 // serial or older) are skipped; anything but the next serial, another lineage or a damaged entry
 // is a StateError that quotes none of the entry (it may hold a password).
 void apply_journal_entry(State& state, const std::string& entry, const std::string& where);
+// Whether a journal of `journal_bytes` is to be folded into its document of `document_bytes` now:
+// once it is larger than the document (and than 256 KiB, so a small state is not rewritten at
+// every few steps). The one rule of both stores that keep a journal.
+bool journal_outgrew(size_t journal_bytes, size_t document_bytes);
 ResourceRecord record_from_json(const nlohmann::json& j, const std::string& source, size_t index);
 
 }  // namespace dbform

@@ -59,9 +59,6 @@ FileStateStore::FileStateStore(std::string path) : path_(std::move(path)), journ
 
 namespace {
 
-// A journal no larger than this is never folded in before the end of the run.
-constexpr size_t kMinJournalBeforeCompaction = 256 * 1024;
-
 size_t file_size(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 ? static_cast<size_t>(st.st_size) : 0;
@@ -133,7 +130,7 @@ void FileStateStore::write_changes(State& state, const std::vector<std::string>&
   append_to_journal(journal_entry(state, changed) + "\n");
   ++state.serial;
   seen_->serial = state.serial;
-  if (seen_->journal_bytes > std::max(seen_->document_bytes, kMinJournalBeforeCompaction)) write(state);
+  if (journal_outgrew(seen_->journal_bytes, seen_->document_bytes)) write(state);
 }
 
 void FileStateStore::compact(State& state) {

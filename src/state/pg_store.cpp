@@ -15,9 +15,6 @@ namespace dbform {
 
 namespace {
 
-// A journal no larger than this is never folded in before the end of the run.
-constexpr size_t kMinJournalBeforeCompaction = 256 * 1024;
-
 // Both tables in one implicit transaction (a multi-statement query without BEGIN). The
 // transaction-scoped advisory lock serialises clients creating them at the same moment: two
 // concurrent CREATE TABLE IF NOT EXISTS can both pass the existence check and one then fails on a
@@ -332,7 +329,7 @@ void PgStateStore::write_changes(State& state, const std::vector<std::string>& c
     if (appended.affected == 1) {
       ++state.serial;
       journal_bytes_ += entry.size();
-      if (journal_bytes_ <= std::max(document_bytes_, kMinJournalBeforeCompaction)) return;
+      if (!journal_outgrew(journal_bytes_, document_bytes_)) return;
     }
   }
   // A new workspace (no row to append to), a lost race (refused there), or a journal grown larger
