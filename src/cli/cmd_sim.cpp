@@ -20,7 +20,7 @@ struct SimFlags {
   std::string listen = "127.0.0.1:8080";
   std::string config_file;
   std::vector<std::string> keys;  // KEY=PROJECT
-  std::string queued_delay, configuring_delay, latency, retry_after;
+  std::string queued_delay, configuring_delay, upgrading_delay, deleting_delay, latency, retry_after;
   unsigned seed = 1;
   double error_rate = 0;
   int rate_limit_every = 0, drop_create_every = 0, lose_answer_every = 0, gateway_timeout_every = 0;
@@ -88,6 +88,9 @@ SimConfig build_config(const SimFlags& flags) {
   if (!flags.configuring_delay.empty()) {
     config.configuring_delay = duration_flag("--configuring-delay", flags.configuring_delay);
   }
+  if (!flags.upgrading_delay.empty())
+    config.upgrading_delay = duration_flag("--upgrading-delay", flags.upgrading_delay);
+  if (!flags.deleting_delay.empty()) config.deleting_delay = duration_flag("--deleting-delay", flags.deleting_delay);
   if (flags.seed_opt->count()) config.seed = flags.seed;
   SimFaults& faults = config.faults;
   if (flags.error_rate_opt->count()) faults.error_rate = flags.error_rate;
@@ -155,6 +158,9 @@ void add_sim_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--key", flags->keys, "an API key and its project, KEY=PROJECT (repeatable)");
   cmd->add_option("--queued-delay", flags->queued_delay, "how long a new service stays QUEUED (default 1s)");
   cmd->add_option("--configuring-delay", flags->configuring_delay, "then how long CONFIGURING (default 2s)");
+  cmd->add_option("--upgrading-delay", flags->upgrading_delay,
+                  "how long UPGRADING after a resize, setHA, attach or detach (default 2s)");
+  cmd->add_option("--deleting-delay", flags->deleting_delay, "how long DELETING after a delete (default 1s)");
   flags->seed_opt = cmd->add_option("--seed", flags->seed, "seed for ids, passwords and faults (default 1)");
   flags->error_rate_opt = cmd->add_option("--error-rate", flags->error_rate, "share of calls answered 500 (0 to 1)")
                               ->check(CLI::Range(0.0, 1.0));

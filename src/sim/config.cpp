@@ -14,7 +14,8 @@ namespace dbform {
 
 namespace {
 
-const std::vector<std::string> kTopKeys = {"keys", "queued_delay", "configuring_delay", "seed", "faults"};
+const std::vector<std::string> kTopKeys = {"keys",           "queued_delay", "configuring_delay",
+                                            "upgrading_delay", "deleting_delay", "seed", "faults"};
 const std::vector<std::string> kKeyKeys = {"key", "project", "name"};
 const std::vector<std::string> kFaultKeys = {"error_rate", "latency", "rate_limit_every", "retry_after",
                                              "stuck",      "deleted", "unstable",         "drop_create_every",
@@ -35,6 +36,8 @@ class ConfigReader {
     if (root["configuring_delay"]) {
       config.configuring_delay = duration(root["configuring_delay"], "configuring_delay");
     }
+    if (root["upgrading_delay"]) config.upgrading_delay = duration(root["upgrading_delay"], "upgrading_delay");
+    if (root["deleting_delay"]) config.deleting_delay = duration(root["deleting_delay"], "deleting_delay");
     if (root["seed"]) config.seed = static_cast<unsigned>(integer(root["seed"], "seed", 0, 4294967295LL));
     if (root["faults"]) config.faults = faults(root["faults"]);
     return config;

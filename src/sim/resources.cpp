@@ -52,7 +52,6 @@ SimService make_service(const json& request, const std::string& project_id, cons
 
   std::string host = service_id + "." + project_id + ".tsdb.sim.local";
   long long port = random.between(30000, 39999);
-  long long pooler_port = random.between(30000, 39999);
   json spec = {{"cpu_millis", cpu_millis_of(request)}, {"memory_gbs", memory_gbs_of(request)}, {"volume_type", "gp3"}};
   service.fields = {
       {"service_id", service_id},
@@ -64,17 +63,9 @@ SimService make_service(const json& request, const std::string& project_id, cons
       {"resources", json::array({{{"id", random.lower_alnum(10)}, {"spec", spec}}})},
       {"metadata", {{"environment", request.value("environment_tag", std::string("DEV"))}}},
       {"endpoint", endpoint(host, port)},
-      {"connection_pooler", {{"endpoint", endpoint(host, pooler_port)}}},
       {"ha_replicas", {{"replica_count", request.value("replica_count", 0LL)}, {"sync_replica_count", 0}}},
   };
   return service;
-}
-
-json service_json(const SimService& service, const std::string& status, bool with_password) {
-  json out = service.fields;
-  out["status"] = status;
-  if (with_password) out["initial_password"] = service.initial_password;
-  return out;
 }
 
 SimVpc make_vpc(const json& request, const std::string& project_id, const std::string& vpc_id,

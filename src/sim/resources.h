@@ -1,6 +1,7 @@
 #pragma once
 // The simulated services and VPCs, and their JSON as the vendor's document shapes it. Internal to
 // the simulator.
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -19,6 +20,12 @@ struct SimService {
   Clock::TimePoint created_at;
   ServiceFate fate = ServiceFate::Normal;
   nlohmann::json fields;  // the Service object without `status` and `initial_password`
+  // An asynchronous update in progress (resize, setHA, attach, detach): until `upgrade_done` the
+  // service shows UPGRADING with its old fields, then READY with these.
+  std::optional<nlohmann::json> upgraded;
+  Clock::TimePoint upgrade_done{};
+  // A delete in progress: DELETING until `gone_at`, then 404 and absent from lists.
+  std::optional<Clock::TimePoint> gone_at;
 };
 
 struct SimVpc {
@@ -32,9 +39,6 @@ struct SimVpc {
 SimService make_service(const nlohmann::json& request, const std::string& project_id, const std::string& service_id,
                         RandomSource& random, Clock::TimePoint created_at, const std::string& created_utc,
                         ServiceFate fate);
-
-// The Service object as the API answers it; the password only in the create answer.
-nlohmann::json service_json(const SimService& service, const std::string& status, bool with_password);
 
 SimVpc make_vpc(const nlohmann::json& request, const std::string& project_id, const std::string& vpc_id,
                Clock::TimePoint created_at);

@@ -80,6 +80,18 @@ void SimServer::Impl::install_routes() {
   server.Get("/_sim/vpcs", [this](const httplib::Request&, httplib::Response& res) {
     serve_json(res, sim.all_vpcs());
   });
+  // Changes made "outside dbform", as in the vendor's console: no key, no waiting.
+  auto console = [this](const httplib::Request& req, httplib::Response& res, const std::string& action) {
+    SimResponse answer = sim.console(req.matches[1], action, req.body);
+    res.status = answer.status;
+    res.set_content(answer.body, "application/json");
+  };
+  server.Post(R"(/_sim/services/([^/]+)/([A-Za-z]+))", [console](const httplib::Request& req, httplib::Response& res) {
+    console(req, res, req.matches[2]);
+  });
+  server.Delete(R"(/_sim/services/([^/]+))", [console](const httplib::Request& req, httplib::Response& res) {
+    console(req, res, "delete");
+  });
   // Every other request, whatever its method, goes to the Simulator, which answers 404 and 405
   // itself so that they are counted like any other call.
   auto api = [this](const httplib::Request& req, httplib::Response& res) {

@@ -18,14 +18,19 @@ namespace {
 using nlohmann::json;
 using sim::json_error;
 
-enum class RouteId { AuthInfo, Services, Service, UpdatePassword, Vpcs };
+enum class RouteId { AuthInfo, Services, Service, ServiceAction, Vpcs, Vpc };
+
+// The calls on one service after .../services/{service_id}/, all POST.
+const std::set<std::string> kServiceActions = {"resize",       "setEnvironment", "setHA",        "attachToVPC",
+                                               "detachFromVPC", "enablePooler",  "disablePooler", "updatePassword"};
 
 struct Route {
   RouteId id;
   std::string path_template;  // as counted: "/projects/{project_id}/services"
   std::vector<std::string> methods;
   std::string project_id;
-  std::string service_id;
+  std::string resource_id;  // service_id or vpc_id
+  std::string action;       // ServiceAction: "resize", ...
 };
 
 std::vector<std::string> split_path(const std::string& path) {
@@ -46,21 +51,19 @@ std::optional<Route> match_route(const std::string& path) {
   for (const auto& part : parts) {
     if (part.empty()) return std::nullopt;
   }
-  if (parts == std::vector<std::string>{"auth", "info"}) return Route{RouteId::AuthInfo, "/auth/info", {"GET"}, "", ""};
+  if (parts == std::vector<std::string>{"auth", "info"}) return Route{RouteId::AuthInfo, "/auth/info", {"GET"}, "", "", ""};
   if (parts.size() < 3 || parts[0] != "projects") return std::nullopt;
   const std::string& project = parts[1];
-  if (parts.size() == 3 && parts[2] == "services") {
-    return Route{RouteId::Services, "/projects/{project_id}/services", {"GET", "POST"}, project, ""};
-  }
-  if (parts.size() == 4 && parts[2] == "services") {
-    return Route{RouteId::Service, "/projects/{project_id}/services/{service_id}", {"GET"}, project, parts[3]};
-  }
-  if (parts.size() == 5 && parts[2] == "services" && parts[4] == "updatePassword") {
-    return Route{RouteId::UpdatePassword, "/projects/{project_id}/services/{service_id}/updatePassword", {"POST"},
-                 project, parts[3]};
-  }
-  if (parts.size() == 3 && parts[2] == "vpcs") {
-    return Route{RouteId::Vpcs, "/projects/{project_id}/vpcs", {"GET", "POST"}, project, ""};
+  const std::string services = "/projects/{project_id}/services", vpcs = "/projects/{project_id}/vpcs";
+  if (parts[2] == "services") {
+    if (parts.size() == 3) return Route{RouteId::Services, services, {"GET", "POST"}, project, "", ""};
+    if (parts.size() == 4)
+      return Route{RouteId::Service, services + "/{service_id}", {"GET", "DELETE"}, project, parts[3], ""};
+    if (parts.size() == 5 && kServiceActions.count(parts[4]))
+      return Route{RouteId::ServiceAction, services + "/{service_id}/" + parts[4], {"POST"}, project, parts[3], parts[4]};
+  } else if (parts[2] == "vpcs") {
+    if (parts.size() == 3) return Route{RouteId::Vpcs, vpcs, {"GET", "POST"}, project, "", ""};
+    if (parts.size() == 4) return Route{RouteId::Vpc, vpcs + "/{vpc_id}", {"GET", "DELETE"}, project, parts[3], ""};
   }
   return std::nullopt;
 }
@@ -97,7 +100,18 @@ struct Simulator::Impl {
   SimResponse create_service(const std::string& project_id, const std::string& body);
   SimResponse create_vpc(const std::string& project_id, const std::string& body);
   SimResponse after_create(SimResponse answer);
-  SimResponse update_password(const std::string& project_id, const std::string& service_id, const std::string& body);
+  // A service action on a service, from the API (`console` false: only when READY, asynchronous
+  // ones through UPGRADING) or from the console (at once, whatever the status).
+  SimResponse service_action(sim::SimService& service, const std::string& action, const std::string& body,
+                             bool console);
+  SimResponse delete_service(sim::SimService& service);
+  SimResponse delete_vpc(const std::string& project_id, const std::string& vpc_id);
+  sim::SimService* find_service(const std::string& project_id, const std::string& service_id);  // live ones only
+  const sim::SimVpc* find_vpc(const std::string& project_id, const std::string& vpc_id) const;
+  bool live(const sim::SimService& service) const { return !service.gone_at || clock.now() < *service.gone_at; }
+  // The fields as they are now: a finished upgrade's, else the current ones.
+  const json& fields_of(const sim::SimService& service) const;
+  std::string status_of(const sim::SimService& service) const;
   bool listed(Clock::TimePoint created_at) const;
   json service_view(const sim::SimService& service, bool with_password) const;
   std::string new_id(bool numeric);
@@ -136,36 +150,41 @@ const SimKey* Simulator::Impl::find_key(const std::string& authorization) const 
 }
 
 SimResponse Simulator::Impl::dispatch(const SimRequest& request, const Route& route, const SimKey& key) {
-  bool post = request.method == "POST";
+  const std::string& method = request.method;
+  const std::string not_found = " " + route.resource_id + " not found in project " + route.project_id;
   switch (route.id) {
     case RouteId::AuthInfo:
       return json_answer(200, sim::auth_info_json(key, started_utc));
     case RouteId::Services: {
-      if (post) return create_service(route.project_id, request.body);
+      if (method == "POST") return create_service(route.project_id, request.body);
       json list = json::array();
       for (const auto& service : services) {
-        if (service.project_id == route.project_id && listed(service.created_at))
+        if (service.project_id == route.project_id && live(service) && listed(service.created_at))
           list.push_back(service_view(service, false));
       }
       return json_answer(200, list);
     }
     case RouteId::Service:
-      for (const auto& service : services) {
-        if (service.project_id == route.project_id && service.service_id == route.service_id) {
-          return json_answer(200, service_view(service, false));
-        }
-      }
-      return json_error(404, "NOT_FOUND",
-                        "service " + route.service_id + " not found in project " + route.project_id);
-    case RouteId::UpdatePassword:
-      return update_password(route.project_id, route.service_id, request.body);
+    case RouteId::ServiceAction: {
+      sim::SimService* service = find_service(route.project_id, route.resource_id);
+      if (!service) return json_error(404, "NOT_FOUND", "service" + not_found);
+      if (route.id == RouteId::ServiceAction) return service_action(*service, route.action, request.body, false);
+      if (method == "DELETE") return delete_service(*service);
+      return json_answer(200, service_view(*service, false));
+    }
     case RouteId::Vpcs: {
-      if (post) return create_vpc(route.project_id, request.body);
+      if (method == "POST") return create_vpc(route.project_id, request.body);
       json list = json::array();
       for (const auto& vpc : vpcs) {
         if (vpc.project_id == route.project_id && listed(vpc.created_at)) list.push_back(vpc.fields);
       }
       return json_answer(200, list);
+    }
+    case RouteId::Vpc: {
+      if (method == "DELETE") return delete_vpc(route.project_id, route.resource_id);
+      const sim::SimVpc* vpc = find_vpc(route.project_id, route.resource_id);
+      if (!vpc) return json_error(404, "NOT_FOUND", "vpc" + not_found);
+      return json_answer(200, vpc->fields);
     }
   }
   return json_error(500, "INTERNAL", "unhandled route");
@@ -189,22 +208,152 @@ SimResponse Simulator::Impl::create_vpc(const std::string& project_id, const std
   return after_create(json_answer(201, vpcs.back().fields));
 }
 
-// UpdatePasswordInput: {"password": "..."}, required and a non-empty string; 204 with no body.
-SimResponse Simulator::Impl::update_password(const std::string& project_id, const std::string& service_id,
-                                             const std::string& body) {
-  json request = json::parse(body, nullptr, false);
-  if (!request.is_object() || !request.contains("password") || !request["password"].is_string() ||
-      request["password"].get<std::string>().empty())
-    return json_error(400, "BAD_REQUEST", "the body must be {\"password\": \"...\"} with a non-empty password");
-  for (auto& service : services) {
-    if (service.project_id == project_id && service.service_id == service_id) {
-      service.initial_password = request["password"].get<std::string>();
-      SimResponse response;
-      response.status = 204;
-      return response;
-    }
+namespace {
+
+json message(const std::string& text) { return json{{"message", text}}; }
+
+// The console's resize takes numbers as well as the API's digit strings.
+std::optional<std::string> console_resize_body(json& request) {
+  for (const char* field : {"cpu_millis", "memory_gbs"})
+    if (request.is_object() && request.contains(field) && request[field].is_number_integer())
+      request[field] = std::to_string(request[field].get<long long>());
+  return sim::check_resize(request);
+}
+
+}  // namespace
+
+SimResponse Simulator::Impl::service_action(sim::SimService& service, const std::string& action,
+                                            const std::string& body, bool console) {
+  const bool no_body = action == "enablePooler" || action == "disablePooler" || action == "delete";
+  json request = no_body || body.empty() ? json::object() : json::parse(body, nullptr, false);
+  if (request.is_discarded()) return json_error(400, "BAD_REQUEST", "request body is not valid JSON");
+  if (service.upgraded && clock.now() >= service.upgrade_done) {  // fold a finished upgrade in
+    service.fields = std::move(*service.upgraded);
+    service.upgraded.reset();
   }
-  return json_error(404, "NOT_FOUND", "service " + service_id + " not found in project " + project_id);
+  const std::string status = status_of(service);
+  if (!console && action != "updatePassword" && status != "READY")
+    return json_error(409, "CONFLICT", "service " + service.service_id + " is " + status +
+                                           "; try again when it is READY");
+  if (action == "updatePassword") {  // UpdatePasswordInput: a non-empty password; 204, no body
+    if (!request.is_object() || !request.contains("password") || !request["password"].is_string() ||
+        request["password"].get<std::string>().empty())
+      return json_error(400, "BAD_REQUEST", "the body must be {\"password\": \"...\"} with a non-empty password");
+    service.initial_password = request["password"].get<std::string>();
+    SimResponse response;
+    response.status = 204;
+    return response;
+  }
+  if (action == "delete") {
+    service.gone_at = clock.now();
+    return json_answer(200, message("deleted"));
+  }
+  json next = service.fields;
+  bool async = false;
+  std::optional<std::string> problem;
+  if (action == "resize") {
+    problem = console ? console_resize_body(request) : sim::check_resize(request);
+    if (!problem) {
+      json& spec = next["resources"][0]["spec"];
+      spec["cpu_millis"] = std::stoll(request["cpu_millis"].get<std::string>());
+      spec["memory_gbs"] = std::stoll(request["memory_gbs"].get<std::string>());
+    }
+    async = true;
+  } else if (action == "setEnvironment") {
+    problem = sim::check_set_environment(request);
+    if (!problem) next["metadata"]["environment"] = request["environment"];
+  } else if (action == "setHA") {
+    problem = sim::check_set_ha(request);
+    if (!problem)
+      for (const char* field : {"replica_count", "sync_replica_count"})
+        if (request.contains(field)) next["ha_replicas"][field] = request[field];
+    async = true;
+  } else if (action == "attachToVPC" || action == "detachFromVPC") {
+    problem = sim::check_vpc_attachment(request);
+    if (problem) return json_error(400, "BAD_REQUEST", *problem);
+    const std::string vpc_id = request["vpc_id"].get<std::string>();
+    const std::string attached = next.contains("vpc_endpoint") ? next["vpc_endpoint"].value("vpc_id", "") : "";
+    if (!find_vpc(service.project_id, vpc_id))
+      return json_error(404, "NOT_FOUND", "vpc " + vpc_id + " not found in project " + service.project_id);
+    if (action == "attachToVPC") {
+      if (!attached.empty() && attached != vpc_id)
+        return json_error(409, "CONFLICT", "service " + service.service_id + " is attached to vpc " + attached +
+                                               "; detach it first");
+      next["vpc_endpoint"] = {{"host", service.service_id + ".vpc-" + vpc_id + ".tsdb.sim.local"},
+                              {"port", 5432},
+                              {"vpc_id", vpc_id}};
+    } else {
+      if (attached != vpc_id)
+        return json_error(409, "CONFLICT", "service " + service.service_id + " is not attached to vpc " + vpc_id);
+      next.erase("vpc_endpoint");
+    }
+    async = true;
+  } else if (action == "enablePooler") {
+    if (!next.contains("connection_pooler"))
+      next["connection_pooler"] = {{"endpoint", {{"host", next["endpoint"].value("host", "")},
+                                                 {"port", random.between(30000, 39999)}}}};
+  } else if (action == "disablePooler") {
+    next.erase("connection_pooler");
+  } else {
+    return json_error(404, "NOT_FOUND", "no such action: " + action);
+  }
+  if (problem) return json_error(400, "BAD_REQUEST", *problem);
+  if (async && !console) {
+    service.upgraded = std::move(next);
+    service.upgrade_done = clock.now() + config.upgrading_delay;
+  } else {
+    service.fields = std::move(next);
+  }
+  if (console) return json_answer(200, service_view(service, false));
+  // ResizeService and SetHAReplica answer the Service; attach and detach a SuccessMessage (202);
+  // setEnvironment and the pooler a SuccessMessage (200).
+  if (action == "resize" || action == "setHA") return json_answer(202, service_view(service, false));
+  return json_answer(async ? 202 : 200, message(action + " accepted"));
+}
+
+SimResponse Simulator::Impl::delete_service(sim::SimService& service) {
+  if (!service.gone_at) service.gone_at = clock.now() + config.deleting_delay;
+  return json_answer(202, message("delete accepted"));
+}
+
+SimResponse Simulator::Impl::delete_vpc(const std::string& project_id, const std::string& vpc_id) {
+  if (!find_vpc(project_id, vpc_id))
+    return json_error(404, "NOT_FOUND", "vpc " + vpc_id + " not found in project " + project_id);
+  for (const auto& service : services) {
+    const json& fields = fields_of(service);
+    if (live(service) && fields.contains("vpc_endpoint") && fields["vpc_endpoint"].value("vpc_id", "") == vpc_id)
+      return json_error(409, "CONFLICT", "vpc " + vpc_id + " has service " + service.service_id +
+                                             " attached; detach it first");
+  }
+  vpcs.erase(std::remove_if(vpcs.begin(), vpcs.end(),
+                            [&](const sim::SimVpc& v) { return v.project_id == project_id && v.fields["id"] == vpc_id; }),
+             vpcs.end());
+  SimResponse response;
+  response.status = 204;
+  return response;
+}
+
+sim::SimService* Simulator::Impl::find_service(const std::string& project_id, const std::string& service_id) {
+  for (auto& service : services)
+    if (service.project_id == project_id && service.service_id == service_id && live(service)) return &service;
+  return nullptr;
+}
+
+const sim::SimVpc* Simulator::Impl::find_vpc(const std::string& project_id, const std::string& vpc_id) const {
+  for (const auto& vpc : vpcs)
+    if (vpc.project_id == project_id && vpc.fields["id"] == vpc_id) return &vpc;
+  return nullptr;
+}
+
+const json& Simulator::Impl::fields_of(const sim::SimService& service) const {
+  return service.upgraded && clock.now() >= service.upgrade_done ? *service.upgraded : service.fields;
+}
+
+std::string Simulator::Impl::status_of(const sim::SimService& service) const {
+  if (service.gone_at) return "DELETING";
+  if (service.upgraded && clock.now() < service.upgrade_done) return "UPGRADING";
+  auto age = std::chrono::duration_cast<Duration>(clock.now() - service.created_at);
+  return sim::status_at(service.fate, age, config);
 }
 
 // The answer to a create that was performed, as the faults let it leave.
@@ -227,8 +376,10 @@ bool Simulator::Impl::listed(Clock::TimePoint created_at) const {
 }
 
 json Simulator::Impl::service_view(const sim::SimService& service, bool with_password) const {
-  auto age = std::chrono::duration_cast<Duration>(clock.now() - service.created_at);
-  return sim::service_json(service, sim::status_at(service.fate, age, config), with_password);
+  json out = fields_of(service);
+  out["status"] = status_of(service);
+  if (with_password) out["initial_password"] = service.initial_password;
+  return out;
 }
 
 // Service ids look like the vendor's ("kd9w2xp4mz"); VPC ids are numeric strings ("1234567890").
@@ -272,8 +423,17 @@ std::string Simulator::current_password(const std::string& service_id) const {
 json Simulator::all_services() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
   json list = json::array();
-  for (const auto& service : impl_->services) list.push_back(impl_->service_view(service, false));
+  for (const auto& service : impl_->services)
+    if (impl_->live(service)) list.push_back(impl_->service_view(service, false));
   return list;
+}
+
+SimResponse Simulator::console(const std::string& service_id, const std::string& action, const std::string& body) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  for (auto& service : impl_->services)
+    if (service.service_id == service_id && impl_->live(service))
+      return impl_->service_action(service, action, body, true);
+  return sim::json_error(404, "NOT_FOUND", "service " + service_id + " not found");
 }
 
 json Simulator::fault_counts() const {

@@ -1,5 +1,5 @@
 #pragma once
-// The local API simulator: the six calls of SPEC section 1, in memory, with seeded fault
+// The local API simulator: the calls of SPEC section 1, in memory, with seeded fault
 // injection. Simulator is the transport-free core (testable without sockets); SimServer serves it
 // over HTTP on loopback with cpp-httplib.
 #include <map>
@@ -44,6 +44,8 @@ struct SimConfig {
   std::vector<SimKey> keys;
   Duration queued_delay{1000};       // QUEUED for this long after the create
   Duration configuring_delay{2000};  // then CONFIGURING for this long, then READY
+  Duration upgrading_delay{2000};    // UPGRADING for this long after resize, setHA, attach or detach
+  Duration deleting_delay{1000};     // DELETING for this long after a delete, then gone (404)
   unsigned seed = 1;
   SimFaults faults;
 };
@@ -84,6 +86,12 @@ class Simulator {
   // The password a service has now (its initial one, or the last set by updatePassword); "" for an
   // unknown id. For tests: never served over HTTP.
   std::string current_password(const std::string& service_id) const;
+  // A change made "outside dbform" (in the console): `action` is one of resize ({"cpu_millis",
+  // "memory_gbs"}, numbers or digit strings), setEnvironment, setHA, enablePooler, disablePooler,
+  // attachToVPC, detachFromVPC (bodies as in the API) or delete. Done at once, without UPGRADING or
+  // DELETING, without a key (POST /_sim/services/{id}/{action}). Returns the answer: 200 with the
+  // service, or an error.
+  SimResponse console(const std::string& service_id, const std::string& action, const std::string& body);
   // How often each injected fault happened, e.g. {"lost answer": 2} (GET /_sim/faults).
   nlohmann::json fault_counts() const;
 

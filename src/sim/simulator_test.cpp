@@ -96,8 +96,8 @@ TEST_CASE("sim: the create answer has the vendor's Service fields and types") {
   CHECK(s["endpoint"]["host"] == id + ".proj-a.tsdb.sim.local");
   int port = s["endpoint"]["port"];
   CHECK((port >= 30000 && port <= 39999));
-  CHECK(s["connection_pooler"]["endpoint"]["host"] == s["endpoint"]["host"]);
-  CHECK(s["connection_pooler"]["endpoint"]["port"].is_number_integer());
+  CHECK_FALSE(s.contains("connection_pooler"));  // off until enablePooler
+  CHECK_FALSE(s.contains("vpc_endpoint"));       // in no VPC until attachToVPC
 }
 
 TEST_CASE("sim: defaults for a minimal create, and shared or fractional resources") {
@@ -400,4 +400,118 @@ TEST_CASE("sim: latency is spent on the clock before answering") {
   h.call("GET", "/auth/info");
   h.call("GET", "/nowhere");
   CHECK(h.clock.now() - before == std::chrono::milliseconds(500));
+}
+
+namespace {
+
+// A READY service of proj-a and the id of a VPC there.
+struct UpdateHarness : SimHarness {
+  UpdateHarness() {
+    id = body_of(create_service({{"name", "orders"}, {"cpu_millis", "1000"}, {"memory_gbs", "4"}}))["service_id"];
+    vpc = body_of(call("POST", "/projects/proj-a/vpcs",
+                       json{{"name", "main"}, {"cidr", "10.0.0.0/16"}, {"region_code", "us-east-1"}}.dump()))["id"];
+    clock.advance(std::chrono::seconds(3));
+  }
+  SimResponse act(const std::string& action, const json& body = nullptr) {
+    return call("POST", "/projects/proj-a/services/" + id + "/" + action, body.is_null() ? "" : body.dump());
+  }
+  json service() { return body_of(call("GET", "/projects/proj-a/services/" + id)); }
+  std::string id, vpc;
+};
+
+}  // namespace
+
+TEST_CASE("sim: resize and setHA are asynchronous: UPGRADING with the old values, then READY with the new") {
+  UpdateHarness h;
+  REQUIRE(h.status_of(h.id) == "READY");
+  auto resized = h.act("resize", {{"cpu_millis", "2000"}, {"memory_gbs", "8"}});
+  REQUIRE(resized.status == 202);
+  CHECK(body_of(resized)["status"] == "UPGRADING");
+  CHECK(h.service()["resources"][0]["spec"]["cpu_millis"] == 1000);
+  // Another change while it is upgrading is refused, as the real service refuses it.
+  auto busy = h.act("setHA", {{"replica_count", 2}});
+  CHECK(busy.status == 409);
+  CHECK(body_of(busy)["code"] == "CONFLICT");
+  h.clock.advance(std::chrono::seconds(2));
+  json s = h.service();
+  CHECK(s["status"] == "READY");
+  CHECK(s["resources"][0]["spec"]["cpu_millis"] == 2000);
+  CHECK(s["resources"][0]["spec"]["memory_gbs"] == 8);
+  REQUIRE(h.act("setHA", {{"replica_count", 2}}).status == 202);
+  h.clock.advance(std::chrono::seconds(2));
+  CHECK(h.service()["ha_replicas"]["replica_count"] == 2);
+  auto counts = h.sim.request_counts();
+  CHECK(counts["POST /projects/{project_id}/services/{service_id}/resize"] == 1);
+  CHECK(counts["POST /projects/{project_id}/services/{service_id}/setHA"] == 2);
+}
+
+TEST_CASE("sim: update bodies are checked as strictly as the published document") {
+  UpdateHarness h;
+  CHECK(h.act("resize", {{"cpu_millis", 2000}, {"memory_gbs", "8"}}).status == 400);      // a number
+  CHECK(h.act("resize", {{"cpu_millis", "2000"}}).status == 400);                         // both required
+  CHECK(h.act("resize", {{"cpu_millis", "2000"}, {"memory_gbs", "0.5"}}).status == 400);  // ^[0-9]+$
+  CHECK(h.act("resize", {{"cpu_millis", "shared"}, {"memory_gbs", "8"}}).status == 400);
+  CHECK(h.act("setEnvironment", {{"environment", "STAGING"}}).status == 400);
+  CHECK(h.act("setEnvironment", {{"environment_tag", "PROD"}}).status == 400);
+  CHECK(h.act("setHA", json::object()).status == 400);
+  CHECK(h.act("setHA", {{"replica_count", -1}}).status == 400);
+  CHECK(h.act("attachToVPC", {{"vpc_id", 12}}).status == 400);
+  CHECK(h.act("attachToVPC", {{"vpc_id", "12"}}).status == 404);  // no such VPC
+  CHECK(h.act("rename", {{"name", "x"}}).status == 404);
+  CHECK(h.status_of(h.id) == "READY");  // nothing was started
+}
+
+TEST_CASE("sim: setEnvironment and the pooler answer 200 and change at once") {
+  UpdateHarness h;
+  auto set = h.act("setEnvironment", {{"environment", "PROD"}});
+  REQUIRE(set.status == 200);
+  CHECK(body_of(set).contains("message"));
+  CHECK(h.service()["metadata"]["environment"] == "PROD");
+  REQUIRE(h.act("enablePooler").status == 200);
+  json s = h.service();
+  CHECK(s["connection_pooler"]["endpoint"]["port"].is_number_integer());
+  CHECK(s["status"] == "READY");
+  REQUIRE(h.act("disablePooler").status == 200);
+  CHECK_FALSE(h.service().contains("connection_pooler"));
+}
+
+TEST_CASE("sim: attachToVPC and detachFromVPC move the service, through UPGRADING") {
+  UpdateHarness h;
+  REQUIRE(h.act("attachToVPC", {{"vpc_id", h.vpc}}).status == 202);
+  CHECK(h.status_of(h.id) == "UPGRADING");
+  h.clock.advance(std::chrono::seconds(2));
+  CHECK(h.service()["vpc_endpoint"]["vpc_id"] == h.vpc);
+  // A VPC with a service attached cannot be deleted.
+  CHECK(h.call("DELETE", "/projects/proj-a/vpcs/" + h.vpc).status == 409);
+  CHECK(h.act("detachFromVPC", {{"vpc_id", "1234567890"}}).status != 202);
+  REQUIRE(h.act("detachFromVPC", {{"vpc_id", h.vpc}}).status == 202);
+  h.clock.advance(std::chrono::seconds(2));
+  CHECK_FALSE(h.service().contains("vpc_endpoint"));
+  CHECK(h.call("DELETE", "/projects/proj-a/vpcs/" + h.vpc).status == 204);
+  CHECK(h.call("GET", "/projects/proj-a/vpcs/" + h.vpc).status == 404);
+}
+
+TEST_CASE("sim: a deleted service is DELETING, then gone") {
+  UpdateHarness h;
+  REQUIRE(h.call("DELETE", "/projects/proj-a/services/" + h.id).status == 202);
+  CHECK(h.status_of(h.id) == "DELETING");
+  h.clock.advance(std::chrono::seconds(1));
+  CHECK(h.call("GET", "/projects/proj-a/services/" + h.id).status == 404);
+  CHECK(body_of(h.call("GET", "/projects/proj-a/services")).empty());
+}
+
+TEST_CASE("sim: the console changes a service outside dbform, at once and without a key") {
+  UpdateHarness h;
+  auto resized = h.sim.console(h.id, "resize", json{{"cpu_millis", 500}, {"memory_gbs", 2}}.dump());
+  REQUIRE(resized.status == 200);
+  json s = h.service();
+  CHECK(s["status"] == "READY");
+  CHECK(s["resources"][0]["spec"]["cpu_millis"] == 500);
+  REQUIRE(h.sim.console(h.id, "setEnvironment", json{{"environment", "PROD"}}.dump()).status == 200);
+  CHECK(h.service()["metadata"]["environment"] == "PROD");
+  REQUIRE(h.sim.console(h.id, "delete", "").status == 200);
+  CHECK(h.call("GET", "/projects/proj-a/services/" + h.id).status == 404);
+  CHECK(h.sim.console(h.id, "delete", "").status == 404);
+  // The console is not an API call.
+  CHECK_FALSE(h.sim.request_counts().contains("DELETE /projects/{project_id}/services/{service_id}"));
 }

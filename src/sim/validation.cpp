@@ -150,4 +150,50 @@ std::optional<std::string> check_vpc_create(const json& body) {
   return std::nullopt;
 }
 
+std::optional<std::string> check_resize(const json& body) {
+  if (!body.is_object()) return "request body must be a JSON object";
+  if (auto error = unknown_field(body, {"cpu_millis", "memory_gbs"})) return error;
+  for (const char* field : {"cpu_millis", "memory_gbs"}) {
+    if (auto error = check_required_string(body, field)) return error;
+    // ResizeInput's pattern is ^[0-9]+$: whole numbers only, never "shared".
+    if (!is_positive_integer_text(body[field].get<std::string>()))
+      return std::string(field) + " must be a positive whole number as a string (pattern ^[0-9]+$), got " +
+             body[field].dump();
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> check_set_environment(const json& body) {
+  if (!body.is_object()) return "request body must be a JSON object";
+  if (auto error = unknown_field(body, {"environment"})) return error;
+  if (!body.contains("environment")) return "environment is required";
+  if (body["environment"] != "PROD" && body["environment"] != "DEV")
+    return "environment must be \"PROD\" or \"DEV\", got " + body["environment"].dump();
+  return std::nullopt;
+}
+
+std::optional<std::string> check_set_ha(const json& body) {
+  if (!body.is_object()) return "request body must be a JSON object";
+  if (auto error = unknown_field(body, {"replica_count", "sync_replica_count"})) return error;
+  if (!body.contains("replica_count") && !body.contains("sync_replica_count"))
+    return "at least one of replica_count or sync_replica_count must be provided";
+  for (const char* field : {"replica_count", "sync_replica_count"}) {
+    if (!body.contains(field)) continue;
+    const json& n = body[field];
+    if (!n.is_number_integer() || n.get<long long>() < 0)
+      return std::string(field) + " must be an integer >= 0, got " + n.dump();
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> check_vpc_attachment(const json& body) {
+  if (!body.is_object()) return "request body must be a JSON object";
+  if (auto error = unknown_field(body, {"vpc_id"})) return error;
+  if (auto error = check_required_string(body, "vpc_id")) return error;
+  const std::string id = body["vpc_id"].get<std::string>();
+  for (char c : id)
+    if (!std::isdigit(static_cast<unsigned char>(c))) return "vpc_id must match ^[0-9]+$, got \"" + id + "\"";
+  return std::nullopt;
+}
+
 }  // namespace dbform::sim
