@@ -255,4 +255,15 @@ void ApiClient::update_password(const std::string& key, const std::string& proje
   call(CallKind::Read, "POST", path, key, &body, /*allow_404=*/false, password);
 }
 
+std::optional<Service> ApiClient::update_service(const std::string& key, const std::string& project_id,
+                                                 const std::string& service_id, const std::string& action,
+                                                 const json& body) {
+  const std::string path = project_path(project_id, "/services/" + escape_path_segment(service_id) + "/" + action);
+  const std::string text = body.is_null() ? std::string() : body.dump();
+  HttpResponse response = call(CallKind::Read, "POST", path, key, body.is_null() ? nullptr : &text);
+  json answer = json::parse(response.body, nullptr, false);
+  if (!answer.is_object() || !answer.contains("service_id")) return std::nullopt;  // a SuccessMessage
+  return map_response<Service>("POST", path, answer, parse_service);
+}
+
 }  // namespace dbform

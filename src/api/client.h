@@ -1,5 +1,5 @@
 #pragma once
-// Typed client for the six calls dbform uses. Reads are retried on transient failures (connection
+// Typed client for the calls dbform uses. Reads are retried on transient failures (connection
 // errors, time-outs, 429, 5xx) with exponential backoff, jitter and Retry-After. Creates are retried
 // only when the failure proves nothing was created (connection refused, 429); any other failure
 // after the request may have left is reported as an ApiError with outcome_unknown() set, and the
@@ -66,6 +66,14 @@ class ApiClient {
   // so retried like a read. The password never appears in an error message.
   void update_password(const std::string& key, const std::string& project_id, const std::string& service_id,
                        const std::string& password);
+
+  // An update on a service: POST .../services/{id}/{action} (resize, setEnvironment, setHA,
+  // attachToVPC, detachFromVPC, enablePooler, disablePooler) with `body`, or no body when null.
+  // Idempotent, so retried like a read. The Service when the answer is one (resize and setHA
+  // answer it), else nullopt (a SuccessMessage).
+  std::optional<Service> update_service(const std::string& key, const std::string& project_id,
+                                        const std::string& service_id, const std::string& action,
+                                        const nlohmann::json& body);
 
   const std::string& base_url() const { return base_url_; }
   // A set flag ends every back-off and Retry-After wait at once: the call fails instead of waiting.

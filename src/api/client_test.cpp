@@ -351,3 +351,22 @@ TEST_CASE("api: a 2xx body that is not JSON is an error that quotes nothing of i
     CHECK(what.find("pw-leak") == std::string::npos);
   }
 }
+
+TEST_CASE("api: updates post the document's bodies, are retried like reads, and map a Service answer") {
+  Fixture f;
+  f.transport.on("POST", "/services/s1/resize", FakeTransport::response(503));
+  f.transport.on("POST", "/services/s1/resize", FakeTransport::response(202, kServiceBody));
+  f.transport.on("POST", "/services/s1/enablePooler", FakeTransport::response(200, R"({"message":"ok"})"));
+  auto resized = f.client.update_service(kKey, "p1", "s1", "resize", {{"cpu_millis", "2000"}, {"memory_gbs", "8"}});
+  REQUIRE(resized);
+  CHECK(resized->service_id == "s1");
+  CHECK_FALSE(f.client.update_service(kKey, "p1", "s1", "enablePooler", nullptr));
+  auto sent = f.transport.requests();
+  REQUIRE(sent.size() == 3);
+  CHECK(sent[0].body == R"({"cpu_millis":"2000","memory_gbs":"8"})");
+  CHECK(sent[1].body == sent[0].body);  // the same request again after the 503
+  CHECK(FakeTransport::header_of(sent[0], "Content-Type") == "application/json");
+  CHECK(sent[2].url == "https://api.test/v1/projects/p1/services/s1/enablePooler");
+  CHECK(sent[2].body.empty());
+  CHECK(FakeTransport::header_of(sent[2], "Content-Type").empty());
+}

@@ -23,7 +23,7 @@ const MappingSpec kProject{"a project", {"id", "api_key_env", "vpcs", "services"
 const MappingSpec kVpc{"a VPC", {"name", "cidr", "region_code"}, {"name", "cidr", "region_code"}};
 const MappingSpec kService{"a service",
                            {"name", "addons", "cpu_millis", "memory_gbs", "environment_tag", "region_code",
-                            "replica_count"},
+                            "replica_count", "vpc", "connection_pooler"},
                            {"name"}};
 
 // How to add a missing required key, for the error's hint.
@@ -201,6 +201,11 @@ std::optional<DesiredService> DocumentReader::service(const Entry& e) {
   if (const Entry* f = fields->find("environment_tag")) s.environment_tag = values_.environment_tag(*f);
   if (const Entry* f = fields->find("region_code")) s.region_code = values_.region_code(*f);
   if (const Entry* f = fields->find("replica_count")) s.replica_count = values_.replica_count(*f);
+  if (const Entry* f = fields->find("vpc")) {
+    s.vpc = values_.name(*f);
+    s.vpc_location = f->where;
+  }
+  if (const Entry* f = fields->find("connection_pooler")) s.connection_pooler = values_.boolean(*f);
   if (!name) return std::nullopt;
   s.name = std::move(*name);
   return s;

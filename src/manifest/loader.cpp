@@ -14,6 +14,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "manifest/document.h"
+#include "util/text.h"
 
 namespace fs = std::filesystem;
 
@@ -119,6 +120,23 @@ class ProjectMerger {
  public:
   ProjectMerger(Manifest& manifest, Diagnostics& diags) : manifest_(manifest), diags_(diags) {}
 
+  // Every `vpc:` names a VPC its project declares (in any of the files).
+  void check_vpc_references() {
+    for (const auto& project : manifest_.projects) {
+      std::vector<std::string> vpcs;
+      for (const auto& v : project.vpcs) vpcs.push_back(v.name);
+      for (const auto& s : project.services) {
+        if (!s.vpc || std::find(vpcs.begin(), vpcs.end(), *s.vpc) != vpcs.end()) continue;
+        std::string guess = closest_match(*s.vpc, vpcs);
+        diags_.error(s.vpc_location, "vpc",
+                     "service `" + s.name + "` names vpc `" + *s.vpc + "`, which project `" + project.id +
+                         "` does not declare",
+                     guess.empty() ? "declare it under `vpcs:` of project `" + project.id + "`, or remove the line"
+                                   : "did you mean `" + guess + "`?");
+      }
+    }
+  }
+
   void add(DesiredProject&& p) {
     if (p.id.empty()) return;  // its id was invalid: already reported
     DesiredProject& target = project_for(p);
@@ -203,6 +221,7 @@ Manifest load_manifests(const std::vector<std::string>& paths, const EnvLookup& 
       for (auto& project : parse_document(file, *text, env, diags)) merger.add(std::move(project));
     }
   }
+  merger.check_vpc_references();
   manifest.digest = digest.hex();
   return manifest;
 }
@@ -215,6 +234,7 @@ Manifest load_manifest_text(const std::string& name, const std::string& text, co
   manifest.files.push_back(name);
   digest.add(name, text);
   for (auto& project : parse_document(name, text, env, diags)) merger.add(std::move(project));
+  merger.check_vpc_references();
   manifest.digest = digest.hex();
   return manifest;
 }

@@ -86,6 +86,8 @@ projects:
         environment_tag: PROD
         region_code: us-east-1
         replica_count: 1
+        vpc: main
+        connection_pooler: true
       - name: cache
         cpu_millis: shared
         memory_gbs: "0.50"
@@ -114,6 +116,8 @@ projects:
   CHECK(orders.region_code == "us-east-1");
   CHECK(orders.replica_count == 1);
   CHECK(orders.location.str() == "m.yaml:10:9");
+  CHECK(orders.vpc == "main");
+  CHECK(orders.connection_pooler == true);
   CHECK(p.services[1].cpu_millis == "shared");
   CHECK(p.services[1].memory_gbs == "0.5");
   const auto& minimal = p.services[2];
@@ -123,8 +127,49 @@ projects:
   CHECK_FALSE(minimal.environment_tag);
   CHECK_FALSE(minimal.region_code);
   CHECK_FALSE(minimal.replica_count);
+  CHECK_FALSE(minimal.vpc);
+  CHECK_FALSE(minimal.connection_pooler);
   CHECK(m.files == std::vector<std::string>{"m.yaml"});
   CHECK(m.digest.size() == 64);
+}
+
+TEST_CASE("manifest: a service's vpc names a VPC its project declares, in any file") {
+  Diagnostics diags;
+  load(R"(version: 1
+projects:
+  - id: acme-prod
+    vpcs:
+      - {name: main, cidr: 10.0.0.0/16, region_code: us-east-1}
+    services:
+      - name: orders
+        vpc: mian
+  - id: other
+    services:
+      - {name: api, vpc: main}
+)",
+       diags);
+  auto errors = errors_of(diags);
+  REQUIRE(errors.size() == 2);
+  CHECK(errors[0]->location.str() == "m.yaml:8:14");
+  CHECK(errors[0]->field == "vpc");
+  CHECK(errors[0]->message == "service `orders` names vpc `mian`, which project `acme-prod` does not declare");
+  CHECK(errors[0]->hint == "did you mean `main`?");
+  // Another project's VPC does not count: a service attaches only within its project.
+  CHECK(errors[1]->message == "service `api` names vpc `main`, which project `other` does not declare");
+}
+
+TEST_CASE("manifest: connection_pooler is true or false, never yes or a quoted word") {
+  for (const char* value : {"yes", "\"true\"", "1"}) {
+    Diagnostic d = only_error(std::string("version: 1\nprojects:\n  - id: p\n    services:\n      - name: s\n"
+                                          "        connection_pooler: ") + value + "\n");
+    CHECK(d.field == "projects[0].services[0].connection_pooler");
+    CHECK(d.message.find("expected true or false") != std::string::npos);
+  }
+  Diagnostics diags;
+  Manifest m = load("version: 1\nprojects:\n  - id: p\n    services:\n      - name: s\n        connection_pooler: ${POOL}\n",
+                    diags, env_of({{"POOL", "false"}}));
+  REQUIRE_FALSE(diags.has_errors());
+  CHECK(m.projects[0].services[0].connection_pooler == false);
 }
 
 TEST_CASE("manifest: numbers take one canonical form however they are written") {
@@ -298,7 +343,8 @@ TEST_CASE("manifest: an unknown key suggests the closest known key") {
   CHECK(only_error(kService + "        replicas: 2\n").hint == "did you mean `replica_count`?");
   CHECK(only_error(kService + "        memory: 4\n").hint == "did you mean `memory_gbs`?");
   CHECK(only_error(kService + "        colour: blue\n").hint ==
-        "expected one of: name, addons, cpu_millis, memory_gbs, environment_tag, region_code, replica_count");
+        "expected one of: name, addons, cpu_millis, memory_gbs, environment_tag, region_code, replica_count, "
+                "vpc, connection_pooler");
 }
 
 TEST_CASE("manifest: an api_key_env that is not a variable name is never echoed") {

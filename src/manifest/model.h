@@ -33,6 +33,11 @@ struct DesiredService {
   std::optional<std::string> environment_tag;  // "DEV" or "PROD"
   std::optional<std::string> region_code;
   std::optional<long long> replica_count;
+  // The project's VPC it is attached to. Unlike the other optional fields, no `vpc` is managed
+  // too: it means "in no VPC" (SPEC section 2).
+  std::optional<std::string> vpc;
+  Location vpc_location;
+  std::optional<bool> connection_pooler;
   Location location;
 };
 

@@ -322,6 +322,20 @@ std::optional<long long> ValueReader::replica_count(const Entry& e) {
   return std::nullopt;
 }
 
+std::optional<bool> ValueReader::boolean(const Entry& e) {
+  constexpr std::string_view expected = "true or false";
+  auto v = scalar(e, expected);
+  if (!v) return std::nullopt;
+  if (v->numeric_type() == ScalarType::Bool) return v->text == "true" || v->text == "True" || v->text == "TRUE";
+  std::string hint;
+  if (v->type == ScalarType::String && !v->from_env && resolve_plain_scalar(v->text) == ScalarType::Bool)
+    hint = "write it without quotes";
+  else if (v->type == ScalarType::String && (v->text == "yes" || v->text == "on" || v->text == "no" || v->text == "off"))
+    hint = "did you mean `" + std::string(v->text == "yes" || v->text == "on" ? "true" : "false") + "`?";
+  wrong(e, expected, *v, hint);
+  return std::nullopt;
+}
+
 std::optional<std::vector<std::string>> ValueReader::addons(const Entry& e) {
   static const std::vector<std::string> known = {"time-series", "ai"};
   if (!e.value.IsSequence()) {

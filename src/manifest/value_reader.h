@@ -56,6 +56,7 @@ class ValueReader {
   std::optional<std::string> memory_gbs(const Entry& e);
   std::optional<long long> replica_count(const Entry& e);
   std::optional<std::vector<std::string>> addons(const Entry& e);
+  std::optional<bool> boolean(const Entry& e);
 
  private:
   std::optional<ScalarValue> scalar(const Entry& e, std::string_view expected);
