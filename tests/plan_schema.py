@@ -2,7 +2,7 @@
 """Keeps schemas/plan.schema.json true to what the dbform binary prints and saves.
 
 Real plans are made by the binary from manifests and hand-written states that give every kind of
-action (create, no-op, wait, adopt, conflict, orphan, for services and VPCs) plus a manifest
+action (create, no-op, wait, adopt, update, conflict, orphan, for services and VPCs) plus a manifest
 warning; each `plan --format json` document and each `plan --out` file must validate against the
 schema (Draft 2020-12), the two must be the same document, and no password of the state may appear
 in either. The actions in the "plan" line of `apply --json` (run against `dbform sim`) must validate
@@ -58,6 +58,13 @@ projects:
       - name: pending
       - name: changed
         cpu_millis: 2000
+        region_code: us-east-1
+      - name: resized
+        cpu_millis: 4000
+        memory_gbs: 16
+        environment_tag: PROD
+        connection_pooler: true
+        vpc: edge
   - id: other-project
     services:
       - name: lonely
@@ -92,8 +99,11 @@ def every_action_state(with_conflict):
                "pw-ready-7dK2q"),
         record("service", "waiting", {}, "s-waiting", "DELETED", "pw-waiting-9xQ"),
         record("service", "pending", {}, "", ""),
-        record("service", "changed", {"cpu_millis": "1000" if with_conflict else "2000"}, "s-changed", "READY",
-               "pw-changed-Lm3"),
+        record("service", "changed", {"cpu_millis": "2000",
+                                      "region_code": "eu-west-1" if with_conflict else "us-east-1"},
+               "s-changed", "READY", "pw-changed-Lm3"),
+        record("service", "resized", {"cpu_millis": "2000", "memory_gbs": "16", "environment_tag": "DEV"},
+               "s-resized", "READY", "pw-resized-Qq8"),
         record("service", "legacy", {"cpu_millis": "500"}, "s-legacy", "READY", "pw-legacy-Zz1"),
         record("vpc", "old-net", {"cidr": "10.9.0.0/16", "region_code": "eu-west-1"}, "v-old", ""),
     ]
@@ -221,7 +231,10 @@ class Checker:
         cases = {
             "an unknown action": lambda d: d["actions"][0].update(action="destroy"),
             "a password among the settings": lambda d: first(d, "create")["after"].update(initial_password="x"),
-            "a conflict without changes": lambda d: first(d, "conflict").update(changes=[]),
+            "an update without calls": lambda d: first(d, "update").update(calls=[]),
+            "an update without changes": lambda d: first(d, "update").update(changes=[]),
+            "a call that is not one of the API's": lambda d: first(d, "update")["calls"][0].update(call="rename"),
+            "a change without its drift flag": lambda d: first(d, "update")["changes"][0].pop("drift"),
             "an orphan without a reason": lambda d: first(d, "orphan").pop("reason"),
             "a create with recorded settings": lambda d: first(d, "create").update(before={}),
             "a newer format version": lambda d: d.update(format_version=2),
@@ -249,7 +262,7 @@ def main():
     c.apply_json_case()
 
     expected = {(k, a) for k in ("service", "vpc") for a in ("create", "no-op", "orphan")} | {
-        ("service", a) for a in ("wait", "adopt", "conflict")}
+        ("service", a) for a in ("wait", "adopt", "update", "conflict")}
     if missing := expected - c.seen_actions:
         c.fail(f"the test plans never produced these (kind, action) pairs: {sorted(missing)}")
 

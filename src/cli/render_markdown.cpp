@@ -61,8 +61,15 @@ std::string settings_text(const json& settings) {
 std::string changes_text(const PlannedAction& a) {
   std::vector<std::string> parts;
   for (const auto& c : a.changes)
-    parts.push_back(c.field + ": recorded " + code(value_text(c.before)) + ", declared " + code(value_text(c.after)));
+    parts.push_back(c.field + " " + code(value_text(c.before)) + " → " + code(value_text(c.after)) +
+                    (c.drift ? " (changed outside dbform)" : ""));
   return join(parts, "; ");
+}
+
+std::string calls_text(const PlannedAction& a) {
+  std::vector<std::string> parts;
+  for (const auto& c : a.calls) parts.push_back(code(call_text(c)));
+  return parts.empty() ? "" : "calls " + join(parts, ", ");
 }
 
 std::string heading(const PlanSummary& s) {
@@ -70,6 +77,7 @@ std::string heading(const PlanSummary& s) {
   if (s.conflict) return h + count(s.conflict, "conflict", "conflicts") + ", nothing can be applied";
   std::vector<std::string> parts;
   if (s.create) parts.push_back(std::to_string(s.create) + " to create");
+  if (s.update) parts.push_back(std::to_string(s.update) + " to update");
   if (s.wait) parts.push_back(std::to_string(s.wait) + " to wait for");
   if (s.adopt) parts.push_back(std::to_string(s.adopt) + " to adopt");
   if (parts.empty()) parts.push_back("no changes");
@@ -79,17 +87,18 @@ std::string heading(const PlanSummary& s) {
 
 std::string counts_table(const PlanSummary& s) {
   std::ostringstream t;
-  t << "| to create | to wait for | to adopt | unchanged | conflicts | orphans |\n"
-    << "|---:|---:|---:|---:|---:|---:|\n"
-    << "| " << s.create << " | " << s.wait << " | " << s.adopt << " | " << s.noop << " | " << s.conflict << " | "
-    << s.orphan << " |\n";
+  t << "| to create | to update | to wait for | to adopt | unchanged | conflicts | orphans |\n"
+    << "|---:|---:|---:|---:|---:|---:|---:|\n"
+    << "| " << s.create << " | " << s.update << " | " << s.wait << " | " << s.adopt << " | " << s.noop << " | "
+    << s.conflict << " | " << s.orphan << " |\n";
   return t.str();
 }
 
 const char* symbol(Action a) {
   switch (a) {
     case Action::Create: return "+";
-    case Action::Wait: return "~";
+    case Action::Wait:
+    case Action::Update: return "~";
     case Action::Adopt: return "?";
     case Action::Conflict: return "!";
     case Action::Orphan: return "-";
@@ -102,10 +111,16 @@ std::string table_row(const PlannedAction& a) {
   std::string action, details;
   const std::string id = a.resource_id.empty() ? "" : "id " + code(a.resource_id) + ", ";
   switch (a.action) {
-    case Action::Create: action = "create"; details = settings_text(a.after); break;
+    case Action::Create:
+      action = "create";
+      details = settings_text(a.after) + (a.calls.empty() ? "" : "; then " + calls_text(a));
+      if (!a.reason.empty()) details += ". " + md(a.reason);
+      break;
+    case Action::Update: action = "update in place"; details = id + changes_text(a) + "; " + calls_text(a); break;
     case Action::Wait:
       action = "wait for READY";
       details = id + "status " + md(a.status.empty() ? "unknown" : a.status) + (a.reason.empty() ? "" : ". " + md(a.reason));
+      if (!a.calls.empty()) details += "; then " + calls_text(a);
       break;
     case Action::Adopt: action = "adopt, else create"; details = "an earlier create's outcome is unknown"; break;
     case Action::Conflict: action = "**conflict**"; details = id + changes_text(a); break;
@@ -245,8 +260,8 @@ std::string render_plan_markdown(const PlanDocument& doc, size_t limit) {
   c.add(std::string(kMarkdownMarker) + "\n" + heading(s) + "\n\n" + counts_table(s));
   if (s.conflict)
     c.add("\n> [!CAUTION]\n> " + count(s.conflict, "resource is", "resources are") +
-          " declared with other settings than the state records. dbform never modifies existing resources, so "
-          "nothing can be applied until every conflict below is resolved.\n");
+          " cannot be applied as declared (see why below), so nothing is applied until every conflict is "
+          "resolved.\n");
   else if (!s.has_changes())
     c.add("\nThe declared resources match the state; applying this plan does nothing.\n");
   std::vector<std::string> warnings;

@@ -21,6 +21,20 @@ void render_settings(std::string& out, const nlohmann::json& settings, const std
     out += "      " + sign + " " + it.key() + std::string(width - it.key().size(), ' ') + " = " + it.value().dump() + "\n";
 }
 
+void render_changes(std::string& out, const PlannedAction& a, const Terminal& t, const std::string& sign) {
+  size_t width = 0;
+  for (const auto& c : a.changes) width = std::max(width, c.field.size());
+  for (const auto& c : a.changes)
+    out += "      " + sign + " " + c.field + std::string(width - c.field.size(), ' ') + " = " + value_text(c.before) +
+           " -> " + value_text(c.after) + (c.drift ? paint(t, kYellow, "  # changed outside dbform") : "") + "\n";
+}
+
+void render_calls(std::string& out, const PlannedAction& a, const char* when) {
+  if (a.calls.empty()) return;
+  out += std::string("    ") + when + ":\n";
+  for (const auto& c : a.calls) out += "      " + call_text(c) + (is_async_call(c.call) ? ", then wait for READY" : "") + "\n";
+}
+
 void render_action(std::string& out, const PlannedAction& a, const Terminal& t) {
   const std::string what = std::string(kind_name(a.kind)) + " \"" + a.name + "\"";
   const std::string id = a.resource_id.empty() ? "" : " (id " + a.resource_id + ")";
@@ -30,22 +44,34 @@ void render_action(std::string& out, const PlannedAction& a, const Terminal& t) 
       out += paint(t, kGreen, "  + " + what) + " {\n";
       render_settings(out, a.after, paint(t, kGreen, "+"));
       out += "    }\n";
+      render_calls(out, a, "then, once it is READY");
+      if (!a.reason.empty()) out += "      " + a.reason + "\n";
+      break;
+    case Action::Update:
+      out += "  # " + a.address + id + " will be updated in place\n";
+      out += paint(t, kYellow, "  ~ " + what) + " {\n";
+      render_changes(out, a, t, paint(t, kYellow, "~"));
+      out += "    }\n";
+      render_calls(out, a, "calls, one at a time");
+      if (!a.reason.empty()) out += "      " + a.reason + "\n";
       break;
     case Action::Adopt:
       out += "  # " + a.address + ": an earlier create's outcome is unknown\n";
       out += paint(t, kCyan, "  ? " + what) + ": looked up by name and adopted if found, created otherwise\n";
+      render_calls(out, a, "then, once it is READY");
       break;
     case Action::Wait:
       out += "  # " + a.address + id + " was created earlier and is not READY yet (status " +
              (a.status.empty() ? "unknown" : a.status) + ")\n";
       out += paint(t, kYellow, "  ~ " + what) + ": wait for READY, no new create\n";
+      render_changes(out, a, t, paint(t, kYellow, "~"));
+      render_calls(out, a, "then");
       if (!a.reason.empty()) out += "      " + a.reason + "\n";
       break;
     case Action::Conflict:
       out += "  # " + a.address + id + " conflicts with the state\n";
-      out += paint(t, kRed, "  ! " + what) + ": declared settings differ from the ones it was created with\n";
-      for (const auto& c : a.changes)
-        out += "      " + c.field + ": recorded " + value_text(c.before) + ", declared " + value_text(c.after) + "\n";
+      out += paint(t, kRed, "  ! " + what) + ": cannot be applied\n";
+      render_changes(out, a, t, paint(t, kRed, "!"));
       out += "      To resolve: " + a.reason + "\n";
       break;
     case Action::Orphan:
@@ -60,9 +86,17 @@ void render_action(std::string& out, const PlannedAction& a, const Terminal& t) 
 
 }  // namespace
 
+std::string call_text(const PlannedCall& call) {
+  if (call.body.is_null()) return call.call;
+  if (call.body.contains("vpc_id") && call.body["vpc_id"].is_null())
+    return call.call + " {\"vpc_id\": (the id of vpc \"" + call.vpc + "\", known once it is created)}";
+  return call.call + " " + call.body.dump();
+}
+
 std::string plan_summary_line(const PlanSummary& s) {
-  std::string line = "Plan: " + std::to_string(s.create) + " to create, " + std::to_string(s.wait) + " to wait for, " +
-                     std::to_string(s.noop) + " unchanged";
+  std::string line = "Plan: " + std::to_string(s.create) + " to create, " + std::to_string(s.update) +
+                     " to update, " + std::to_string(s.wait) + " to wait for, " + std::to_string(s.noop) +
+                     " unchanged";
   if (s.adopt) line += ", " + std::to_string(s.adopt) + " to adopt";
   if (s.conflict) line += ", " + std::to_string(s.conflict) + (s.conflict == 1 ? " conflict" : " conflicts");
   if (s.orphan) line += ", " + std::to_string(s.orphan) + (s.orphan == 1 ? " orphan" : " orphans");

@@ -10,7 +10,10 @@ namespace dbform::cli {
 // the summary line. Never contains a password (the plan holds none).
 std::string render_plan_text(const Plan& plan, const Terminal& term);
 
-// "Plan: 2 to create, 1 to wait for, 3 unchanged." plus adopt/conflict/orphan counts when present.
+// `resize {"cpu_millis":"2000","memory_gbs":"8"}`; an attachment to a VPC not created yet names it.
+std::string call_text(const PlannedCall& call);
+
+// "Plan: 2 to create, 1 to update, 1 to wait for, 3 unchanged." plus adopt/conflict/orphan counts when present.
 std::string plan_summary_line(const PlanSummary& s);
 
 }  // namespace dbform::cli

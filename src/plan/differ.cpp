@@ -1,6 +1,5 @@
 #include "plan/differ.h"
 
-#include <set>
 #include <unordered_set>
 
 #include "util/text.h"
@@ -11,17 +10,131 @@ using nlohmann::json;
 
 namespace {
 
-std::vector<FieldChange> differing_fields(const json& before, const json& after) {
-  std::set<std::string> keys;
-  for (auto it = before.begin(); it != before.end(); ++it) keys.insert(it.key());
-  for (auto it = after.begin(); it != after.end(); ++it) keys.insert(it.key());
+// Fields set by calls after the create, never in the create's body.
+constexpr const char* kSetAfterCreate[] = {"vpc", "connection_pooler"};
+
+// A service's fields that cannot change in place (SPEC section 3); every VPC field is such a field.
+bool needs_replacement(ResourceKind kind, const FieldChange& c) {
+  if (kind == ResourceKind::Vpc) return true;
+  if (c.field == "region_code" || c.field == "addons") return true;
+  if (c.field == "cpu_millis" || c.field == "memory_gbs") return (c.before == "shared") != (c.after == "shared");
+  return false;
+}
+
+// A size the last answer seen showed (resources[0].spec), as the digit string a resize sends; null
+// when it showed none.
+json size_in(const json& service, const std::string& field) {
+  if (!service.is_object() || !service.contains("resources") || !service["resources"].is_array() ||
+      service["resources"].empty() || !service["resources"][0].is_object())
+    return json();
+  const json spec = service["resources"][0].value("spec", json());
+  if (!spec.is_object() || !spec.contains(field) || !spec[field].is_number_integer()) return json();
+  return std::to_string(spec[field].get<long long>());
+}
+
+// What the resource has now as far as dbform knows: the recorded settings, or where a refresh (or
+// an adoption) observed a field, what it observed. `vpc` is observed even when absent (no VPC).
+json current_value(const ResourceRecord& rec, const std::string& field) {
+  const bool observed = rec.observed.is_object() && (rec.observed.contains(field) || field == "vpc");
+  const json& from = observed ? rec.observed : rec.settings;
+  if (from.contains(field)) return from[field];
+  return field == "cpu_millis" || field == "memory_gbs" ? size_in(rec.last_response, field) : json();
+}
+
+// The declared fields (and for services `vpc`, whose absence is managed too) whose current value
+// differs from the declaration.
+std::vector<FieldChange> changes_of(const ResourceRecord& rec, const json& declared) {
+  std::vector<std::string> fields;
+  for (auto it = declared.begin(); it != declared.end(); ++it) fields.push_back(it.key());
+  if (rec.kind == ResourceKind::Service && !declared.contains("vpc")) fields.push_back("vpc");
   std::vector<FieldChange> changes;
-  for (const auto& k : keys) {
-    json b = before.contains(k) ? before[k] : json();
-    json a = after.contains(k) ? after[k] : json();
-    if (b != a) changes.push_back({k, b, a});
+  for (const auto& field : fields) {
+    FieldChange c{field, current_value(rec, field), declared.contains(field) ? declared[field] : json(), false};
+    if (c.before == c.after) continue;
+    const json recorded = rec.settings.contains(field) ? rec.settings[field] : json();
+    c.drift = rec.observed.is_object() && c.before != recorded && (!recorded.is_null() || field == "vpc");
+    changes.push_back(std::move(c));
   }
   return changes;
+}
+
+bool is_whole_number_text(const json& v) {
+  if (!v.is_string()) return false;
+  const std::string s = v.get<std::string>();
+  return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
+}
+
+// The id of the project's VPC `name` as recorded, or null while it is not created yet.
+json vpc_id_of(const State& state, const std::string& project_id, const std::string& name) {
+  const ResourceRecord* rec = state.find(resource_address(project_id, ResourceKind::Vpc, name));
+  return rec && !rec->id.empty() ? json(rec->id) : json();
+}
+
+struct CallPlan {
+  std::vector<PlannedCall> calls;
+  std::string problem;  // why the changes cannot be made by calls; "" when they can
+};
+
+// The calls that bring `current` (field -> value) to `declared`, in the order they are made:
+// resize, setEnvironment, setHA, the pooler, then the VPC (detach, attach).
+CallPlan calls_between(const json& current, const json& declared, const json& observed, const State& state,
+                       const std::string& project_id) {
+  CallPlan out;
+  auto value = [](const json& j, const char* f) { return j.contains(f) ? j[f] : json(); };
+  auto differs = [&](const char* f) { return declared.contains(f) && value(current, f) != declared[f]; };
+  if (differs("cpu_millis") || differs("memory_gbs")) {
+    json body = json::object();
+    for (const char* f : {"cpu_millis", "memory_gbs"}) {
+      // An undeclared one is sent as the service has it now (resize takes both).
+      const json v = declared.contains(f) ? declared[f] : value(current, f);
+      if (!is_whole_number_text(v)) {
+        out.problem = v.is_null()
+                          ? std::string("a resize sends both cpu_millis and memory_gbs, and the current ") + f +
+                                " is not known: declare it, or run `dbform plan --refresh` to read it"
+                          : std::string("the API resizes to whole numbers only (") + f + " " + v.dump() +
+                                "): declare a whole number";
+        return out;
+      }
+      body[f] = v;
+    }
+    out.calls.push_back({"resize", body, "", body});
+  }
+  if (differs("environment_tag"))
+    out.calls.push_back({"setEnvironment", {{"environment", declared["environment_tag"]}}, "",
+                         {{"environment_tag", declared["environment_tag"]}}});
+  if (differs("replica_count"))
+    out.calls.push_back({"setHA", {{"replica_count", declared["replica_count"]}}, "",
+                         {{"replica_count", declared["replica_count"]}}});
+  if (differs("connection_pooler")) {
+    const bool on = declared["connection_pooler"].get<bool>();
+    out.calls.push_back({on ? "enablePooler" : "disablePooler", json(), "", {{"connection_pooler", on}}});
+  }
+  const json from = value(current, "vpc"), to = value(declared, "vpc");
+  if (from != to) {
+    if (from.is_string()) {
+      // A VPC dbform does not know is observed as "id:NNN".
+      const std::string name = from.get<std::string>();
+      json id = name.rfind("id:", 0) == 0 ? json(name.substr(3))
+                : observed.is_object() && observed.contains("vpc_id") ? observed["vpc_id"]
+                                                                      : vpc_id_of(state, project_id, name);
+      out.calls.push_back({"detachFromVPC", {{"vpc_id", id}}, name.rfind("id:", 0) == 0 ? "" : name, {{"vpc", nullptr}}});
+    }
+    if (to.is_string())
+      out.calls.push_back({"attachToVPC", {{"vpc_id", vpc_id_of(state, project_id, to.get<std::string>())}},
+                           to.get<std::string>(), {{"vpc", to}}});
+  }
+  return out;
+}
+
+std::string replacement_reason(const std::vector<FieldChange>& changes, ResourceKind kind) {
+  std::vector<std::string> fields;
+  for (const auto& c : changes)
+    if (needs_replacement(kind, c)) fields.push_back(c.field);
+  const std::string noun = kind == ResourceKind::Vpc ? "VPC" : "database";
+  return "changing " + join(fields, " and ") + " requires replacing the " + noun +
+         ", and dbform never replaces one (a replacement loses its data and its endpoint). To keep it, restore "
+         "the recorded value in the manifest. To move to a new one, declare it under another name, move the data "
+         "over, then remove this declaration (it becomes an orphan, which `--prune` deletes)";
 }
 
 PlannedAction plan_declared(const std::string& project_id, ResourceKind kind, const std::string& name,
@@ -34,11 +147,21 @@ PlannedAction plan_declared(const std::string& project_id, ResourceKind kind, co
   a.after = std::move(settings);
   a.location = location;
   const ResourceRecord* rec = state.find(a.address);
-  if (!rec) {
+  // What a create leaves to calls (a VPC attachment, the pooler), as made right after it.
+  auto calls_after_create = [&] {
+    return calls_between(created_with(a.after), a.after, json(), state, project_id).calls;
+  };
+  if (!rec || rec->deleted_outside) {
     a.action = Action::Create;
+    a.calls = calls_after_create();
+    if (rec) {
+      a.reason = "deleted outside dbform: " + std::string(kind_name(kind)) + " " + rec->id +
+                 " no longer exists, so it is created again";
+    }
     if (namesakes) {
       if (auto found = namesakes->find(a.address); found != namesakes->end() && !found->second.empty()) {
         a.action = Action::Conflict;
+        a.calls.clear();
         a.resource_id = join(found->second, ", ");
         a.reason = namesake_reason(kind, a.address, found->second);
       }
@@ -48,35 +171,69 @@ PlannedAction plan_declared(const std::string& project_id, ResourceKind kind, co
   a.before = rec->settings;
   a.resource_id = rec->id;
   a.status = rec->status;
-  a.changes = differing_fields(rec->settings, a.after);
-  const bool unknown_outcome = rec->create_pending && rec->id.empty();
-  if (!a.changes.empty()) {
-    a.action = Action::Conflict;
-    a.reason = unknown_outcome
-                   ? "an earlier create of this " + std::string(kind_name(kind)) +
-                         " with the recorded settings may have succeeded. Restore the recorded values and "
-                         "apply to finish it, or run `dbform state rm " + a.address + "` to forget it"
-                   : "dbform does not modify existing resources. Restore the recorded values in the manifest, or "
-                     "run `dbform state rm " + a.address + "` to forget this one (it keeps running) and "
-                     "declare the new settings under another name";
-  } else if (unknown_outcome) {
+  if (rec->create_pending && rec->id.empty()) {
+    // Only the create's own fields matter: the calls that follow it are planned from the declaration.
+    a.changes = changes_of(*rec, created_with(a.after));
+    if (!a.changes.empty()) {
+      a.action = Action::Conflict;
+      a.reason = "an earlier create of this " + std::string(kind_name(kind)) +
+                 " with the recorded settings may have succeeded. Restore the recorded values and apply to finish "
+                 "it, or run `dbform state rm " + a.address + "` to forget it";
+      return a;
+    }
     a.action = Action::Adopt;
-    a.reason = "an earlier run stopped before the create's outcome was known: it is looked up by name "
-               "and adopted if found, created otherwise";
-  } else if (!rec->is_ready() || !rec->pending_password.empty()) {
+    a.calls = calls_after_create();
+    a.reason = "an earlier run stopped before the create's outcome was known: it is looked up by name and adopted "
+               "if found, created otherwise";
+    return a;
+  }
+  a.changes = changes_of(*rec, a.after);
+  for (const auto& c : a.changes) {
+    if (!needs_replacement(kind, c)) continue;
+    a.action = Action::Conflict;
+    a.reason = replacement_reason(a.changes, kind);
+    return a;
+  }
+  if (kind == ResourceKind::Service) {
+    std::vector<std::string> fields = {"vpc", "cpu_millis", "memory_gbs"};  // resize sends both, declared or not
+    for (auto it = a.after.begin(); it != a.after.end(); ++it) fields.push_back(it.key());
+    json current = json::object();
+    for (const auto& f : fields)
+      if (json v = current_value(*rec, f); !v.is_null()) current[f] = std::move(v);
+    CallPlan plan = calls_between(current, a.after, rec->observed, state, project_id);
+    if (!plan.problem.empty()) {
+      a.action = Action::Conflict;
+      a.reason = plan.problem;
+      return a;
+    }
+    a.calls = std::move(plan.calls);
+  }
+  if (!rec->is_ready() || !rec->pending_password.empty()) {
     a.action = Action::Wait;
     if (!rec->pending_password.empty() && rec->is_ready())
       a.reason = "a new password was recorded but the API has not confirmed it: it is set again";
     if (is_failed_status(rec->status))
       a.reason = "recorded status " + rec->status + ": it will not become READY by itself. Run `dbform state rm " +
                  a.address + "` to create it again";
+  } else if (!a.calls.empty()) {
+    a.action = Action::Update;
   } else {
     a.action = Action::NoOp;
   }
+  if (!rec->pending_call.is_null() && a.action != Action::NoOp)
+    a.reason = "an earlier run sent " + rec->pending_call.value("call", std::string("an update")) +
+               " and stopped before its answer: the service is checked first, and a call is sent again only if "
+               "its change is not there";
   return a;
 }
 
 }  // namespace
+
+json created_with(const json& declared) {
+  json j = declared;
+  for (const char* field : kSetAfterCreate) j.erase(field);
+  return j;
+}
 
 std::string namesake_reason(ResourceKind kind, const std::string& address, const std::vector<std::string>& ids) {
   const std::string noun = kind_name(kind);
@@ -113,8 +270,11 @@ Plan make_plan(const Manifest& manifest, const State& state, const Namesakes* na
     a.resource_id = rec.id;
     a.status = rec.status;
     a.before = rec.settings;
-    a.reason = "recorded but no longer declared: dbform never deletes it. Declare it again, or run `dbform state rm " +
-               rec.address + "` to forget it";
+    a.reason = rec.deleted_outside
+                   ? "recorded but no longer declared, and deleted outside dbform. Run `dbform state rm " +
+                         rec.address + "` to forget it"
+                   : "recorded but no longer declared: dbform never deletes it. Declare it again, or run `dbform "
+                     "state rm " + rec.address + "` to forget it";
     plan.actions.push_back(std::move(a));
   }
   plan.summary = summarize(plan.actions);

@@ -9,6 +9,10 @@ namespace dbform {
 // unrecorded namesakes found in the API). Linear in the number of resources.
 Plan make_plan(const Manifest& manifest, const State& state, const Namesakes* namesakes = nullptr);
 
+// The declared settings a create sends: without those set by calls after it (vpc, connection_pooler).
+// What a new record's settings are until those calls are made.
+nlohmann::json created_with(const nlohmann::json& declared);
+
 // Why a declared, unrecorded resource is not created while resources of its name exist.
 std::string namesake_reason(ResourceKind kind, const std::string& address, const std::vector<std::string>& ids);
 

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <functional>
+
 #include "plan/differ.h"
 
 using namespace dbform;
@@ -92,25 +94,151 @@ TEST_CASE("plan: a recorded intent without an id is adopted, never blindly creat
   CHECK(plan.summary.adopt == 1);
 }
 
-TEST_CASE("plan: changed settings are a conflict naming each field, old and new") {
+TEST_CASE("plan: changed sizes, tag and replicas are an update with the published calls, in order") {
+  Manifest m = one_project();
+  DesiredService& orders = m.projects[0].services[0];
+  orders.cpu_millis = "2000";
+  orders.environment_tag = "PROD";
+  orders.replica_count = 2;
+  State s = new_state();
+  s.upsert(recorded(one_project(), ResourceKind::Service, "orders", "READY"));
+  Plan plan = make_plan(m, s);
+  const auto& u = action_for(plan, "p1/services/orders");
+  REQUIRE(u.action == Action::Update);
+  REQUIRE(u.changes.size() == 3);
+  CHECK(u.changes[0].field == "cpu_millis");
+  CHECK(u.changes[0].before == "1000");
+  CHECK(u.changes[0].after == "2000");
+  CHECK_FALSE(u.changes[0].drift);
+  CHECK(u.changes[1].field == "environment_tag");
+  CHECK(u.changes[1].before.is_null());
+  REQUIRE(u.calls.size() == 3);
+  CHECK(u.calls[0].call == "resize");
+  CHECK(u.calls[0].body == nlohmann::json({{"cpu_millis", "2000"}, {"memory_gbs", "4"}}));  // both, always
+  CHECK(u.calls[1].call == "setEnvironment");
+  CHECK(u.calls[1].body == nlohmann::json({{"environment", "PROD"}}));
+  CHECK(u.calls[2].call == "setHA");
+  CHECK(u.calls[2].body == nlohmann::json({{"replica_count", 2}}));
+  CHECK(plan.summary.update == 1);
+  CHECK(plan.summary.has_changes());
+}
+
+TEST_CASE("plan: an undeclared size is sent as the service has it; unknown, the resize is refused") {
+  Manifest m = one_project();
+  m.projects[0].services[0].memory_gbs.reset();
+  m.projects[0].services[0].cpu_millis = "2000";
+  State s = new_state();
+  ResourceRecord r = recorded(m, ResourceKind::Service, "orders", "READY");
+  r.settings["cpu_millis"] = "1000";
+  s.upsert(r);
+  CHECK(action_for(make_plan(m, s), "p1/services/orders").action == Action::Conflict);
+  r.last_response = nlohmann::json::parse(R"({"resources": [{"spec": {"cpu_millis": 1000, "memory_gbs": 8}}]})");
+  s.upsert(r);
+  const Plan u_plan = make_plan(m, s);
+  const auto& u = action_for(u_plan, "p1/services/orders");
+  REQUIRE(u.action == Action::Update);
+  CHECK(u.calls[0].body == nlohmann::json({{"cpu_millis", "2000"}, {"memory_gbs", "8"}}));
+}
+
+TEST_CASE("plan: region, addons and shared <-> a number need a replacement: a conflict saying so") {
+  for (auto change : std::vector<std::function<void(DesiredService&)>>{
+           [](DesiredService& s) { s.region_code = "eu-west-1"; },
+           [](DesiredService& s) { s.addons = {"ai"}; },
+           [](DesiredService& s) { s.cpu_millis = "shared"; }}) {
+    Manifest m = one_project();
+    State s = new_state();
+    ResourceRecord r = recorded(m, ResourceKind::Service, "orders", "READY");
+    r.settings["region_code"] = "us-east-1";
+    s.upsert(r);
+    change(m.projects[0].services[0]);
+    m.projects[0].services[0].region_code = m.projects[0].services[0].region_code.value_or("us-east-1");
+    Plan plan = make_plan(m, s);
+    const auto& c = action_for(plan, "p1/services/orders");
+    REQUIRE(c.action == Action::Conflict);
+    CHECK(c.calls.empty());
+    CHECK_THAT(c.reason, Catch::Contains("requires replacing the database") && Catch::Contains("never replaces"));
+    CHECK(plan.summary.conflict == 1);
+    // The rest of the plan is still there.
+    CHECK(action_for(plan, "p1/services/events").action == Action::Create);
+  }
+  Manifest m = one_project();
+  State s = new_state();
+  s.upsert(recorded(m, ResourceKind::Vpc, "main", ""));
+  m.projects[0].vpcs[0].cidr = "10.1.0.0/16";
+  const Plan v_plan = make_plan(m, s);
+  const auto& v = action_for(v_plan, "p1/vpcs/main");
+  CHECK(v.action == Action::Conflict);
+  CHECK_THAT(v.reason, Catch::Contains("changing cidr requires replacing the VPC"));
+}
+
+TEST_CASE("plan: what a refresh observed counts, and where it differs from the record it is drift") {
   Manifest m = one_project();
   State s = new_state();
   ResourceRecord r = recorded(m, ResourceKind::Service, "orders", "READY");
-  r.settings["cpu_millis"] = "500";
-  r.settings.erase("memory_gbs");
+  r.observed = {{"cpu_millis", "500"}, {"memory_gbs", "4"}, {"environment_tag", "DEV"}};
   s.upsert(r);
-  Plan plan = make_plan(m, s);
-  const auto& c = action_for(plan, "p1/services/orders");
-  REQUIRE(c.action == Action::Conflict);
-  REQUIRE(c.changes.size() == 2);
-  CHECK(c.changes[0].field == "cpu_millis");
-  CHECK(c.changes[0].before == "500");
-  CHECK(c.changes[0].after == "1000");
-  CHECK(c.changes[1].field == "memory_gbs");
-  CHECK(c.changes[1].before.is_null());
-  CHECK(c.changes[1].after == "4");
-  CHECK_THAT(c.reason, Catch::Contains("dbform state rm p1/services/orders"));
-  CHECK(plan.summary.conflict == 1);
+  const Plan u_plan = make_plan(m, s);
+  const auto& u = action_for(u_plan, "p1/services/orders");
+  REQUIRE(u.action == Action::Update);
+  REQUIRE(u.changes.size() == 1);
+  CHECK(u.changes[0].before == "500");
+  CHECK(u.changes[0].drift);
+  CHECK(u.calls[0].body == nlohmann::json({{"cpu_millis", "1000"}, {"memory_gbs", "4"}}));
+  // Declaring the value the API already has is no change, recorded or not.
+  m.projects[0].services[0].environment_tag = "DEV";
+  m.projects[0].services[0].cpu_millis = "500";
+  CHECK(action_for(make_plan(m, s), "p1/services/orders").action == Action::NoOp);
+}
+
+TEST_CASE("plan: vpc attaches after the create, moves by detach then attach, and goes when undeclared") {
+  Manifest m = one_project();
+  m.projects[0].services[1].vpc = "main";
+  m.projects[0].services[1].connection_pooler = true;
+  Plan fresh = make_plan(m, new_state());
+  const auto& create = action_for(fresh, "p1/services/events");
+  REQUIRE(create.action == Action::Create);
+  REQUIRE(create.calls.size() == 2);
+  CHECK(create.calls[0].call == "enablePooler");
+  CHECK(create.calls[0].body.is_null());
+  CHECK(create.calls[1].call == "attachToVPC");
+  CHECK(create.calls[1].body["vpc_id"].is_null());  // the VPC is created in the same apply
+  CHECK(create.calls[1].vpc == "main");
+
+  State s = new_state();
+  s.upsert(recorded(m, ResourceKind::Vpc, "main", ""));
+  ResourceRecord events = recorded(m, ResourceKind::Service, "events", "READY");
+  events.settings = {{"connection_pooler", true}};  // created, pooler on, not attached yet
+  s.upsert(events);
+  const Plan attach_plan = make_plan(m, s);
+  const auto& attach = action_for(attach_plan, "p1/services/events");
+  REQUIRE(attach.action == Action::Update);
+  REQUIRE(attach.calls.size() == 1);
+  CHECK(attach.calls[0].body == nlohmann::json({{"vpc_id", "id-main"}}));
+
+  events.settings["vpc"] = "main";
+  s.upsert(events);
+  m.projects[0].services[1].vpc.reset();
+  const Plan detach_plan = make_plan(m, s);
+  const auto& detach = action_for(detach_plan, "p1/services/events");
+  REQUIRE(detach.action == Action::Update);
+  REQUIRE(detach.calls.size() == 1);
+  CHECK(detach.calls[0].call == "detachFromVPC");
+  CHECK(detach.calls[0].body == nlohmann::json({{"vpc_id", "id-main"}}));
+  CHECK(detach.changes[0].field == "vpc");
+  CHECK(detach.changes[0].after.is_null());
+}
+
+TEST_CASE("plan: a resource deleted outside dbform is created again, its old id named") {
+  Manifest m = one_project();
+  State s = new_state();
+  ResourceRecord r = recorded(m, ResourceKind::Service, "orders", "READY");
+  r.deleted_outside = true;
+  s.upsert(r);
+  const Plan c_plan = make_plan(m, s);
+  const auto& c = action_for(c_plan, "p1/services/orders");
+  CHECK(c.action == Action::Create);
+  CHECK(c.before.is_null());
+  CHECK_THAT(c.reason, Catch::Contains("deleted outside dbform") && Catch::Contains("id-orders"));
 }
 
 TEST_CASE("plan: recorded but no longer declared is an orphan, reported and kept") {

@@ -8,10 +8,15 @@ const char* action_name(Action a) {
     case Action::NoOp: return "no-op";
     case Action::Wait: return "wait";
     case Action::Adopt: return "adopt";
+    case Action::Update: return "update";
     case Action::Conflict: return "conflict";
     case Action::Orphan: return "orphan";
   }
   return "?";
+}
+
+bool is_async_call(const std::string& call) {
+  return call == "resize" || call == "setHA" || call == "attachToVPC" || call == "detachFromVPC";
 }
 
 PlanSummary summarize(const std::vector<PlannedAction>& actions) {
@@ -21,6 +26,7 @@ PlanSummary summarize(const std::vector<PlannedAction>& actions) {
       case Action::Create: ++s.create; break;
       case Action::Wait: ++s.wait; break;
       case Action::Adopt: ++s.adopt; break;
+      case Action::Update: ++s.update; break;
       case Action::NoOp: ++s.noop; break;
       case Action::Conflict: ++s.conflict; break;
       case Action::Orphan: ++s.orphan; break;

@@ -16,17 +16,30 @@ enum class Action {
   NoOp,      // declared, recorded, same settings, ready
   Wait,      // declared, recorded, created but not yet READY
   Adopt,     // recorded intent whose create outcome is unknown: look up by name, else create
-  Conflict,  // declared and recorded with different settings: nothing is applied
+  Update,    // declared and recorded, READY, settings that change in place differ: its calls
+  Conflict,  // cannot be applied (a replacement, a namesake, ...): nothing is applied
   Orphan,    // recorded, no longer declared: reported, kept
 };
 
-const char* action_name(Action a);  // "create", "no-op", "wait", "adopt", "conflict", "orphan"
+const char* action_name(Action a);  // "create", "no-op", "wait", "adopt", "update", "conflict", "orphan"
 
 struct FieldChange {
   std::string field;
-  nlohmann::json before;  // null when absent
-  nlohmann::json after;   // null when absent
+  nlohmann::json before;  // recorded, or observed by a refresh; null when absent
+  nlohmann::json after;   // declared; null when absent
+  bool drift = false;     // `before` was changed outside dbform (a refresh saw it differ from the record)
 };
+
+// One update call on a service, made after its create (if any), in plan order, one at a time.
+struct PlannedCall {
+  std::string call;     // resize, setEnvironment, setHA, enablePooler, disablePooler, attachToVPC, detachFromVPC
+  nlohmann::json body;  // as sent; null: no body. attachToVPC's vpc_id is null until its VPC exists
+  std::string vpc;      // attachToVPC, detachFromVPC: the VPC's name ("" when not one dbform knows)
+  nlohmann::json sets;  // the settings it brings about: field -> value (null: the field goes)
+};
+
+// resize, setHA, attachToVPC and detachFromVPC: the service is UPGRADING until the change is made.
+bool is_async_call(const std::string& call);
 
 struct PlannedAction {
   Action action = Action::NoOp;
@@ -38,7 +51,8 @@ struct PlannedAction {
   std::string status;       // recorded status
   nlohmann::json before;    // recorded settings; null when not recorded
   nlohmann::json after;     // declared settings; null for orphans
-  std::vector<FieldChange> changes;  // conflicts: every differing field
+  std::vector<FieldChange> changes;  // updates and conflicts: every differing field
+  std::vector<PlannedCall> calls;    // create, adopt, wait, update: the update calls that follow
   std::string reason;       // why: conflicts and orphans say how to resolve
   Location location;        // where it is declared (none for orphans)
 };
@@ -49,15 +63,16 @@ struct PlannedAction {
 using Namesakes = std::map<std::string, std::vector<std::string>>;
 
 struct PlanSummary {
-  int create = 0, wait = 0, adopt = 0, noop = 0, conflict = 0, orphan = 0;
-  bool has_changes() const { return create + wait + adopt > 0; }
+  int create = 0, wait = 0, adopt = 0, update = 0, noop = 0, conflict = 0, orphan = 0;
+  bool has_changes() const { return create + wait + adopt + update > 0; }
 };
 
 // The counts of each action.
 PlanSummary summarize(const std::vector<PlannedAction>& actions);
 
 struct Plan {
-  // Per project in manifest order; within a project VPCs before services; orphans last.
+  // Per project in manifest order; within a project VPCs before services; orphans last. The
+  // engine orders the calls: VPC creates, service creates, then updates and attachments.
   std::vector<PlannedAction> actions;
   PlanSummary summary;
   std::string state_lineage;

@@ -1,5 +1,6 @@
 #include "plan/plan_file.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -13,8 +14,10 @@ using nlohmann::ordered_json;
 
 namespace {
 
-constexpr Action kActions[] = {Action::Create, Action::NoOp,     Action::Wait,
-                               Action::Adopt,  Action::Conflict, Action::Orphan};
+constexpr Action kActions[] = {Action::Create, Action::NoOp,     Action::Wait,  Action::Adopt,
+                               Action::Update, Action::Conflict, Action::Orphan};
+const char* const kCalls[] = {"resize",        "setEnvironment", "setHA",        "enablePooler",
+                              "disablePooler", "attachToVPC",    "detachFromVPC"};
 
 ordered_json location_json(const Location& l) {
   if (l.file.empty()) return nullptr;
@@ -30,8 +33,17 @@ ordered_json action_json(const PlannedAction& a) {
   j["before"] = a.before;
   j["after"] = a.after;
   ordered_json changes = ordered_json::array();
-  for (const auto& c : a.changes) changes.push_back({{"field", c.field}, {"before", c.before}, {"after", c.after}});
+  for (const auto& c : a.changes)
+    changes.push_back({{"field", c.field}, {"before", c.before}, {"after", c.after}, {"drift", c.drift}});
   j["changes"] = std::move(changes);
+  ordered_json calls = ordered_json::array();
+  for (const auto& c : a.calls) {
+    ordered_json call = {{"call", c.call}, {"body", c.body}, {"async", is_async_call(c.call)}};
+    if (!c.vpc.empty()) call["vpc"] = c.vpc;
+    call["sets"] = c.sets;
+    calls.push_back(std::move(call));
+  }
+  j["calls"] = std::move(calls);
   if (!a.reason.empty()) j["reason"] = a.reason;
   if (ordered_json loc = location_json(a.location); !loc.is_null()) j["declared_at"] = std::move(loc);
   return j;
@@ -130,14 +142,22 @@ PlannedAction read_action(const Reader& r) {
   bool known = false;
   for (Action candidate : kActions)
     if (action == action_name(candidate)) a.action = candidate, known = true;
-  if (!known) r.fail("action", "one of create, no-op, wait, adopt, conflict, orphan");
+  if (!known) r.fail("action", "one of create, no-op, wait, adopt, update, conflict, orphan");
   a.resource_id = r.str("resource_id");
   a.status = r.str("status");
   a.before = r.any("before");
   a.after = r.any("after");
   for (size_t i = 0; i < r.array("changes").size(); ++i) {
     Reader c = r.item("changes", i);
-    a.changes.push_back({c.str("field", true), c.any("before"), c.any("after")});
+    a.changes.push_back({c.str("field", true), c.any("before"), c.any("after"), c.any("drift") == true});
+  }
+  for (size_t i = 0; i < r.array("calls").size(); ++i) {
+    Reader c = r.item("calls", i);
+    PlannedCall call{c.str("call", true), c.any("body"), c.str("vpc"), c.any("sets")};
+    if (std::find(std::begin(kCalls), std::end(kCalls), call.call) == std::end(kCalls))
+      c.fail("call", "one of " + join(std::vector<std::string>(std::begin(kCalls), std::end(kCalls)), ", "));
+    if (!call.sets.is_object()) c.fail("sets", "an object");
+    a.calls.push_back(std::move(call));
   }
   a.reason = r.str("reason");
   a.location = r.location("declared_at");

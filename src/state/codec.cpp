@@ -42,6 +42,13 @@ class RecordReader {
     if (!it->is_boolean()) fail(field, "true or false");
     return it->get<bool>();
   }
+  // An object, or null when absent.
+  nlohmann::json object(const char* field) const {
+    auto it = j_.find(field);
+    if (it == j_.end() || it->is_null()) return nullptr;
+    if (!it->is_object()) fail(field, "an object");
+    return *it;
+  }
   void endpoint(const char* field, std::string& host, std::optional<int>& port) const {
     auto it = j_.find(field);
     if (it == j_.end() || it->is_null()) return;
@@ -77,6 +84,9 @@ json record_to_json(const ResourceRecord& r) {
   j["pooler_endpoint"] = endpoint_json(r.pooler_host, r.pooler_port);
   j["initial_password"] = r.initial_password;
   if (!r.pending_password.empty()) j["pending_password"] = r.pending_password;
+  if (!r.observed.is_null()) j["observed"] = r.observed;
+  if (!r.pending_call.is_null()) j["pending_call"] = r.pending_call;
+  if (r.deleted_outside) j["deleted_outside"] = true;
   j["created_at"] = r.created_at;
   j["updated_at"] = r.updated_at;
   j["last_response"] = r.last_response;
@@ -100,6 +110,11 @@ ResourceRecord record_from_json(const json& j, const std::string& source, size_t
     if (!s->is_object()) in.fail("settings", "an object");
     r.settings = *s;
   }
+  r.observed = in.object("observed");
+  r.pending_call = in.object("pending_call");
+  if (!r.pending_call.is_null() && !r.pending_call.value("call", nlohmann::json()).is_string())
+    in.fail("pending_call.call", "the name of a call, like \"resize\"");
+  r.deleted_outside = in.boolean("deleted_outside");
   r.id = in.str("id", false);
   r.create_pending = in.boolean("create_pending");
   r.status = in.str("status", false);

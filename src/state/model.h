@@ -18,7 +18,13 @@ struct ResourceRecord {
   std::string project_id;
   ResourceKind kind = ResourceKind::Service;
   std::string name;
-  nlohmann::json settings = nlohmann::json::object();  // desired settings it was created from
+  // The settings dbform set: those it was created with, then each update's once the API accepted
+  // it. A field a later call will set (vpc, connection_pooler) is absent until then.
+  nlohmann::json settings = nlohmann::json::object();
+  // The settings as the API showed them at the last refresh (or adoption), updated as dbform
+  // changes them; null when never read. Where they differ from `settings`, the resource was
+  // changed outside dbform (drift).
+  nlohmann::json observed;
   std::string id;          // service_id / vpc id; "" while only the intent is recorded
   // The create call was (or is about to be) sent and its outcome is not known yet: the next run
   // must look the resource up by name before creating it again.
@@ -33,6 +39,12 @@ struct ResourceRecord {
   // the API confirmed it. Setting it again is harmless, so a run that stopped before the answer
   // simply sets it again.
   std::string pending_password;
+  // An update call recorded before it was sent ({"call": "resize", "body": {...}}) and cleared
+  // after its result: a run that stopped in between left its outcome unknown, so the next run
+  // checks the service before it sends anything (SPEC section 5).
+  nlohmann::json pending_call;
+  // The last refresh found it gone (404, absent, or DELETED): the next apply creates it again.
+  bool deleted_outside = false;
   std::string created_at;  // when the create was recorded (UTC, ISO 8601)
   std::string updated_at;
   nlohmann::json last_response;  // last API object seen, initial_password removed
