@@ -31,10 +31,13 @@ PROJECT = "acme-prod"
 KEY = "ci-example-key-0123456789"
 
 
-def manifest(services, cpu=1000):
+def manifest(services, orders_region=None):
+    """`orders_region` declares orders in a region: one it was not created in is a conflict."""
     text = f"version: 1\nprojects:\n  - id: {PROJECT}\n    services:\n"
     for s in services:
-        text += f"      - name: {s}\n        cpu_millis: {cpu if s == 'orders' else 1000}\n"
+        text += f"      - name: {s}\n        cpu_millis: 1000\n"
+        if s == "orders" and orders_region:
+            text += f"        region_code: {orders_region}\n"
     return text
 
 
@@ -114,7 +117,7 @@ def check_script(dbform, script, fails):
             fails.check(p.returncode == 1 and "stale" in p.stderr, f"stale plan applied: exit {p.returncode}\n{p.stderr}")
             fails.check((d / "team-state.json").read_text() == before, "a refused plan changed the state")
 
-            (repo / "manifests/db.yaml").write_text(manifest(["orders", "billing"], cpu=2000))
+            (repo / "manifests/db.yaml").write_text(manifest(["orders", "billing"], orders_region="eu-west-1"))
             p = run("plan")
             fails.check(p.returncode == 1, f"plan with a conflict: exit {p.returncode}")
             fails.check("1 conflict, nothing can be applied" in (out / "plan.md").read_text(), "no conflict heading")

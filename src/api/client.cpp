@@ -237,6 +237,13 @@ Vpc ApiClient::create_vpc(const std::string& key, const std::string& project_id,
   return map_create_response<Vpc>(path, response, parse_vpc, &Vpc::id, "id");
 }
 
+std::optional<Vpc> ApiClient::get_vpc(const std::string& key, const std::string& project_id, const std::string& vpc_id) {
+  const std::string path = project_path(project_id, "/vpcs/" + escape_path_segment(vpc_id));
+  HttpResponse response = call(CallKind::Read, "GET", path, key, nullptr, /*allow_404=*/true);
+  if (response.status == 404) return std::nullopt;
+  return map_response<Vpc>("GET", path, parse_body("GET", path, response), parse_vpc);
+}
+
 std::vector<Vpc> ApiClient::list_vpcs(const std::string& key, const std::string& project_id) {
   const std::string path = project_path(project_id, "/vpcs");
   HttpResponse response = call(CallKind::Read, "GET", path, key, nullptr);

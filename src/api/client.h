@@ -62,6 +62,8 @@ class ApiClient {
   std::vector<Service> list_services(const std::string& key, const std::string& project_id);
   Vpc create_vpc(const std::string& key, const std::string& project_id, const VpcCreateRequest& req);
   std::vector<Vpc> list_vpcs(const std::string& key, const std::string& project_id);
+  std::optional<Vpc> get_vpc(const std::string& key, const std::string& project_id,
+                             const std::string& vpc_id);  // nullopt on 404
   // POST .../services/{id}/updatePassword; idempotent (the same password again changes nothing),
   // so retried like a read. The password never appears in an error message.
   void update_password(const std::string& key, const std::string& project_id, const std::string& service_id,

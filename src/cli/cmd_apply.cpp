@@ -83,7 +83,7 @@ struct Prepared {
   std::string saved_from;  // the plan file, or "" for a plan made now
 };
 
-Prepared plan_now(const ApplyFlowOptions& opts, ApiClient& api) {
+Prepared plan_now(const ApplyFlowOptions& opts, ApiSetup& api) {
   Prepared p;
   p.manifest = load_manifests_or_throw(opts.manifests);
   p.store = open_state_store(opts.state);
@@ -91,7 +91,8 @@ Prepared plan_now(const ApplyFlowOptions& opts, ApiClient& api) {
   auto stored = p.store->read();
   p.state_missing = !stored;
   p.state = stored ? std::move(*stored) : new_state();
-  RefreshedPlan refreshed = plan_refreshed(p.manifest, p.state, !opts.no_refresh, api, opts.parallelism);
+  RefreshedPlan refreshed =
+      plan_refreshed(p.manifest, p.state, *p.store, !opts.no_refresh, *api.client, api.clock, opts.parallelism);
   p.plan = std::move(refreshed.plan);
   p.preflight = std::move(refreshed.preflight);
   return p;
@@ -130,7 +131,7 @@ int execute(const ApplyFlowOptions& opts, const ApplyOptions& engine_opts, Apply
   install_signal_handlers();  // from here on a signal ends every wait, the refresh's included
   auto api = make_api();
   api->client->stop_waits_on(&g_stop);
-  Prepared p = opts.plan_file.empty() ? plan_now(opts, *api->client) : load_saved_plan(opts);
+  Prepared p = opts.plan_file.empty() ? plan_now(opts, *api) : load_saved_plan(opts);
   if (p.state_missing) output.note(no_state_note(*p.store));
   output.plan(p.plan, p.saved_from);
   if (p.plan.summary.conflict) {

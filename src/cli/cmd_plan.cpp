@@ -57,7 +57,7 @@ void add_plan_command(CLI::App& app, int& exit_code) {
   auto opts = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("plan", "show what apply would do");
   add_manifest_options(*cmd, opts->manifests);
-  add_state_options(*cmd, opts->state, false);
+  add_state_options(*cmd, opts->state, true);  // --lock-timeout: plan --refresh takes the lock
   cmd->add_flag("--detailed-exitcode", opts->detailed_exitcode, "exit 0 no changes, 1 error, 2 changes pending");
   cmd->add_option("--format", opts->format, "text (default), json (the plan document) or markdown (a PR comment)")
       ->check(CLI::IsMember({"text", "json", "markdown"}));
@@ -70,10 +70,16 @@ void add_plan_command(CLI::App& app, int& exit_code) {
     PlanDocument doc;
     Manifest manifest = load_manifests_or_throw(opts->manifests, &doc.diagnostics);
     auto store = open_state_store(opts->state);
+    // A refresh records what it reads, under the lock, like an apply.
+    auto lock = opts->refresh ? store->lock("plan --refresh", lock_timeout(opts->state)) : nullptr;
     auto stored = store->read();
-    const State state = stored ? *stored : new_state();
-    if (opts->refresh) doc.plan = plan_refreshed(manifest, state, true, *make_api()->client).plan;
-    else doc.plan = make_plan(manifest, state);  // a pull request's plan needs no API key
+    State state = stored ? *stored : new_state();
+    if (opts->refresh) {
+      auto api = make_api();
+      doc.plan = plan_refreshed(manifest, state, *store, true, *api->client, api->clock).plan;
+    } else {
+      doc.plan = make_plan(manifest, state);  // a pull request's plan needs no API key
+    }
     if (!stored) doc.plan.state_lineage.clear();  // "no state yet", which apply checks again
     doc.manifest_paths = opts->manifests.files;
     doc.manifest_files = manifest.files;

@@ -1,27 +1,33 @@
 #include "cli/refresh.h"
 
-#include "engine/namesakes.h"
+#include <set>
+
+#include "engine/refresh.h"
 #include "plan/differ.h"
 #include "util/env.h"
-#include "util/text.h"
 
 namespace dbform::cli {
 
-RefreshedPlan plan_refreshed(const Manifest& manifest, const State& state, bool refresh, ApiClient& api,
-                             int parallelism) {
+RefreshedPlan plan_refreshed(const Manifest& manifest, State& state, StateStore& store, bool refresh, ApiClient& api,
+                             Clock& clock, int parallelism) {
   RefreshedPlan out{make_plan(manifest, state), std::nullopt};
-  if (!refresh || out.plan.summary.create == 0) return out;
-  auto keys = resolve_keys(manifest, projects_with_work(out.plan), process_env());
-  out.preflight = preflight_keys(api, out.plan, keys);
-  NamesakeScan scan = scan_namesakes(api, out.plan, keys, parallelism);
-  if (!scan.errors.empty()) {
-    std::vector<std::string> problems;
-    for (const auto& [project, why] : scan.errors) problems.push_back("project " + project + ": " + why);
-    throw Error("the refresh could not list what exists, nothing was changed:\n  " + join(problems, "\n  ") +
-                "\nFix the problem and run it again. Without a refresh (plan without --refresh, apply --no-refresh) "
-                "apply still checks every name before it creates anything");
+  if (!refresh) return out;
+  std::vector<std::string> projects;
+  std::set<std::string> seen;
+  for (const auto& a : out.plan.actions)
+    if (a.action != Action::Orphan && seen.insert(a.project_id).second) projects.push_back(a.project_id);
+  if (projects.empty()) return out;
+  auto keys = resolve_keys(manifest, projects, process_env());
+  out.preflight = preflight_keys(api, projects, keys);
+  RefreshResult refreshed = refresh_state(api, clock, state, projects, keys, parallelism);
+  try {
+    if (!refreshed.changed.empty()) store.write_changes(state, refreshed.changed);
+  } catch (const Error& e) {
+    throw Error(std::string("what the refresh read could not be saved, so nothing was sent: ") + e.what());
   }
-  out.plan = make_plan(manifest, state, &scan.found);
+  const Plan plan = make_plan(manifest, state);
+  const Namesakes namesakes = namesakes_in(plan, refreshed.listings);
+  out.plan = make_plan(manifest, state, &namesakes);
   return out;
 }
 

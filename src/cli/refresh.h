@@ -1,6 +1,7 @@
 #pragma once
-// Plans, and with a refresh first asks the API what exists: a declared resource the state does not
-// record but whose name exists is planned as a conflict, never as a second create.
+// Plans, and with a refresh first reads what exists: every recorded resource's state is recorded
+// as the API shows it, and a declared resource the state does not record but whose name exists is
+// planned as a conflict, never as a second create.
 #include <optional>
 #include <vector>
 
@@ -9,6 +10,7 @@
 #include "manifest/model.h"
 #include "plan/model.h"
 #include "state/model.h"
+#include "state/store.h"
 
 namespace dbform::cli {
 
@@ -19,10 +21,11 @@ struct RefreshedPlan {
   std::optional<std::vector<PreflightPass>> preflight;
 };
 
-// Without `refresh`, or with nothing to create, the plan of the state alone. Otherwise the keys of
-// the projects with creates are preflighted, each of those projects is listed (one call per kind),
-// and the plan is made against what exists. Throws Error when a key or a list fails.
-RefreshedPlan plan_refreshed(const Manifest& manifest, const State& state, bool refresh, ApiClient& api,
-                             int parallelism = 10);
+// Without `refresh`, the plan of the state alone. Otherwise the keys of the declared projects are
+// preflighted, each project is listed (one call per kind), what it shows is recorded in `state`
+// (and written through `store`, whose lock the caller holds), and the plan is made against it.
+// Throws Error when a key or a read fails, before anything is written.
+RefreshedPlan plan_refreshed(const Manifest& manifest, State& state, StateStore& store, bool refresh, ApiClient& api,
+                             Clock& clock, int parallelism = 10);
 
 }  // namespace dbform::cli

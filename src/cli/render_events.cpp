@@ -20,6 +20,8 @@ std::optional<std::string> raw_event_line(const Event& e, const Terminal& term) 
       return e.address + ": created (id " + e.resource_id + (e.status.empty() ? "" : ", status " + e.status) + ")";
     case EventKind::Adopted:
       return e.address + ": adopted existing " + e.resource_id + (e.message.empty() ? "" : "; " + e.message);
+    case EventKind::UpdateSent: return e.address + ": " + e.message + "...";
+    case EventKind::Updated: return e.address + ": " + e.message + " accepted";
     case EventKind::StatusChanged:
       if (e.status == "READY") return std::nullopt;
       return e.address + ": " + e.status + elapsed;
@@ -80,6 +82,7 @@ void JsonLinesEventRenderer::summary(const ApplyResult& r, int exit_code) {
   emit({{"type", "summary"},
         {"created", r.created},
         {"adopted", r.adopted},
+        {"updated", r.updated},
         {"ready", r.ready},
         {"failed", r.failures.size()},
         {"failures", r.failures},

@@ -68,6 +68,12 @@ void LiveProgressRenderer::on_event(const Event& e) {
     case EventKind::CreateSent:
       if (!p) in_progress_.push_back({e.address, "creating", Steady::now()});
       break;
+    case EventKind::UpdateSent:
+      if (!p) in_progress_.push_back({e.address, e.message.substr(0, e.message.find(' ')), Steady::now()});
+      else p->status = e.message.substr(0, e.message.find(' '));
+      finished = event_line(e, term_).value_or("");
+      break;
+    case EventKind::Updated:
     case EventKind::StatusChanged:
       if (p) p->status = e.status;
       break;

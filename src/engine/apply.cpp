@@ -18,8 +18,9 @@ namespace dbform {
 
 namespace {
 
-// SettingPassword: READY, its new password on the way; never polled meanwhile.
-enum class Phase { Pending, Creating, Watching, SettingPassword, Done, Failed };
+// SettingPassword: READY, its new password on the way; Calling: READY, an update call queued or
+// on the way. Never polled meanwhile.
+enum class Phase { Pending, Creating, Watching, SettingPassword, Calling, Done, Failed };
 
 // Hands an event to a renderer, which can never throw into the engine: its output is lost (a closed
 // pipe, a full disk), the run goes on recording. False when the renderer failed.
@@ -42,7 +43,17 @@ struct Item {
   bool timer_live = false;   // a timer of the current generation is queued
   bool polling = false;      // a status check of it is in flight
   bool get_next = false;     // the last list did not show it (lists lag): ask for it by id next
+  size_t next_call = 0;      // the plan's calls before it are made
+  // Watching until READY with the change of calls[next_call] made (an asynchronous call answered).
+  bool awaiting_call = false;
+  // Watching until READY, then calls[next_call] is sent unless the service shows its change already
+  // (an earlier send's outcome is unknown: the service was busy, or a run stopped before the answer).
+  bool check_call = false;
+  int call_sends = 0;  // sends of calls[next_call]
 };
+
+// How often one call is sent when its answers say the service was busy (409) or did not come.
+constexpr int kMaxCallSends = 3;
 
 // Polls have their own workers, so that creates, however many, cannot hold them up; and where
 // several services of a project are waited for, one list answers for all of them.
@@ -62,12 +73,18 @@ class ApplyRun {
       if (a.action == Action::Create || a.action == Action::Adopt) {
         to_create_.push_back(items_.size());
         if (a.kind == ResourceKind::Vpc) ++vpcs_unsettled_[a.project_id];
-      } else if (!(a.action == Action::Wait && options_.wait)) {
+      } else if (!((a.action == Action::Wait && options_.wait) || a.action == Action::Update)) {
         continue;
       }
       if (a.kind == ResourceKind::Service) services_of_project_[a.project_id].push_back(items_.size());
       items_.push_back({&a});
-      if (a.action == Action::Wait) {
+      const ResourceRecord* rec = state_.find(a.address);
+      if (a.action == Action::Update && rec && rec->is_ready() && rec->pending_call.is_null()) {
+        items_.back().phase = Phase::Calling;
+        to_call_.push_back(items_.size() - 1);
+      } else if (a.action == Action::Wait || a.action == Action::Update) {
+        // An update left unanswered by an earlier run is checked before anything is sent.
+        items_.back().check_call = rec && !rec->pending_call.is_null() && !a.calls.empty();
         start_watch(items_.back(), Phase::Watching, start);
         push_timer(items_.size() - 1, start);
       }
@@ -89,7 +106,8 @@ class ApplyRun {
       flush_events();
       dispatch_due_polls(workers);
       dispatch_passwords(workers);
-      if (workers.in_flight() == 0 && live_timers_ == 0 && to_set_password_.empty()) break;
+      dispatch_calls(workers);
+      if (workers.in_flight() == 0 && live_timers_ == 0 && to_set_password_.empty() && to_call_.empty()) break;
       wait_for_progress(workers);
     }
     // A stop: let what is in flight finish and record it, start nothing new.
@@ -304,7 +322,7 @@ class ApplyRun {
     r.project_id = a.project_id;
     r.kind = a.kind;
     r.name = a.name;
-    r.settings = a.after;
+    r.settings = created_with(a.after);  // the fields later calls set are recorded as they succeed
     r.create_pending = true;
     r.created_at = r.updated_at = format_utc(clock_.wall_now());
     state_.upsert(r);
@@ -324,6 +342,7 @@ class ApplyRun {
       case JobType::Poll: return handle_poll(out.item, out);
       case JobType::PollList: return handle_poll_list(out);
       case JobType::Password: return handle_password(item, out);
+      case JobType::Call: return handle_call(out.item, out);
     }
   }
 
@@ -336,7 +355,158 @@ class ApplyRun {
     rec.pending_password.clear();
     rec.updated_at = format_utc(clock_.wall_now());
     changed_.insert(rec.address);
+    proceed(static_cast<size_t>(&item - items_.data()), rec);
+  }
+
+  // The answer to an update call: its change recorded (and, when it is asynchronous, watched until
+  // the service is READY with it), or its failure.
+  void handle_call(size_t i, const Outcome& out) {
+    Item& item = items_[i];
+    ResourceRecord& rec = *state_.find(item.action->address);
+    const PlannedCall& call = item.action->calls[item.next_call];
+    rec.pending_call = nullptr;
+    changed_.insert(rec.address);
+    if (!out.error.empty()) {
+      // Busy (409) or no answer: the call may have been made (a gateway's 504 after it was, then a
+      // retry refused as busy). The service tells, once it is READY again.
+      if ((out.http_status == 409 || out.transient) && item.call_sends < kMaxCallSends) {
+        spdlog::info("{}: {} was not confirmed ({}); checking the service", rec.address, call.call, out.error);
+        item.check_call = true;
+        start_watch(item, Phase::Watching, clock_.now());
+        return schedule_poll(i, rec);
+      }
+      return fail(item, call.call + " failed: " + out.error + ". The next apply plans it again");
+    }
+    const std::string now = format_utc(clock_.wall_now());
+    if (out.service) record_service(rec, *out.service, now);
+    record_call(rec, call, item);
+    rec.updated_at = now;
+    ++result_.updated;
+    emit({EventKind::Updated, rec.address, rec.id, rec.status, Duration(0), call.call});
+    if (!options_.wait) {  // the rest is planned again by the next apply, once it is READY
+      item.phase = Phase::Done;
+      return;
+    }
+    // Watched until READY with its change: an asynchronous call takes a while; a synchronous one is
+    // read back at once (a SuccessMessage does not carry what changed, such as a pooler's endpoint).
+    item.awaiting_call = true;
+    start_watch(item, Phase::Watching, clock_.now());
+    if (is_async_call(call.call)) schedule_poll(i, rec);
+    else push_timer(i, clock_.now());
+  }
+
+  // A call's change is made: the settings it brings about are recorded as set (and as observed).
+  void record_call(ResourceRecord& rec, const PlannedCall& call, const Item& item) {
+    for (auto it = call.sets.begin(); it != call.sets.end(); ++it) {
+      if (it.value().is_null()) {
+        rec.settings.erase(it.key());
+        if (rec.observed.is_object()) rec.observed.erase(it.key());
+      } else {
+        rec.settings[it.key()] = it.value();
+        if (rec.observed.is_object()) rec.observed[it.key()] = it.value();
+      }
+    }
+    if (rec.observed.is_object() && call.call == "detachFromVPC") rec.observed.erase("vpc_id");
+    if (rec.observed.is_object() && call.call == "attachToVPC") rec.observed["vpc_id"] = call_body(item, call)["vpc_id"];
+    changed_.insert(rec.address);
+  }
+
+  // The body as sent: an attachment's VPC id, unknown when the plan was made, is the recorded one.
+  nlohmann::json call_body(const Item& item, const PlannedCall& call) const {
+    nlohmann::json body = call.body;
+    if (body.is_object() && body.contains("vpc_id") && body["vpc_id"].is_null()) {
+      const ResourceRecord* vpc = state_.find(resource_address(item.action->project_id, ResourceKind::Vpc, call.vpc));
+      if (vpc && !vpc->id.empty()) body["vpc_id"] = vpc->id;
+    }
+    return body;
+  }
+
+  // Update calls, one per service at a time, each recorded as pending on disk before it is sent.
+  void dispatch_calls(WorkQueue<Outcome>& workers) {
+    std::vector<size_t> batch;
+    for (auto it = to_call_.begin(); it != to_call_.end();) {
+      if (creates_in_flight_ + static_cast<int>(batch.size()) >= options_.parallelism) break;
+      const Item& item = items_[*it];
+      if (vpcs_unsettled_[item.action->project_id] > 0) {  // an attachment needs its VPC
+        ++it;
+        continue;
+      }
+      batch.push_back(*it);
+      it = to_call_.erase(it);
+    }
+    if (batch.empty()) return;
+    std::vector<std::pair<size_t, nlohmann::json>> sending;
+    for (size_t i : batch) {
+      Item& item = items_[i];
+      const PlannedCall& call = item.action->calls[item.next_call];
+      nlohmann::json body = call_body(item, call);
+      if (body.is_object() && body.contains("vpc_id") && body["vpc_id"].is_null()) {
+        fail(item, "not attached: its VPC `" + call.vpc + "` was not created (see above); the next apply attaches it");
+        continue;
+      }
+      ResourceRecord& rec = *state_.find(item.action->address);
+      rec.pending_call = {{"call", call.call}, {"body", body}};
+      changed_.insert(rec.address);
+      sending.emplace_back(i, std::move(body));
+    }
+    save();
+    if (!result_.save_error.empty()) {  // nothing is sent whose intent is not on disk
+      for (auto& [i, body] : sending) state_.find(items_[i].action->address)->pending_call = nullptr;
+      flush_events();
+      return;
+    }
+    for (auto& [i, body] : sending) {
+      Item& item = items_[i];
+      const PlannedAction& a = *item.action;
+      const PlannedCall& call = a.calls[item.next_call];
+      ++item.call_sends;
+      emit({EventKind::UpdateSent, a.address, state_.find(a.address)->id, "", Duration(0),
+            call.call + (body.is_null() ? "" : " " + body.dump())});
+      ++creates_in_flight_;
+      workers.submit([this, i, &a, id = state_.find(a.address)->id, key = key_of(a), name = call.call,
+                      body = std::move(body)] {
+        Outcome out = send_update(api_, a, id, key, name, body);
+        out.item = i;
+        return out;
+      });
+    }
+    flush_events();
+  }
+
+  // A READY service goes on: its new password, then its next call, or it is done.
+  void proceed(size_t i, const ResourceRecord& rec) {
+    Item& item = items_[i];
+    if (!rec.pending_password.empty()) {
+      item.phase = Phase::SettingPassword;
+      return to_set_password_.push_back(i);
+    }
+    if (item.next_call < item.action->calls.size() && (options_.wait || item.next_call == 0)) {
+      item.phase = Phase::Calling;
+      return to_call_.push_back(i);
+    }
     ready(item, rec);
+  }
+
+  // READY after an update call: whether its change shows. False: keep watching.
+  bool settle_call(size_t i, ResourceRecord& rec) {
+    Item& item = items_[i];
+    if (!item.awaiting_call && !item.check_call) return true;
+    const PlannedCall& call = item.action->calls[item.next_call];
+    const bool took_effect = call_took_effect(call.call, call_body(item, call), parse_service(rec.last_response));
+    if (item.awaiting_call) {
+      if (!took_effect) return false;  // READY before its change shows: a list that lags
+      item.awaiting_call = false;
+      ++item.next_call;
+      item.call_sends = 0;
+    } else {
+      item.check_call = false;
+      if (took_effect) {  // made by the earlier send: recorded, not sent again
+        record_call(rec, call, item);
+        ++item.next_call;
+        item.call_sends = 0;
+      }
+    }
+    return true;
   }
 
   void handle_create(Item& item, const Outcome& out) {
@@ -363,7 +533,8 @@ class ApplyRun {
     rec.create_pending = false;
     if (out.service) record_service(rec, *out.service, now);
     if (out.vpc) record_vpc(rec, *out.vpc, now);
-    if (out.adopted && out.observed_settings.is_object()) rec.settings = out.observed_settings;
+    if (out.adopted) rec.observed = out.service ? observe(*out.service, rec.settings, recorded_vpc_names(state_, a.project_id))
+                                              : observe(*out.vpc);
     changed_.insert(a.address);
     (out.adopted ? result_.adopted : result_.created)++;
     std::string note;
@@ -374,7 +545,7 @@ class ApplyRun {
       note = "the create's answer, and the initial password in it, were lost: a new password is recorded and set "
              "once it is READY";
     }
-    if (out.adopted && rec.settings != a.after)
+    if (out.adopted && differs_from_declared(rec))
       note += std::string(note.empty() ? "" : "; ") +
               "its settings differ from the declaration, recorded as found: the next plan shows the difference";
     emit({out.adopted ? EventKind::Adopted : EventKind::Created, a.address, rec.id, rec.status, Duration(0), note});
@@ -384,6 +555,13 @@ class ApplyRun {
       return;
     }
     after_status(static_cast<size_t>(&item - items_.data()), rec);
+  }
+
+  // Whether what an adoption found differs from the create's declared fields.
+  static bool differs_from_declared(const ResourceRecord& rec) {
+    for (auto it = rec.settings.begin(); it != rec.settings.end(); ++it)
+      if (rec.observed.contains(it.key()) && rec.observed[it.key()] != it.value()) return true;
+    return false;
   }
 
   void handle_poll(size_t i, const Outcome& out) {
@@ -441,13 +619,12 @@ class ApplyRun {
     after_status(i, rec);
   }
 
-  void after_status(size_t i, const ResourceRecord& rec) {
+  void after_status(size_t i, ResourceRecord& rec) {
     Item& item = items_[i];
     switch (classify_status(rec.status)) {
       case StatusVerdict::Ready:
-        if (rec.pending_password.empty()) return ready(item, rec);
-        item.phase = Phase::SettingPassword;
-        return to_set_password_.push_back(i);
+        if (!settle_call(i, rec)) return schedule_poll(i, rec);
+        return proceed(i, rec);
       case StatusVerdict::Failed:
         return fail(item, "status " + rec.status + ": it will not become READY. After fixing it in the console, " +
                               "run `dbform state rm " + rec.address + "` to create it again");
@@ -537,6 +714,7 @@ class ApplyRun {
   std::vector<Item> items_;
   std::deque<size_t> to_create_;
   std::deque<size_t> to_set_password_;  // READY services whose pending password is to be set
+  std::deque<size_t> to_call_;          // READY services whose next update call is to be sent
   std::unordered_map<std::string, int> vpcs_unsettled_;
   struct Timer {
     Clock::TimePoint at;
@@ -546,7 +724,7 @@ class ApplyRun {
   };
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
   int live_timers_ = 0;
-  int creates_in_flight_ = 0;  // creates and password changes, at most --parallelism
+  int creates_in_flight_ = 0;  // creates, update calls and password changes, at most --parallelism
   int polls_in_flight_ = 0;    // status checks, at most kPollLane
   std::unordered_map<std::string, std::vector<size_t>> services_of_project_;
   std::set<std::string> changed_;  // addresses changed in memory since the last save
@@ -560,7 +738,8 @@ std::vector<std::string> projects_with_work(const Plan& plan) {
   std::vector<std::string> out;
   std::set<std::string> seen;
   for (const auto& a : plan.actions)
-    if ((a.action == Action::Create || a.action == Action::Adopt || a.action == Action::Wait) &&
+    if ((a.action == Action::Create || a.action == Action::Adopt || a.action == Action::Wait ||
+         a.action == Action::Update) &&
         seen.insert(a.project_id).second)
       out.push_back(a.project_id);
   return out;
@@ -571,10 +750,11 @@ ApplyEngine::ApplyEngine(ApiClient& api, StateStore& store, Clock& clock, EventS
   options_.parallelism = std::max(1, options_.parallelism);
 }
 
-std::vector<PreflightPass> preflight_keys(ApiClient& api, const Plan& plan, const std::map<std::string, ProjectKey>& keys) {
+std::vector<PreflightPass> preflight_keys(ApiClient& api, const std::vector<std::string>& projects,
+                                          const std::map<std::string, ProjectKey>& keys) {
   std::vector<std::string> problems;
   std::vector<PreflightPass> passed;
-  for (const auto& project : projects_with_work(plan)) {
+  for (const auto& project : projects) {
     auto found = keys.find(project);
     if (found == keys.end()) {
       problems.push_back("project `" + project + "`: no API key was resolved");
@@ -604,12 +784,12 @@ std::vector<PreflightPass> preflight_keys(ApiClient& api, const Plan& plan, cons
     }
   }
   if (!problems.empty())
-    throw Error("preflight failed, nothing was created:\n  " + join(problems, "\n  "));
+    throw Error("preflight failed, nothing was changed:\n  " + join(problems, "\n  "));
   return passed;
 }
 
 void ApplyEngine::preflight(const Plan& plan, const std::map<std::string, ProjectKey>& keys) {
-  report_preflight(preflight_keys(api_, plan, keys));
+  report_preflight(preflight_keys(api_, projects_with_work(plan), keys));
 }
 
 void ApplyEngine::report_preflight(const std::vector<PreflightPass>& passed) {

@@ -32,6 +32,7 @@ struct ApplyOptions {
 struct ApplyResult {
   int created = 0;
   int adopted = 0;
+  int updated = 0;  // update calls answered with success
   int ready = 0;
   std::vector<std::string> failures;  // "ADDRESS: why", one per failed resource
   std::vector<std::string> pending;   // addresses left unfinished by a stop or a state that cannot be saved
@@ -47,16 +48,16 @@ struct PreflightPass {
   std::string message;  // "project P: key `NAME` from VARIABLE"
 };
 
-// GET /auth/info once per project the plan will call, with that project's key. Throws Error
-// listing every rejected key and every key that belongs to another project; returns the passes.
-std::vector<PreflightPass> preflight_keys(ApiClient& api, const Plan& plan,
+// GET /auth/info once per project, with that project's key. Throws Error listing every rejected
+// key and every key that belongs to another project; returns the passes.
+std::vector<PreflightPass> preflight_keys(ApiClient& api, const std::vector<std::string>& projects,
                                           const std::map<std::string, ProjectKey>& keys);
 
 class ApplyEngine {
  public:
   ApplyEngine(ApiClient& api, StateStore& store, Clock& clock, EventSink& events, ApplyOptions options);
 
-  // preflight_keys(), each pass reported as an event.
+  // preflight_keys() of the projects with work, each pass reported as an event.
   void preflight(const Plan& plan, const std::map<std::string, ProjectKey>& keys);
   // Reports the passes of a preflight made earlier in the run (before a refresh).
   void report_preflight(const std::vector<PreflightPass>& passed);
@@ -75,7 +76,7 @@ class ApplyEngine {
   ApplyOptions options_;
 };
 
-// The projects a plan needs to call (those with create, adopt or wait actions), in plan order.
+// The projects a plan needs to call (those with create, adopt, wait or update actions), in plan order.
 std::vector<std::string> projects_with_work(const Plan& plan);
 
 }  // namespace dbform

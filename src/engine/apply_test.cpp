@@ -60,7 +60,8 @@ TEST_CASE("engine: VPCs go before services, intents before creates, results righ
     const std::string id = path.substr(path.rfind('/') + 1);
     auto rec = h.store.last_record("p1/services/" + id.substr(4));
     if (!rec || rec->id != id || rec->create_pending) problem(id + ": polled before the create's result was saved");
-    return R::response(200, service_json(id, id.substr(4), "READY"));  // reads carry no password
+    json pooler = id == "svc-orders" ? json{{"connection_pooler", kFullService["connection_pooler"]}} : json::object();
+    return R::response(200, service_json(id, id.substr(4), "READY", pooler));  // reads carry no password
   });
 
   ApplyResult result = h.apply();
@@ -326,7 +327,7 @@ TEST_CASE("engine: preflight names every problem at once") {
   Plan plan = make_plan(h.manifest, h.state);
   std::string msg = message_of([&] { engine.preflight(plan, h.keys()); });
   CHECK_THAT(msg, Catch::Contains("403") && Catch::Contains("revoked") && Catch::Contains("`p3`") &&
-                      Catch::Contains("nothing was created"));
+                      Catch::Contains("nothing was changed"));
 }
 
 TEST_CASE("engine: a stop starts nothing new, records what was in flight and lists what is pending") {
@@ -494,11 +495,15 @@ TEST_CASE("engine: after an unknown outcome, a list that lags is asked again unt
   CHECK(h.fake.count("GET", "/projects/p1/services") == 1 + 3);
   CHECK(result.adopted == 1);
   CHECK(result.failures.empty());
-  // Recorded as found, so the next plan shows that it is not what was declared.
+  // Recorded as found, so the next plan shows that it is not what was declared, and puts it back.
   const ResourceRecord* rec = h.state.find("p1/services/orders");
   REQUIRE(rec);
-  CHECK(rec->settings == json{{"cpu_millis", "2000"}, {"memory_gbs", "8"}});
-  CHECK(make_plan(h.manifest, h.state).actions.at(0).action == Action::Conflict);
+  CHECK(rec->settings == json{{"cpu_millis", "1000"}, {"memory_gbs", "4"}});
+  CHECK(rec->observed.value("cpu_millis", "") == "2000");
+  CHECK(rec->observed.value("region_code", "") == "eu-west-1");
+  const Plan next = make_plan(h.manifest, h.state);
+  REQUIRE(next.actions.at(0).action == Action::Update);
+  CHECK(next.actions.at(0).calls.at(0).body == json{{"cpu_millis", "1000"}, {"memory_gbs", "4"}});
   CHECK_THAT(h.events.of(EventKind::Adopted).at(0).message, Catch::Contains("differ"));
 }
 

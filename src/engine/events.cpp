@@ -8,6 +8,8 @@ const char* event_kind_name(EventKind k) {
     case EventKind::CreateSent: return "create_sent";
     case EventKind::Created: return "created";
     case EventKind::Adopted: return "adopted";
+    case EventKind::UpdateSent: return "update_sent";
+    case EventKind::Updated: return "updated";
     case EventKind::StatusChanged: return "status_changed";
     case EventKind::Ready: return "ready";
     case EventKind::Failed: return "failed";

@@ -12,6 +12,8 @@ enum class EventKind {
   CreateSent,       // a create call is about to be sent (its intent is recorded)
   Created,          // the create answered; resource_id set
   Adopted,          // found by name after an unknown outcome; resource_id set
+  UpdateSent,       // an update call is about to be sent (recorded as pending); message: the call and body
+  Updated,          // an update call answered with success; message: the call
   StatusChanged,    // status, elapsed since the watch began
   Ready,            // status READY (services) or created (VPCs); message: endpoint
   Failed,           // message says why

@@ -94,7 +94,6 @@ Outcome create_or_adopt(const CreateContext& ctx, const PlannedAction& a, const 
       const std::vector<std::string>& ids = *found;
       if (ids.size() == 1) {
         out.adopted = true;
-        out.observed_settings = out.service ? observed_settings(*out.service, a.after) : observed_settings(*out.vpc, a.after);
         return out;
       }
       if (ids.size() > 1) {
@@ -128,40 +127,70 @@ Outcome create_or_adopt(const CreateContext& ctx, const PlannedAction& a, const 
   return out;
 }
 
-nlohmann::json observed_settings(const Service& s, const nlohmann::json& declared) {
-  nlohmann::json seen = declared;
+nlohmann::json observe(const Service& s, const nlohmann::json& recorded, const VpcNames& vpc_names) {
+  nlohmann::json seen = nlohmann::json::object();
   const nlohmann::json& raw = s.raw;
   nlohmann::json spec;
   if (raw.contains("resources") && raw["resources"].is_array() && !raw["resources"].empty() &&
       raw["resources"][0].is_object())
     spec = raw["resources"][0].value("spec", nlohmann::json::object());
   for (const char* field : {"cpu_millis", "memory_gbs"}) {
-    // "shared" is answered as the plan's numbers: it cannot be told apart, so it stays as declared.
-    if (!declared.contains(field) || declared[field] == "shared" || !spec.is_object()) continue;
-    std::string text = number_text(spec.value(field, nlohmann::json()));
-    if (!text.empty()) seen[field] = text;
+    // "shared" is answered as the plan's numbers: it cannot be told apart, so it stays as recorded.
+    if (recorded.value(field, nlohmann::json()) == "shared") seen[field] = "shared";
+    else if (spec.is_object() && spec.contains(field) && spec[field].is_number()) {
+      const nlohmann::json& n = spec[field];
+      seen[field] = n.is_number_float() && n.get<double>() != static_cast<double>(static_cast<long long>(n.get<double>()))
+                        ? n.dump()
+                        : std::to_string(n.get<long long>());
+    }
   }
-  if (declared.contains("environment_tag") && !s.environment.empty()) seen["environment_tag"] = s.environment;
-  if (declared.contains("region_code") && !s.region_code.empty()) seen["region_code"] = s.region_code;
-  if (declared.contains("replica_count") && s.replica_count) seen["replica_count"] = *s.replica_count;
-  if (declared.contains("addons") && !s.service_type.empty()) {
+  if (!s.environment.empty()) seen["environment_tag"] = s.environment;
+  if (!s.region_code.empty()) seen["region_code"] = s.region_code;
+  if (s.replica_count) seen["replica_count"] = *s.replica_count;
+  if (!s.service_type.empty()) {
     // The time-series addon is what makes a TIMESCALEDB (TIMESERIESDB) service; ai cannot be seen.
     std::vector<std::string> addons;
-    const bool timeseries = s.service_type == "TIMESCALEDB" || s.service_type == "TIMESERIESDB";
-    for (const auto& addon : declared["addons"]) if (addon != "time-series") addons.push_back(addon);
-    if (timeseries) addons.push_back("time-series");
+    if (recorded.contains("addons") && recorded["addons"].is_array())
+      for (const auto& addon : recorded["addons"]) if (addon == "ai") addons.push_back("ai");
+    if (s.service_type == "TIMESCALEDB" || s.service_type == "TIMESERIESDB") addons.push_back("time-series");
     std::sort(addons.begin(), addons.end());
-    if (addons.empty()) seen.erase("addons");
-    else seen["addons"] = addons;
+    if (!addons.empty()) seen["addons"] = addons;
+  }
+  seen["connection_pooler"] = raw.contains("connection_pooler") && raw["connection_pooler"].is_object();
+  if (s.vpc_endpoint.is_object() && s.vpc_endpoint.value("vpc_id", nlohmann::json()).is_string()) {
+    const std::string id = s.vpc_endpoint["vpc_id"].get<std::string>();
+    auto name = vpc_names.find(id);
+    seen["vpc"] = name != vpc_names.end() ? name->second : "id:" + id;
+    seen["vpc_id"] = id;
   }
   return seen;
 }
 
-nlohmann::json observed_settings(const Vpc& v, const nlohmann::json& declared) {
-  nlohmann::json seen = declared;
+nlohmann::json observe(const Vpc& v) {
+  nlohmann::json seen = nlohmann::json::object();
   if (!v.cidr.empty()) seen["cidr"] = v.cidr;
   if (!v.region_code.empty()) seen["region_code"] = v.region_code;
   return seen;
+}
+
+VpcNames recorded_vpc_names(const State& state, const std::string& project_id) {
+  VpcNames names;
+  for (const auto& r : state.resources)
+    if (r.kind == ResourceKind::Vpc && r.project_id == project_id && !r.id.empty()) names[r.id] = r.name;
+  return names;
+}
+
+bool call_took_effect(const std::string& call, const nlohmann::json& body, const Service& s) {
+  const nlohmann::json seen = observe(s, nlohmann::json::object(), {});
+  auto shows = [&](const char* field, const nlohmann::json& value) { return seen.value(field, nlohmann::json()) == value; };
+  if (call == "resize") return shows("cpu_millis", body["cpu_millis"]) && shows("memory_gbs", body["memory_gbs"]);
+  if (call == "setEnvironment") return shows("environment_tag", body["environment"]);
+  if (call == "setHA") return shows("replica_count", body["replica_count"]);
+  if (call == "enablePooler") return shows("connection_pooler", true);
+  if (call == "disablePooler") return shows("connection_pooler", false);
+  if (call == "attachToVPC") return shows("vpc_id", body["vpc_id"]);
+  if (call == "detachFromVPC") return !shows("vpc_id", body["vpc_id"]);
+  return false;
 }
 
 namespace {
@@ -200,6 +229,19 @@ Outcome poll_project(ApiClient& api, const std::string& project_id, const std::s
   return out;
 }
 
+Outcome send_update(ApiClient& api, const PlannedAction& a, const std::string& service_id, const std::string& key,
+                    const std::string& call, const nlohmann::json& body) {
+  Outcome out;
+  out.type = JobType::Call;
+  try {
+    out.service = api.update_service(key, a.project_id, service_id, call, body);
+  } catch (const std::exception& e) {
+    note_poll_failure(out, e);
+    if (auto api_error = dynamic_cast<const ApiError*>(&e)) out.http_status = api_error->status();
+  }
+  return out;
+}
+
 Outcome set_password(ApiClient& api, const PlannedAction& a, const std::string& service_id, const std::string& key,
                      const std::string& password) {
   Outcome out;
@@ -223,10 +265,9 @@ void record_service(ResourceRecord& rec, const Service& s, const std::string& no
     rec.endpoint_host = s.endpoint.host;
     rec.endpoint_port = s.endpoint.port;
   }
-  if (!s.pooler_endpoint.empty()) {
-    rec.pooler_host = s.pooler_endpoint.host;
-    rec.pooler_port = s.pooler_endpoint.port;
-  }
+  // A service answer without a pooler has none (any more).
+  rec.pooler_host = s.pooler_endpoint.host;
+  rec.pooler_port = s.pooler_endpoint.port;
   if (!s.initial_password.empty()) rec.initial_password = s.initial_password;  // never overwritten by empty
   rec.last_response = s.raw;
   rec.updated_at = now;

@@ -2,6 +2,7 @@
 // What the apply engine's workers do (talk to the API, never touch the state), and how the main
 // thread records what they learned.
 #include <atomic>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,7 +13,7 @@
 
 namespace dbform {
 
-enum class JobType { Create, Poll, PollList, Password };
+enum class JobType { Create, Poll, PollList, Password, Call };
 
 // What a worker learned from the API; applied to the state by the main thread.
 struct Outcome {
@@ -26,10 +27,10 @@ struct Outcome {
   bool gone = false;             // poll: 404
   std::string error;             // non-empty on failure
   bool nothing_created = false;  // create failed in a way that proves nothing was created
-  bool transient = false;        // poll failed in a way worth trying again
+  bool transient = false;        // poll or call failed in a way worth trying again
+  int http_status = 0;           // call: the status of a failure (409: the service was busy)
   bool stopped = false;          // a stop ended it before a verdict: it stays unfinished
   bool not_sent = false;         // stopped before this run sent its create: nothing new exists
-  nlohmann::json observed_settings;  // adopted: the declared settings as the API shows them
 };
 
 // What a create job needs besides the API: time, the settle window and the stop flag.
@@ -48,11 +49,22 @@ struct CreateContext {
 // the outcome then stays unknown.
 Outcome create_or_adopt(const CreateContext& ctx, const PlannedAction& a, const std::string& key, bool look_first);
 
-// The declared `settings` with each value the API shows replaced by what it shows (values it
-// cannot show, such as "shared" or the ai addon, stay as declared): an adopted resource recorded
-// this way shows its differences in the next plan instead of hiding them.
-nlohmann::json observed_settings(const Service& s, const nlohmann::json& declared);
-nlohmann::json observed_settings(const Vpc& v, const nlohmann::json& declared);
+// The settings as the API shows them, in the manifest's terms (ResourceRecord::observed): sizes as
+// digit strings, environment_tag, region_code, replica_count, addons, connection_pooler, and vpc
+// (its name through `vpc_names`, id -> name, else "id:ID") with vpc_id. What the API cannot show
+// is taken from `recorded`: "shared" sizes, the ai addon.
+using VpcNames = std::map<std::string, std::string>;
+nlohmann::json observe(const Service& s, const nlohmann::json& recorded, const VpcNames& vpc_names);
+nlohmann::json observe(const Vpc& v);
+// The project's recorded VPCs, id -> name.
+VpcNames recorded_vpc_names(const State& state, const std::string& project_id);
+
+// One update call; failures are reported in the outcome, never thrown.
+Outcome send_update(ApiClient& api, const PlannedAction& a, const std::string& service_id, const std::string& key,
+                    const std::string& call, const nlohmann::json& body);
+// Whether the service shows the change `call` with `body` makes (for a call whose answer was lost,
+// or an asynchronous one that is still being made).
+bool call_took_effect(const std::string& call, const nlohmann::json& body, const Service& s);
 
 // GET of one service; failures are reported in the outcome, never thrown.
 Outcome poll_service(ApiClient& api, const PlannedAction& a, const std::string& service_id, const std::string& key);

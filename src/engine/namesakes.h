@@ -4,6 +4,7 @@
 // name exists (a wrong --state path, a lost state or a `state rm` would otherwise make a second).
 #include <map>
 #include <string>
+#include <vector>
 
 #include "api/client.h"
 #include "engine/keys.h"
@@ -11,15 +12,32 @@
 
 namespace dbform {
 
+// What one project holds, as listed (one call per kind).
+struct ProjectListing {
+  std::vector<Service> services;
+  std::vector<Vpc> vpcs;
+};
+
+struct ProjectListings {
+  std::map<std::string, ProjectListing> listed;  // project -> what it holds
+  std::map<std::string, std::string> errors;     // project -> why it could not be listed
+};
+
+// Lists each project's services and VPCs, several projects at once (up to `parallelism`). Throws
+// when a project has no key; a project that cannot be listed is named in `errors`.
+ProjectListings list_projects(ApiClient& api, const std::vector<std::string>& projects,
+                              const std::map<std::string, ProjectKey>& keys, int parallelism);
+
 struct NamesakeScan {
   Namesakes found;                            // address of a planned create -> ids of its namesakes
   std::map<std::string, std::string> errors;  // project -> why it could not be listed
 };
 
-// One list call per project and kind, for the projects of `plan` that have creates, several
-// projects at once (up to `parallelism`).
+// One list call per project and kind, for the projects of `plan` that have creates.
 NamesakeScan scan_namesakes(ApiClient& api, const Plan& plan, const std::map<std::string, ProjectKey>& keys,
                             int parallelism);
+// The namesakes of the plan's creates among what was listed.
+Namesakes namesakes_in(const Plan& plan, const ProjectListings& listings);
 
 // Whether a listed service of a declared name stands in the way of creating (or, after an unknown
 // outcome, is) that service: one being deleted is not.

@@ -155,6 +155,7 @@ PlannedAction plan_declared(const std::string& project_id, ResourceKind kind, co
     a.action = Action::Create;
     a.calls = calls_after_create();
     if (rec) {
+      a.resource_id = rec->id;  // the one that is gone: not a namesake of the new one
       a.reason = "deleted outside dbform: " + std::string(kind_name(kind)) + " " + rec->id +
                  " no longer exists, so it is created again";
     }

@@ -210,7 +210,7 @@ ordered_json plan_actions_json(const Plan& plan) {
 }
 
 ordered_json plan_summary_json(const PlanSummary& s) {
-  return {{"create", s.create},       {"wait", s.wait},         {"adopt", s.adopt},
+  return {{"create", s.create},       {"update", s.update},     {"wait", s.wait},         {"adopt", s.adopt},
           {"no_op", s.noop},          {"conflict", s.conflict}, {"orphan", s.orphan},
           {"has_changes", s.has_changes()}, {"has_conflicts", s.conflict > 0}};
 }

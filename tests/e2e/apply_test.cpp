@@ -60,7 +60,7 @@ TEST_CASE("e2e: first apply creates the VPC and every service and records them R
   for (const auto& name : kServices) CHECK(contains(r.out, service_address(name)));
 }
 
-TEST_CASE("e2e: after an apply, plan shows no changes and a second apply creates nothing") {
+TEST_CASE("e2e: after an apply, plan shows no changes and a second apply only reads, once per project and kind") {
   Sandbox sb;
   apply_base(sb);
   const json counts = sb.counts();
@@ -76,7 +76,14 @@ TEST_CASE("e2e: after an apply, plan shows no changes and a second apply creates
   CHECK(contains(again.out, "No changes"));
   CHECK(sb.count(kPostService) == 3);
   CHECK(sb.count(kPostVpc) == 1);
-  CHECK(sb.counts() == counts);  // nothing to do, nothing asked
+  // The refresh: the key's preflight and one list per kind for the project, nothing else.
+  json expected = counts;
+  for (const char* read : {"GET /auth/info", "GET /projects/{project_id}/services", "GET /projects/{project_id}/vpcs"})
+    expected[read] = expected.value(read, 0) + 1;
+  CHECK(sb.counts() == expected);
+  RunResult offline = sb.apply({"--no-refresh"});
+  CHECK(offline.exit_code == 0);
+  CHECK(sb.counts() == expected);  // nothing to do, nothing asked
 }
 
 TEST_CASE("e2e: a service added to the manifest is planned and created alone") {
@@ -102,16 +109,16 @@ TEST_CASE("e2e: a service added to the manifest is planned and created alone") {
   CHECK(after.exit_code == 0);
 }
 
-TEST_CASE("e2e: a changed setting is a conflict: plan and apply refuse, nothing is sent or written") {
+TEST_CASE("e2e: a region change needs a replacement: plan and apply refuse it by name, and nothing is sent") {
   Sandbox sb;
   apply_base(sb);
   const std::string before = sb.read("dbform.state.json");
   const std::string backup_before = sb.read("dbform.state.json.backup");
   const json counts = sb.counts();
 
-  std::vector<std::string> services = {service_yaml("orders", 2000), service_yaml("billing"),
-                                       service_yaml("analytics")};
-  sb.write("dbform.yaml", manifest({vpc_yaml("main")}, services));
+  std::string moved = service_yaml("orders", 2000);
+  moved.replace(moved.find("us-east-1"), 9, "eu-west-1");
+  sb.write("dbform.yaml", manifest({vpc_yaml("main")}, {moved, service_yaml("billing"), service_yaml("analytics")}));
 
   for (bool detailed : {false, true}) {
     std::vector<std::string> args = {"plan"};
@@ -120,20 +127,28 @@ TEST_CASE("e2e: a changed setting is a conflict: plan and apply refuse, nothing 
     INFO(plan.describe());
     CHECK(plan.exit_code == 1);
     CHECK(contains(plan.all(), service_address("orders")));
-    CHECK(contains(plan.all(), "cpu_millis"));
-    CHECK(contains(plan.all(), "1000"));
-    CHECK(contains(plan.all(), "2000"));
+    CHECK(contains(plan.all(), "region_code"));
+    CHECK(contains(plan.all(), "requires replacing the database"));
+    CHECK(contains(plan.all(), "never replaces"));
+    // The conflict hides nothing else: the resize beside it is shown too.
+    CHECK(contains(plan.all(), "\"1000\" -> \"2000\""));
   }
+  // A plan without a refresh reads nothing and writes nothing.
+  CHECK(sb.read("dbform.state.json") == before);
+  CHECK(sb.read("dbform.state.json.backup") == backup_before);
+  CHECK(sb.counts() == counts);
 
   RunResult r = sb.apply();
   INFO(r.describe() << "\ncounts: " << count_summary(sb));
   CHECK(r.exit_code == 1);
-  CHECK(contains(r.all(), "cpu_millis"));
-  CHECK(sb.count(kPostService) == 3);
-  CHECK(sb.count(kPostVpc) == 1);
-  CHECK(sb.read("dbform.state.json") == before);
-  CHECK(sb.read("dbform.state.json.backup") == backup_before);
-  CHECK(sb.counts() == counts);
+  CHECK(contains(r.all(), "requires replacing the database"));
+  // Its refresh read the project (the key, one list per kind); nothing else was asked or sent.
+  json expected = counts;
+  for (const char* read : {"GET /auth/info", "GET /projects/{project_id}/services", "GET /projects/{project_id}/vpcs"})
+    expected[read] = expected.value(read, 0) + 1;
+  CHECK(sb.counts() == expected);
+  json state = sb.state();
+  CHECK(find_resource(state, service_address("orders"))["settings"]["region_code"] == "us-east-1");
 }
 
 TEST_CASE("e2e: the state file is private (0600) and the previous version is kept as a backup") {
@@ -208,7 +223,7 @@ TEST_CASE("e2e: a stuck service fails alone at --wait-timeout, the others are RE
   CHECK(after["id"] == billing["id"]);
 }
 
-TEST_CASE("e2e: a service that ends DELETED fails by name and a rerun creates nothing") {
+TEST_CASE("e2e: a service that ends DELETED fails by name; a rerun reports it deleted and creates it once more") {
   auto config = default_sim_config();
   config.faults.deleted = {"analytics"};
   Sandbox sb(config);
@@ -224,12 +239,20 @@ TEST_CASE("e2e: a service that ends DELETED fails by name and a rerun creates no
   check_ready_service(state, "orders");
   check_ready_service(state, "billing");
 
+  // DELETED is gone (SPEC section 3): the refresh says so and the service is created again, once.
   RunResult again = sb.apply({"--wait-timeout", "30s"});
   INFO(again.describe() << "\ncounts: " << count_summary(sb));
   CHECK(again.exit_code == 1);
+  CHECK(contains(again.out, "deleted outside dbform"));
   CHECK(contains(again.err, service_address("analytics")));
-  CHECK(sb.count(kPostService) == 3);
+  CHECK(sb.count(kPostService) == 4);
   CHECK(sb.count(kPostVpc) == 1);
+  // Without a refresh, the recorded DELETED fails at once and nothing is created.
+  RunResult offline = sb.apply({"--no-refresh", "--wait-timeout", "30s"});
+  INFO(offline.describe());
+  CHECK(offline.exit_code == 1);
+  CHECK(contains(offline.err, "will not become READY"));
+  CHECK(sb.count(kPostService) == 4);
 }
 
 TEST_CASE("e2e: rewriting a setting in an equivalent spelling is not a conflict") {

@@ -16,6 +16,12 @@ inline std::string base_manifest(const std::vector<std::string>& extra_services 
   return manifest({vpc_yaml("main")}, services);
 }
 
+// A service declared in another region than the base manifest's: a change that needs a replacement.
+inline std::string moved_service_yaml(const std::string& name) {
+  std::string yaml = service_yaml(name);
+  return yaml.replace(yaml.find("us-east-1"), 9, "eu-west-1");
+}
+
 // Writes the base manifest and applies it; the run must succeed.
 inline RunResult apply_base(Sandbox& sb) {
   sb.write("dbform.yaml", base_manifest());
@@ -23,6 +29,14 @@ inline RunResult apply_base(Sandbox& sb) {
   INFO(r.describe());
   REQUIRE(r.exit_code == 0);
   return r;
+}
+
+// The calls of a request count that change something (everything but GET).
+inline json writes_of(const json& counts) {
+  json writes = json::object();
+  for (const auto& [route, n] : counts.items())
+    if (route.rfind("GET ", 0) != 0) writes[route] = n;
+  return writes;
 }
 
 inline bool contains(const std::string& haystack, const std::string& needle) {

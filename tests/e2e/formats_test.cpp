@@ -30,8 +30,8 @@ std::vector<std::string> passwords(const json& state) {
   return out;
 }
 
-// A state with every kind of plan action against base_manifest({"search"}) plus a changed service:
-// search is created, billing waits, analytics conflicts, legacy is an orphan, the rest are no-ops.
+// A state with every kind of plan action: search is created, orders is resized in place, billing
+// waits, analytics conflicts (a region change), legacy is an orphan, the VPC is a no-op.
 void make_every_action(Sandbox& sb) {
   sb.write("dbform.yaml", manifest({vpc_yaml("main")}, {service_yaml("orders"), service_yaml("billing"),
                                                          service_yaml("analytics"), service_yaml("legacy")}));
@@ -40,8 +40,8 @@ void make_every_action(Sandbox& sb) {
   for (auto& r : state["resources"])
     if (r["name"] == "billing") r["status"] = "CONFIGURING";
   sb.write("dbform.state.json", state.dump());
-  sb.write("dbform.yaml", manifest({vpc_yaml("main")}, {service_yaml("orders"), service_yaml("billing"),
-                                                         service_yaml("analytics", 2000), service_yaml("search")}));
+  sb.write("dbform.yaml", manifest({vpc_yaml("main")}, {service_yaml("orders", 2000), service_yaml("billing"),
+                                                         moved_service_yaml("analytics"), service_yaml("search")}));
 }
 
 }  // namespace
@@ -55,14 +55,22 @@ TEST_CASE("e2e: plan --format json is one versioned document on stdout, also wit
   json doc = json::parse(r.out);
   CHECK(doc["format"] == "dbform-plan");
   CHECK(doc["format_version"] == 1);
-  CHECK(doc["summary"] == json({{"create", 1}, {"wait", 1}, {"adopt", 0}, {"no_op", 2}, {"conflict", 1},
-                                {"orphan", 1}, {"has_changes", true}, {"has_conflicts", true}}));
+  CHECK(doc["summary"] == json({{"create", 1}, {"update", 1}, {"wait", 1}, {"adopt", 0}, {"no_op", 1},
+                                {"conflict", 1}, {"orphan", 1}, {"has_changes", true}, {"has_conflicts", true}}));
   std::map<std::string, json> by_address;
   for (const auto& a : doc["actions"]) by_address[a["address"]] = a;
   json conflict = by_address[service_address("analytics")];
   CHECK(conflict["action"] == "conflict");
-  CHECK(conflict["changes"] == json::array({{{"field", "cpu_millis"}, {"before", "1000"}, {"after", "2000"}}}));
-  CHECK(contains(conflict["reason"].get<std::string>(), "dbform state rm"));
+  CHECK(conflict["changes"] ==
+        json::array({{{"field", "region_code"}, {"before", "us-east-1"}, {"after", "eu-west-1"}, {"drift", false}}}));
+  CHECK(contains(conflict["reason"].get<std::string>(), "requires replacing the database"));
+  json update = by_address[service_address("orders")];
+  CHECK(update["action"] == "update");
+  CHECK(update["changes"] == json::array({{{"field", "cpu_millis"}, {"before", "1000"}, {"after", "2000"}, {"drift", false}}}));
+  CHECK(update["calls"] == json::array({{{"call", "resize"},
+                                         {"body", {{"cpu_millis", "2000"}, {"memory_gbs", "4"}}},
+                                         {"async", true},
+                                         {"sets", {{"cpu_millis", "2000"}, {"memory_gbs", "4"}}}}}));
   CHECK(by_address[service_address("legacy")]["action"] == "orphan");
   CHECK(contains(by_address[service_address("legacy")]["reason"].get<std::string>(), "no longer declared"));
   CHECK(by_address[service_address("search")]["before"].is_null());
@@ -80,13 +88,15 @@ TEST_CASE("e2e: plan --format markdown says at a glance what there is to do, con
   CHECK(r.exit_code == 1);
   const std::string& md = r.out;
   CHECK(md.rfind("<!-- dbform-plan -->\n### dbform plan: 1 conflict, nothing can be applied\n", 0) == 0);
-  CHECK(contains(md, "| 1 | 1 | 0 | 2 | 1 | 1 |"));
+  CHECK(contains(md, "| 1 | 1 | 1 | 0 | 1 | 1 | 1 |"));
   CHECK(contains(md, "> [!CAUTION]"));
   CHECK(contains(md, "#### Conflicts\n\n- `" + service_address("analytics") + "`"));
-  CHECK(contains(md, "cpu_millis: recorded `1000`, declared `2000`"));
+  CHECK(contains(md, "region_code `us-east-1` → `eu-west-1`"));
+  CHECK(contains(md, "| `~` | `orders` | service | update in place | id `"));
+  CHECK(contains(md, "cpu_millis `1000` → `2000`; calls `resize {\"cpu_millis\":\"2000\",\"memory_gbs\":\"4\"}`"));
   CHECK(contains(md, "#### Orphans"));
   CHECK(contains(md, "- `" + service_address("legacy") + "`"));
-  CHECK(contains(md, "#### Project `" + kProject + "`: 4 actions, 2 unchanged"));
+  CHECK(contains(md, "#### Project `" + kProject + "`: 5 actions, 1 unchanged"));
   CHECK(contains(md, "| `+` | `search` | service | create |"));
   CHECK(contains(md, "<details><summary>Full plan</summary>"));
   CHECK(contains(md, "</details>"));
@@ -113,7 +123,7 @@ TEST_CASE("e2e: a plan of 800 creates renders to markdown under 60,000 character
   CHECK(r.out.size() <= 60000);
   CHECK(r.out.size() > 50000);  // it fills the room it has rather than giving up early
   CHECK(contains(r.out, "### dbform plan: 801 to create\n"));
-  CHECK(contains(r.out, "| 801 | 0 | 0 | 0 | 0 | 0 |"));
+  CHECK(contains(r.out, "| 801 | 0 | 0 | 0 | 0 | 0 | 0 |"));
   CHECK(contains(r.out, "`tenant-database-0`"));
   CHECK(std::regex_search(r.out, std::regex(R"(\*\d+ more not shown\*)")));
   CHECK(contains(r.out, "This comment is limited to 60000 characters, so it leaves out: "));
@@ -212,7 +222,12 @@ TEST_CASE("e2e: no password or key in any plan format, apply output or output wi
 
 TEST_CASE("e2e: output --format env prints shell-safe export lines named after each address") {
   Sandbox sb;
-  apply_base(sb);
+  std::vector<std::string> pooled;  // each with its pooler on: its endpoint is in the output too
+  for (const auto& s : kServices) pooled.push_back(service_yaml(s) + "        connection_pooler: true\n");
+  sb.write("dbform.yaml", manifest({vpc_yaml("main")}, pooled));
+  RunResult applied = sb.apply();
+  REQUIRE(applied.exit_code == 0);
+  CHECK(sb.count("POST /projects/{project_id}/services/{service_id}/enablePooler") == 3);
   json orders = find_resource(sb.state(), service_address("orders"));
   RunResult r = sb.run({"output", "--format", "env"});
   INFO(r.describe());

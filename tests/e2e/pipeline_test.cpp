@@ -113,7 +113,7 @@ TEST_CASE("e2e: a saved plan is refused against another state, or when ${VAR} re
 TEST_CASE("e2e: plans with conflicts are not saved, and saved plans are refused when damaged or mixed with -f") {
   Sandbox sb;
   apply_base(sb);
-  sb.write("dbform.yaml", manifest({vpc_yaml("main")}, {service_yaml("orders", 2000), service_yaml("billing"),
+  sb.write("dbform.yaml", manifest({vpc_yaml("main")}, {moved_service_yaml("orders"), service_yaml("billing"),
                                                          service_yaml("analytics")}));
   RunResult conflict = sb.run({"plan", "--out", "tfplan"});
   INFO(conflict.describe());

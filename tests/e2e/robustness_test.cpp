@@ -142,7 +142,7 @@ TEST_CASE("e2e: a resource removed from the manifest is reported as an orphan, k
   INFO(r.describe() << "\ncounts: " << sb.counts().dump());
   CHECK(r.exit_code == 0);
   CHECK(find_resource(sb.state(), service_address("billing")).is_object());
-  CHECK(sb.counts() == counts);
+  CHECK(writes_of(sb.counts()) == writes_of(counts));  // its refresh read; nothing was sent
   CHECK(sb.sim().all_services().size() == 3);
 }
 
@@ -373,7 +373,7 @@ TEST_CASE("e2e: a recorded intent whose create never arrived is created once") {
   RunResult r = sb.apply({"--settle-window", "2s"});
   INFO(r.describe() << "\ncounts: " << sb.counts().dump());
   CHECK(r.exit_code == 0);
-  CHECK(sb.count(kListServices) == 6);
+  CHECK(sb.count(kListServices) == 1 + 6);  // the refresh, then the lookups of the settle window
   CHECK(r.elapsed >= std::chrono::seconds(2));
   CHECK(sb.count(kPostService) == 1);
   check_no_duplicates(sb, 1);

@@ -1,0 +1,111 @@
+#include "engine/refresh.h"
+
+#include <spdlog/spdlog.h>
+
+#include <set>
+#include <unordered_map>
+
+#include "engine/jobs.h"
+#include "util/text.h"
+
+namespace dbform {
+
+namespace {
+
+// What a refresh may change of a record; compared so that an unchanged resource costs no write.
+bool same_view(const ResourceRecord& a, const ResourceRecord& b) {
+  return a.status == b.status && a.endpoint_host == b.endpoint_host && a.endpoint_port == b.endpoint_port &&
+         a.pooler_host == b.pooler_host && a.pooler_port == b.pooler_port && a.observed == b.observed &&
+         a.pending_call == b.pending_call && a.deleted_outside == b.deleted_outside &&
+         a.last_response == b.last_response;
+}
+
+class Refresher {
+ public:
+  Refresher(ApiClient& api, Clock& clock, State& state, const std::map<std::string, ProjectKey>& keys)
+      : api_(api), now_(format_utc(clock.wall_now())), state_(state), keys_(keys) {}
+
+  // Records what `listing` (and reads by id, for what it lacks) shows of the project's records.
+  // Works on copies: nothing of the state changes unless every read succeeded.
+  void read_project(const std::string& project, const ProjectListing& listing, std::vector<ResourceRecord>& seen) {
+    std::unordered_map<std::string, const Service*> services;
+    std::unordered_map<std::string, const Vpc*> vpcs;
+    for (const auto& s : listing.services) services.emplace(s.service_id, &s);
+    for (const auto& v : listing.vpcs) vpcs.emplace(v.id, &v);
+    const VpcNames names = recorded_vpc_names(state_, project);
+    const std::string& key = keys_.at(project).key;
+    for (const auto& rec : state_.resources) {
+      if (rec.project_id != project || rec.id.empty()) continue;
+      ResourceRecord next = rec;
+      if (rec.kind == ResourceKind::Service) {
+        std::optional<Service> read;
+        if (auto it = services.find(rec.id); it != services.end()) read = *it->second;
+        else read = api_.get_service(key, project, rec.id);  // not listed (yet?): asked by id
+        if (read && read->status != "DELETED") {
+          record_service(next, *read, now_);
+          next.observed = observe(*read, rec.settings, names);
+          next.deleted_outside = false;
+        } else {
+          next.deleted_outside = true;
+        }
+      } else {
+        std::optional<Vpc> read;
+        if (auto it = vpcs.find(rec.id); it != vpcs.end()) read = *it->second;
+        else read = api_.get_vpc(key, project, rec.id);
+        if (read) {
+          record_vpc(next, *read, now_);
+          next.observed = observe(*read);
+          next.deleted_outside = false;
+        } else {
+          next.deleted_outside = true;
+        }
+      }
+      if (!next.deleted_outside) next.pending_call = nullptr;  // what the API shows settles it
+      if (!same_view(rec, next)) seen.push_back(std::move(next));
+    }
+  }
+
+ private:
+  ApiClient& api_;
+  std::string now_;
+  State& state_;
+  const std::map<std::string, ProjectKey>& keys_;
+};
+
+}  // namespace
+
+RefreshResult refresh_state(ApiClient& api, Clock& clock, State& state, const std::vector<std::string>& projects,
+                            const std::map<std::string, ProjectKey>& keys, int parallelism) {
+  RefreshResult result;
+  result.listings = list_projects(api, projects, keys, parallelism);
+  std::vector<std::string> problems;
+  for (const auto& [project, why] : result.listings.errors) problems.push_back("project " + project + ": " + why);
+  Refresher refresher(api, clock, state, keys);
+  std::vector<ResourceRecord> seen;
+  for (const auto& project : projects) {
+    auto listing = result.listings.listed.find(project);
+    if (listing == result.listings.listed.end()) continue;
+    try {
+      refresher.read_project(project, listing->second, seen);
+    } catch (const std::exception& e) {
+      problems.push_back("project " + project + ": " + e.what());
+    }
+  }
+  if (!problems.empty())
+    throw Error("the refresh could not read what exists, nothing was changed:\n  " + join(problems, "\n  ") +
+                "\nFix the problem and run it again. Without a refresh (plan without --refresh, apply --no-refresh) "
+                "apply still checks every name before it creates anything");
+  for (auto& rec : seen) {
+    const ResourceRecord* before = state.find(rec.address);
+    if (rec.deleted_outside && !before->deleted_outside) {
+      spdlog::warn("{}: {} {} no longer exists: it was deleted outside dbform", rec.address, kind_name(rec.kind),
+                   rec.id);
+      result.deleted.push_back(rec.address);
+    }
+    result.changed.push_back(rec.address);
+    state.upsert(rec);
+  }
+  return result;
+}
+
+}  // namespace dbform

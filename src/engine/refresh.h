@@ -1,0 +1,29 @@
+#pragma once
+// The refresh (SPEC section 4): one list call per project and kind reads every recorded resource
+// there; what the API shows is recorded, so the plan compares the declarations with the API's view.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "api/client.h"
+#include "engine/keys.h"
+#include "engine/namesakes.h"
+#include "state/model.h"
+
+namespace dbform {
+
+struct RefreshResult {
+  ProjectListings listings;           // what each project holds (for the name guard)
+  std::vector<std::string> changed;   // addresses whose record the refresh changed
+  std::vector<std::string> deleted;   // addresses it found deleted outside dbform
+};
+
+// Lists each of `projects` and records, for every resource the state records there with an id,
+// its status, endpoints and observed settings (a pending update call's outcome is settled by
+// them). One the list does not show is asked for by id (lists lag behind writes); one that is
+// gone (404, or DELETED) is marked deleted outside dbform. Throws Error naming every project that
+// could not be read, and then changes nothing.
+RefreshResult refresh_state(ApiClient& api, Clock& clock, State& state, const std::vector<std::string>& projects,
+                            const std::map<std::string, ProjectKey>& keys, int parallelism);
+
+}  // namespace dbform
