@@ -46,9 +46,6 @@ struct Item {
   size_t next_call = 0;      // the plan's calls before it are made
   // Watching until READY with the change of calls[next_call] made (an asynchronous call answered).
   bool awaiting_call = false;
-  // Watching until READY, then calls[next_call] is sent unless the service shows its change already
-  // (an earlier send's outcome is unknown: the service was busy, or a run stopped before the answer).
-  bool check_call = false;
   int call_sends = 0;  // sends of calls[next_call]
 };
 
@@ -83,8 +80,8 @@ class ApplyRun {
         items_.back().phase = Phase::Calling;
         to_call_.push_back(items_.size() - 1);
       } else if (a.action == Action::Wait || a.action == Action::Update) {
-        // An update left unanswered by an earlier run is checked before anything is sent.
-        items_.back().check_call = rec && !rec->pending_call.is_null() && !a.calls.empty();
+        // Not READY, or an update left unanswered by an earlier run: watched until READY first, and
+        // a call whose change shows by then is not sent again (proceed).
         start_watch(items_.back(), Phase::Watching, start);
         push_timer(items_.size() - 1, start);
       }
@@ -371,18 +368,18 @@ class ApplyRun {
       // retry refused as busy). The service tells, once it is READY again.
       if ((out.http_status == 409 || out.transient) && item.call_sends < kMaxCallSends) {
         spdlog::info("{}: {} was not confirmed ({}); checking the service", rec.address, call.call, out.error);
-        item.check_call = true;
         start_watch(item, Phase::Watching, clock_.now());
         return schedule_poll(i, rec);
       }
       return fail(item, call.call + " failed: " + out.error + ". The next apply plans it again");
     }
-    const std::string now = format_utc(clock_.wall_now());
+    const std::string now = format_utc(clock_.wall_now()), status = rec.status;
     if (out.service) record_service(rec, *out.service, now);
     record_call(rec, call, item);
     rec.updated_at = now;
     ++result_.updated;
     emit({EventKind::Updated, rec.address, rec.id, rec.status, Duration(0), call.call});
+    if (rec.status != status) emit({EventKind::StatusChanged, rec.address, rec.id, rec.status, Duration(0), ""});
     if (!options_.wait) {  // the rest is planned again by the next apply, once it is READY
       item.phase = Phase::Done;
       return;
@@ -474,38 +471,40 @@ class ApplyRun {
   }
 
   // A READY service goes on: its new password, then its next call, or it is done.
-  void proceed(size_t i, const ResourceRecord& rec) {
+  void proceed(size_t i, ResourceRecord& rec) {
     Item& item = items_[i];
     if (!rec.pending_password.empty()) {
       item.phase = Phase::SettingPassword;
       return to_set_password_.push_back(i);
     }
-    if (item.next_call < item.action->calls.size() && (options_.wait || item.next_call == 0)) {
+    const auto& calls = item.action->calls;
+    // A call whose change the service shows already (an earlier send whose answer was lost, or a
+    // run that stopped before recording it) is recorded, not sent again.
+    while (item.next_call < calls.size() && shows_change(item, rec)) {
+      record_call(rec, calls[item.next_call], item);
+      ++item.next_call;
+      item.call_sends = 0;
+    }
+    if (item.next_call < calls.size() && (options_.wait || item.next_call == 0)) {
       item.phase = Phase::Calling;
       return to_call_.push_back(i);
     }
     ready(item, rec);
   }
 
-  // READY after an update call: whether its change shows. False: keep watching.
-  bool settle_call(size_t i, ResourceRecord& rec) {
-    Item& item = items_[i];
-    if (!item.awaiting_call && !item.check_call) return true;
+  bool shows_change(const Item& item, const ResourceRecord& rec) const {
     const PlannedCall& call = item.action->calls[item.next_call];
-    const bool took_effect = call_took_effect(call.call, call_body(item, call), parse_service(rec.last_response));
-    if (item.awaiting_call) {
-      if (!took_effect) return false;  // READY before its change shows: a list that lags
-      item.awaiting_call = false;
-      ++item.next_call;
-      item.call_sends = 0;
-    } else {
-      item.check_call = false;
-      if (took_effect) {  // made by the earlier send: recorded, not sent again
-        record_call(rec, call, item);
-        ++item.next_call;
-        item.call_sends = 0;
-      }
-    }
+    return rec.last_response.is_object() &&
+           call_took_effect(call.call, call_body(item, call), parse_service(rec.last_response));
+  }
+
+  // READY after an update call: whether its change shows. False: keep watching.
+  bool settle_call(Item& item, const ResourceRecord& rec) {
+    if (!item.awaiting_call) return true;
+    if (!shows_change(item, rec)) return false;  // READY before its change shows: a view that lags
+    item.awaiting_call = false;
+    ++item.next_call;
+    item.call_sends = 0;
     return true;
   }
 
@@ -623,7 +622,7 @@ class ApplyRun {
     Item& item = items_[i];
     switch (classify_status(rec.status)) {
       case StatusVerdict::Ready:
-        if (!settle_call(i, rec)) return schedule_poll(i, rec);
+        if (!settle_call(item, rec)) return schedule_poll(i, rec);
         return proceed(i, rec);
       case StatusVerdict::Failed:
         return fail(item, "status " + rec.status + ": it will not become READY. After fixing it in the console, " +

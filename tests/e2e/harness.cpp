@@ -208,6 +208,8 @@ dbform::SimConfig default_sim_config() {
   c.keys.push_back({kKey, kProject, "e2e-key"});
   c.queued_delay = dbform::Duration(50);
   c.configuring_delay = dbform::Duration(100);
+  c.upgrading_delay = dbform::Duration(300);
+  c.deleting_delay = dbform::Duration(100);
   c.seed = 7;
   return c;
 }

@@ -23,10 +23,28 @@ int env_int(const char* name, int fallback) {
 
 const std::vector<std::string> kKillServices = {"s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8"};
 
-std::string kill_manifest() {
+std::string kill_manifest(int cpu = 1000, int memory = 4, const std::string& extra = "") {
   std::vector<std::string> services;
-  for (const auto& s : kKillServices) services.push_back(service_yaml(s));
+  for (const auto& s : kKillServices) services.push_back(service_yaml(s, cpu, memory) + extra);
   return manifest({vpc_yaml("net")}, services);
+}
+
+const std::vector<std::string> kKillArgs = {"apply", "--auto-approve", "--poll-interval", "100ms", "--parallelism", "3"};
+
+// Starts `apply` and kills it with SIGKILL after a random moment up to `within_ms`. True when the
+// kill hit the apply while it ran. After every kill the state is either absent (killed before the
+// first write) or readable, its journal included (a torn last append is dropped, never an error).
+bool kill_an_apply(Sandbox& sb, std::mt19937& rng, int within_ms, unsigned seed) {
+  auto run = sb.start(kKillArgs);
+  std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(0, within_ms)(rng)));
+  run->signal(SIGKILL);
+  RunResult r = run->wait();
+  if (sb.exists("dbform.state.json")) {
+    INFO("seed " << seed << ", state after the kill:\n" << sb.read("dbform.state.json")
+                 << (sb.exists("dbform.state.json.journal") ? sb.read("dbform.state.json.journal") : ""));
+    REQUIRE_NOTHROW(sb.state());
+  }
+  return r.exit_code == 128 + SIGKILL;
 }
 
 // One trial: a fresh simulator and state; up to two applies killed at random moments, then one run
@@ -46,24 +64,10 @@ TrialOutcome run_trial(unsigned seed, std::mt19937& rng) {
   config.faults.latency = dbform::Duration(30);  // calls take a little time, so kills land mid-call too
   Sandbox sb(config);
   sb.write("dbform.yaml", kill_manifest());
-  const std::vector<std::string> args = {"apply", "--auto-approve", "--poll-interval", "100ms", "--parallelism", "3"};
   TrialOutcome outcome;
-  for (int kill = 0; kill < 2; ++kill) {
-    auto run = sb.start(args);
-    // A moment anywhere in an apply's life (about 700 ms here): before the first intent, between an
-    // intent and its create, with creates in flight, or while watching.
-    std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(0, 700)(rng)));
-    run->signal(SIGKILL);
-    RunResult r = run->wait();
-    if (r.exit_code == 128 + SIGKILL) ++outcome.killed_mid_run;
-    // After every kill the state is either absent (killed before the first write) or readable,
-    // its journal included (a torn last append is dropped, never an error).
-    if (sb.exists("dbform.state.json")) {
-      INFO("seed " << seed << ", state after kill " << kill << ":\n" << sb.read("dbform.state.json")
-                   << (sb.exists("dbform.state.json.journal") ? sb.read("dbform.state.json.journal") : ""));
-      REQUIRE_NOTHROW(sb.state());
-    }
-  }
+  // A moment anywhere in an apply's life (about 700 ms here): before the first intent, between an
+  // intent and its create, with creates in flight, or while watching.
+  for (int kill = 0; kill < 2; ++kill) outcome.killed_mid_run += kill_an_apply(sb, rng, 700, seed);
   RunResult last = sb.apply();
   INFO("seed " << seed << ": " << last.describe());
   REQUIRE(last.exit_code == 0);
@@ -113,4 +117,71 @@ TEST_CASE("e2e: applies killed with SIGKILL at random moments never lose or dupl
   CHECK(total.duplicates == 0);
   CHECK(total.lost == 0);
   CHECK(total.without_password == 0);
+}
+
+namespace {
+
+struct UpdateTrialOutcome {
+  int killed_mid_run = 0;
+  int created = 0;       // creates beyond the first apply's: must be none
+  int disagreeing = 0;   // services whose state and API disagree, or that are not as declared
+};
+
+// One trial: the 8 services are created, then resized (cpu, memory, tag and replicas: three calls
+// each, two of them asynchronous) by applies killed at random moments, then one run is let finish.
+UpdateTrialOutcome run_update_trial(unsigned seed, std::mt19937& rng) {
+  auto config = default_sim_config();
+  config.seed = seed;
+  config.upgrading_delay = dbform::Duration(200);
+  config.faults.latency = dbform::Duration(30);
+  Sandbox sb(config);
+  sb.write("dbform.yaml", kill_manifest());
+  REQUIRE(sb.apply().exit_code == 0);
+  const long long creates = sb.count(kPostService);
+  sb.write("dbform.yaml", kill_manifest(2000, 8, "        environment_tag: PROD\n        replica_count: 1\n"));
+  UpdateTrialOutcome outcome;
+  // About 1 s: refreshing, sending a call, upgrading, between calls, or recording a result.
+  for (int kill = 0; kill < 2; ++kill) outcome.killed_mid_run += kill_an_apply(sb, rng, 1000, seed);
+  RunResult last = sb.apply();
+  INFO("seed " << seed << ": " << last.describe());
+  REQUIRE(last.exit_code == 0);
+
+  outcome.created = static_cast<int>(sb.count(kPostService) - creates);
+  json state = sb.state();
+  for (const auto& s : sb.sim().all_services()) {
+    json rec = find_resource(state, service_address(s["name"]));
+    const bool agree = rec.is_object() && rec["id"] == s["service_id"] && rec["status"] == "READY" &&
+                       !rec.contains("pending_call") && s["resources"][0]["spec"]["cpu_millis"] == 2000 &&
+                       s["resources"][0]["spec"]["memory_gbs"] == 8 && s["metadata"]["environment"] == "PROD" &&
+                       s["ha_replicas"]["replica_count"] == 1 && rec["settings"]["cpu_millis"] == "2000";
+    if (!agree) {
+      ++outcome.disagreeing;
+      WARN("seed " << seed << ": " << s.dump() << "\nrecorded: " << rec.dump());
+    }
+  }
+  RunResult plan = sb.run({"plan", "--refresh", "--detailed-exitcode"});
+  INFO(plan.describe());
+  CHECK(plan.exit_code == 0);  // the state and the API agree with the declaration
+  return outcome;
+}
+
+}  // namespace
+
+TEST_CASE("e2e: applies of updates killed with SIGKILL at random moments end as declared, creating nothing") {
+  const int trials = env_int("DBFORM_KILL_RUNS", 20) / 2;
+  const unsigned seed = static_cast<unsigned>(env_int("DBFORM_KILL_SEED", 20261122));
+  std::mt19937 rng(seed + 1);
+  UpdateTrialOutcome total;
+  for (int i = 0; i < trials; ++i) {
+    UpdateTrialOutcome t = run_update_trial(seed + static_cast<unsigned>(i), rng);
+    total.killed_mid_run += t.killed_mid_run;
+    total.created += t.created;
+    total.disagreeing += t.disagreeing;
+  }
+  WARN("update kill test (seed " << seed << "): " << trials << " trials, " << 2 * trials << " SIGKILLs of which "
+                                 << total.killed_mid_run << " hit a running apply; " << total.created
+                                 << " services created, " << total.disagreeing << " not as declared");
+  CHECK(total.killed_mid_run >= trials);
+  CHECK(total.created == 0);
+  CHECK(total.disagreeing == 0);
 }

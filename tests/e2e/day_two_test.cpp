@@ -1,0 +1,199 @@
+// Day two (issue 10): changing databases in place, refusing replacements, and seeing what changed
+// outside dbform; through the real binary against the simulator, counting the calls it saw.
+#include "common.h"
+
+using namespace e2e;
+
+namespace {
+
+const std::string kResize = "POST /projects/{project_id}/services/{service_id}/resize";
+const std::string kSetEnvironment = "POST /projects/{project_id}/services/{service_id}/setEnvironment";
+const std::string kSetHA = "POST /projects/{project_id}/services/{service_id}/setHA";
+const std::string kAttach = "POST /projects/{project_id}/services/{service_id}/attachToVPC";
+const std::string kDetach = "POST /projects/{project_id}/services/{service_id}/detachFromVPC";
+const std::string kEnablePooler = "POST /projects/{project_id}/services/{service_id}/enablePooler";
+const std::string kDisablePooler = "POST /projects/{project_id}/services/{service_id}/disablePooler";
+
+// One service of the standard project, with the given extra lines (8 spaces in).
+std::string orders_yaml(const std::string& extra = "", int cpu = 1000, int memory = 4) {
+  return service_yaml("orders", cpu, memory) + extra;
+}
+
+json sim_service(Sandbox& sb, const std::string& name) {
+  for (const auto& s : sb.sim().all_services())
+    if (s["name"] == name) return s;
+  return json();
+}
+
+// `plan --detailed-exitcode` says there is nothing to do.
+void check_clean(Sandbox& sb, const std::vector<std::string>& more = {}) {
+  std::vector<std::string> args = {"plan", "--detailed-exitcode"};
+  args.insert(args.end(), more.begin(), more.end());
+  RunResult plan = sb.run(args);
+  INFO(plan.describe());
+  CHECK(plan.exit_code == 0);
+}
+
+}  // namespace
+
+TEST_CASE("e2e: a resize, a new tag and HA replicas: one call each with the published bodies, then READY") {
+  Sandbox sb;
+  sb.write("dbform.yaml", manifest({}, {orders_yaml(), service_yaml("billing")}));
+  REQUIRE(sb.apply().exit_code == 0);
+  const json before = writes_of(sb.counts());
+
+  sb.write("dbform.yaml", manifest({}, {orders_yaml("        environment_tag: PROD\n        replica_count: 2\n", 2000, 8),
+                                        service_yaml("billing")}));
+  RunResult plan = sb.run({"plan", "--detailed-exitcode"});
+  INFO(plan.describe());
+  CHECK(plan.exit_code == 2);
+  CHECK(contains(plan.out, "will be updated in place"));
+  CHECK(contains(plan.out, R"(resize {"cpu_millis":"2000","memory_gbs":"8"})"));
+  CHECK(contains(plan.out, R"(setEnvironment {"environment":"PROD"})"));
+  CHECK(contains(plan.out, R"(setHA {"replica_count":2})"));
+  CHECK(contains(plan.out, "Plan: 0 to create, 1 to update, 0 to wait for, 1 unchanged."));
+
+  RunResult r = sb.apply();
+  INFO(r.describe() << "\ncounts: " << sb.counts().dump());
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(r.out, "UPGRADING"));
+  CHECK(contains(r.out, "1 updated") == false);  // three calls were made
+  CHECK(contains(r.out, "3 updated"));
+  // Exactly one call of each; the simulator refuses any body the published document would.
+  json expected = before;
+  for (const auto& call : {kResize, kSetEnvironment, kSetHA}) expected[call] = 1;
+  CHECK(writes_of(sb.counts()) == expected);
+  json orders = sim_service(sb, "orders");
+  CHECK(orders["status"] == "READY");
+  CHECK(orders["resources"][0]["spec"]["cpu_millis"] == 2000);
+  CHECK(orders["resources"][0]["spec"]["memory_gbs"] == 8);
+  CHECK(orders["metadata"]["environment"] == "PROD");
+  CHECK(orders["ha_replicas"]["replica_count"] == 2);
+  json rec = find_resource(sb.state(), service_address("orders"));
+  CHECK(rec["status"] == "READY");
+  CHECK(rec["settings"]["cpu_millis"] == "2000");
+  CHECK_FALSE(rec.contains("pending_call"));
+  check_clean(sb);
+  check_clean(sb, {"--refresh"});
+}
+
+TEST_CASE("e2e: a change made outside dbform is drift: plan --refresh shows it and apply puts it back") {
+  Sandbox sb;
+  sb.write("dbform.yaml", manifest({}, {orders_yaml("        environment_tag: PROD\n")}));
+  REQUIRE(sb.apply().exit_code == 0);
+  const std::string id = find_resource(sb.state(), service_address("orders"))["id"];
+  REQUIRE(sb.sim().console(id, "resize", R"({"cpu_millis": 4000, "memory_gbs": 16})").status == 200);
+  REQUIRE(sb.sim().console(id, "setEnvironment", R"({"environment": "DEV"})").status == 200);
+
+  check_clean(sb);  // without a refresh, dbform cannot know
+  RunResult plan = sb.run({"plan", "--refresh", "--detailed-exitcode"});
+  INFO(plan.describe());
+  CHECK(plan.exit_code == 2);
+  CHECK(contains(plan.out, "\"4000\" -> \"1000\""));
+  CHECK(contains(plan.out, "changed outside dbform"));
+  CHECK(contains(plan.out, R"(resize {"cpu_millis":"1000","memory_gbs":"4"})"));
+  CHECK(contains(plan.out, R"(setEnvironment {"environment":"PROD"})"));
+  // What the refresh read is recorded: the next plan shows the drift without asking again.
+  CHECK(find_resource(sb.state(), service_address("orders"))["observed"]["cpu_millis"] == "4000");
+  RunResult offline = sb.run({"plan", "--detailed-exitcode"});
+  CHECK(offline.exit_code == 2);
+
+  RunResult r = sb.apply();
+  INFO(r.describe() << "\ncounts: " << sb.counts().dump());
+  REQUIRE(r.exit_code == 0);
+  CHECK(sb.count(kResize) == 1);
+  CHECK(sb.count(kSetEnvironment) == 1);
+  json orders = sim_service(sb, "orders");
+  CHECK(orders["resources"][0]["spec"]["cpu_millis"] == 1000);
+  CHECK(orders["metadata"]["environment"] == "PROD");
+  check_clean(sb, {"--refresh"});
+}
+
+TEST_CASE("e2e: a service deleted outside dbform is reported and created again exactly once") {
+  Sandbox sb;
+  apply_base(sb);
+  const std::string old_id = find_resource(sb.state(), service_address("billing"))["id"];
+  REQUIRE(sb.sim().console(old_id, "delete", "").status == 200);
+
+  RunResult plan = sb.run({"plan", "--refresh", "--detailed-exitcode"});
+  INFO(plan.describe());
+  CHECK(plan.exit_code == 2);
+  CHECK(contains(plan.out, "deleted outside dbform"));
+  CHECK(contains(plan.out, old_id));
+  CHECK(contains(plan.out, "Plan: 1 to create"));
+
+  RunResult r = sb.apply();
+  INFO(r.describe() << "\ncounts: " << sb.counts().dump());
+  REQUIRE(r.exit_code == 0);
+  CHECK(sb.count(kPostService) == 4);  // three, then billing once more
+  json billing = find_resource(sb.state(), service_address("billing"));
+  CHECK(billing["id"] != old_id);
+  CHECK(billing["status"] == "READY");
+  CHECK_FALSE(billing["initial_password"].get<std::string>().empty());
+  CHECK(sb.sim().all_services().size() == 3);
+  RunResult again = sb.apply();
+  CHECK(again.exit_code == 0);
+  CHECK(sb.count(kPostService) == 4);
+  check_clean(sb, {"--refresh"});
+}
+
+TEST_CASE("e2e: vpc: main attaches the service with the VPC's id, and removing the line detaches it") {
+  Sandbox sb;
+  // Created and attached in one apply: the VPC first, then the service, then the attachment.
+  sb.write("dbform.yaml", manifest({vpc_yaml("main")}, {orders_yaml("        vpc: main\n")}));
+  RunResult r = sb.apply();
+  INFO(r.describe() << "\ncounts: " << sb.counts().dump());
+  REQUIRE(r.exit_code == 0);
+  const std::string vpc_id = find_resource(sb.state(), "acme-prod/vpcs/main")["id"];
+  CHECK(sb.count(kAttach) == 1);
+  CHECK(sim_service(sb, "orders")["vpc_endpoint"]["vpc_id"] == vpc_id);
+  CHECK(find_resource(sb.state(), service_address("orders"))["settings"]["vpc"] == "main");
+  check_clean(sb);
+  check_clean(sb, {"--refresh"});
+
+  sb.write("dbform.yaml", manifest({vpc_yaml("main")}, {orders_yaml()}));
+  RunResult plan = sb.run({"plan"});
+  CHECK(contains(plan.out, "detachFromVPC {\"vpc_id\":\"" + vpc_id + "\"}"));
+  RunResult detach = sb.apply();
+  INFO(detach.describe());
+  REQUIRE(detach.exit_code == 0);
+  CHECK(sb.count(kDetach) == 1);
+  CHECK_FALSE(sim_service(sb, "orders").contains("vpc_endpoint"));
+  check_clean(sb, {"--refresh"});
+}
+
+TEST_CASE("e2e: connection_pooler: true turns the pooler on, false turns it off, unset leaves it") {
+  Sandbox sb;
+  sb.write("dbform.yaml", manifest({}, {orders_yaml("        connection_pooler: true\n")}));
+  REQUIRE(sb.apply().exit_code == 0);
+  CHECK(sb.count(kEnablePooler) == 1);
+  CHECK(sim_service(sb, "orders").contains("connection_pooler"));
+  RunResult pooler = sb.run({"output", "orders.pooler_port"});
+  CHECK(pooler.exit_code == 0);
+  CHECK_FALSE(pooler.out.empty());
+
+  sb.write("dbform.yaml", manifest({}, {orders_yaml("        connection_pooler: false\n")}));
+  REQUIRE(sb.apply().exit_code == 0);
+  CHECK(sb.count(kDisablePooler) == 1);
+  CHECK_FALSE(sim_service(sb, "orders").contains("connection_pooler"));
+  CHECK(sb.run({"output", "orders.pooler_port"}).exit_code != 0);
+
+  sb.write("dbform.yaml", manifest({}, {orders_yaml()}));  // not managed: nothing is sent
+  const json writes = writes_of(sb.counts());
+  check_clean(sb, {"--refresh"});
+  REQUIRE(sb.apply().exit_code == 0);
+  CHECK(writes_of(sb.counts()) == writes);
+}
+
+TEST_CASE("e2e: with --no-wait a new service's attachment is left to the next apply, which makes it once") {
+  Sandbox sb;
+  sb.write("dbform.yaml", manifest({vpc_yaml("main")}, {orders_yaml("        vpc: main\n")}));
+  RunResult first = sb.apply({"--no-wait"});
+  REQUIRE(first.exit_code == 0);
+  CHECK(sb.count(kAttach) == 0);  // an attachment needs a READY service, which was not waited for
+  RunResult second = sb.apply();
+  INFO(second.describe());
+  REQUIRE(second.exit_code == 0);
+  CHECK(sb.count(kAttach) == 1);
+  CHECK(sb.count(kPostService) == 1);
+}
