@@ -392,8 +392,10 @@ class ApplyRun {
     else push_timer(i, clock_.now());
   }
 
-  // A call's change is made: the settings it brings about are recorded as set (and as observed).
+  // A call's change is made: the settings it brings about are recorded as set (and as observed),
+  // and it is pending no more.
   void record_call(ResourceRecord& rec, const PlannedCall& call, const Item& item) {
+    rec.pending_call = nullptr;
     for (auto it = call.sets.begin(); it != call.sets.end(); ++it) {
       if (it.value().is_null()) {
         rec.settings.erase(it.key());

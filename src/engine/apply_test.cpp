@@ -1,10 +1,11 @@
 // The apply engine against a scripted API: order of creates, intents, recording, unknown outcomes,
-// adoption, preflight and stopping.
+// adoption, preflight, stopping and updates.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <condition_variable>
 
 #include "engine/test_support.h"
+#include "util/text.h"
 
 using namespace dbform;
 using namespace dbform::test;
@@ -638,4 +639,116 @@ TEST_CASE("engine: a service whose new password is on the way is not polled, so 
   CHECK(result.ready == 4);
   CHECK(h.fake.count("POST", "/services/svc-adopted/updatePassword") == 1);
   CHECK(h.state.find("p1/services/adopted")->initial_password.size() >= 32);
+}
+
+namespace {
+
+json spec(int cpu, int memory) { return {{"resources", json::array({{{"spec", {{"cpu_millis", cpu}, {"memory_gbs", memory}}}}})}}; }
+
+}  // namespace
+
+TEST_CASE("engine: an update is journaled before its call, cleared after, and watched until its change shows") {
+  Harness h;
+  h.service("p1", "orders");
+  h.recorded("p1", "orders", "svc-orders", "READY");
+  h.manifest.projects[0].services[0].cpu_millis = "2000";
+  int gets = 0;
+  std::vector<std::string> problems;
+  h.fake.set_handler([&](const HttpRequest& r) -> HttpResponse {
+    const std::string path = path_of(r);
+    if (r.method == "POST" && path.ends_with("/resize")) {
+      auto rec = h.store.last_record("p1/services/orders");
+      if (!rec || rec->pending_call.value("call", "") != "resize") problems.push_back("resize sent before it was recorded");
+      if (json::parse(r.body) != json{{"cpu_millis", "2000"}, {"memory_gbs", "4"}}) problems.push_back("body " + r.body);
+      return R::response(202, service_json("svc-orders", "orders", "UPGRADING", spec(1000, 4)));
+    }
+    // READY before the change shows (a view that lags), then READY with it.
+    ++gets;
+    return R::response(200, service_json("svc-orders", "orders", "READY", gets < 3 ? spec(1000, 4) : spec(2000, 4)));
+  });
+  ApplyResult result = h.apply();
+  CHECK(problems == std::vector<std::string>{});
+  CHECK(result.failures.empty());
+  CHECK(result.updated == 1);
+  CHECK(h.fake.count("POST", "/resize") == 1);
+  CHECK(gets == 3);  // it did not stop at the first READY, which did not show the change
+  const ResourceRecord* rec = h.state.find("p1/services/orders");
+  CHECK(rec->pending_call.is_null());
+  CHECK(rec->settings["cpu_millis"] == "2000");
+  CHECK(h.store.last_record("p1/services/orders")->pending_call.is_null());
+  CHECK(make_plan(h.manifest, h.state).summary.update == 0);
+  CHECK(h.events.of(EventKind::UpdateSent).size() == 1);
+  CHECK(h.events.of(EventKind::Updated).size() == 1);
+}
+
+TEST_CASE("engine: a resize whose gateway answered 504 after it was made is not made a third time") {
+  Harness h;
+  h.service("p1", "orders");
+  h.recorded("p1", "orders", "svc-orders", "READY");
+  h.manifest.projects[0].services[0].cpu_millis = "2000";
+  bool made = false;
+  h.fake.set_handler([&](const HttpRequest& r) -> HttpResponse {
+    if (r.method == "POST") {
+      // The first is made but its answer is a 504; the retry is refused: the service is busy.
+      if (made) return R::response(409, R"({"code":"CONFLICT","message":"service is UPGRADING"})");
+      made = true;
+      return R::response(504, R"({"message":"gateway timeout"})");
+    }
+    return R::response(200, service_json("svc-orders", "orders", "READY", spec(2000, 4)));
+  });
+  ApplyResult result = h.apply();
+  INFO(dbform::join(result.failures, "\n"));
+  CHECK(result.failures.empty());
+  CHECK(h.fake.count("POST", "/resize") == 2);  // the client's retry of the 504; then the service tells
+  CHECK(h.state.find("p1/services/orders")->settings["cpu_millis"] == "2000");
+  CHECK(make_plan(h.manifest, h.state).summary.update == 0);
+}
+
+TEST_CASE("engine: a call left pending by a stopped run is checked first, and sent only if its change is missing") {
+  for (bool made : {true, false}) {
+    Harness h;
+    h.service("p1", "orders");
+    ResourceRecord& rec = h.recorded("p1", "orders", "svc-orders", "READY");
+    rec.pending_call = {{"call", "resize"}, {"body", {{"cpu_millis", "2000"}, {"memory_gbs", "4"}}}};
+    h.manifest.projects[0].services[0].cpu_millis = "2000";
+    int resizes = 0;
+    h.fake.set_handler([&](const HttpRequest& r) -> HttpResponse {
+      if (r.method == "POST") {
+        ++resizes;
+        return R::response(202, service_json("svc-orders", "orders", "UPGRADING", spec(1000, 4)));
+      }
+      const bool shows = made || resizes > 0;
+      return R::response(200, service_json("svc-orders", "orders", "READY", shows ? spec(2000, 4) : spec(1000, 4)));
+    });
+    ApplyResult result = h.apply();
+    CHECK(result.failures.empty());
+    CHECK(resizes == (made ? 0 : 1));
+    CHECK(h.state.find("p1/services/orders")->pending_call.is_null());
+    CHECK(h.state.find("p1/services/orders")->settings["cpu_millis"] == "2000");
+  }
+}
+
+TEST_CASE("engine: an update that the API refuses fails that service by name, and the others go on") {
+  Harness h;
+  h.service("p1", "orders");
+  h.service("p1", "billing");
+  h.recorded("p1", "orders", "svc-orders", "READY");
+  h.recorded("p1", "billing", "svc-billing", "READY");
+  for (auto& s : h.manifest.projects[0].services) s.environment_tag = "PROD";
+  h.fake.set_handler([&](const HttpRequest& r) -> HttpResponse {
+    const std::string path = path_of(r);
+    if (r.method == "POST")
+      return path.find("svc-orders") != std::string::npos
+                 ? R::response(400, R"({"code":"BAD_REQUEST","message":"environment cannot change on this plan"})")
+                 : R::response(200, R"({"message":"ok"})");
+    const std::string id = path.substr(path.rfind('/') + 1);
+    return R::response(200, service_json(id, id.substr(4), "READY", {{"metadata", {{"environment", "PROD"}}}}));
+  });
+  ApplyResult result = h.apply();
+  REQUIRE(result.failures.size() == 1);
+  CHECK_THAT(result.failures[0], Catch::Contains("p1/services/orders") && Catch::Contains("setEnvironment failed") &&
+                                     Catch::Contains("cannot change on this plan"));
+  CHECK(h.state.find("p1/services/billing")->settings["environment_tag"] == "PROD");
+  CHECK_FALSE(h.state.find("p1/services/orders")->settings.contains("environment_tag"));
+  CHECK(h.state.find("p1/services/orders")->pending_call.is_null());
 }
