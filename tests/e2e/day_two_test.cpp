@@ -197,3 +197,40 @@ TEST_CASE("e2e: with --no-wait a new service's attachment is left to the next ap
   CHECK(sb.count(kAttach) == 1);
   CHECK(sb.count(kPostService) == 1);
 }
+
+TEST_CASE("e2e: a refreshed no-op plan and apply of 100 services in 5 projects read one list per project and kind") {
+  auto config = default_sim_config();
+  config.keys.clear();
+  std::map<std::string, std::string> keys;
+  std::string yaml = "version: 1\nprojects:\n";
+  for (int p = 1; p <= 5; ++p) {
+    const std::string project = "team-" + std::to_string(p), key = "e2e-key-of-" + project;
+    config.keys.push_back({key, project, project});
+    keys["DBFORM_API_KEY_TEAM_" + std::to_string(p)] = key;
+    yaml += "  - id: " + project + "\n    vpcs:\n" + vpc_yaml("net") + "    services:\n";
+    for (int s = 0; s < 20; ++s) yaml += service_yaml("db-" + std::to_string(s));
+  }
+  Sandbox sb(config);
+  sb.env.erase("DBFORM_API_KEY");
+  sb.write("dbform.yaml", yaml);
+  RunResult created = sb.apply({"--parallelism", "20"}, keys);
+  INFO(created.describe());
+  REQUIRE(created.exit_code == 0);
+
+  const json before = sb.counts();
+  RunResult plan = sb.run({"plan", "--refresh", "--detailed-exitcode"}, keys);
+  INFO(plan.describe());
+  CHECK(plan.exit_code == 0);
+  RunResult apply = sb.apply({}, keys);
+  INFO(apply.describe());
+  CHECK(apply.exit_code == 0);
+  CHECK(contains(apply.out, "No changes"));
+  json calls = json::object();
+  const json after = sb.counts();
+  for (const auto& [route, n] : after.items())
+    if (n != before.value(route, 0LL)) calls[route] = n.get<long long>() - before.value(route, 0LL);
+  // Each run: one key check and one list per kind for each of the 5 projects; no read per resource.
+  CHECK(calls == json{{"GET /auth/info", 10}, {"GET /projects/{project_id}/services", 10},
+                      {"GET /projects/{project_id}/vpcs", 10}});
+  WARN("a refreshed no-op plan and apply of 100 services and 5 VPCs in 5 projects made " << calls.dump());
+}
