@@ -83,13 +83,25 @@ TEST_CASE("sim: SimServer serves every call of the API to ApiClient over curl") 
   Vpc vpc = api.create_vpc("key-a", "proj-a", {"main", "10.0.0.0/16", "us-east-1"});
   CHECK_FALSE(vpc.id.empty());
   REQUIRE(api.list_vpcs("key-a", "proj-a").size() == 1);
+  CHECK(api.get_vpc("key-a", "proj-a", vpc.id)->name == "main");
+
+  auto resized = api.update_service("key-a", "proj-a", created.service_id, "resize",
+                                    {{"cpu_millis", "2000"}, {"memory_gbs", "8"}});
+  REQUIRE(resized);
+  CHECK(resized->status == "UPGRADING");
+  live.clock.advance(std::chrono::seconds(2));
+  CHECK_FALSE(api.update_service("key-a", "proj-a", created.service_id, "enablePooler", nullptr));
+  CHECK_FALSE(api.get_service("key-a", "proj-a", created.service_id)->pooler_endpoint.empty());
 
   CHECK(live.sim.request_counts() == json{{"GET /auth/info", 1},
                                           {"POST /projects/{project_id}/services", 1},
-                                          {"GET /projects/{project_id}/services/{service_id}", 2},
+                                          {"GET /projects/{project_id}/services/{service_id}", 3},
                                           {"GET /projects/{project_id}/services", 1},
                                           {"POST /projects/{project_id}/vpcs", 1},
-                                          {"GET /projects/{project_id}/vpcs", 1}});
+                                          {"GET /projects/{project_id}/vpcs", 1},
+                                          {"GET /projects/{project_id}/vpcs/{vpc_id}", 1},
+                                          {"POST /projects/{project_id}/services/{service_id}/resize", 1},
+                                          {"POST /projects/{project_id}/services/{service_id}/enablePooler", 1}});
 }
 
 TEST_CASE("sim: SimServer accepts Basic keys and refuses wrong ones with the API's errors") {
@@ -130,6 +142,14 @@ TEST_CASE("sim: SimServer answers at / as well as at the base path, and serves d
   CHECK(services[0]["name"] == "orders");
   CHECK_FALSE(services[0].contains("initial_password"));
   CHECK(json::parse(live.get("/_sim/vpcs").body) == json::array());
+  // The console: a change outside dbform, without a key.
+  const std::string id = services[0]["service_id"];
+  HttpResponse retag = live.transport.send({"POST", live.url("/_sim/services/" + id + "/setEnvironment"), {},
+                                            R"({"environment":"PROD"})"});
+  CHECK(retag.status == 200);
+  CHECK(json::parse(retag.body)["metadata"]["environment"] == "PROD");
+  CHECK(live.transport.send({"DELETE", live.url("/_sim/services/" + id), {}, ""}).status == 200);
+  CHECK(json::parse(live.get("/_sim/services").body) == json::array());
   json counts = json::parse(live.get("/_sim/requests").body);
   CHECK(counts["GET /auth/info"] == 3);
   CHECK(counts["POST /projects/{project_id}/services"] == 1);
