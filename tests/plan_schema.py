@@ -2,7 +2,7 @@
 """Keeps schemas/plan.schema.json true to what the dbform binary prints and saves.
 
 Real plans are made by the binary from manifests and hand-written states that give every kind of
-action (create, no-op, wait, adopt, update, conflict, orphan, for services and VPCs) plus a manifest
+action (create, no-op, wait, adopt, update, delete, conflict, orphan, for services and VPCs) plus a manifest
 warning; each `plan --format json` document and each `plan --out` file must validate against the
 schema (Draft 2020-12), the two must be the same document, and no password of the state may appear
 in either. The actions in the "plan" line of `apply --json` (run against `dbform sim`) must validate
@@ -145,7 +145,7 @@ class Checker:
         if KEY in text:
             self.fail(f"{what}: holds the API key")
 
-    def plan_case(self, name, state, expect_saved):
+    def plan_case(self, name, state, expect_saved, prune=False):
         with tempfile.TemporaryDirectory(prefix=f"plan-schema-{name}-") as d:
             d = Path(d)
             (d / "manifests").mkdir()
@@ -153,7 +153,8 @@ class Checker:
             (d / "manifests/20-services.yaml").write_text(MANIFEST_SERVICES)
             if state is not None:
                 (d / "dbform.state.json").write_text(json.dumps(state))
-            p = self.run(d, "plan", "-f", "manifests", "--format", "json", "--out", "saved.plan")
+            p = self.run(d, "plan", "-f", "manifests", "--format", "json", "--out", "saved.plan",
+                         *(["--prune"] if prune else []))
             try:
                 doc = json.loads(p.stdout)
             except json.JSONDecodeError as e:
@@ -231,11 +232,11 @@ class Checker:
         cases = {
             "an unknown action": lambda d: d["actions"][0].update(action="destroy"),
             "a password among the settings": lambda d: first(d, "create")["after"].update(initial_password="x"),
-            "an update without calls": lambda d: first(d, "update").update(calls=[]),
             "an update without changes": lambda d: first(d, "update").update(changes=[]),
             "a call that is not one of the API's": lambda d: first(d, "update")["calls"][0].update(call="rename"),
             "a change without its drift flag": lambda d: first(d, "update")["changes"][0].pop("drift"),
             "an orphan without a reason": lambda d: first(d, "orphan").pop("reason"),
+            "a plan without its prune setting": lambda d: d.pop("prune"),
             "a create with recorded settings": lambda d: first(d, "create").update(before={}),
             "a newer format version": lambda d: d.update(format_version=2),
             "a missing summary": lambda d: d.pop("summary"),
@@ -258,10 +259,11 @@ def main():
     c.plan_case("no-state", None, expect_saved=True)
     c.plan_case("every-action", every_action_state(with_conflict=True), expect_saved=False)
     c.plan_case("no-conflict", every_action_state(with_conflict=False), expect_saved=True)
+    c.plan_case("prune", every_action_state(with_conflict=False), expect_saved=True, prune=True)
     c.empty_case()
     c.apply_json_case()
 
-    expected = {(k, a) for k in ("service", "vpc") for a in ("create", "no-op", "orphan")} | {
+    expected = {(k, a) for k in ("service", "vpc") for a in ("create", "no-op", "orphan", "delete")} | {
         ("service", a) for a in ("wait", "adopt", "update", "conflict")}
     if missing := expected - c.seen_actions:
         c.fail(f"the test plans never produced these (kind, action) pairs: {sorted(missing)}")

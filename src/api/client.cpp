@@ -262,6 +262,16 @@ void ApiClient::update_password(const std::string& key, const std::string& proje
   call(CallKind::Read, "POST", path, key, &body, /*allow_404=*/false, password);
 }
 
+bool ApiClient::delete_service(const std::string& key, const std::string& project_id, const std::string& service_id) {
+  const std::string path = project_path(project_id, "/services/" + escape_path_segment(service_id));
+  return call(CallKind::Read, "DELETE", path, key, nullptr, /*allow_404=*/true).status != 404;
+}
+
+bool ApiClient::delete_vpc(const std::string& key, const std::string& project_id, const std::string& vpc_id) {
+  const std::string path = project_path(project_id, "/vpcs/" + escape_path_segment(vpc_id));
+  return call(CallKind::Read, "DELETE", path, key, nullptr, /*allow_404=*/true).status != 404;
+}
+
 std::optional<Service> ApiClient::update_service(const std::string& key, const std::string& project_id,
                                                  const std::string& service_id, const std::string& action,
                                                  const json& body) {

@@ -77,6 +77,11 @@ class ApiClient {
                                         const std::string& service_id, const std::string& action,
                                         const nlohmann::json& body);
 
+  // DELETE of a service (202, then DELETING until gone) or a VPC (204). Idempotent, so retried
+  // like a read. False when it was gone already (404).
+  bool delete_service(const std::string& key, const std::string& project_id, const std::string& service_id);
+  bool delete_vpc(const std::string& key, const std::string& project_id, const std::string& vpc_id);
+
   const std::string& base_url() const { return base_url_; }
   // A set flag ends every back-off and Retry-After wait at once: the call fails instead of waiting.
   void stop_waits_on(const std::atomic<bool>* stop) { stop_ = stop; }

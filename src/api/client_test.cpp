@@ -68,7 +68,7 @@ TEST_CASE("api: create service sends the exact body and headers") {
   CHECK(FakeTransport::header_of(sent[0], "User-Agent") == "dbform/0.1.0");
 }
 
-TEST_CASE("api: reads send no body and no content type; ids are escaped in paths") {
+TEST_CASE("api: reads send no body and no content type, ids are escaped in paths") {
   Fixture f;
   f.transport.on("GET", "/services/s%2F1%20x", FakeTransport::response(200, kServiceBody));
   auto service = f.client.get_service(kKey, "p/1", "s/1 x");

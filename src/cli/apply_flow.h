@@ -18,6 +18,7 @@ struct ApplyFlowOptions {
   std::string poll_interval;  // "" = the adaptive default of PollSchedule
   bool no_wait = false;
   bool no_refresh = false;  // plan from the state alone (the engine's name guard still runs)
+  bool prune = false;       // orphans that are not protected are deleted
   std::string settle_window = "30s";
 };
 

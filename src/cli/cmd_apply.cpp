@@ -92,7 +92,8 @@ Prepared plan_now(const ApplyFlowOptions& opts, ApiSetup& api) {
   p.state_missing = !stored;
   p.state = stored ? std::move(*stored) : new_state();
   RefreshedPlan refreshed =
-      plan_refreshed(p.manifest, p.state, *p.store, !opts.no_refresh, *api.client, api.clock, opts.parallelism);
+      plan_refreshed(p.manifest, p.state, *p.store, {!opts.no_refresh, opts.prune}, *api.client, api.clock,
+                     opts.parallelism);
   p.plan = std::move(refreshed.plan);
   p.preflight = std::move(refreshed.preflight);
   return p;
@@ -117,7 +118,7 @@ Prepared load_saved_plan(const ApplyFlowOptions& opts) {
   p.lock = p.store->lock("apply", lock_timeout(opts.state));
   auto stored = p.store->read();
   p.state = stored ? *stored : new_state();
-  auto problems = saved_plan_problems(saved, p.manifest, stored ? &*stored : nullptr, make_plan(p.manifest, p.state));
+  auto problems = saved_plan_problems(saved, p.manifest, stored ? &*stored : nullptr, make_plan(p.manifest, p.state, nullptr, saved.plan.prune));
   if (!problems.empty())
     throw UsageError("the saved plan " + file + " is stale, nothing was changed:\n  " + join(problems, "\n  ") +
                      "\nRun `dbform plan --out " + file + "` again, review the new plan and apply that one");
@@ -191,6 +192,9 @@ void add_apply_command(CLI::App& app, int& exit_code) {
                 "plan from the state alone, without listing what exists (the names are still checked before creating)");
   cmd->add_flag("--refresh", [opts](std::int64_t) { opts->no_refresh = false; },
                 "list what exists before planning (the default)");
+  cmd->add_flag("--prune", opts->prune,
+                "delete what is recorded but no longer declared (never what is protected); without it nothing is "
+                "ever deleted");
   cmd->add_option("--settle-window", opts->settle_window,
                   "after a create whose outcome is unknown, how long lookups by name go on before it may be sent "
                   "again (default 30s)");

@@ -53,6 +53,7 @@ void add_plan_command(CLI::App& app, int& exit_code) {
     std::string format = "text";
     std::string out;
     bool refresh = false;
+    bool prune = false;
   };
   auto opts = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("plan", "show what apply would do");
@@ -65,6 +66,8 @@ void add_plan_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--refresh", opts->refresh,
                 "list what exists in the API first (needs the API keys): a declared resource whose name exists but "
                 "is not recorded is a conflict, never a second create");
+  cmd->add_flag("--prune", opts->prune,
+                "plan deletes of what is recorded but no longer declared (never what is protected)");
   add_no_color_flag(*cmd);
   cmd->callback([opts, &exit_code] {
     PlanDocument doc;
@@ -76,9 +79,9 @@ void add_plan_command(CLI::App& app, int& exit_code) {
     State state = stored ? *stored : new_state();
     if (opts->refresh) {
       auto api = make_api();
-      doc.plan = plan_refreshed(manifest, state, *store, true, *api->client, api->clock).plan;
+      doc.plan = plan_refreshed(manifest, state, *store, {true, opts->prune}, *api->client, api->clock).plan;
     } else {
-      doc.plan = make_plan(manifest, state);  // a pull request's plan needs no API key
+      doc.plan = make_plan(manifest, state, nullptr, opts->prune);  // a pull request's plan needs no API key
     }
     if (!stored) doc.plan.state_lineage.clear();  // "no state yet", which apply checks again
     doc.manifest_paths = opts->manifests.files;

@@ -8,26 +8,30 @@
 
 namespace dbform::cli {
 
-RefreshedPlan plan_refreshed(const Manifest& manifest, State& state, StateStore& store, bool refresh, ApiClient& api,
-                             Clock& clock, int parallelism) {
-  RefreshedPlan out{make_plan(manifest, state), std::nullopt};
-  if (!refresh) return out;
+RefreshedPlan plan_refreshed(const Manifest& manifest, State& state, StateStore& store, PlanSettings settings,
+                             ApiClient& api, Clock& clock, int parallelism) {
+  RefreshedPlan out{make_plan(manifest, state, nullptr, settings.prune), std::nullopt};
+  if (!settings.refresh) return out;
   std::vector<std::string> projects;
   std::set<std::string> seen;
   for (const auto& a : out.plan.actions)
-    if (a.action != Action::Orphan && seen.insert(a.project_id).second) projects.push_back(a.project_id);
+    if ((a.action != Action::Orphan || settings.prune) && seen.insert(a.project_id).second)
+      projects.push_back(a.project_id);
   if (projects.empty()) return out;
   auto keys = resolve_keys(manifest, projects, process_env());
   out.preflight = preflight_keys(api, projects, keys);
   RefreshResult refreshed = refresh_state(api, clock, state, projects, keys, parallelism);
+  std::set<std::string> changed(refreshed.changed.begin(), refreshed.changed.end());
+  for (auto& address : record_declared_values(state, make_plan(manifest, state, nullptr, settings.prune)))
+    changed.insert(std::move(address));
   try {
-    if (!refreshed.changed.empty()) store.write_changes(state, refreshed.changed);
+    if (!changed.empty()) store.write_changes(state, {changed.begin(), changed.end()});
   } catch (const Error& e) {
     throw Error(std::string("what the refresh read could not be saved, so nothing was sent: ") + e.what());
   }
-  const Plan plan = make_plan(manifest, state);
+  const Plan plan = make_plan(manifest, state, nullptr, settings.prune);
   const Namesakes namesakes = namesakes_in(plan, refreshed.listings);
-  out.plan = make_plan(manifest, state, &namesakes);
+  out.plan = make_plan(manifest, state, &namesakes, settings.prune);
   return out;
 }
 

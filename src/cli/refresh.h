@@ -21,11 +21,17 @@ struct RefreshedPlan {
   std::optional<std::vector<PreflightPass>> preflight;
 };
 
-// Without `refresh`, the plan of the state alone. Otherwise the keys of the declared projects are
+// Without `refresh`, the plan of the state alone. Otherwise the keys of the declared projects (and
+// with `prune` those of the orphans) are
 // preflighted, each project is listed (one call per kind), what it shows is recorded in `state`
 // (and written through `store`, whose lock the caller holds), and the plan is made against it.
 // Throws Error when a key or a read fails, before anything is written.
-RefreshedPlan plan_refreshed(const Manifest& manifest, State& state, StateStore& store, bool refresh, ApiClient& api,
-                             Clock& clock, int parallelism = 10);
+struct PlanSettings {
+  bool refresh = false;
+  bool prune = false;  // unprotected orphans are deletes (their projects are refreshed too)
+};
+
+RefreshedPlan plan_refreshed(const Manifest& manifest, State& state, StateStore& store, PlanSettings settings,
+                             ApiClient& api, Clock& clock, int parallelism = 10);
 
 }  // namespace dbform::cli

@@ -57,8 +57,8 @@ class TextApplyOutput : public ApplyOutput {
     if (live_) live_->finish();
     print_endpoints(plan, state, out_);
     out_ << "\nApply " << (r.failures.empty() && !r.interrupted ? "complete" : "finished with problems") << ": "
-         << r.created << " created, " << r.updated << " updated, " << r.adopted << " adopted, " << r.ready << " ready, "
-         << r.failures.size()
+         << r.created << " created, " << r.updated << " updated, " << r.deleted << " deleted, " << r.adopted
+         << " adopted, " << r.ready << " ready, " << r.failures.size()
          << " failed.\n";
     if (r.interrupted) {
       out_ << "Stopped by a signal. Not finished (run apply again to continue; nothing is created twice):\n";

@@ -22,6 +22,8 @@ std::optional<std::string> raw_event_line(const Event& e, const Terminal& term) 
       return e.address + ": adopted existing " + e.resource_id + (e.message.empty() ? "" : "; " + e.message);
     case EventKind::UpdateSent: return e.address + ": " + e.message + "...";
     case EventKind::Updated: return e.address + ": " + e.message + " accepted";
+    case EventKind::DeleteSent: return e.address + ": deleting " + e.resource_id + "...";
+    case EventKind::Deleted: return paint(term, "31", e.address + ": deleted") + elapsed + ", and forgotten by the state";
     case EventKind::StatusChanged:
       if (e.status == "READY") return std::nullopt;
       return e.address + ": " + e.status + elapsed;
@@ -83,6 +85,7 @@ void JsonLinesEventRenderer::summary(const ApplyResult& r, int exit_code) {
         {"created", r.created},
         {"adopted", r.adopted},
         {"updated", r.updated},
+        {"deleted", r.deleted},
         {"ready", r.ready},
         {"failed", r.failures.size()},
         {"failures", r.failures},

@@ -78,6 +78,7 @@ std::string heading(const PlanSummary& s) {
   std::vector<std::string> parts;
   if (s.create) parts.push_back(std::to_string(s.create) + " to create");
   if (s.update) parts.push_back(std::to_string(s.update) + " to update");
+  if (s.del) parts.push_back("**" + std::to_string(s.del) + " to delete**");
   if (s.wait) parts.push_back(std::to_string(s.wait) + " to wait for");
   if (s.adopt) parts.push_back(std::to_string(s.adopt) + " to adopt");
   if (parts.empty()) parts.push_back("no changes");
@@ -87,10 +88,10 @@ std::string heading(const PlanSummary& s) {
 
 std::string counts_table(const PlanSummary& s) {
   std::ostringstream t;
-  t << "| to create | to update | to wait for | to adopt | unchanged | conflicts | orphans |\n"
-    << "|---:|---:|---:|---:|---:|---:|---:|\n"
-    << "| " << s.create << " | " << s.update << " | " << s.wait << " | " << s.adopt << " | " << s.noop << " | "
-    << s.conflict << " | " << s.orphan << " |\n";
+  t << "| to create | to update | to delete | to wait for | to adopt | unchanged | conflicts | orphans |\n"
+    << "|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+    << "| " << s.create << " | " << s.update << " | " << s.del << " | " << s.wait << " | " << s.adopt << " | "
+    << s.noop << " | " << s.conflict << " | " << s.orphan << " |\n";
   return t.str();
 }
 
@@ -101,6 +102,7 @@ const char* symbol(Action a) {
     case Action::Update: return "~";
     case Action::Adopt: return "?";
     case Action::Conflict: return "!";
+    case Action::Delete:
     case Action::Orphan: return "-";
     case Action::NoOp: return " ";
   }
@@ -124,6 +126,7 @@ std::string table_row(const PlannedAction& a) {
       break;
     case Action::Adopt: action = "adopt, else create"; details = "an earlier create's outcome is unknown"; break;
     case Action::Conflict: action = "**conflict**"; details = id + changes_text(a); break;
+    case Action::Delete: action = "**delete**"; details = id + md(a.reason); break;
     case Action::Orphan: action = "orphan, kept"; details = id + "no longer declared"; break;
     case Action::NoOp: break;
   }
@@ -258,6 +261,10 @@ std::string render_plan_markdown(const PlanDocument& doc, size_t limit) {
   const PlanSummary& s = plan.summary;
   Comment c(limit);
   c.add(std::string(kMarkdownMarker) + "\n" + heading(s) + "\n\n" + counts_table(s));
+  if (s.del && !s.conflict)
+    c.add("\n> [!CAUTION]\n> Applying this plan **deletes " + count(s.del, "resource", "resources") +
+          "** and the data in them (listed below). Only `--prune` plans deletes; protected resources are never "
+          "among them.\n");
   if (s.conflict)
     c.add("\n> [!CAUTION]\n> " + count(s.conflict, "resource is", "resources are") +
           " cannot be applied as declared (see why below), so nothing is applied until every conflict is "
@@ -267,6 +274,8 @@ std::string render_plan_markdown(const PlanDocument& doc, size_t limit) {
   std::vector<std::string> warnings;
   for (const auto& d : doc.diagnostics) warnings.push_back("- " + md(d.str()) + "\n");
   c.section("\n#### Warnings\n\n", warnings, "", "warnings", [](size_t n) { return "- *" + std::to_string(n) + " more*\n"; });
+  c.section("\n#### Deletes\n\n", list_items(plan, Action::Delete), "", "deletes",
+            [](size_t n) { return "- *" + std::to_string(n) + " more deletes*\n"; });
   c.section("\n#### Conflicts\n\n", list_items(plan, Action::Conflict), "", "conflicts",
             [](size_t n) { return "- *" + std::to_string(n) + " more conflicts*\n"; });
   c.section("\n#### Orphans: recorded, no longer declared, kept\n\n", list_items(plan, Action::Orphan), "", "orphans",

@@ -74,6 +74,10 @@ void render_action(std::string& out, const PlannedAction& a, const Terminal& t) 
       render_changes(out, a, t, paint(t, kRed, "!"));
       out += "      To resolve: " + a.reason + "\n";
       break;
+    case Action::Delete:
+      out += "  # " + a.address + id + " will be DELETED, with its data\n";
+      out += paint(t, kRed, "  - " + what) + ": " + a.reason + "\n";
+      break;
     case Action::Orphan:
       out += "  # " + a.address + id + " is recorded but no longer declared\n";
       out += paint(t, kDim, "  - " + what) + ": kept (orphan). " + a.reason + "\n";
@@ -97,9 +101,12 @@ std::string plan_summary_line(const PlanSummary& s) {
   std::string line = "Plan: " + std::to_string(s.create) + " to create, " + std::to_string(s.update) +
                      " to update, " + std::to_string(s.wait) + " to wait for, " + std::to_string(s.noop) +
                      " unchanged";
+  if (s.del) line += ", " + std::to_string(s.del) + " to delete";
   if (s.adopt) line += ", " + std::to_string(s.adopt) + " to adopt";
   if (s.conflict) line += ", " + std::to_string(s.conflict) + (s.conflict == 1 ? " conflict" : " conflicts");
-  if (s.orphan) line += ", " + std::to_string(s.orphan) + (s.orphan == 1 ? " orphan" : " orphans");
+  if (s.orphan)
+    line += ", " + std::to_string(s.orphan) + (s.orphan == 1 ? " orphan" : " orphans") +
+            (s.prunable ? " (--prune would delete " + std::to_string(s.prunable) + ")" : "");
   return line + ".";
 }
 

@@ -68,6 +68,9 @@ void LiveProgressRenderer::on_event(const Event& e) {
     case EventKind::CreateSent:
       if (!p) in_progress_.push_back({e.address, "creating", Steady::now()});
       break;
+    case EventKind::DeleteSent:
+      if (!p) in_progress_.push_back({e.address, "deleting", Steady::now()});
+      break;
     case EventKind::UpdateSent:
       if (!p) in_progress_.push_back({e.address, e.message.substr(0, e.message.find(' ')), Steady::now()});
       else p->status = e.message.substr(0, e.message.find(' '));
@@ -83,6 +86,7 @@ void LiveProgressRenderer::on_event(const Event& e) {
       finished = event_line(e, term_).value_or("");
       break;
     case EventKind::Ready:
+    case EventKind::Deleted:
     case EventKind::Failed:
       in_progress_.erase(std::remove_if(in_progress_.begin(), in_progress_.end(),
                                         [&](const InProgress& x) { return x.address == e.address; }),

@@ -47,6 +47,7 @@ struct Item {
   // Watching until READY with the change of calls[next_call] made (an asynchronous call answered).
   bool awaiting_call = false;
   int call_sends = 0;  // sends of calls[next_call]
+  bool deleting = false;  // its delete was accepted: watched until it is gone
 };
 
 // How often one call is sent when its answers say the service was busy (409) or did not come.
@@ -70,15 +71,16 @@ class ApplyRun {
       if (a.action == Action::Create || a.action == Action::Adopt) {
         to_create_.push_back(items_.size());
         if (a.kind == ResourceKind::Vpc) ++vpcs_unsettled_[a.project_id];
+      } else if (a.action == Action::Delete) {
+        to_delete_.push_back(items_.size());
       } else if (!((a.action == Action::Wait && options_.wait) || a.action == Action::Update)) {
         continue;
       }
       if (a.kind == ResourceKind::Service) services_of_project_[a.project_id].push_back(items_.size());
       items_.push_back({&a});
-      const ResourceRecord* rec = state_.find(a.address);
+      ResourceRecord* rec = state_.find(a.address);
       if (a.action == Action::Update && rec && rec->is_ready() && rec->pending_call.is_null()) {
-        items_.back().phase = Phase::Calling;
-        to_call_.push_back(items_.size() - 1);
+        proceed(items_.size() - 1, *rec);  // its calls, if any (a change of protection makes none)
       } else if (a.action == Action::Wait || a.action == Action::Update) {
         // Not READY, or an update left unanswered by an earlier run: watched until READY first, and
         // a call whose change shows by then is not sent again (proceed).
@@ -88,6 +90,7 @@ class ApplyRun {
       if (!keys_.count(a.project_id))  // before anything is sent, not as a crash half-way
         throw Error("no API key was resolved for project `" + a.project_id + "`");
     }
+    record_protection(plan);  // saved with the first write, before any call
     guard_names(plan);
     WorkQueue<Outcome> workers(options_.parallelism + kPollLane);
     bool stopped = false;
@@ -104,7 +107,10 @@ class ApplyRun {
       dispatch_due_polls(workers);
       dispatch_passwords(workers);
       dispatch_calls(workers);
-      if (workers.in_flight() == 0 && live_timers_ == 0 && to_set_password_.empty() && to_call_.empty()) break;
+      dispatch_deletes(workers);
+      if (workers.in_flight() == 0 && live_timers_ == 0 && to_set_password_.empty() && to_call_.empty() &&
+          to_delete_.empty())
+        break;
       wait_for_progress(workers);
     }
     // A stop: let what is in flight finish and record it, start nothing new.
@@ -320,6 +326,7 @@ class ApplyRun {
     r.kind = a.kind;
     r.name = a.name;
     r.settings = created_with(a.after);  // the fields later calls set are recorded as they succeed
+    r.deletion_protection = a.deletion_protection;
     r.create_pending = true;
     r.created_at = r.updated_at = format_utc(clock_.wall_now());
     state_.upsert(r);
@@ -340,6 +347,7 @@ class ApplyRun {
       case JobType::PollList: return handle_poll_list(out);
       case JobType::Password: return handle_password(item, out);
       case JobType::Call: return handle_call(out.item, out);
+      case JobType::Delete: return handle_delete(out.item, out);
     }
   }
 
@@ -373,9 +381,10 @@ class ApplyRun {
       }
       return fail(item, call.call + " failed: " + out.error + ". The next apply plans it again");
     }
+    // Its settings are recorded once the service shows the change (settle_call): a refresh while it
+    // is being made sees the old values, which are then not taken for a change outside dbform.
     const std::string now = format_utc(clock_.wall_now()), status = rec.status;
     if (out.service) record_service(rec, *out.service, now);
-    record_call(rec, call, item);
     rec.updated_at = now;
     ++result_.updated;
     emit({EventKind::Updated, rec.address, rec.id, rec.status, Duration(0), call.call});
@@ -415,7 +424,7 @@ class ApplyRun {
     nlohmann::json body = call.body;
     if (body.is_object() && body.contains("vpc_id") && body["vpc_id"].is_null()) {
       const ResourceRecord* vpc = state_.find(resource_address(item.action->project_id, ResourceKind::Vpc, call.vpc));
-      if (vpc && !vpc->id.empty()) body["vpc_id"] = vpc->id;
+      if (vpc && !vpc->id.empty() && !vpc->deleted_outside && !vpc->create_pending) body["vpc_id"] = vpc->id;
     }
     return body;
   }
@@ -440,7 +449,10 @@ class ApplyRun {
       const PlannedCall& call = item.action->calls[item.next_call];
       nlohmann::json body = call_body(item, call);
       if (body.is_object() && body.contains("vpc_id") && body["vpc_id"].is_null()) {
-        fail(item, "not attached: its VPC `" + call.vpc + "` was not created (see above); the next apply attaches it");
+        fail(item, call.call == "attachToVPC"
+                       ? "not attached: its VPC `" + call.vpc + "` was not created (see above); the next apply attaches it"
+                       : "not detached: the id of VPC `" + call.vpc + "` is not known. Run `dbform plan --refresh` to "
+                         "read it, then apply");
         continue;
       }
       ResourceRecord& rec = *state_.find(item.action->address);
@@ -472,6 +484,94 @@ class ApplyRun {
     flush_events();
   }
 
+  // Deletes, each recorded as pending on disk before it is sent: services at once, a VPC once
+  // nothing else of its project is under way (its services may still be detaching or deleting).
+  void dispatch_deletes(WorkQueue<Outcome>& workers) {
+    std::vector<size_t> batch;
+    for (auto it = to_delete_.begin(); it != to_delete_.end();) {
+      if (creates_in_flight_ + static_cast<int>(batch.size()) >= options_.parallelism) break;
+      const PlannedAction& a = *items_[*it].action;
+      if (a.kind == ResourceKind::Vpc && project_busy(a.project_id, *it)) {
+        ++it;
+        continue;
+      }
+      batch.push_back(*it);
+      it = to_delete_.erase(it);
+    }
+    if (batch.empty()) return;
+    for (size_t i : batch) {
+      ResourceRecord& rec = *state_.find(items_[i].action->address);
+      rec.pending_call = {{"call", "delete"}};
+      changed_.insert(rec.address);
+    }
+    save();
+    if (!result_.save_error.empty()) {
+      for (size_t i : batch) state_.find(items_[i].action->address)->pending_call = nullptr;
+      flush_events();
+      return;
+    }
+    for (size_t i : batch) {
+      Item& item = items_[i];
+      const PlannedAction& a = *item.action;
+      const std::string id = state_.find(a.address)->id;
+      item.phase = Phase::Calling;
+      emit({EventKind::DeleteSent, a.address, id, "", Duration(0), ""});
+      ++creates_in_flight_;
+      workers.submit([this, i, &a, id, key = key_of(a)] {
+        Outcome out = delete_resource(api_, a, id, key);
+        out.item = i;
+        return out;
+      });
+    }
+    flush_events();
+  }
+
+  // Whether anything of the project but item `except` is still under way.
+  bool project_busy(const std::string& project_id, size_t except) const {
+    for (size_t j = 0; j < items_.size(); ++j)
+      if (j != except && items_[j].action->project_id == project_id && items_[j].phase != Phase::Done &&
+          items_[j].phase != Phase::Failed)
+        return true;
+    return false;
+  }
+
+  void handle_delete(size_t i, const Outcome& out) {
+    Item& item = items_[i];
+    ResourceRecord& rec = *state_.find(item.action->address);
+    rec.pending_call = nullptr;
+    changed_.insert(rec.address);
+    if (!out.error.empty())
+      return fail(item, "not deleted: " + out.error + (out.http_status == 409 ? " (is something still attached to it?)" : "") +
+                            ". It stays recorded; the next apply --prune tries again");
+    if (out.gone || item.action->kind == ResourceKind::Vpc) return forget(item);
+    item.deleting = true;  // DELETING until it is gone
+    start_watch(item, Phase::Watching, clock_.now());
+    schedule_poll(i, rec);
+  }
+
+  // Gone: the state forgets it.
+  void forget(Item& item) {
+    const PlannedAction& a = *item.action;
+    const std::string id = state_.find(a.address)->id;
+    state_.remove(a.address);
+    changed_.insert(a.address);
+    item.phase = Phase::Done;
+    ++result_.deleted;
+    emit({EventKind::Deleted, a.address, id, "", elapsed(item), ""});
+  }
+
+  // Declared deletion protection, recorded at every apply (SPEC section 3): whatever else the run
+  // did, every declared resource the state records carries it.
+  void record_protection(const Plan& plan) {
+    for (const auto& a : plan.actions) {
+      if (a.action == Action::Orphan || a.action == Action::Delete || a.action == Action::Conflict) continue;
+      ResourceRecord* rec = state_.find(a.address);
+      if (!rec || rec->deletion_protection == a.deletion_protection) continue;
+      rec->deletion_protection = a.deletion_protection;
+      changed_.insert(a.address);
+    }
+  }
+
   // A READY service goes on: its new password, then its next call, or it is done.
   void proceed(size_t i, ResourceRecord& rec) {
     Item& item = items_[i];
@@ -501,10 +601,11 @@ class ApplyRun {
   }
 
   // READY after an update call: whether its change shows. False: keep watching.
-  bool settle_call(Item& item, const ResourceRecord& rec) {
+  bool settle_call(Item& item, ResourceRecord& rec) {
     if (!item.awaiting_call) return true;
     if (!shows_change(item, rec)) return false;  // READY before its change shows: a view that lags
     item.awaiting_call = false;
+    record_call(rec, item.action->calls[item.next_call], item);
     ++item.next_call;
     item.call_sends = 0;
     return true;
@@ -571,6 +672,7 @@ class ApplyRun {
     item.get_next = false;  // asked by id: the next rounds may use the list again
     ResourceRecord& rec = *state_.find(item.action->address);
     ++item.polls;
+    if (out.gone && item.deleting) return forget(item);
     if (out.gone)
       return fail(item, "the service " + rec.id + " no longer exists (404). Run `dbform state rm " + rec.address +
                             "` to forget it and create it again");
@@ -622,6 +724,7 @@ class ApplyRun {
 
   void after_status(size_t i, ResourceRecord& rec) {
     Item& item = items_[i];
+    if (item.deleting) return rec.status == "DELETED" ? forget(item) : schedule_poll(i, rec);
     switch (classify_status(rec.status)) {
       case StatusVerdict::Ready:
         if (!settle_call(item, rec)) return schedule_poll(i, rec);
@@ -716,6 +819,7 @@ class ApplyRun {
   std::deque<size_t> to_create_;
   std::deque<size_t> to_set_password_;  // READY services whose pending password is to be set
   std::deque<size_t> to_call_;          // READY services whose next update call is to be sent
+  std::deque<size_t> to_delete_;        // resources to delete (--prune)
   std::unordered_map<std::string, int> vpcs_unsettled_;
   struct Timer {
     Clock::TimePoint at;
@@ -740,7 +844,7 @@ std::vector<std::string> projects_with_work(const Plan& plan) {
   std::set<std::string> seen;
   for (const auto& a : plan.actions)
     if ((a.action == Action::Create || a.action == Action::Adopt || a.action == Action::Wait ||
-         a.action == Action::Update) &&
+         a.action == Action::Update || a.action == Action::Delete) &&
         seen.insert(a.project_id).second)
       out.push_back(a.project_id);
   return out;

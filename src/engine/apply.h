@@ -33,6 +33,7 @@ struct ApplyResult {
   int created = 0;
   int adopted = 0;
   int updated = 0;  // update calls answered with success
+  int deleted = 0;
   int ready = 0;
   std::vector<std::string> failures;  // "ADDRESS: why", one per failed resource
   std::vector<std::string> pending;   // addresses left unfinished by a stop or a state that cannot be saved

@@ -419,7 +419,7 @@ TEST_CASE("engine: a VPC whose create outcome is unknown is adopted before the p
   CHECK(h.events.of(EventKind::Adopted, "p1/vpcs/main").at(0).message.empty());  // VPCs have no password
 }
 
-TEST_CASE("engine: a stop while waiting leaves the service recorded and pending; one after the end changes nothing") {
+TEST_CASE("engine: a stop while waiting leaves the service recorded and pending, one after the end changes nothing") {
   Harness h;
   std::atomic<bool> stop{false};
   h.options.stop = &stop;

@@ -10,6 +10,8 @@ const char* event_kind_name(EventKind k) {
     case EventKind::Adopted: return "adopted";
     case EventKind::UpdateSent: return "update_sent";
     case EventKind::Updated: return "updated";
+    case EventKind::DeleteSent: return "delete_sent";
+    case EventKind::Deleted: return "deleted";
     case EventKind::StatusChanged: return "status_changed";
     case EventKind::Ready: return "ready";
     case EventKind::Failed: return "failed";

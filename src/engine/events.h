@@ -14,6 +14,8 @@ enum class EventKind {
   Adopted,          // found by name after an unknown outcome; resource_id set
   UpdateSent,       // an update call is about to be sent (recorded as pending); message: the call and body
   Updated,          // an update call answered with success; message: the call
+  DeleteSent,       // a delete is about to be sent (recorded as pending)
+  Deleted,          // gone, and forgotten by the state
   StatusChanged,    // status, elapsed since the watch began
   Ready,            // status READY (services) or created (VPCs); message: endpoint
   Failed,           // message says why

@@ -182,14 +182,18 @@ VpcNames recorded_vpc_names(const State& state, const std::string& project_id) {
 
 bool call_took_effect(const std::string& call, const nlohmann::json& body, const Service& s) {
   const nlohmann::json seen = observe(s, nlohmann::json::object(), {});
-  auto shows = [&](const char* field, const nlohmann::json& value) { return seen.value(field, nlohmann::json()) == value; };
-  if (call == "resize") return shows("cpu_millis", body["cpu_millis"]) && shows("memory_gbs", body["memory_gbs"]);
-  if (call == "setEnvironment") return shows("environment_tag", body["environment"]);
-  if (call == "setHA") return shows("replica_count", body["replica_count"]);
+  auto sent = [&](const char* field) { return body.is_object() ? body.value(field, nlohmann::json()) : nlohmann::json(); };
+  auto shows = [&](const char* field, const nlohmann::json& value) {
+    return !value.is_null() && seen.value(field, nlohmann::json()) == value;
+  };
+  if (call == "resize") return shows("cpu_millis", sent("cpu_millis")) && shows("memory_gbs", sent("memory_gbs"));
+  if (call == "setEnvironment") return shows("environment_tag", sent("environment"));
+  if (call == "setHA") return shows("replica_count", sent("replica_count"));
   if (call == "enablePooler") return shows("connection_pooler", true);
   if (call == "disablePooler") return shows("connection_pooler", false);
-  if (call == "attachToVPC") return shows("vpc_id", body["vpc_id"]);
-  if (call == "detachFromVPC") return !shows("vpc_id", body["vpc_id"]);
+  // An attachment whose VPC id is not known yet has not been made, whatever the service shows.
+  if (call == "attachToVPC") return shows("vpc_id", sent("vpc_id"));
+  if (call == "detachFromVPC") return sent("vpc_id").is_string() && !shows("vpc_id", sent("vpc_id"));
   return false;
 }
 
@@ -235,6 +239,19 @@ Outcome send_update(ApiClient& api, const PlannedAction& a, const std::string& s
   out.type = JobType::Call;
   try {
     out.service = api.update_service(key, a.project_id, service_id, call, body);
+  } catch (const std::exception& e) {
+    note_poll_failure(out, e);
+    if (auto api_error = dynamic_cast<const ApiError*>(&e)) out.http_status = api_error->status();
+  }
+  return out;
+}
+
+Outcome delete_resource(ApiClient& api, const PlannedAction& a, const std::string& id, const std::string& key) {
+  Outcome out;
+  out.type = JobType::Delete;
+  try {
+    out.gone = a.kind == ResourceKind::Service ? !api.delete_service(key, a.project_id, id)
+                                               : !api.delete_vpc(key, a.project_id, id);
   } catch (const std::exception& e) {
     note_poll_failure(out, e);
     if (auto api_error = dynamic_cast<const ApiError*>(&e)) out.http_status = api_error->status();

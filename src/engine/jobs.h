@@ -13,7 +13,7 @@
 
 namespace dbform {
 
-enum class JobType { Create, Poll, PollList, Password, Call };
+enum class JobType { Create, Poll, PollList, Password, Call, Delete };
 
 // What a worker learned from the API; applied to the state by the main thread.
 struct Outcome {
@@ -62,6 +62,10 @@ VpcNames recorded_vpc_names(const State& state, const std::string& project_id);
 // One update call; failures are reported in the outcome, never thrown.
 Outcome send_update(ApiClient& api, const PlannedAction& a, const std::string& service_id, const std::string& key,
                     const std::string& call, const nlohmann::json& body);
+// DELETE of the service or VPC; `gone` when it was gone already. Failures are reported in the
+// outcome, never thrown.
+Outcome delete_resource(ApiClient& api, const PlannedAction& a, const std::string& id, const std::string& key);
+
 // Whether the service shows the change `call` with `body` makes (for a call whose answer was lost,
 // or an asynchronous one that is still being made).
 bool call_took_effect(const std::string& call, const nlohmann::json& body, const Service& s);

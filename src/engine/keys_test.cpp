@@ -48,7 +48,7 @@ TEST_CASE("engine: a project's key comes from api_key_env, then DBFORM_API_KEY_<
   CHECK(key.variable == "DBFORM_API_KEY");
 }
 
-TEST_CASE("engine: each project gets its own key; projects not asked for are not resolved") {
+TEST_CASE("engine: each project gets its own key, projects not asked for are not resolved") {
   Manifest m = manifest_with("a");
   m.projects.push_back(manifest_with("b", "B_KEY").projects[0]);
   m.projects.push_back(manifest_with("c").projects[0]);

@@ -108,4 +108,23 @@ RefreshResult refresh_state(ApiClient& api, Clock& clock, State& state, const st
   return result;
 }
 
+std::vector<std::string> record_declared_values(State& state, const Plan& plan) {
+  std::vector<std::string> changed;
+  for (const auto& a : plan.actions) {
+    if (!a.after.is_object() || a.action == Action::Create || a.action == Action::Adopt) continue;
+    ResourceRecord* rec = state.find(a.address);
+    if (!rec || !rec->observed.is_object() || rec->deleted_outside) continue;
+    bool changes = false;
+    for (auto it = a.after.begin(); it != a.after.end(); ++it) {
+      if (rec->observed.value(it.key(), nlohmann::json()) != it.value() ||
+          rec->settings.value(it.key(), nlohmann::json()) == it.value())
+        continue;
+      rec->settings[it.key()] = it.value();
+      changes = true;
+    }
+    if (changes) changed.push_back(rec->address);
+  }
+  return changed;
+}
+
 }  // namespace dbform

@@ -8,6 +8,7 @@
 #include "api/client.h"
 #include "engine/keys.h"
 #include "engine/namesakes.h"
+#include "plan/model.h"
 #include "state/model.h"
 
 namespace dbform {
@@ -25,5 +26,10 @@ struct RefreshResult {
 // could not be read, and then changes nothing.
 RefreshResult refresh_state(ApiClient& api, Clock& clock, State& state, const std::vector<std::string>& projects,
                             const std::map<std::string, ProjectKey>& keys, int parallelism);
+
+// After a refresh: a declared value the API shows already (a change an earlier run made but was
+// stopped before recording, or one made outside dbform to the declared value) is recorded as set,
+// so that a later change away from it is seen as drift. Returns the addresses it changed.
+std::vector<std::string> record_declared_values(State& state, const Plan& plan);
 
 }  // namespace dbform

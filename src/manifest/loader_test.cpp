@@ -344,7 +344,7 @@ TEST_CASE("manifest: an unknown key suggests the closest known key") {
   CHECK(only_error(kService + "        memory: 4\n").hint == "did you mean `memory_gbs`?");
   CHECK(only_error(kService + "        colour: blue\n").hint ==
         "expected one of: name, addons, cpu_millis, memory_gbs, environment_tag, region_code, replica_count, "
-                "vpc, connection_pooler");
+                "vpc, connection_pooler, deletion_protection");
 }
 
 TEST_CASE("manifest: an api_key_env that is not a variable name is never echoed") {
@@ -406,7 +406,7 @@ TEST_CASE("manifest: the same resource twice in one file names both places") {
   CHECK_THAT(e.message, Catch::Contains("service `orders` of project `acme` is declared twice: here and at m.yaml:5:9"));
 }
 
-TEST_CASE("manifest: a directory loads its yaml files sorted; projects merge across files") {
+TEST_CASE("manifest: a directory loads its yaml files sorted, projects merge across files") {
   TempDir dir;
   dir.write("b.yml", "version: 1\nprojects:\n  - id: acme\n    services:\n      - name: billing\n");
   dir.write("a.yaml",

@@ -22,6 +22,8 @@ struct DesiredVpc {
   std::string name;
   std::string cidr;
   std::string region_code;
+  // Recorded in the state at every apply: a protected orphan is never deleted, even with --prune.
+  bool deletion_protection = false;
   Location location;
 };
 
@@ -38,6 +40,7 @@ struct DesiredService {
   std::optional<std::string> vpc;
   Location vpc_location;
   std::optional<bool> connection_pooler;
+  bool deletion_protection = false;  // as for VPCs
   Location location;
 };
 

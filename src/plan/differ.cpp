@@ -21,15 +21,27 @@ bool needs_replacement(ResourceKind kind, const FieldChange& c) {
   return false;
 }
 
-// A size the last answer seen showed (resources[0].spec), as the digit string a resize sends; null
-// when it showed none.
-json size_in(const json& service, const std::string& field) {
-  if (!service.is_object() || !service.contains("resources") || !service["resources"].is_array() ||
-      service["resources"].empty() || !service["resources"][0].is_object())
-    return json();
-  const json spec = service["resources"][0].value("spec", json());
-  if (!spec.is_object() || !spec.contains(field) || !spec[field].is_number_integer()) return json();
-  return std::to_string(spec[field].get<long long>());
+// What the last answer seen (a Service object) showed of a field dbform has not set or observed,
+// in the manifest's terms; null when it showed nothing of it. Read by the plan without a refresh,
+// so that declaring what the service already has is no change.
+json last_seen(const json& service, const std::string& field) {
+  if (!service.is_object() || !service.contains("service_id")) return json();
+  auto object = [&](const char* key) { return service.contains(key) && service[key].is_object() ? service[key] : json(); };
+  if (field == "cpu_millis" || field == "memory_gbs") {
+    if (!service.contains("resources") || !service["resources"].is_array() || service["resources"].empty() ||
+        !service["resources"][0].is_object())
+      return json();
+    const json spec = service["resources"][0].value("spec", json());
+    if (!spec.is_object() || !spec.contains(field) || !spec[field].is_number_integer()) return json();
+    return std::to_string(spec[field].get<long long>());
+  }
+  if (field == "region_code" && service.value("region_code", json()).is_string()) return service["region_code"];
+  if (field == "environment_tag" && object("metadata").value("environment", json()).is_string())
+    return service["metadata"]["environment"];
+  if (field == "replica_count" && object("ha_replicas").value("replica_count", json()).is_number_integer())
+    return service["ha_replicas"]["replica_count"];
+  if (field == "connection_pooler") return service.contains("connection_pooler") && service["connection_pooler"].is_object();
+  return json();
 }
 
 // What the resource has now as far as dbform knows: the recorded settings, or where a refresh (or
@@ -38,7 +50,7 @@ json current_value(const ResourceRecord& rec, const std::string& field) {
   const bool observed = rec.observed.is_object() && (rec.observed.contains(field) || field == "vpc");
   const json& from = observed ? rec.observed : rec.settings;
   if (from.contains(field)) return from[field];
-  return field == "cpu_millis" || field == "memory_gbs" ? size_in(rec.last_response, field) : json();
+  return last_seen(rec.last_response, field);
 }
 
 // The declared fields (and for services `vpc`, whose absence is managed too) whose current value
@@ -64,10 +76,11 @@ bool is_whole_number_text(const json& v) {
   return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
 }
 
-// The id of the project's VPC `name` as recorded, or null while it is not created yet.
+// The id of the project's VPC `name` as recorded, or null while it is not created (yet, or again
+// after it was deleted outside dbform): the engine looks it up when the call is due.
 json vpc_id_of(const State& state, const std::string& project_id, const std::string& name) {
   const ResourceRecord* rec = state.find(resource_address(project_id, ResourceKind::Vpc, name));
-  return rec && !rec->id.empty() ? json(rec->id) : json();
+  return rec && !rec->id.empty() && !rec->deleted_outside && !rec->create_pending ? json(rec->id) : json();
 }
 
 struct CallPlan {
@@ -138,8 +151,10 @@ std::string replacement_reason(const std::vector<FieldChange>& changes, Resource
 }
 
 PlannedAction plan_declared(const std::string& project_id, ResourceKind kind, const std::string& name,
-                            json settings, const Location& location, const State& state, const Namesakes* namesakes) {
+                            json settings, bool protection, const Location& location, const State& state,
+                            const Namesakes* namesakes) {
   PlannedAction a;
+  a.deletion_protection = protection;
   a.kind = kind;
   a.project_id = project_id;
   a.name = name;
@@ -209,6 +224,9 @@ PlannedAction plan_declared(const std::string& project_id, ResourceKind kind, co
     }
     a.calls = std::move(plan.calls);
   }
+  // Recorded at every apply, whatever else changes: an apply that only does this calls no API.
+  if (rec->deletion_protection != protection)
+    a.changes.push_back({"deletion_protection", rec->deletion_protection, protection, false});
   if (!rec->is_ready() || !rec->pending_password.empty()) {
     a.action = Action::Wait;
     if (!rec->pending_password.empty() && rec->is_ready())
@@ -216,7 +234,7 @@ PlannedAction plan_declared(const std::string& project_id, ResourceKind kind, co
     if (is_failed_status(rec->status))
       a.reason = "recorded status " + rec->status + ": it will not become READY by itself. Run `dbform state rm " +
                  a.address + "` to create it again";
-  } else if (!a.calls.empty()) {
+  } else if (!a.calls.empty() || !a.changes.empty()) {
     a.action = Action::Update;
   } else {
     a.action = Action::NoOp;
@@ -225,6 +243,44 @@ PlannedAction plan_declared(const std::string& project_id, ResourceKind kind, co
     a.reason = "an earlier run sent " + rec->pending_call.value("call", std::string("an update")) +
                " and stopped before its answer: the service is checked first, and a call is sent again only if "
                "its change is not there";
+  return a;
+}
+
+// A recorded resource no longer declared: kept (an orphan), or with --prune deleted unless it is
+// protected or its create's outcome is unknown (there is no id to delete).
+PlannedAction plan_undeclared(const ResourceRecord& rec, bool prune) {
+  PlannedAction a;
+  a.action = Action::Orphan;
+  a.kind = rec.kind;
+  a.project_id = rec.project_id;
+  a.name = rec.name;
+  a.address = rec.address;
+  a.resource_id = rec.id;
+  a.status = rec.status;
+  a.before = rec.settings;
+  a.deletion_protection = rec.deletion_protection;
+  const std::string noun = kind_name(rec.kind);
+  if (prune && rec.deletion_protection) {
+    a.action = Action::Conflict;
+    a.reason = "protected: it was declared with deletion_protection: true, so --prune does not delete it. To delete "
+               "it, declare it again with deletion_protection: false and apply, then remove it";
+  } else if (prune && rec.id.empty()) {
+    a.action = Action::Conflict;
+    a.reason = "an earlier create of this " + noun + " stopped before its outcome was known, so there is no id to "
+               "delete. Declare it again and apply to finish it, or run `dbform state rm " + rec.address +
+               "` to forget it";
+  } else if (prune) {
+    a.action = Action::Delete;
+    a.reason = rec.deleted_outside ? "no longer declared; already deleted outside dbform, so it is only forgotten"
+                                   : "no longer declared, and --prune: deleted, then forgotten by the state";
+  } else {
+    a.reason = rec.deleted_outside
+                   ? "recorded but no longer declared, and deleted outside dbform. Run `dbform state rm " +
+                         rec.address + "` to forget it"
+                   : std::string("recorded but no longer declared: kept") +
+                         (rec.deletion_protection ? " (protected)" : "; `--prune` deletes it") +
+                         ". Declare it again, or run `dbform state rm " + rec.address + "` to forget it";
+  }
   return a;
 }
 
@@ -245,39 +301,25 @@ std::string namesake_reason(ResourceKind kind, const std::string& address, const
          " under another name";
 }
 
-Plan make_plan(const Manifest& manifest, const State& state, const Namesakes* namesakes) {
+Plan make_plan(const Manifest& manifest, const State& state, const Namesakes* namesakes, bool prune) {
   Plan plan;
   plan.state_lineage = state.lineage;
   plan.state_serial = state.serial;
   plan.manifest_digest = manifest.digest;
+  plan.prune = prune;
   std::unordered_set<std::string> declared;
   for (const auto& project : manifest.projects) {
     for (const auto& v : project.vpcs)
-      plan.actions.push_back(plan_declared(project.id, ResourceKind::Vpc, v.name, settings_json(v), v.location, state, namesakes));
+      plan.actions.push_back(plan_declared(project.id, ResourceKind::Vpc, v.name, settings_json(v),
+                                           v.deletion_protection, v.location, state, namesakes));
     for (const auto& s : project.services)
-      plan.actions.push_back(
-          plan_declared(project.id, ResourceKind::Service, s.name, settings_json(s), s.location, state, namesakes));
+      plan.actions.push_back(plan_declared(project.id, ResourceKind::Service, s.name, settings_json(s),
+                                           s.deletion_protection, s.location, state, namesakes));
   }
   declared.reserve(plan.actions.size());
   for (const auto& a : plan.actions) declared.insert(a.address);
-  for (const auto& rec : state.resources) {
-    if (declared.count(rec.address)) continue;
-    PlannedAction a;
-    a.action = Action::Orphan;
-    a.kind = rec.kind;
-    a.project_id = rec.project_id;
-    a.name = rec.name;
-    a.address = rec.address;
-    a.resource_id = rec.id;
-    a.status = rec.status;
-    a.before = rec.settings;
-    a.reason = rec.deleted_outside
-                   ? "recorded but no longer declared, and deleted outside dbform. Run `dbform state rm " +
-                         rec.address + "` to forget it"
-                   : "recorded but no longer declared: dbform never deletes it. Declare it again, or run `dbform "
-                     "state rm " + rec.address + "` to forget it";
-    plan.actions.push_back(std::move(a));
-  }
+  for (const auto& rec : state.resources)
+    if (!declared.count(rec.address)) plan.actions.push_back(plan_undeclared(rec, prune));
   plan.summary = summarize(plan.actions);
   return plan;
 }

@@ -7,7 +7,9 @@ namespace dbform {
 
 // Pure: compares what is declared with what is recorded (and, after a refresh, with the
 // unrecorded namesakes found in the API). Linear in the number of resources.
-Plan make_plan(const Manifest& manifest, const State& state, const Namesakes* namesakes = nullptr);
+// With `prune`, orphans that are not protected are deleted, protected ones are conflicts.
+Plan make_plan(const Manifest& manifest, const State& state, const Namesakes* namesakes = nullptr,
+               bool prune = false);
 
 // The declared settings a create sends: without those set by calls after it (vpc, connection_pooler).
 // What a new record's settings are until those calls are made.

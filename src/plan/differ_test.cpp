@@ -123,7 +123,7 @@ TEST_CASE("plan: changed sizes, tag and replicas are an update with the publishe
   CHECK(plan.summary.has_changes());
 }
 
-TEST_CASE("plan: an undeclared size is sent as the service has it; unknown, the resize is refused") {
+TEST_CASE("plan: an undeclared size is sent as the service has it, unknown, the resize is refused") {
   Manifest m = one_project();
   m.projects[0].services[0].memory_gbs.reset();
   m.projects[0].services[0].cpu_millis = "2000";
@@ -132,7 +132,7 @@ TEST_CASE("plan: an undeclared size is sent as the service has it; unknown, the 
   r.settings["cpu_millis"] = "1000";
   s.upsert(r);
   CHECK(action_for(make_plan(m, s), "p1/services/orders").action == Action::Conflict);
-  r.last_response = nlohmann::json::parse(R"({"resources": [{"spec": {"cpu_millis": 1000, "memory_gbs": 8}}]})");
+  r.last_response = nlohmann::json::parse(R"({"service_id": "id-orders", "resources": [{"spec": {"cpu_millis": 1000, "memory_gbs": 8}}]})");
   s.upsert(r);
   const Plan u_plan = make_plan(m, s);
   const auto& u = action_for(u_plan, "p1/services/orders");
@@ -250,7 +250,7 @@ TEST_CASE("plan: recorded but no longer declared is an orphan, reported and kept
   const auto& o = action_for(plan, "p1/services/legacy");
   CHECK(o.action == Action::Orphan);
   CHECK(o.resource_id == "id-legacy");
-  CHECK_THAT(o.reason, Catch::Contains("never deletes"));
+  CHECK_THAT(o.reason, Catch::Contains("kept") && Catch::Contains("`--prune` deletes it"));
   CHECK(plan.actions.back().address == "p1/services/legacy");
   CHECK(plan.summary.orphan == 1);
   CHECK(plan.summary.create == 3);
@@ -281,4 +281,52 @@ TEST_CASE("plan: the differ is linear enough for 10,000 services") {
   Plan plan = make_plan(m, s);
   CHECK(plan.summary.noop == 10000);
   CHECK_FALSE(plan.summary.has_changes());
+}
+
+TEST_CASE("plan: what the last answer showed counts without a refresh: declaring it is no change") {
+  Manifest m = one_project();
+  DesiredService& events = m.projects[0].services[1];
+  events.region_code = "us-east-1";
+  events.environment_tag = "DEV";
+  events.connection_pooler = false;
+  State s = new_state();
+  ResourceRecord r = recorded(one_project(), ResourceKind::Service, "events", "READY");
+  r.last_response = nlohmann::json::parse(
+      R"({"service_id": "id-events", "region_code": "us-east-1", "metadata": {"environment": "DEV"}})");
+  s.upsert(r);
+  const Plan plan = make_plan(m, s);
+  CHECK(action_for(plan, "p1/services/events").action == Action::NoOp);
+}
+
+TEST_CASE("plan: --prune deletes orphans, refuses protected ones, and declared protection is recorded") {
+  Manifest m = one_project();
+  State s = new_state();
+  ResourceRecord legacy = recorded(m, ResourceKind::Service, "legacy", "READY");
+  s.upsert(legacy);
+  ResourceRecord guarded = recorded(m, ResourceKind::Service, "guarded", "READY");
+  guarded.deletion_protection = true;
+  s.upsert(guarded);
+  const Plan kept = make_plan(m, s);
+  CHECK(kept.summary.orphan == 2);
+  CHECK(kept.summary.prunable == 1);
+  CHECK(kept.summary.del == 0);
+  const Plan pruned = make_plan(m, s, nullptr, true);
+  CHECK(pruned.prune);
+  CHECK(action_for(pruned, "p1/services/legacy").action == Action::Delete);
+  const auto& refused = action_for(pruned, "p1/services/guarded");
+  CHECK(refused.action == Action::Conflict);
+  CHECK_THAT(refused.reason, Catch::Contains("protected") && Catch::Contains("deletion_protection: false"));
+  CHECK(pruned.summary.del == 1);
+  CHECK(pruned.summary.has_changes());
+
+  // Declaring protection on a recorded resource is an update of the state alone: no call.
+  m.projects[0].services[0].deletion_protection = true;
+  s.upsert(recorded(m, ResourceKind::Service, "orders", "READY"));
+  const Plan protect = make_plan(m, s);
+  const auto& u = action_for(protect, "p1/services/orders");
+  REQUIRE(u.action == Action::Update);
+  CHECK(u.calls.empty());
+  REQUIRE(u.changes.size() == 1);
+  CHECK(u.changes[0].field == "deletion_protection");
+  CHECK(u.deletion_protection);
 }

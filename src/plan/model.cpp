@@ -9,6 +9,7 @@ const char* action_name(Action a) {
     case Action::Wait: return "wait";
     case Action::Adopt: return "adopt";
     case Action::Update: return "update";
+    case Action::Delete: return "delete";
     case Action::Conflict: return "conflict";
     case Action::Orphan: return "orphan";
   }
@@ -27,9 +28,13 @@ PlanSummary summarize(const std::vector<PlannedAction>& actions) {
       case Action::Wait: ++s.wait; break;
       case Action::Adopt: ++s.adopt; break;
       case Action::Update: ++s.update; break;
+      case Action::Delete: ++s.del; break;
       case Action::NoOp: ++s.noop; break;
       case Action::Conflict: ++s.conflict; break;
-      case Action::Orphan: ++s.orphan; break;
+      case Action::Orphan:
+        ++s.orphan;
+        if (!a.deletion_protection) ++s.prunable;
+        break;
     }
   }
   return s;

@@ -17,11 +17,12 @@ enum class Action {
   Wait,      // declared, recorded, created but not yet READY
   Adopt,     // recorded intent whose create outcome is unknown: look up by name, else create
   Update,    // declared and recorded, READY, settings that change in place differ: its calls
+  Delete,    // recorded, no longer declared, not protected, and --prune: deleted, then forgotten
   Conflict,  // cannot be applied (a replacement, a namesake, ...): nothing is applied
   Orphan,    // recorded, no longer declared: reported, kept
 };
 
-const char* action_name(Action a);  // "create", "no-op", "wait", "adopt", "update", "conflict", "orphan"
+const char* action_name(Action a);  // "create", "no-op", "wait", "adopt", "update", "delete", "conflict", "orphan"
 
 struct FieldChange {
   std::string field;
@@ -53,6 +54,7 @@ struct PlannedAction {
   nlohmann::json after;     // declared settings; null for orphans
   std::vector<FieldChange> changes;  // updates and conflicts: every differing field
   std::vector<PlannedCall> calls;    // create, adopt, wait, update: the update calls that follow
+  bool deletion_protection = false;  // declared (recorded, for orphans and deletes)
   std::string reason;       // why: conflicts and orphans say how to resolve
   Location location;        // where it is declared (none for orphans)
 };
@@ -63,8 +65,9 @@ struct PlannedAction {
 using Namesakes = std::map<std::string, std::vector<std::string>>;
 
 struct PlanSummary {
-  int create = 0, wait = 0, adopt = 0, update = 0, noop = 0, conflict = 0, orphan = 0;
-  bool has_changes() const { return create + wait + adopt + update > 0; }
+  int create = 0, wait = 0, adopt = 0, update = 0, del = 0, noop = 0, conflict = 0, orphan = 0;
+  int prunable = 0;  // orphans that --prune would delete (not protected)
+  bool has_changes() const { return create + wait + adopt + update + del > 0; }
 };
 
 // The counts of each action.
@@ -78,6 +81,7 @@ struct Plan {
   std::string state_lineage;
   long long state_serial = 0;
   std::string manifest_digest;
+  bool prune = false;  // made with --prune: unprotected orphans are deletes
 };
 
 }  // namespace dbform

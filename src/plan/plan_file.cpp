@@ -14,8 +14,8 @@ using nlohmann::ordered_json;
 
 namespace {
 
-constexpr Action kActions[] = {Action::Create, Action::NoOp,     Action::Wait,  Action::Adopt,
-                               Action::Update, Action::Conflict, Action::Orphan};
+constexpr Action kActions[] = {Action::Create, Action::NoOp,     Action::Wait,   Action::Adopt,
+                               Action::Update, Action::Delete,   Action::Conflict, Action::Orphan};
 const char* const kCalls[] = {"resize",        "setEnvironment", "setHA",        "enablePooler",
                               "disablePooler", "attachToVPC",    "detachFromVPC"};
 
@@ -44,6 +44,7 @@ ordered_json action_json(const PlannedAction& a) {
     calls.push_back(std::move(call));
   }
   j["calls"] = std::move(calls);
+  if (a.deletion_protection) j["deletion_protection"] = true;
   if (!a.reason.empty()) j["reason"] = a.reason;
   if (ordered_json loc = location_json(a.location); !loc.is_null()) j["declared_at"] = std::move(loc);
   return j;
@@ -142,7 +143,7 @@ PlannedAction read_action(const Reader& r) {
   bool known = false;
   for (Action candidate : kActions)
     if (action == action_name(candidate)) a.action = candidate, known = true;
-  if (!known) r.fail("action", "one of create, no-op, wait, adopt, update, conflict, orphan");
+  if (!known) r.fail("action", "one of create, no-op, wait, adopt, update, delete, conflict, orphan");
   a.resource_id = r.str("resource_id");
   a.status = r.str("status");
   a.before = r.any("before");
@@ -159,6 +160,7 @@ PlannedAction read_action(const Reader& r) {
     if (!call.sets.is_object()) c.fail("sets", "an object");
     a.calls.push_back(std::move(call));
   }
+  a.deletion_protection = r.any("deletion_protection") == true;
   a.reason = r.str("reason");
   a.location = r.location("declared_at");
   return a;
@@ -210,8 +212,9 @@ ordered_json plan_actions_json(const Plan& plan) {
 }
 
 ordered_json plan_summary_json(const PlanSummary& s) {
-  return {{"create", s.create},       {"update", s.update},     {"wait", s.wait},         {"adopt", s.adopt},
-          {"no_op", s.noop},          {"conflict", s.conflict}, {"orphan", s.orphan},
+  return {{"create", s.create},     {"update", s.update},          {"delete", s.del},
+          {"wait", s.wait},         {"adopt", s.adopt},            {"no_op", s.noop},
+          {"conflict", s.conflict}, {"orphan", s.orphan},          {"prunable", s.prunable},
           {"has_changes", s.has_changes()}, {"has_conflicts", s.conflict > 0}};
 }
 
@@ -225,6 +228,7 @@ ordered_json plan_document_json(const PlanDocument& doc) {
       {"created_at", doc.created_at},
       {"manifests", {{"paths", doc.manifest_paths}, {"files", doc.manifest_files}, {"digest", p.manifest_digest}}},
       {"state", {{"lineage", p.state_lineage.empty() ? ordered_json() : ordered_json(p.state_lineage)}, {"serial", p.state_serial}}},
+      {"prune", p.prune},
       {"summary", plan_summary_json(p.summary)},
       {"actions", plan_actions_json(p)},
       {"diagnostics", std::move(diagnostics)},
@@ -249,6 +253,7 @@ PlanDocument parse_plan_document(const std::string& text, const std::string& sou
   Reader state = r.child("state");
   doc.plan.state_lineage = state.str("lineage");
   doc.plan.state_serial = state.integer("serial");
+  doc.plan.prune = r.any("prune") == true;
   for (size_t i = 0; i < r.array("actions").size(); ++i) doc.plan.actions.push_back(read_action(r.item("actions", i)));
   for (size_t i = 0; i < r.array("diagnostics").size(); ++i)
     doc.diagnostics.push_back(read_diagnostic(r.item("diagnostics", i)));

@@ -89,6 +89,11 @@ void SimServer::Impl::install_routes() {
   server.Post(R"(/_sim/services/([^/]+)/([A-Za-z]+))", [console](const httplib::Request& req, httplib::Response& res) {
     console(req, res, req.matches[2]);
   });
+  server.Post(R"(/_sim/projects/([^/]+)/(services|vpcs))", [this](const httplib::Request& req, httplib::Response& res) {
+    SimResponse answer = sim.console_create(req.matches[1], req.matches[2], req.body);
+    res.status = answer.status;
+    res.set_content(answer.body, "application/json");
+  });
   server.Delete(R"(/_sim/services/([^/]+))", [console](const httplib::Request& req, httplib::Response& res) {
     console(req, res, "delete");
   });

@@ -436,6 +436,25 @@ SimResponse Simulator::console(const std::string& service_id, const std::string&
   return sim::json_error(404, "NOT_FOUND", "service " + service_id + " not found");
 }
 
+SimResponse Simulator::console_create(const std::string& project_id, const std::string& kind,
+                                      const std::string& body) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  json request = json::parse(body, nullptr, false);
+  if (request.is_discarded()) return sim::json_error(400, "BAD_REQUEST", "request body is not valid JSON");
+  // Created long enough ago to be READY and listed now.
+  const auto long_ago = impl_->clock.now() - impl_->config.queued_delay - impl_->config.configuring_delay -
+                        impl_->config.faults.list_lag;
+  if (kind == "vpcs") {
+    if (auto problem = sim::check_vpc_create(request)) return sim::json_error(400, "BAD_REQUEST", *problem);
+    impl_->vpcs.push_back(sim::make_vpc(request, project_id, impl_->new_id(true), long_ago));
+    return json_answer(201, impl_->vpcs.back().fields);
+  }
+  if (auto problem = sim::check_service_create(request)) return sim::json_error(400, "BAD_REQUEST", *problem);
+  impl_->services.push_back(sim::make_service(request, project_id, impl_->new_id(false), impl_->random, long_ago,
+                                              format_utc(impl_->clock.wall_now()), sim::ServiceFate::Normal));
+  return json_answer(201, impl_->service_view(impl_->services.back(), true));
+}
+
 json Simulator::fault_counts() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
   return json(impl_->faults.injected());

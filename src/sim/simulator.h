@@ -92,6 +92,10 @@ class Simulator {
   // DELETING, without a key (POST /_sim/services/{id}/{action}). Returns the answer: 200 with the
   // service, or an error.
   SimResponse console(const std::string& service_id, const std::string& action, const std::string& body);
+  // A service or VPC created "outside dbform" (POST /_sim/projects/{project_id}/services or /vpcs,
+  // bodies as in the API), READY at once, without a key; not counted as an API call. The answer
+  // carries the new resource (a service's initial password included) or the 400.
+  SimResponse console_create(const std::string& project_id, const std::string& kind, const std::string& body);
   // How often each injected fault happened, e.g. {"lost answer": 2} (GET /_sim/faults).
   nlohmann::json fault_counts() const;
 

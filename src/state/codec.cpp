@@ -87,6 +87,7 @@ json record_to_json(const ResourceRecord& r) {
   if (!r.observed.is_null()) j["observed"] = r.observed;
   if (!r.pending_call.is_null()) j["pending_call"] = r.pending_call;
   if (r.deleted_outside) j["deleted_outside"] = true;
+  if (r.deletion_protection) j["deletion_protection"] = true;
   j["created_at"] = r.created_at;
   j["updated_at"] = r.updated_at;
   j["last_response"] = r.last_response;
@@ -115,6 +116,7 @@ ResourceRecord record_from_json(const json& j, const std::string& source, size_t
   if (!r.pending_call.is_null() && !r.pending_call.value("call", nlohmann::json()).is_string())
     in.fail("pending_call.call", "the name of a call, like \"resize\"");
   r.deleted_outside = in.boolean("deleted_outside");
+  r.deletion_protection = in.boolean("deletion_protection");
   r.id = in.str("id", false);
   r.create_pending = in.boolean("create_pending");
   r.status = in.str("status", false);

@@ -45,6 +45,9 @@ struct ResourceRecord {
   nlohmann::json pending_call;
   // The last refresh found it gone (404, absent, or DELETED): the next apply creates it again.
   bool deleted_outside = false;
+  // As last declared, recorded at every apply: a protected orphan is never deleted, so removing
+  // the declaration (and the protection with it) cannot unprotect it.
+  bool deletion_protection = false;
   std::string created_at;  // when the create was recorded (UTC, ISO 8601)
   std::string updated_at;
   nlohmann::json last_response;  // last API object seen, initial_password removed

@@ -72,7 +72,7 @@ TEST_CASE("util: text from outside becomes one line of valid UTF-8, cut on a cha
 }
 
 
-TEST_CASE("util: private files are new, 0600 and unpredictably named; atomic writes leave no temporary file") {
+TEST_CASE("util: private files are new, 0600 and unpredictably named, atomic writes leave no temporary file") {
   auto dir = std::filesystem::temp_directory_path() / ("dbform-util-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const mode_t old_umask = ::umask(0);  // a permissive umask must not widen the mode

@@ -223,7 +223,7 @@ TEST_CASE("e2e: a stuck service fails alone at --wait-timeout, the others are RE
   CHECK(after["id"] == billing["id"]);
 }
 
-TEST_CASE("e2e: a service that ends DELETED fails by name; a rerun reports it deleted and creates it once more") {
+TEST_CASE("e2e: a service that ends DELETED fails by name, a rerun reports it deleted and creates it once more") {
   auto config = default_sim_config();
   config.faults.deleted = {"analytics"};
   Sandbox sb(config);

@@ -234,3 +234,41 @@ TEST_CASE("e2e: a refreshed no-op plan and apply of 100 services in 5 projects r
                       {"GET /projects/{project_id}/vpcs", 10}});
   WARN("a refreshed no-op plan and apply of 100 services and 5 VPCs in 5 projects made " << calls.dump());
 }
+
+TEST_CASE("e2e: a saved plan of updates applies exactly its calls, and is refused once the service changed") {
+  Sandbox sb;
+  sb.write("dbform.yaml", manifest({vpc_yaml("main")}, {orders_yaml()}));
+  REQUIRE(sb.apply().exit_code == 0);
+  sb.write("dbform.yaml", manifest({vpc_yaml("main")}, {orders_yaml("        vpc: main\n        replica_count: 1\n")}));
+  RunResult saved = sb.run({"plan", "--refresh", "--out", "tfplan"});
+  INFO(saved.describe());
+  REQUIRE(saved.exit_code == 0);
+  const json plan = json::parse(sb.read("tfplan"));
+  json calls;
+  for (const auto& a : plan["actions"])
+    if (a["name"] == "orders") calls = a["calls"];
+  REQUIRE(calls.size() == 2);
+  CHECK(calls[0]["call"] == "setHA");
+  CHECK(calls[1]["call"] == "attachToVPC");
+
+  // Someone resizes it in the console and a refresh records that: the saved plan is stale.
+  const std::string id = find_resource(sb.state(), service_address("orders"))["id"];
+  REQUIRE(sb.sim().console(id, "resize", R"({"cpu_millis": 2000, "memory_gbs": 8})").status == 200);
+  RunResult refreshed = sb.run({"plan", "--refresh"});
+  CHECK(contains(refreshed.out, "changed outside dbform"));
+  RunResult stale = sb.run({"apply", "tfplan"});
+  INFO(stale.describe());
+  CHECK(stale.exit_code == 1);
+  CHECK(contains(stale.err, "stale"));
+  CHECK(sb.count(kSetHA) == 0);
+
+  // A fresh plan, saved and applied as it is: its calls and nothing else.
+  REQUIRE(sb.run({"plan", "--refresh", "--out", "tfplan"}).exit_code == 0);
+  RunResult r = sb.run({"apply", "tfplan", "--poll-interval", "100ms"});
+  INFO(r.describe() << "\ncounts: " << sb.counts().dump());
+  REQUIRE(r.exit_code == 0);
+  CHECK(sb.count(kResize) == 1);
+  CHECK(sb.count(kSetHA) == 1);
+  CHECK(sb.count(kAttach) == 1);
+  check_clean(sb, {"--refresh"});
+}

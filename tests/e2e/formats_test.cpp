@@ -55,8 +55,10 @@ TEST_CASE("e2e: plan --format json is one versioned document on stdout, also wit
   json doc = json::parse(r.out);
   CHECK(doc["format"] == "dbform-plan");
   CHECK(doc["format_version"] == 1);
-  CHECK(doc["summary"] == json({{"create", 1}, {"update", 1}, {"wait", 1}, {"adopt", 0}, {"no_op", 1},
-                                {"conflict", 1}, {"orphan", 1}, {"has_changes", true}, {"has_conflicts", true}}));
+  CHECK(doc["summary"] == json({{"create", 1}, {"update", 1}, {"delete", 0}, {"wait", 1}, {"adopt", 0},
+                                {"no_op", 1}, {"conflict", 1}, {"orphan", 1}, {"prunable", 1},
+                                {"has_changes", true}, {"has_conflicts", true}}));
+  CHECK(doc["prune"] == false);
   std::map<std::string, json> by_address;
   for (const auto& a : doc["actions"]) by_address[a["address"]] = a;
   json conflict = by_address[service_address("analytics")];
@@ -88,7 +90,7 @@ TEST_CASE("e2e: plan --format markdown says at a glance what there is to do, con
   CHECK(r.exit_code == 1);
   const std::string& md = r.out;
   CHECK(md.rfind("<!-- dbform-plan -->\n### dbform plan: 1 conflict, nothing can be applied\n", 0) == 0);
-  CHECK(contains(md, "| 1 | 1 | 1 | 0 | 1 | 1 | 1 |"));
+  CHECK(contains(md, "| 1 | 1 | 0 | 1 | 0 | 1 | 1 | 1 |"));
   CHECK(contains(md, "> [!CAUTION]"));
   CHECK(contains(md, "#### Conflicts\n\n- `" + service_address("analytics") + "`"));
   CHECK(contains(md, "region_code `us-east-1` → `eu-west-1`"));
@@ -123,7 +125,7 @@ TEST_CASE("e2e: a plan of 800 creates renders to markdown under 60,000 character
   CHECK(r.out.size() <= 60000);
   CHECK(r.out.size() > 50000);  // it fills the room it has rather than giving up early
   CHECK(contains(r.out, "### dbform plan: 801 to create\n"));
-  CHECK(contains(r.out, "| 801 | 0 | 0 | 0 | 0 | 0 | 0 |"));
+  CHECK(contains(r.out, "| 801 | 0 | 0 | 0 | 0 | 0 | 0 | 0 |"));
   CHECK(contains(r.out, "`tenant-database-0`"));
   CHECK(std::regex_search(r.out, std::regex(R"(\*\d+ more not shown\*)")));
   CHECK(contains(r.out, "This comment is limited to 60000 characters, so it leaves out: "));
