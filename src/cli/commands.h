@@ -9,6 +9,8 @@ void add_validate_command(CLI::App& app, int& exit_code);
 void add_plan_command(CLI::App& app, int& exit_code);
 void add_apply_command(CLI::App& app, int& exit_code);
 void add_output_command(CLI::App& app, int& exit_code);
+void add_import_command(CLI::App& app, int& exit_code);
+void add_rotate_password_command(CLI::App& app, int& exit_code);
 void add_state_command(CLI::App& app, int& exit_code);
 void add_whoami_command(CLI::App& app, int& exit_code);
 void add_sim_command(CLI::App& app, int& exit_code);

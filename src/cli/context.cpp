@@ -1,5 +1,7 @@
 #include "cli/context.h"
 
+#include <filesystem>
+
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -39,6 +41,16 @@ Manifest load_manifests_or_throw(const ManifestOptions& opts, std::vector<Diagno
     for (const auto& d : diags.items())
       if (d.severity == Severity::Warning) warnings->push_back(d);
   return m;
+}
+
+Manifest manifests_if_any(const ManifestOptions& opts, bool given) {
+  if (given) return load_manifests_or_throw(opts);
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(".", ec)) {
+    const std::string ext = entry.path().extension().string();
+    if (entry.is_regular_file(ec) && (ext == ".yaml" || ext == ".yml")) return load_manifests_or_throw(opts);
+  }
+  return Manifest{};
 }
 
 std::unique_ptr<StateStore> open_state_store(const StateOptions& opts) {

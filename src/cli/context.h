@@ -30,6 +30,10 @@ void add_state_options(CLI::App& cmd, StateOptions& opts, bool with_lock_timeout
 // The warnings are also handed to `warnings` when given (the JSON and markdown plans carry them).
 Manifest load_manifests_or_throw(const ManifestOptions& opts, std::vector<Diagnostic>* warnings = nullptr);
 
+// For commands that only need the manifests' key variables (and declarations, when there are any):
+// the manifests named by -f when it was given, else those in the working directory, else none.
+Manifest manifests_if_any(const ManifestOptions& opts, bool given);
+
 std::unique_ptr<StateStore> open_state_store(const StateOptions& opts);
 Duration lock_timeout(const StateOptions& opts);
 // The stored state, or a new empty one when none exists yet.

@@ -41,6 +41,8 @@ int main(int argc, char** argv) {
   dbform::cli::add_plan_command(app, exit_code);
   dbform::cli::add_apply_command(app, exit_code);
   dbform::cli::add_output_command(app, exit_code);
+  dbform::cli::add_import_command(app, exit_code);
+  dbform::cli::add_rotate_password_command(app, exit_code);
   dbform::cli::add_state_command(app, exit_code);
   dbform::cli::add_whoami_command(app, exit_code);
   dbform::cli::add_sim_command(app, exit_code);

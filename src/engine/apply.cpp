@@ -645,7 +645,7 @@ class ApplyRun {
       // chosen now, recorded, and set once the service is READY.
       rec.pending_password = random_password();
       note = "the create's answer, and the initial password in it, were lost: a new password is recorded and set "
-             "once it is READY";
+             "once it is READY (`dbform rotate-password " + a.address + "` sets another at any time)";
     }
     if (out.adopted && differs_from_declared(rec))
       note += std::string(note.empty() ? "" : "; ") +

@@ -297,8 +297,7 @@ std::string namesake_reason(ResourceKind kind, const std::string& address, const
   return "a " + noun + " of this name already exists (" + (ids.size() == 1 ? "id " : "ids ") + join(ids, ", ") +
          ") but the state does not record it, so dbform does not create another one beside it. Check that --state "
          "names the right state; to manage the existing " + noun + ", bring it into the state (`dbform import " +
-         address + " " + ids.front() + "`, coming with the day-two commands); until then declare the new " + noun +
-         " under another name";
+         address + " " + ids.front() + "`), or declare the new " + noun + " under another name";
 }
 
 Plan make_plan(const Manifest& manifest, const State& state, const Namesakes* namesakes, bool prune) {

@@ -132,3 +132,125 @@ TEST_CASE("e2e: a prune killed with SIGKILL is finished by the next run, which l
   CHECK(sb.sim().all_services().size() == 1);
   CHECK(sb.count(kPostService) == 3);
 }
+
+namespace {
+
+// A service created in the console, outside dbform; its id.
+std::string console_service(Sandbox& sb, const json& body) {
+  dbform::SimResponse r = sb.sim().console_create(kProject, "services", body.dump());
+  REQUIRE(r.status == 201);
+  return json::parse(r.body)["service_id"];
+}
+
+}  // namespace
+
+TEST_CASE("e2e: import brings an existing service in: the next apply creates only what is new and leaves it be") {
+  Sandbox sb;
+  const std::string id = console_service(sb, {{"name", "orders"}, {"cpu_millis", "1000"}, {"memory_gbs", "4"},
+                                              {"region_code", "us-east-1"}});
+  sb.write("dbform.yaml", manifest({}, {service_yaml("orders"), service_yaml("billing")}));
+  // Declared but not recorded: a conflict naming the existing id, never a second create.
+  RunResult before = sb.run({"plan", "--refresh"});
+  CHECK(before.exit_code == 1);
+  CHECK(contains(before.out, "dbform import " + service_address("orders") + " " + id));
+
+  RunResult imported = sb.run({"import", "orders", id});
+  INFO(imported.describe());
+  REQUIRE(imported.exit_code == 0);
+  CHECK(contains(imported.out, "Imported " + service_address("orders")));
+  CHECK(contains(imported.out, "rotate-password"));
+  json rec = find_resource(sb.state(), service_address("orders"));
+  CHECK(rec["id"] == id);
+  CHECK(rec["status"] == "READY");
+  CHECK(rec["initial_password"] == "");
+
+  RunResult r = sb.apply();
+  INFO(r.describe() << "\ncounts: " << sb.counts().dump());
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(r.out, "Plan: 1 to create, 0 to update"));
+  CHECK(sb.count(kPostService) == 1);  // billing; the console's create was no API call
+  CHECK(writes_of(sb.counts()) == json{{kPostService, 1}});
+  CHECK(sb.run({"plan", "--refresh", "--detailed-exitcode"}).exit_code == 0);
+}
+
+TEST_CASE("e2e: an import that cannot be done is refused and leaves the state byte for byte") {
+  Sandbox sb;
+  apply_base(sb);
+  const std::string before = sb.read("dbform.state.json");
+  const std::string orders_id = find_resource(sb.state(), service_address("orders"))["id"];
+  sb.write("dbform.yaml", base_manifest({"reports"}));
+  struct Case {
+    std::vector<std::string> args;
+    std::string says;
+  };
+  for (const auto& c : std::vector<Case>{{{"import", "reports", "nosuchid00"}, "has no service with id nosuchid00"},
+                                         {{"import", "orders", orders_id}, "is recorded already"},
+                                         {{"import", "reports", orders_id}, "recorded already, as"},
+                                         {{"import", "nosuch", "x"}, "is not a declared resource"}}) {
+    RunResult r = sb.run(c.args);
+    INFO(r.describe());
+    CHECK(r.exit_code == 1);
+    CHECK(contains(r.err, c.says));
+  }
+  CHECK(sb.read("dbform.state.json") == before);
+}
+
+TEST_CASE("e2e: import --project --generate writes a valid manifest of what exists, and the plan is clean") {
+  Sandbox sb;
+  dbform::SimResponse vpc = sb.sim().console_create(kProject, "vpcs", R"({"name":"net","cidr":"10.5.0.0/16","region_code":"us-east-1"})");
+  REQUIRE(vpc.status == 201);
+  const std::string vpc_id = json::parse(vpc.body)["id"];
+  console_service(sb, {{"name", "orders"}, {"addons", {"time-series"}}, {"cpu_millis", "2000"}, {"memory_gbs", "8"},
+                       {"environment_tag", "PROD"}, {"replica_count", 1}});
+  const std::string attached = console_service(sb, {{"name", "billing"}});
+  REQUIRE(sb.sim().console(attached, "attachToVPC", json{{"vpc_id", vpc_id}}.dump()).status == 200);
+  REQUIRE(sb.sim().console(attached, "enablePooler", "").status == 200);
+  console_service(sb, {{"name", "reports"}, {"memory_gbs", "2"}});
+
+  RunResult r = sb.run({"import", "--project", kProject, "--generate", "imported.yaml"});
+  INFO(r.describe());
+  REQUIRE(r.exit_code == 0);
+  const std::string yaml = sb.read("imported.yaml");
+  INFO(yaml);
+  CHECK(contains(yaml, "vpc: net"));
+  CHECK(contains(yaml, "addons: [time-series]"));
+  CHECK(contains(yaml, "connection_pooler: true"));
+  CHECK(sb.run({"validate", "-f", "imported.yaml"}).exit_code == 0);
+  RunResult plan = sb.run({"plan", "-f", "imported.yaml", "--refresh", "--detailed-exitcode"});
+  INFO(plan.describe());
+  CHECK(plan.exit_code == 0);
+  CHECK(sb.state()["resources"].size() == 4);
+  CHECK(writes_of(sb.counts()).empty());  // nothing was changed in the API
+
+  RunResult again = sb.run({"import", "--project", kProject, "--generate", "imported.yaml"});
+  CHECK(again.exit_code == 1);
+  CHECK(contains(again.err, "exists"));
+}
+
+TEST_CASE("e2e: rotate-password sends one updatePassword, records the new password and never prints it") {
+  Sandbox sb;
+  apply_base(sb);
+  const json before = find_resource(sb.state(), service_address("orders"));
+  RunResult r = sb.run({"rotate-password", "orders"});
+  INFO(r.describe());
+  REQUIRE(r.exit_code == 0);
+  CHECK(sb.count(kUpdatePassword) == 1);
+  const json after = find_resource(sb.state(), service_address("orders"));
+  const std::string password = after["initial_password"];
+  CHECK(password.size() >= 32);
+  CHECK(password != before["initial_password"]);
+  CHECK(password == sb.sim().current_password(after["id"]));
+  CHECK_FALSE(after.contains("pending_password"));
+  CHECK_FALSE(contains(r.all(), password));
+  RunResult shown = sb.run({"output", "orders.password"});
+  CHECK(shown.out == password + "\n");
+
+  RunResult given = sb.run_shell("printf 'chosen-by-a-person-123\\n' | \"$DBFORM\" rotate-password orders --password-stdin");
+  INFO(given.describe());
+  REQUIRE(given.exit_code == 0);
+  CHECK(sb.sim().current_password(after["id"]) == "chosen-by-a-person-123");
+  CHECK_FALSE(contains(given.all(), "chosen-by-a-person-123"));
+  RunResult empty = sb.run_shell("printf '' | \"$DBFORM\" rotate-password orders --password-stdin");
+  CHECK(empty.exit_code == 1);
+  CHECK(sb.count(kUpdatePassword) == 2);
+}

@@ -1,0 +1,52 @@
+// `dbform rotate-password`: a new password for a service, recorded before it is sent, never printed.
+#include <iostream>
+#include <iterator>
+
+#include "cli/address.h"
+#include "cli/commands.h"
+#include "cli/context.h"
+#include "engine/keys.h"
+#include "engine/password.h"
+#include "util/env.h"
+#include "util/text.h"
+
+namespace dbform::cli {
+
+void add_rotate_password_command(CLI::App& app, int& exit_code) {
+  struct Options {
+    ManifestOptions manifests;
+    StateOptions state;
+    std::string address;
+    bool from_stdin = false;
+  };
+  auto opts = std::make_shared<Options>();
+  auto* cmd = app.add_subcommand("rotate-password", "set a new password on a service (never printed: `dbform output "
+                                                    "ADDRESS.password` prints it)");
+  add_manifest_options(*cmd, opts->manifests);
+  add_state_options(*cmd, opts->state, true);
+  cmd->add_option("address", opts->address, "the service")->required();
+  cmd->add_flag("--password-stdin", opts->from_stdin,
+                "read the new password from standard input instead of generating 32 random characters");
+  cmd->callback([opts, cmd, &exit_code] {
+    const Manifest manifest = manifests_if_any(opts->manifests, cmd->count("--file") > 0);
+    const std::string password =
+        opts->from_stdin ? checked_password(std::string(std::istreambuf_iterator<char>(std::cin), {}))
+                         : random_password();
+    auto store = open_state_store(opts->state);
+    auto lock = store->lock("rotate-password", lock_timeout(opts->state));
+    State state = read_state(*store);
+    const ResourceRecord& rec = resolve_address(state, opts->address);
+    if (rec.kind != ResourceKind::Service) throw UsageError(rec.address + " is a VPC: only services have passwords");
+    if (rec.id.empty())
+      throw UsageError(rec.address + " has no id yet (its create's outcome is unknown): apply first");
+    const std::string key = resolve_keys(manifest, {rec.project_id}, process_env()).at(rec.project_id).key;
+    auto api = make_api();
+    const std::string address = rec.address;
+    rotate_password(*api->client, *store, state, address, key, password, api->clock);
+    std::cout << "The password of " << address << " was changed and recorded. `dbform output " << address
+              << ".password` prints it.\n";
+    exit_code = 0;
+  });
+}
+
+}  // namespace dbform::cli

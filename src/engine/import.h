@@ -1,0 +1,35 @@
+#pragma once
+// Bringing existing resources under dbform (SPEC section 4, `import`): records made from what the
+// API shows, with the settings as they are now, so that the next plan compares the declaration
+// with the resource itself.
+#include <string>
+#include <vector>
+
+#include "api/client.h"
+#include "engine/jobs.h"
+#include "engine/namesakes.h"
+#include "state/model.h"
+
+namespace dbform {
+
+// The record of an existing service or VPC, as the API shows it: id, status, endpoints, and its
+// settings as observed (and as set, so nothing counts as drift). No password: the API returns one
+// only to its create; `rotate-password` sets a known one.
+ResourceRecord imported_record(const Service& s, const std::string& address, const std::string& project_id,
+                               const std::string& name, const VpcNames& vpc_names, const std::string& now);
+ResourceRecord imported_record(const Vpc& v, const std::string& address, const std::string& project_id,
+                               const std::string& name, const std::string& now);
+
+// Reads the resource by id with the project's key and makes its record. Throws Error (changing
+// nothing) when the id does not exist there, or names a resource of another project.
+ResourceRecord import_by_id(ApiClient& api, const std::string& key, const std::string& address, const State& state,
+                            const std::string& id, const std::string& now);
+
+// What `import --project` brings in: every service (not being deleted) and VPC of the listing the
+// state does not record, as records under their own names, VPCs first. Throws Error listing every
+// one that cannot be brought in (a name dbform cannot use as a manifest name, a name already taken
+// in the state, two resources of one name, an attachment to a VPC the project does not list).
+std::vector<ResourceRecord> unrecorded_resources(const ProjectListing& listing, const std::string& project_id,
+                                                 const State& state, const std::string& now);
+
+}  // namespace dbform

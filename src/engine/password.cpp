@@ -1,0 +1,36 @@
+#include "engine/password.h"
+
+#include "util/text.h"
+
+namespace dbform {
+
+void rotate_password(ApiClient& api, StateStore& store, State& state, const std::string& address,
+                     const std::string& key, const std::string& password, Clock& clock) {
+  ResourceRecord& rec = *state.find(address);
+  rec.pending_password = password;
+  rec.updated_at = format_utc(clock.wall_now());
+  store.write_changes(state, {address});  // on disk before it is sent: a crash cannot lose it
+  try {
+    api.update_password(key, rec.project_id, rec.id, password);
+  } catch (const Error& e) {
+    throw Error(std::string("the new password could not be set: ") + e.what() +
+                ". It stays recorded as pending: the next apply, or rotate-password again, sets it");
+  }
+  rec.initial_password = password;
+  rec.pending_password.clear();
+  rec.updated_at = format_utc(clock.wall_now());
+  store.write_changes(state, {address});
+}
+
+std::string checked_password(std::string text) {
+  if (!text.empty() && text.back() == '\n') text.pop_back();
+  if (!text.empty() && text.back() == '\r') text.pop_back();
+  if (text.empty()) throw UsageError("--password-stdin read an empty password; nothing was changed");
+  for (unsigned char c : text)
+    if (c < 0x20 || c == 0x7f)
+      throw UsageError("the password read from stdin holds a control character (a second line?); nothing was changed");
+  if (valid_utf8(text) != text) throw UsageError("the password read from stdin is not valid UTF-8; nothing was changed");
+  return text;
+}
+
+}  // namespace dbform

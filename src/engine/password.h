@@ -1,0 +1,20 @@
+#pragma once
+// Setting a service's password (SPEC section 4, `rotate-password`): journaled like an update.
+#include <string>
+
+#include "api/client.h"
+#include "state/store.h"
+
+namespace dbform {
+
+// Records `password` as the service's pending password, saves, sends updatePassword and records
+// it as the password once the API confirmed it. Throws Error when the call fails: the password
+// stays recorded as pending, and the next apply (or rotate-password) sets it again.
+void rotate_password(ApiClient& api, StateStore& store, State& state, const std::string& address,
+                     const std::string& key, const std::string& password, Clock& clock);
+
+// A password given by a person (--password-stdin): what was read, less one trailing newline.
+// Throws UsageError, without quoting it, when it is empty or holds a control character.
+std::string checked_password(std::string text);
+
+}  // namespace dbform
