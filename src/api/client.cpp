@@ -181,7 +181,11 @@ HttpResponse ApiClient::call(CallKind kind, const std::string& method, const std
     }
     if (is_success(response.status) || (allow_404 && response.status == 404)) return response;
 
-    std::string message = redact(without_key(summarize_error_body(response.body), key), secret);
+    // Secrets go before the body is cut short: one that straddles the cut would escape otherwise.
+    // A secret echoed inside JSON may be escaped there (a quote, a backslash), so that form goes too.
+    const std::string escaped = secret.empty() ? "" : json(secret).dump().substr(1, json(secret).dump().size() - 2);
+    std::string body = redact(redact(without_key(response.body, key), secret), escaped);
+    std::string message = redact(redact(without_key(summarize_error_body(body), key), secret), escaped);
     std::string what = call_name + ": " + status_text(response.status) + (message.empty() ? "" : ": " + message);
     // A 5xx answer to a create says nothing about whether the resource was made: never re-send it.
     if (is_create && response.status >= 500) {

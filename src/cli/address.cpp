@@ -41,17 +41,12 @@ const ResourceRecord& resolve_address(const State& state, const std::string& tex
 }
 
 std::string declared_address(const Manifest& manifest, const std::string& text) {
-  const auto slashes = std::count(text.begin(), text.end(), '/');
-  if (slashes == 2) {
-    const auto first = text.find('/'), last = text.rfind('/');
-    const std::string kind = text.substr(first + 1, last - first - 1);
-    if ((kind == "services" || kind == "vpcs") && first > 0 && last + 1 < text.size()) return text;
-  }
   std::vector<std::string> found, all;
   auto consider = [&](const std::string& project, ResourceKind kind, const std::string& name) {
     const std::string address = resource_address(project, kind, name);
     all.push_back(address);
-    if (text == name || text == std::string(kind_plural(kind)) + "/" + name) found.push_back(address);
+    if (text == address) found = {address};
+    else if (text == name || text == std::string(kind_plural(kind)) + "/" + name) found.push_back(address);
   };
   for (const auto& p : manifest.projects) {
     for (const auto& v : p.vpcs) consider(p.id, ResourceKind::Vpc, v.name);
@@ -61,8 +56,10 @@ std::string declared_address(const Manifest& manifest, const std::string& text) 
   if (found.size() > 1)
     throw UsageError("`" + text + "` is ambiguous: it matches " + join(found, ", ") + ". Use the full address");
   std::string close = closest_match(text, all);
-  throw UsageError("`" + text + "` is not a declared resource; give the full address, PROJECT/services/NAME or "
-                   "PROJECT/vpcs/NAME" + (close.empty() ? std::string() : ". Did you mean `" + close + "`?"));
+  throw UsageError("`" + text + "` is not declared in the manifests" +
+                   (close.empty() ? std::string() : " (did you mean `" + close + "`?)") +
+                   "; nothing was changed. Declare it first, so that dbform manages what it imports (an undeclared "
+                   "record would be an orphan, which --prune deletes), then import it");
 }
 
 }  // namespace dbform::cli

@@ -10,9 +10,9 @@ namespace dbform::cli {
 // UsageError saying what matched (several) or what is close (none).
 const ResourceRecord& resolve_address(const State& state, const std::string& text);
 
-// The address of a resource to bring in: `PROJECT/services/NAME` or `PROJECT/vpcs/NAME` as given,
-// or a short form (`services/NAME`, `vpcs/NAME`, `NAME`) matching exactly one declared resource.
-// Throws UsageError otherwise.
+// The address of a declared resource to bring in: `PROJECT/services/NAME`, `PROJECT/vpcs/NAME`, or a
+// short form (`services/NAME`, `vpcs/NAME`, `NAME`) matching exactly one. Throws UsageError for
+// anything the manifests do not declare.
 std::string declared_address(const Manifest& manifest, const std::string& text);
 
 }  // namespace dbform::cli

@@ -13,7 +13,9 @@ namespace {
 void print_endpoints(const Plan& plan, const State& state, std::ostream& out) {
   bool header = false;
   for (const auto& a : plan.actions) {
-    if (a.kind != ResourceKind::Service || a.action == Action::Orphan || a.action == Action::Conflict) continue;
+    if (a.kind != ResourceKind::Service || a.action == Action::Orphan || a.action == Action::Conflict ||
+        a.action == Action::Delete)
+      continue;
     const ResourceRecord* r = state.find(a.address);
     if (!r || r->endpoint_host.empty()) continue;
     if (!header) out << "\nEndpoints (passwords: dbform output ADDRESS.password):\n";

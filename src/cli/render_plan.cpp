@@ -61,8 +61,10 @@ void render_action(std::string& out, const PlannedAction& a, const Terminal& t) 
       render_calls(out, a, "then, once it is READY");
       break;
     case Action::Wait:
-      out += "  # " + a.address + id + " was created earlier and is not READY yet (status " +
-             (a.status.empty() ? "unknown" : a.status) + ")\n";
+      out += "  # " + a.address + id +
+             (a.status == "READY" ? " is checked again (see below)\n"
+                                  : " was created earlier and is not READY yet (status " +
+                                        (a.status.empty() ? "unknown" : a.status) + ")\n");
       out += paint(t, kYellow, "  ~ " + what) + ": wait for READY, no new create\n";
       render_changes(out, a, t, paint(t, kYellow, "~"));
       render_calls(out, a, "then");

@@ -484,14 +484,25 @@ class ApplyRun {
     flush_events();
   }
 
-  // Deletes, each recorded as pending on disk before it is sent: services at once, a VPC once
-  // nothing else of its project is under way (its services may still be detaching or deleting).
+  // Deletes come last (SPEC section 3), each recorded as pending on disk before it is sent: once
+  // everything else of the run is finished, and not at all when any of it failed (a rename whose
+  // new database did not come up keeps the old one); services first, a VPC once nothing else of
+  // its project is under way (its services may still be detaching or deleting).
   void dispatch_deletes(WorkQueue<Outcome>& workers) {
+    if (to_delete_.empty() || others_busy()) return;
+    if (!result_.failures.empty()) {
+      const std::deque<size_t> refused = std::move(to_delete_);
+      to_delete_.clear();
+      for (size_t i : refused)
+        fail(items_[i], "not deleted: other changes of this apply failed (see above), and deletes are made only "
+                        "after all of them succeeded. Run apply --prune again once they do");
+      return flush_events();
+    }
     std::vector<size_t> batch;
     for (auto it = to_delete_.begin(); it != to_delete_.end();) {
       if (creates_in_flight_ + static_cast<int>(batch.size()) >= options_.parallelism) break;
       const PlannedAction& a = *items_[*it].action;
-      if (a.kind == ResourceKind::Vpc && project_busy(a.project_id, *it)) {
+      if (a.kind == ResourceKind::Vpc && project_busy(a.project_id)) {
         ++it;
         continue;
       }
@@ -514,7 +525,7 @@ class ApplyRun {
       Item& item = items_[i];
       const PlannedAction& a = *item.action;
       const std::string id = state_.find(a.address)->id;
-      item.phase = Phase::Calling;
+      start_watch(item, Phase::Calling, clock_.now());  // a delete's time counts from its call
       emit({EventKind::DeleteSent, a.address, id, "", Duration(0), ""});
       ++creates_in_flight_;
       workers.submit([this, i, &a, id, key = key_of(a)] {
@@ -526,12 +537,23 @@ class ApplyRun {
     flush_events();
   }
 
-  // Whether anything of the project but item `except` is still under way.
-  bool project_busy(const std::string& project_id, size_t except) const {
-    for (size_t j = 0; j < items_.size(); ++j)
-      if (j != except && items_[j].action->project_id == project_id && items_[j].phase != Phase::Done &&
-          items_[j].phase != Phase::Failed)
+  // Whether anything but deletes is still under way.
+  bool others_busy() const {
+    for (const auto& item : items_)
+      if (item.action->action != Action::Delete && item.phase != Phase::Done && item.phase != Phase::Failed)
         return true;
+    return false;
+  }
+
+  // Whether anything of the project but its VPC deletes is still under way (VPC deletes do not wait
+  // for each other).
+  bool project_busy(const std::string& project_id) const {
+    for (const auto& item : items_) {
+      const PlannedAction& a = *item.action;
+      if (a.project_id == project_id && !(a.action == Action::Delete && a.kind == ResourceKind::Vpc) &&
+          item.phase != Phase::Done && item.phase != Phase::Failed)
+        return true;
+    }
     return false;
   }
 
@@ -541,11 +563,14 @@ class ApplyRun {
     rec.pending_call = nullptr;
     changed_.insert(rec.address);
     if (!out.error.empty())
-      return fail(item, "not deleted: " + out.error + (out.http_status == 409 ? " (is something still attached to it?)" : "") +
+      return fail(item, "not deleted: " + out.error +
+                            (out.http_status == 409 && item.action->kind == ResourceKind::Vpc
+                                 ? " (is a service still attached to it?)"
+                                 : "") +
                             ". It stays recorded; the next apply --prune tries again");
     if (out.gone || item.action->kind == ResourceKind::Vpc) return forget(item);
-    item.deleting = true;  // DELETING until it is gone
-    start_watch(item, Phase::Watching, clock_.now());
+    item.deleting = true;  // DELETING until it is gone; its wait timeout counts from the call
+    item.phase = Phase::Watching;
     schedule_poll(i, rec);
   }
 
@@ -727,6 +752,10 @@ class ApplyRun {
     if (item.deleting) return rec.status == "DELETED" ? forget(item) : schedule_poll(i, rec);
     switch (classify_status(rec.status)) {
       case StatusVerdict::Ready:
+        if (rec.pending_call.is_object() && rec.pending_call.value("call", "") == "delete") {  // a stopped prune's delete did not happen
+          rec.pending_call = nullptr;
+          changed_.insert(rec.address);
+        }
         if (!settle_call(item, rec)) return schedule_poll(i, rec);
         return proceed(i, rec);
       case StatusVerdict::Failed:
@@ -739,9 +768,12 @@ class ApplyRun {
   void schedule_poll(size_t i, const ResourceRecord& rec) {
     Item& item = items_[i];
     auto now = clock_.now();
+    const std::string last = rec.status.empty() ? "unknown" : rec.status;
+    if (now >= item.deadline && item.deleting)
+      return fail(item, "not gone after " + format_duration(options_.wait_timeout) + " (last status " + last +
+                            "); it stays recorded, and apply --prune again keeps waiting for it");
     if (now >= item.deadline)
-      return fail(item, "not READY after " + format_duration(options_.wait_timeout) + " (last status " +
-                            (rec.status.empty() ? "unknown" : rec.status) +
+      return fail(item, "not READY after " + format_duration(options_.wait_timeout) + " (last status " + last +
                             "); run apply again to keep waiting, it will not be created again");
     item.phase = Phase::Watching;
     push_timer(i, std::min(now + options_.polls.after(elapsed(item)), item.deadline));

@@ -1,6 +1,5 @@
 #include "engine/import.h"
 
-#include <regex>
 #include <set>
 
 #include "util/text.h"
@@ -24,11 +23,6 @@ ResourceRecord blank_record(ResourceKind kind, const std::string& address, const
   r.name = name;
   r.created_at = now;
   return r;
-}
-
-bool is_manifest_name(const std::string& name) {
-  static const std::regex pattern("[A-Za-z0-9][A-Za-z0-9_-]{0,127}");
-  return std::regex_match(name, pattern);
 }
 
 }  // namespace
@@ -73,6 +67,23 @@ ResourceRecord import_by_id(ApiClient& api, const std::string& key, const std::s
   return imported_record(*v, address, project, name, now);
 }
 
+std::vector<std::string> name_attachments(State& state, const std::string& project_id, const std::string& vpc_id,
+                                          const std::string& name) {
+  std::vector<std::string> changed;
+  const nlohmann::json by_id = "id:" + vpc_id;
+  for (auto& r : state.resources) {
+    if (r.project_id != project_id || r.kind != ResourceKind::Service) continue;
+    bool named = false;
+    for (nlohmann::json* view : {&r.settings, &r.observed})
+      if (view->is_object() && view->value("vpc", nlohmann::json()) == by_id) {
+        (*view)["vpc"] = name;
+        named = true;
+      }
+    if (named) changed.push_back(r.address);
+  }
+  return changed;
+}
+
 std::vector<ResourceRecord> unrecorded_resources(const ProjectListing& listing, const std::string& project_id,
                                                  const State& state, const std::string& now) {
   std::set<std::string> recorded_ids;
@@ -83,7 +94,7 @@ std::vector<ResourceRecord> unrecorded_resources(const ProjectListing& listing, 
   std::set<std::string> taken;  // addresses given in this import
   auto check_name = [&](ResourceKind kind, const std::string& name, const std::string& id) {
     const std::string address = resource_address(project_id, kind, name);
-    if (!is_manifest_name(name))
+    if (!is_valid_name(name))
       problems.push_back(std::string(kind_name(kind)) + " " + id + ": its name `" + valid_utf8(name) +
                          "` cannot be a manifest name (letters, digits, `_` and `-`); rename it first");
     else if (state.find(address))
@@ -94,18 +105,26 @@ std::vector<ResourceRecord> unrecorded_resources(const ProjectListing& listing, 
     return address;
   };
   VpcNames vpc_names = recorded_vpc_names(state, project_id);
+  std::set<std::string> new_vpcs;  // declared by the manifest this import writes
   for (const auto& v : listing.vpcs) {
     if (recorded_ids.count(v.id)) continue;
     out.push_back(imported_record(v, check_name(ResourceKind::Vpc, v.name, v.id), project_id, v.name, now));
     vpc_names[v.id] = v.name;
+    new_vpcs.insert(v.name);
   }
   for (const auto& s : listing.services) {
     if (recorded_ids.count(s.service_id) || !is_live_namesake(s)) continue;
     ResourceRecord r = imported_record(s, check_name(ResourceKind::Service, s.name, s.service_id), project_id,
                                        s.name, vpc_names, now);
-    if (r.observed.value("vpc", "").rfind("id:", 0) == 0)
+    const std::string vpc = r.observed.value("vpc", "");
+    if (vpc.rfind("id:", 0) == 0)
       problems.push_back("service " + s.service_id + " is attached to VPC " + r.observed.value("vpc_id", "") +
                          ", which project " + project_id + " does not list; try again later");
+    else if (!vpc.empty() && !new_vpcs.count(vpc))
+      problems.push_back("service " + s.service_id + " (`" + s.name + "`) is attached to VPC `" + vpc +
+                         "`, which the state records already: declare the service beside that VPC's declaration, "
+                         "then `dbform import " + resource_address(project_id, ResourceKind::Service, s.name) + " " +
+                         s.service_id + "`");
     out.push_back(std::move(r));
   }
   if (!problems.empty())

@@ -25,10 +25,16 @@ ResourceRecord imported_record(const Vpc& v, const std::string& address, const s
 ResourceRecord import_by_id(ApiClient& api, const std::string& key, const std::string& address, const State& state,
                             const std::string& id, const std::string& now);
 
+// A VPC just imported: the project's services recorded as attached to it by id ("id:ID") name it
+// now. Returns their addresses.
+std::vector<std::string> name_attachments(State& state, const std::string& project_id, const std::string& vpc_id,
+                                          const std::string& name);
+
 // What `import --project` brings in: every service (not being deleted) and VPC of the listing the
 // state does not record, as records under their own names, VPCs first. Throws Error listing every
 // one that cannot be brought in (a name dbform cannot use as a manifest name, a name already taken
-// in the state, two resources of one name, an attachment to a VPC the project does not list).
+// in the state, two resources of one name, an attachment to a VPC the project does not list or
+// one the state records already, which another manifest declares).
 std::vector<ResourceRecord> unrecorded_resources(const ProjectListing& listing, const std::string& project_id,
                                                  const State& state, const std::string& now);
 

@@ -276,7 +276,8 @@ Outcome set_password(ApiClient& api, const PlannedAction& a, const std::string& 
 }
 
 void record_service(ResourceRecord& rec, const Service& s, const std::string& now) {
-  if (!s.service_id.empty()) rec.id = s.service_id;
+  // An id, once recorded, is the resource's: an answer naming another one cannot move it.
+  if (rec.id.empty() && !s.service_id.empty()) rec.id = s.service_id;
   if (!s.status.empty()) rec.status = s.status;
   if (!s.endpoint.empty()) {
     rec.endpoint_host = s.endpoint.host;
@@ -291,7 +292,7 @@ void record_service(ResourceRecord& rec, const Service& s, const std::string& no
 }
 
 void record_vpc(ResourceRecord& rec, const Vpc& v, const std::string& now) {
-  if (!v.id.empty()) rec.id = v.id;
+  if (rec.id.empty() && !v.id.empty()) rec.id = v.id;
   rec.last_response = v.raw;
   rec.updated_at = now;
 }

@@ -80,7 +80,8 @@ Outcome poll_project(ApiClient& api, const std::string& project_id, const std::s
 Outcome set_password(ApiClient& api, const PlannedAction& a, const std::string& service_id, const std::string& key,
                      const std::string& password);
 
-// Copies what the API said into the record. A password, once recorded, is never replaced by "".
+// Copies what the API said into the record. A password, once recorded, is never replaced by "", and
+// an id, once recorded, is never changed.
 void record_service(ResourceRecord& rec, const Service& s, const std::string& now);
 void record_vpc(ResourceRecord& rec, const Vpc& v, const std::string& now);
 

@@ -26,6 +26,7 @@ std::string checked_password(std::string text) {
   if (!text.empty() && text.back() == '\n') text.pop_back();
   if (!text.empty() && text.back() == '\r') text.pop_back();
   if (text.empty()) throw UsageError("--password-stdin read an empty password; nothing was changed");
+  if (text.size() < 8) throw UsageError("the password read from stdin is shorter than 8 characters; nothing was changed");
   for (unsigned char c : text)
     if (c < 0x20 || c == 0x7f)
       throw UsageError("the password read from stdin holds a control character (a second line?); nothing was changed");

@@ -14,7 +14,8 @@ void rotate_password(ApiClient& api, StateStore& store, State& state, const std:
                      const std::string& key, const std::string& password, Clock& clock);
 
 // A password given by a person (--password-stdin): what was read, less one trailing newline.
-// Throws UsageError, without quoting it, when it is empty or holds a control character.
+// Throws UsageError, without quoting it, when it is shorter than 8 characters (empty included) or
+// holds a control character.
 std::string checked_password(std::string text);
 
 }  // namespace dbform

@@ -1,6 +1,7 @@
 #include "manifest/model.h"
 
 #include <algorithm>
+#include <cctype>
 
 namespace dbform {
 
@@ -24,6 +25,12 @@ nlohmann::json settings_json(const DesiredService& s) {
 
 nlohmann::json settings_json(const DesiredVpc& v) {
   return {{"cidr", v.cidr}, {"region_code", v.region_code}};
+}
+
+bool is_valid_name(std::string_view s) {
+  auto alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
+  if (s.empty() || s.size() > kMaxNameLength || !alnum(s[0])) return false;
+  return std::all_of(s.begin(), s.end(), [&](char c) { return alnum(c) || c == '-' || c == '_'; });
 }
 
 std::string resource_address(const std::string& project_id, ResourceKind kind, const std::string& name) {

@@ -4,6 +4,7 @@
 // point back at the manifest.
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -62,6 +63,11 @@ struct Manifest {
 // compared by the differ. Keys are the manifest's field names; unset optional fields are absent.
 nlohmann::json settings_json(const DesiredService& s);
 nlohmann::json settings_json(const DesiredVpc& v);
+
+// Names of projects and resources: 1-128 of [A-Za-z0-9_-], starting with a letter or digit. '/' and
+// '.' would make addresses (PROJECT/services/NAME) and output paths (NAME.FIELD) ambiguous.
+inline constexpr size_t kMaxNameLength = 128;  // the vendor's limit on service names
+bool is_valid_name(std::string_view s);
 
 std::string resource_address(const std::string& project_id, ResourceKind kind, const std::string& name);
 

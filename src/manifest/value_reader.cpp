@@ -18,13 +18,6 @@ constexpr double kLargestExactInteger = 9007199254740992.0;  // 2^53
 
 bool is_alnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
 
-// Names: 1-128 of [A-Za-z0-9_-], starting with a letter or digit. '/' and '.' would make addresses
-// (PROJECT/services/NAME) and output paths (NAME.FIELD) ambiguous; spaces would need quoting.
-bool is_valid_name(std::string_view s) {
-  if (s.empty() || s.size() > kMaxNameLength || !is_alnum(s[0])) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) { return is_alnum(c) || c == '-' || c == '_'; });
-}
-
 bool is_valid_region(std::string_view s) {
   if (s.empty() || s.size() > kMaxRegionLength) return false;
   auto lower_or_digit = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };

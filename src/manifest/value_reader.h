@@ -10,6 +10,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "manifest/model.h"
 #include "manifest/scalar.h"
 #include "util/diagnostics.h"
 #include "util/env.h"
@@ -69,7 +70,6 @@ class ValueReader {
 };
 
 // Limits shared with schemas/manifest.schema.json.
-inline constexpr size_t kMaxNameLength = 128;  // the vendor's limit on service names
 inline constexpr size_t kMaxRegionLength = 64;
 
 }  // namespace dbform

@@ -239,10 +239,16 @@ PlannedAction plan_declared(const std::string& project_id, ResourceKind kind, co
   } else {
     a.action = Action::NoOp;
   }
-  if (!rec->pending_call.is_null() && a.action != Action::NoOp)
-    a.reason = "an earlier run sent " + rec->pending_call.value("call", std::string("an update")) +
-               " and stopped before its answer: the service is checked first, and a call is sent again only if "
-               "its change is not there";
+  const std::string pending = rec->pending_call.is_null() ? "" : rec->pending_call.value("call", std::string("a call"));
+  if (pending == "delete") {
+    if (a.action == Action::NoOp) a.action = Action::Wait;  // watched: READY, or gone
+    a.reason = "an earlier apply --prune sent its delete and stopped before the outcome was known: it is checked "
+               "first (`plan --refresh` shows whether it still exists; if it is gone, the next apply creates it "
+               "again)";
+  } else if (!pending.empty() && a.action != Action::NoOp) {
+    a.reason = "an earlier run sent " + pending + " and stopped before its answer: the service is checked first, "
+               "and a call is sent again only if its change is not there";
+  }
   return a;
 }
 
@@ -262,8 +268,11 @@ PlannedAction plan_undeclared(const ResourceRecord& rec, bool prune) {
   const std::string noun = kind_name(rec.kind);
   if (prune && rec.deletion_protection) {
     a.action = Action::Conflict;
-    a.reason = "protected: it was declared with deletion_protection: true, so --prune does not delete it. To delete "
-               "it, declare it again with deletion_protection: false and apply, then remove it";
+    a.reason = rec.deleted_outside
+                   ? "protected, and already deleted outside dbform: run `dbform state rm " + rec.address +
+                         "` to forget it"
+                   : "protected: it was declared with deletion_protection: true, so --prune does not delete it. To "
+                     "delete it, declare it again with deletion_protection: false and apply, then remove it";
   } else if (prune && rec.id.empty()) {
     a.action = Action::Conflict;
     a.reason = "an earlier create of this " + noun + " stopped before its outcome was known, so there is no id to "

@@ -33,7 +33,7 @@ PlanSummary summarize(const std::vector<PlannedAction>& actions) {
       case Action::Conflict: ++s.conflict; break;
       case Action::Orphan:
         ++s.orphan;
-        if (!a.deletion_protection) ++s.prunable;
+        if (!a.deletion_protection && !a.resource_id.empty()) ++s.prunable;
         break;
     }
   }

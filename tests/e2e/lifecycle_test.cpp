@@ -86,10 +86,10 @@ TEST_CASE("e2e: a protected orphan is refused under --prune and kept, protection
   CHECK_FALSE(sim_has(sb, "orders"));
 }
 
-TEST_CASE("e2e: --prune deletes a VPC after the services attached to it, and a saved plan carries --prune") {
+TEST_CASE("e2e: --prune deletes VPCs after the services attached to them, and a saved plan carries --prune") {
   Sandbox sb;
-  sb.write("dbform.yaml", manifest({vpc_yaml("main")}, {service_yaml("orders") + "        vpc: main\n",
-                                                         service_yaml("billing")}));
+  sb.write("dbform.yaml", manifest({vpc_yaml("main"), vpc_yaml("edge", "10.1.0.0/16")},
+                                   {service_yaml("orders") + "        vpc: main\n", service_yaml("billing")}));
   REQUIRE(sb.apply().exit_code == 0);
   sb.write("dbform.yaml", manifest({}, {service_yaml("billing")}));
   RunResult saved = sb.run({"plan", "--prune", "--out", "tfplan"});
@@ -100,7 +100,7 @@ TEST_CASE("e2e: --prune deletes a VPC after the services attached to it, and a s
   INFO(r.describe() << "\ncounts: " << sb.counts().dump());
   REQUIRE(r.exit_code == 0);
   CHECK(sb.count(kDeleteService) == 1);
-  CHECK(sb.count(kDeleteVpc) == 1);
+  CHECK(sb.count(kDeleteVpc) == 2);  // two VPCs of one project: neither waits for the other
   CHECK(sb.sim().all_vpcs().empty());
   json state = sb.state();
   CHECK(state["resources"].size() == 1);
@@ -186,7 +186,7 @@ TEST_CASE("e2e: an import that cannot be done is refused and leaves the state by
   for (const auto& c : std::vector<Case>{{{"import", "reports", "nosuchid00"}, "has no service with id nosuchid00"},
                                          {{"import", "orders", orders_id}, "is recorded already"},
                                          {{"import", "reports", orders_id}, "recorded already, as"},
-                                         {{"import", "nosuch", "x"}, "is not a declared resource"}}) {
+                                         {{"import", "nosuch", "x"}, "is not declared in the manifests"}}) {
     RunResult r = sb.run(c.args);
     INFO(r.describe());
     CHECK(r.exit_code == 1);
@@ -253,4 +253,45 @@ TEST_CASE("e2e: rotate-password sends one updatePassword, records the new passwo
   RunResult empty = sb.run_shell("printf '' | \"$DBFORM\" rotate-password orders --password-stdin");
   CHECK(empty.exit_code == 1);
   CHECK(sb.count(kUpdatePassword) == 2);
+}
+
+TEST_CASE("e2e: deletes wait for the rest of the apply, and none is made when any of it failed") {
+  auto config = default_sim_config();
+  config.faults.stuck = {"newdb"};
+  Sandbox sb(config);
+  sb.write("dbform.yaml", manifest({}, {service_yaml("olddb")}));
+  REQUIRE(sb.apply().exit_code == 0);
+  // A "rename": the new database never comes up, so the old one must stay.
+  sb.write("dbform.yaml", manifest({}, {service_yaml("newdb")}));
+  RunResult r = sb.apply({"--prune", "--wait-timeout", "2s"});
+  INFO(r.describe() << "\ncounts: " << sb.counts().dump());
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.err, service_address("olddb") + ": not deleted: other changes of this apply failed"));
+  CHECK(sb.count(kDeleteService) == 0);
+  CHECK(sim_has(sb, "olddb"));
+  CHECK(find_resource(sb.state(), service_address("olddb")).is_object());
+}
+
+TEST_CASE("e2e: import refuses an address no manifest declares, which --prune would delete") {
+  Sandbox sb;
+  const std::string id = console_service(sb, {{"name", "prod"}});
+  sb.write("dbform.yaml", manifest({}, {service_yaml("newone")}));
+  RunResult r = sb.run({"import", service_address("prod"), id});
+  INFO(r.describe());
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.err, "is not declared in the manifests"));
+  CHECK_FALSE(sb.exists("dbform.state.json"));
+}
+
+TEST_CASE("e2e: a generated manifest quotes names YAML would read as numbers or booleans") {
+  Sandbox sb;
+  console_service(sb, {{"name", "123"}});
+  console_service(sb, {{"name", "true"}, {"memory_gbs", "0.5"}});
+  RunResult r = sb.run({"import", "--project", kProject, "--generate", "odd.yaml"});
+  INFO(r.describe());
+  REQUIRE(r.exit_code == 0);
+  INFO(sb.read("odd.yaml"));
+  CHECK(contains(sb.read("odd.yaml"), "- name: \"123\""));
+  CHECK(sb.run({"validate", "-f", "odd.yaml"}).exit_code == 0);
+  CHECK(sb.run({"plan", "-f", "odd.yaml", "--refresh", "--detailed-exitcode"}).exit_code == 0);
 }
