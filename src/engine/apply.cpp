@@ -363,8 +363,8 @@ class ApplyRun {
     proceed(static_cast<size_t>(&item - items_.data()), rec);
   }
 
-  // The answer to an update call: its change recorded (and, when it is asynchronous, watched until
-  // the service is READY with it), or its failure.
+  // The answer to an update call: the service is then watched until READY with the change, which
+  // settle_call records; or its failure.
   void handle_call(size_t i, const Outcome& out) {
     Item& item = items_[i];
     ResourceRecord& rec = *state_.find(item.action->address);
