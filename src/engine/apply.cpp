@@ -422,10 +422,9 @@ class ApplyRun {
   // The body as sent: an attachment's VPC id, unknown when the plan was made, is the recorded one.
   nlohmann::json call_body(const Item& item, const PlannedCall& call) const {
     nlohmann::json body = call.body;
-    if (body.is_object() && body.contains("vpc_id") && body["vpc_id"].is_null()) {
-      const ResourceRecord* vpc = state_.find(resource_address(item.action->project_id, ResourceKind::Vpc, call.vpc));
-      if (vpc && !vpc->id.empty() && !vpc->deleted_outside && !vpc->create_pending) body["vpc_id"] = vpc->id;
-    }
+    if (body.is_object() && body.contains("vpc_id") && body["vpc_id"].is_null())
+      if (const std::string id = recorded_vpc_id(state_, item.action->project_id, call.vpc); !id.empty())
+        body["vpc_id"] = id;
     return body;
   }
 

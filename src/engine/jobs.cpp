@@ -202,9 +202,10 @@ namespace {
 // A read that failed: worth trying again when the network or the API may recover.
 void note_poll_failure(Outcome& out, const std::exception& e) {
   out.error = e.what();
-  if (auto api_error = dynamic_cast<const ApiError*>(&e))
+  if (auto api_error = dynamic_cast<const ApiError*>(&e)) {
+    out.http_status = api_error->status();
     out.transient = api_error->status() == 0 || api_error->status() == 429 || api_error->status() >= 500;
-  else
+  } else
     out.transient = true;  // a 2xx that is not what was asked for: the API misbehaved; keep trying
 }
 
@@ -241,7 +242,6 @@ Outcome send_update(ApiClient& api, const PlannedAction& a, const std::string& s
     out.service = api.update_service(key, a.project_id, service_id, call, body);
   } catch (const std::exception& e) {
     note_poll_failure(out, e);
-    if (auto api_error = dynamic_cast<const ApiError*>(&e)) out.http_status = api_error->status();
   }
   return out;
 }
@@ -254,7 +254,6 @@ Outcome delete_resource(ApiClient& api, const PlannedAction& a, const std::strin
                                                : !api.delete_vpc(key, a.project_id, id);
   } catch (const std::exception& e) {
     note_poll_failure(out, e);
-    if (auto api_error = dynamic_cast<const ApiError*>(&e)) out.http_status = api_error->status();
   }
   return out;
 }

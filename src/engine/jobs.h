@@ -28,7 +28,7 @@ struct Outcome {
   std::string error;             // non-empty on failure
   bool nothing_created = false;  // create failed in a way that proves nothing was created
   bool transient = false;        // poll or call failed in a way worth trying again
-  int http_status = 0;           // call: the status of a failure (409: the service was busy)
+  int http_status = 0;           // the status of a failed call (409: the service was busy); 0 without one
   bool stopped = false;          // a stop ended it before a verdict: it stays unfinished
   bool not_sent = false;         // stopped before this run sent its create: nothing new exists
 };

@@ -76,11 +76,11 @@ bool is_whole_number_text(const json& v) {
   return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
 }
 
-// The id of the project's VPC `name` as recorded, or null while it is not created (yet, or again
-// after it was deleted outside dbform): the engine looks it up when the call is due.
+// recorded_vpc_id() as the body wants it: null while unknown, which the engine fills when the call
+// is due.
 json vpc_id_of(const State& state, const std::string& project_id, const std::string& name) {
-  const ResourceRecord* rec = state.find(resource_address(project_id, ResourceKind::Vpc, name));
-  return rec && !rec->id.empty() && !rec->deleted_outside && !rec->create_pending ? json(rec->id) : json();
+  const std::string id = recorded_vpc_id(state, project_id, name);
+  return id.empty() ? json() : json(id);
 }
 
 struct CallPlan {
@@ -294,6 +294,11 @@ PlannedAction plan_undeclared(const ResourceRecord& rec, bool prune) {
 }
 
 }  // namespace
+
+std::string recorded_vpc_id(const State& state, const std::string& project_id, const std::string& name) {
+  const ResourceRecord* rec = state.find(resource_address(project_id, ResourceKind::Vpc, name));
+  return rec && !rec->deleted_outside && !rec->create_pending ? rec->id : "";
+}
 
 json created_with(const json& declared) {
   json j = declared;

@@ -15,6 +15,10 @@ Plan make_plan(const Manifest& manifest, const State& state, const Namesakes* na
 // What a new record's settings are until those calls are made.
 nlohmann::json created_with(const nlohmann::json& declared);
 
+// The id of the project's VPC `name` as recorded, or "" while it is not created (yet, or again after
+// it was deleted outside dbform). The planner and the engine both attach by it.
+std::string recorded_vpc_id(const State& state, const std::string& project_id, const std::string& name);
+
 // Why a declared, unrecorded resource is not created while resources of its name exist.
 std::string namesake_reason(ResourceKind kind, const std::string& address, const std::vector<std::string>& ids);
 
