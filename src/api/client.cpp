@@ -1,11 +1,10 @@
 #include "api/client.h"
 
-#include <openssl/evp.h>
-
 #include <algorithm>
 #include <cctype>
 
 #include "api/http_text.h"
+#include "util/crypto.h"
 
 namespace dbform {
 namespace {
@@ -15,14 +14,6 @@ using nlohmann::json;
 constexpr const char* kUserAgent = "dbform/0.1.0";
 // However long a server asks us to wait, a run should not stall for longer than this per try.
 constexpr Duration kMaxRetryAfter = std::chrono::minutes(5);
-
-std::string base64(const std::string& data) {
-  std::string out(4 * ((data.size() + 2) / 3) + 1, '\0');
-  int written = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                reinterpret_cast<const unsigned char*>(data.data()), static_cast<int>(data.size()));
-  out.resize(static_cast<size_t>(written));
-  return out;
-}
 
 // Percent-encodes everything but RFC 3986 unreserved characters, so an id can never change the path.
 std::string escape_path_segment(const std::string& segment) {
@@ -49,7 +40,7 @@ std::string without_key(std::string text, const std::string& key) {
   text = redact(std::move(text), key);
   auto colon = key.find(':');
   if (colon != std::string::npos) text = redact(std::move(text), key.substr(colon + 1));
-  return redact(std::move(text), base64(key));
+  return redact(std::move(text), base64_encode(key));
 }
 
 bool is_success(int status) { return status >= 200 && status < 300; }
@@ -121,7 +112,7 @@ ApiClient::ApiClient(Transport& transport, Clock& clock, std::string base_url, A
 }
 
 std::string ApiClient::authorization(const std::string& key) const {
-  return scheme_ == AuthScheme::Basic ? "Basic " + base64(key) : "Bearer " + key;
+  return scheme_ == AuthScheme::Basic ? "Basic " + base64_encode(key) : "Bearer " + key;
 }
 
 Duration ApiClient::backoff(int attempt, const HttpResponse* response) {

@@ -28,22 +28,22 @@ constexpr const char* kPushHelp =
     "  PostgreSQL -> file:  dbform state pull --state postgres://HOST/DB > pulled.json\n"
     "                       dbform state push pulled.json --state dbform.state.json";
 
-State read_push_source(const std::string& source) {
+State read_push_source(const std::string& source, const StateCipher& cipher) {
   if (is_postgres_url(source))
     throw UsageError("state push takes a state file, not `" + redact_url(source) +
                      "`: pull from that database first (dbform state pull --state URL > FILE), then push FILE");
   if (source == "-") {
     std::string text{std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>()};
-    return parse_state(text, "standard input");
+    return parse_state(text, "standard input", cipher);
   }
   auto text = read_file_if_exists(source);
   if (!text) throw UsageError("cannot push " + source + ": no such file");
-  return parse_state(*text, source);
+  return parse_state(*text, source, cipher);
 }
 
 int push_state(const std::string& source, bool force, const StateOptions& opts) {
-  State incoming = read_push_source(source);
   auto store = open_state_store(opts);
+  State incoming = read_push_source(source, store->cipher());
   auto lock = store->lock("state push", lock_timeout(opts));
   const std::string dest = store->describe();
   if (auto current = store->read()) {
@@ -67,6 +67,54 @@ int push_state(const std::string& source, bool force, const StateOptions& opts) 
   std::cout << "Pushed " << source << " (" << incoming.resources.size() << " resource(s)) to " << dest
             << ": now lineage " << incoming.lineage << " serial " << incoming.serial << ".\n";
   return 0;
+}
+
+constexpr const char* kKeyHelp =
+    "The key is DBFORM_STATE_PASSPHRASE (stretched with scrypt; its salt is stored in the state) or\n"
+    "DBFORM_STATE_KEY_FILE (a file of exactly 32 random bytes: head -c 32 /dev/urandom > state.key).\n"
+    "With a key set, every write of the state (document, .backup, journal, recovery files, `state\n"
+    "pull`) is sealed with AES-256-GCM; reading needs the same key.";
+
+// `state encrypt | decrypt | rekey`: one whole write under the lock, read with one key and written
+// with another (or none). The file store rewrites its .backup in the new form too.
+struct Rekeying {
+  const char* operation;
+  std::optional<StateKey> read_with, write_with;
+};
+
+int rewrite_state(const Rekeying& how, const StateOptions& opts) {
+  auto store = open_state_store(opts);
+  store->set_cipher(std::make_shared<StateCipher>(how.read_with, how.write_with));
+  auto lock = store->lock(how.operation, lock_timeout(opts));
+  auto state = store->read();
+  if (!state) throw UsageError("there is no state at " + store->describe() + " yet; nothing to " +
+                               std::string(how.operation).substr(6));
+  const std::string before = store->sealed_by();
+  const std::string after = store->cipher().sealing_key_id();
+  if (before == after) {
+    std::cout << store->describe() << (after.empty() ? " is not encrypted" : " is already encrypted with key id " + after)
+              << "; nothing was changed.\n";
+    return 0;
+  }
+  store->write(*state);
+  const std::string was = before.empty() ? "plain" : "key id " + before;
+  const std::string now = after.empty() ? "plain (passwords readable by whoever can read it)" : "key id " + after;
+  std::cout << store->describe() << ": " << was << " -> " << now << ", serial " << state->serial
+            << (is_postgres_url(store->describe()) ? "" : "; its .backup too") << ".\n";
+  if (how.write_with && !before.empty())
+    std::cout << "The old key no longer opens it: from now on give the new key (now in " << how.write_with->origin()
+              << ") as DBFORM_STATE_PASSPHRASE or DBFORM_STATE_KEY_FILE.\n";
+  if (!how.write_with)
+    std::cout << "Unset DBFORM_STATE_PASSPHRASE / DBFORM_STATE_KEY_FILE, or the next write encrypts it again.\n";
+  return 0;
+}
+
+StateKey required_key(const char* operation) {
+  auto key = state_key("DBFORM_STATE_PASSPHRASE", "DBFORM_STATE_KEY_FILE");
+  if (!key)
+    throw UsageError(std::string(operation) + " needs the state's key: set DBFORM_STATE_PASSPHRASE or "
+                     "DBFORM_STATE_KEY_FILE");
+  return *key;
 }
 
 }  // namespace
@@ -124,7 +172,7 @@ void add_state_command(CLI::App& app, int& exit_code) {
     auto store = open_state_store(*opts);
     auto state = store->read();
     if (!state) throw UsageError("there is no state at " + store->describe() + " yet; nothing to pull");
-    std::cout << serialize_state(*state) << std::flush;
+    std::cout << serialize_state(*state, store->cipher()) << std::flush;
     exit_code = 0;
   });
 
@@ -137,6 +185,33 @@ void add_state_command(CLI::App& app, int& exit_code) {
   push->add_option("file", *source, "state file to push, or - for standard input")->required();
   push->add_flag("--force", *force, "push even another lineage or an older serial");
   push->callback([opts, source, force, &exit_code] { exit_code = push_state(*source, *force, *opts); });
+
+  auto* encrypt = cmd->add_subcommand("encrypt", "encrypt the state with the key of DBFORM_STATE_PASSPHRASE or "
+                                                 "DBFORM_STATE_KEY_FILE");
+  encrypt->footer(kKeyHelp);
+  add_state_options(*encrypt, *opts, true);
+  encrypt->callback([opts, &exit_code] {
+    auto key = required_key("state encrypt");
+    exit_code = rewrite_state({"state encrypt", key, key}, *opts);
+  });
+  auto* decrypt = cmd->add_subcommand("decrypt", "store the state as plain JSON again (its key is needed to read it)");
+  decrypt->footer(kKeyHelp);
+  add_state_options(*decrypt, *opts, true);
+  decrypt->callback([opts, &exit_code] {
+    exit_code = rewrite_state({"state decrypt", required_key("state decrypt"), std::nullopt}, *opts);
+  });
+  auto* rekey = cmd->add_subcommand("rekey", "encrypt the state with a new key (DBFORM_STATE_NEW_PASSPHRASE or "
+                                             "DBFORM_STATE_NEW_KEY_FILE)");
+  rekey->footer(std::string(kKeyHelp) +
+                "\nThe current key is read from those variables, the new one from DBFORM_STATE_NEW_PASSPHRASE or\n"
+                "DBFORM_STATE_NEW_KEY_FILE.");
+  add_state_options(*rekey, *opts, true);
+  rekey->callback([opts, &exit_code] {
+    auto next = state_key("DBFORM_STATE_NEW_PASSPHRASE", "DBFORM_STATE_NEW_KEY_FILE");
+    if (!next) throw UsageError("state rekey needs the new key: set DBFORM_STATE_NEW_PASSPHRASE or "
+                                "DBFORM_STATE_NEW_KEY_FILE");
+    exit_code = rewrite_state({"state rekey", required_key("state rekey"), next}, *opts);
+  });
 }
 
 }  // namespace dbform::cli

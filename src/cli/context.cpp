@@ -9,8 +9,10 @@
 
 #include "http/curl_transport.h"
 #include "manifest/loader.h"
+#include "state/codec.h"
 #include "state/file_store.h"
 #include "state/pg_store.h"
+#include "util/atomic_file.h"
 #include "util/duration.h"
 #include "util/env.h"
 
@@ -53,7 +55,26 @@ Manifest manifests_if_any(const ManifestOptions& opts, bool given) {
   return Manifest{};
 }
 
-std::unique_ptr<StateStore> open_state_store(const StateOptions& opts) {
+std::optional<StateKey> state_key(const std::string& passphrase_variable, const std::string& key_file_variable) {
+  auto env = process_env();
+  auto passphrase = env(passphrase_variable);
+  auto key_file = env(key_file_variable);
+  if (passphrase && key_file)
+    throw UsageError("both " + passphrase_variable + " and " + key_file_variable + " are set: set one of them");
+  if (passphrase) return StateKey::passphrase(*passphrase, passphrase_variable);
+  if (!key_file) return std::nullopt;
+  auto bytes = read_file_if_exists(*key_file);
+  if (!bytes) throw UsageError(key_file_variable + ": " + *key_file + ": no such file");
+  try {
+    return StateKey::raw(std::move(*bytes), key_file_variable + " (" + *key_file + ")");
+  } catch (const StateError& e) {
+    throw UsageError(e.what());
+  }
+}
+
+namespace {
+
+std::unique_ptr<StateStore> open_plain_state_store(const StateOptions& opts) {
   auto env = process_env();
   const std::string where = opts.state.empty() ? env("DBFORM_STATE").value_or("dbform.state.json") : opts.state;
   const std::string workspace = opts.workspace.empty() ? env("DBFORM_WORKSPACE").value_or("default") : opts.workspace;
@@ -68,6 +89,15 @@ std::unique_ptr<StateStore> open_state_store(const StateOptions& opts) {
     throw UsageError(source + " `" + workspace + "` needs a PostgreSQL state (--state postgres://...); the state file " +
                      where + " holds a single state. Use another --state file instead");
   return std::make_unique<FileStateStore>(where);
+}
+
+}  // namespace
+
+std::unique_ptr<StateStore> open_state_store(const StateOptions& opts) {
+  auto store = open_plain_state_store(opts);
+  if (auto key = state_key("DBFORM_STATE_PASSPHRASE", "DBFORM_STATE_KEY_FILE"))
+    store->set_cipher(std::make_shared<StateCipher>(std::move(key)));
+  return store;
 }
 
 Duration lock_timeout(const StateOptions& opts) { return parse_duration_flag("--lock-timeout", opts.lock_timeout); }

@@ -34,7 +34,12 @@ Manifest load_manifests_or_throw(const ManifestOptions& opts, std::vector<Diagno
 // the manifests named by -f when it was given, else those in the working directory, else none.
 Manifest manifests_if_any(const ManifestOptions& opts, bool given);
 
+// The store named by --state/--workspace (or their variables), reading and writing with the key of
+// DBFORM_STATE_PASSPHRASE or DBFORM_STATE_KEY_FILE when one is set (sealed), else plain.
 std::unique_ptr<StateStore> open_state_store(const StateOptions& opts);
+// The key a passphrase variable or a key file variable gives (UsageError when both are set, or the
+// file is missing or not 32 bytes), or nullopt when neither is set.
+std::optional<StateKey> state_key(const std::string& passphrase_variable, const std::string& key_file_variable);
 Duration lock_timeout(const StateOptions& opts);
 // The stored state, or a new empty one when none exists yet.
 State read_state(StateStore& store);

@@ -15,7 +15,7 @@ namespace fs = std::filesystem;
 std::string save_recovery_file(const State& state, const StateStore& store, const std::string& why) {
   State next = state;
   ++next.serial;  // newer than anything the store holds
-  const std::string text = serialize_state(next);
+  const std::string text = serialize_state(next, store.cipher());
 
   auto env = process_env();
   std::vector<fs::path> dirs;

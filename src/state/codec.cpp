@@ -4,6 +4,8 @@
 
 #include <unordered_set>
 
+#include "util/json_limits.h"
+
 namespace dbform {
 
 using nlohmann::json;
@@ -130,16 +132,22 @@ ResourceRecord record_from_json(const json& j, const std::string& source, size_t
   return r;
 }
 
-State parse_state(const std::string& text, const std::string& source) {
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    // Only where: the parser's own message quotes the text it read, and a state holds passwords.
-    throw StateError(source + ": not valid JSON (a syntax error at byte " + std::to_string(e.byte) +
-                     "); the state file was left untouched. Restore it from " + source +
+State parse_state(const std::string& text, const std::string& source, const StateCipher& cipher,
+                  std::string* sealed_by) {
+  std::string problem;
+  json doc = parse_json_within(text, JsonLimits{kMaxStateBytes, kMaxStateDepth}, problem);
+  if (doc.is_discarded())
+    throw StateError(source + ": " + problem + "; the state file was left untouched. Restore it from " + source +
                      ".backup or fix it by hand");
+  if (StateCipher::is_sealed(doc)) {
+    if (doc.value("format", json()) != "dbform-state")
+      throw StateError(source + ": not a dbform state (expected \"format\": \"dbform-state\"); the state file was "
+                       "left untouched");
+    if (sealed_by) *sealed_by = StateCipher::key_id_of(doc);
+    // What it holds is a plain document: an envelope inside an envelope is refused there.
+    return parse_state(cipher.open(doc, source), source);
   }
+  if (sealed_by) sealed_by->clear();
   auto fail = [&](const std::string& what) -> StateError {
     return StateError(source + ": " + what + "; the state file was left untouched");
   };
@@ -173,7 +181,7 @@ State parse_state(const std::string& text, const std::string& source) {
   return state;
 }
 
-std::string serialize_state(const State& state) {
+std::string serialize_state(const State& state, const StateCipher& cipher) {
   json resources = json::array();
   for (const auto& r : state.resources) resources.push_back(record_to_json(r));
   json doc = {{"format", "dbform-state"},
@@ -181,10 +189,11 @@ std::string serialize_state(const State& state) {
               {"lineage", state.lineage},
               {"serial", state.serial},
               {"resources", std::move(resources)}};
+  if (cipher.seals()) return cipher.seal(doc.dump(-1, ' ', false, json::error_handler_t::replace), "dbform-state") + "\n";
   return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
-std::string journal_entry(const State& state, const std::vector<std::string>& changed) {
+std::string journal_entry(const State& state, const std::vector<std::string>& changed, const StateCipher& cipher) {
   json upsert = json::array(), remove = json::array();
   for (const auto& address : changed) {
     if (const ResourceRecord* r = state.find(address)) upsert.push_back(record_to_json(*r));
@@ -192,18 +201,25 @@ std::string journal_entry(const State& state, const std::vector<std::string>& ch
   }
   json entry = {{"lineage", state.lineage}, {"serial", state.serial + 1}, {"upsert", std::move(upsert)},
                 {"remove", std::move(remove)}};
-  return entry.dump(-1, ' ', false, json::error_handler_t::replace);
+  return cipher.seal(entry.dump(-1, ' ', false, json::error_handler_t::replace), "dbform-journal-entry");
 }
 
 // {"lineage", "serial", "upsert": [records], "remove": [addresses]}. Entries the state already holds
 // (a crash between a compaction and the journal's removal) are skipped.
-void apply_journal_entry(State& state, const std::string& line, const std::string& where) {
-  // The parser's message is left out: it would quote the line, which may hold a password.
-  json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
+void apply_journal_entry(State& state, const std::string& line, const std::string& where, const StateCipher& cipher) {
   auto fail = [&](const std::string& what) {
     return StateError(where + ": " + what + "; the state was left untouched. Restore it from a backup (a state " +
                       "file's .backup, or the output of `dbform state pull`)");
   };
+  // The parser's message is left out: it would quote the line, which may hold a password.
+  std::string problem;
+  json j = parse_json_within(line, JsonLimits{kMaxStateBytes, kMaxStateDepth}, problem);
+  if (StateCipher::is_sealed(j)) {
+    if (j.value("format", json()) != "dbform-journal-entry") throw fail("not a journal entry");
+    j = parse_json_within(cipher.open(j, where), JsonLimits{kMaxStateBytes, kMaxStateDepth}, problem);
+    if (StateCipher::is_sealed(j)) throw fail("an envelope inside an envelope");
+  }
+  if (j.is_discarded()) throw fail("not a journal entry (" + problem + ")");
   if (!j.is_object() || !j.contains("serial") || !j["serial"].is_number_integer() || !j.contains("lineage") ||
       !j["lineage"].is_string())
     throw fail("not a journal entry");

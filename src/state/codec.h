@@ -2,6 +2,7 @@
 #include <string>
 #include <vector>
 
+#include "state/cipher.h"
 #include "state/model.h"
 #include "util/error.h"
 
@@ -14,20 +15,31 @@ class StateError : public Error {
   using Error::Error;
 };
 
-// Parses a state document; `source` names it in errors (a path or a URL).
-State parse_state(const std::string& text, const std::string& source);
-std::string serialize_state(const State& state);
+// The most a state document or journal may hold, and how deeply its JSON may nest: a file past
+// either is refused before it is parsed, whatever it holds.
+constexpr size_t kMaxStateBytes = size_t{1} << 30;
+constexpr size_t kMaxStateDepth = 64;
+
+// Parses a state document, plain or sealed (opened with `cipher`); `source` names it in errors (a
+// path or a URL). `sealed_by`, when given, receives the key id a sealed document names ("" for a
+// plain one).
+State parse_state(const std::string& text, const std::string& source,
+                  const StateCipher& cipher = StateCipher::plaintext(), std::string* sealed_by = nullptr);
+// The document, sealed when `cipher` seals.
+std::string serialize_state(const State& state, const StateCipher& cipher = StateCipher::plaintext());
 
 nlohmann::json record_to_json(const ResourceRecord& r);
 
 // A journal entry (one line of JSON, no newline): the records at the `changed` addresses as they
 // are in `state` (an address not in it was removed), making serial + 1. What a store appends
 // instead of the whole document.
-std::string journal_entry(const State& state, const std::vector<std::string>& changed);
+std::string journal_entry(const State& state, const std::vector<std::string>& changed,
+                          const StateCipher& cipher = StateCipher::plaintext());
 // Applies one entry read back from `where` ("FILE line N"): entries the state already holds (its
 // serial or older) are skipped; anything but the next serial, another lineage or a damaged entry
 // is a StateError that quotes none of the entry (it may hold a password).
-void apply_journal_entry(State& state, const std::string& entry, const std::string& where);
+void apply_journal_entry(State& state, const std::string& entry, const std::string& where,
+                         const StateCipher& cipher = StateCipher::plaintext());
 // Whether a journal of `journal_bytes` is to be folded into its document of `document_bytes` now:
 // once it is larger than the document (and than 256 KiB, so a small state is not rewritten at
 // every few steps). The one rule of both stores that keep a journal.

@@ -29,6 +29,8 @@ class Backend {
   virtual std::unique_ptr<StateStore> open() = 0;
   // The stored document, byte for byte; nullopt when there is none.
   virtual std::optional<std::string> raw() = 0;
+  // Every byte stored for this state: document, backup and journal.
+  virtual std::string everything_stored() = 0;
   // Replaces the stored document by `text`, as a careless hand edit would.
   virtual void put_raw(const std::string& text) = 0;
   // Returns once the backend has noticed that a lock holder died (the kernel drops an flock
@@ -46,6 +48,11 @@ class FileBackend : public Backend {
   ~FileBackend() override { fs::remove_all(dir_); }
   std::unique_ptr<StateStore> open() override { return std::make_unique<FileStateStore>(path_); }
   std::optional<std::string> raw() override { return read_file_if_exists(path_); }
+  std::string everything_stored() override {
+    std::string all;
+    for (const auto& entry : fs::directory_iterator(dir_)) all += read_file_if_exists(entry.path()).value_or("");
+    return all;
+  }
   void put_raw(const std::string& text) override { std::ofstream(path_, std::ios::trunc) << text; }
 
  private:
@@ -62,6 +69,13 @@ class PgBackend : public Backend {
     auto r = c.exec("SELECT document FROM dbform_states WHERE workspace = $1", {workspace_});
     if (r.rows.empty()) return std::nullopt;
     return r.rows[0][0];
+  }
+  std::string everything_stored() override {
+    std::string all;
+    for (const char* sql : {"SELECT lineage || document FROM dbform_states WHERE workspace = $1",
+                            "SELECT entry FROM dbform_journal WHERE workspace = $1"})
+      for (const auto& row : pgtest::query_rows(sql, {workspace_})) all += row;
+    return all;
   }
   void put_raw(const std::string& text) override {
     open();  // creates the tables
@@ -341,4 +355,53 @@ TEST_CASE("state: conformance: changes written as changes read back whole, race 
   engine->compact(s);
   CHECK(*backend->raw() == serialize_state(s));
   CHECK(serialize_state(*backend->open()->read()) == serialize_state(s));
+}
+
+TEST_CASE("state: conformance: with a key nothing stored holds a password, no key or a wrong key or a flipped byte is refused untouched, and rekey round-trips") {
+  auto kind = GENERATE(as<std::string>{}, "file", "postgres");
+  INFO("backend: " << kind);
+  auto backend = make_backend(kind);
+  auto with = [&](std::optional<StateKey> read_key, std::optional<StateKey> write_key) {
+    auto store = backend->open();
+    store->set_cipher(std::make_shared<StateCipher>(read_key, write_key));
+    return store;
+  };
+  const StateKey a = StateKey::raw(std::string(32, 'a'), "key a"), b = StateKey::raw(std::string(32, 'b'), "key b");
+  auto engine = with(a, a);
+  State s = new_state();
+  s.upsert(service("orders"));
+  engine->write(s);
+  engine->write(s);  // a backup
+  s.upsert(service("billing"));
+  engine->write_changes(s, {"p1/services/billing"});  // a journal entry
+  const std::string stored = backend->everything_stored();
+  CHECK(stored.find("pw-orders") == std::string::npos);
+  CHECK(stored.find("pw-billing") == std::string::npos);
+  CHECK(stored.find("svc-orders") == std::string::npos);
+  CHECK(serialize_state(*with(a, a)->read()) == serialize_state(s));
+
+  const std::string document = *backend->raw();
+  CHECK_THAT(error_of([&] { backend->open()->read(); }), Catch::Contains("is encrypted") && Catch::Contains("DBFORM_STATE_KEY_FILE"));
+  CHECK_THAT(error_of([&] { with(b, b)->read(); }), Catch::Contains("wrong key"));
+  CHECK(*backend->raw() == document);
+
+  engine->compact(s);
+  const std::string compacted = *backend->raw();
+  std::string flipped = compacted;
+  flipped[flipped.size() / 2] = flipped[flipped.size() / 2] == 'A' ? 'B' : 'A';  // inside the ciphertext
+  backend->put_raw(flipped);
+  CHECK_THAT(error_of([&] { with(a, a)->read(); }), Catch::Contains("failed authentication"));
+  CHECK(*backend->raw() == flipped);
+  backend->put_raw(compacted);
+
+  // Rekey: read with a, written with b; then only b opens it, and nothing of a's form is left.
+  auto rekey = with(a, b);
+  State read = *rekey->read();
+  rekey->write(read);
+  CHECK(serialize_state(*with(b, b)->read()) == serialize_state(read));
+  CHECK_THAT(error_of([&] { with(a, a)->read(); }), Catch::Contains("wrong key"));
+  auto decrypt = with(b, std::nullopt);
+  read = *decrypt->read();
+  decrypt->write(read);
+  CHECK(backend->open()->read()->find("p1/services/orders")->initial_password == "pw-orders");
 }

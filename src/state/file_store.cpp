@@ -76,17 +76,18 @@ std::optional<State> FileStateStore::read_current() {
     seen_.reset();
     return std::nullopt;
   }
-  State state = parse_state(*text, path_);
+  std::string key_id;
+  State state = parse_state(*text, path_, cipher(), &key_id);
   size_t acknowledged = 0;
   if (auto journal = read_file_if_exists(journal_path_)) {
     size_t line_no = 0;
     for (size_t end; (end = journal->find('\n', acknowledged)) != std::string::npos; acknowledged = end + 1)
       apply_journal_entry(state, journal->substr(acknowledged, end - acknowledged),
-                          journal_path_ + " line " + std::to_string(++line_no));
+                          journal_path_ + " line " + std::to_string(++line_no), cipher());
     // Bytes after the last newline are an append a crash cut short: never acknowledged, so nothing
     // was sent on the strength of it. The next append writes over them.
   }
-  seen_ = Seen{state.lineage, state.serial, identity, acknowledged, text->size()};
+  seen_ = Seen{state.lineage, state.serial, identity, acknowledged, text->size(), key_id};
   return state;
 }
 
@@ -105,14 +106,16 @@ void FileStateStore::check_unchanged(const State& state) {
 
 void FileStateStore::write(State& state) {
   check_unchanged(state);
-  // The backup is the state as it stood: the document alone, or with its journal folded in.
+  // The backup is the state as it stood: the document alone, or with its journal folded in, and
+  // sealed as the new document is (a state just encrypted or rekeyed keeps no copy in the old form).
+  const std::string key_id = cipher().sealing_key_id();
   std::optional<State> before;
-  if (seen_ && seen_->journal_bytes > 0) before = read_current();
+  if (seen_ && (seen_->journal_bytes > 0 || seen_->key_id != key_id)) before = read_current();
   ++state.serial;
   try {
-    if (before) write_file_atomically(path_ + ".backup", serialize_state(*before), 0600);
+    if (before) write_file_atomically(path_ + ".backup", serialize_state(*before, cipher()), 0600);
     else keep_backup(path_);
-    write_file_atomically(path_, serialize_state(state), 0600);
+    write_file_atomically(path_, serialize_state(state, cipher()), 0600);
   } catch (...) {
     --state.serial;
     throw;
@@ -121,13 +124,16 @@ void FileStateStore::write(State& state) {
   // that reading skips, their serials being the document's or older).
   if (::unlink(journal_path_.c_str()) != 0 && errno != ENOENT)
     throw Error("cannot remove " + journal_path_ + ": " + std::strerror(errno));
-  seen_ = Seen{state.lineage, state.serial, file_identity(path_), 0, file_size(path_)};
+  seen_ = Seen{state.lineage, state.serial, file_identity(path_), 0, file_size(path_), key_id};
 }
 
 void FileStateStore::write_changes(State& state, const std::vector<std::string>& changed) {
   if (file_identity(path_) == "absent") return write(state);  // a journal needs a document to start from
   check_unchanged(state);
-  append_to_journal(journal_entry(state, changed) + "\n");
+  // A document in another form (plain, or another key) is rewritten whole first: a journal is in
+  // the form of its document.
+  if (seen_->key_id != cipher().sealing_key_id()) return write(state);
+  append_to_journal(journal_entry(state, changed, cipher()) + "\n");
   ++state.serial;
   seen_->serial = state.serial;
   if (journal_outgrew(seen_->journal_bytes, seen_->document_bytes)) write(state);

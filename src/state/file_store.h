@@ -18,6 +18,7 @@ class FileStateStore : public StateStore {
   void write_changes(State& state, const std::vector<std::string>& changed) override;
   void compact(State& state) override;
   std::unique_ptr<StateLock> lock(const std::string& operation, Duration timeout) override;
+  std::string sealed_by() const override { return seen_ ? seen_->key_id : ""; }
   std::string describe() const override { return path_; }
   std::string command_line_args() const override { return "--state " + path_; }
 
@@ -30,6 +31,7 @@ class FileStateStore : public StateStore {
     std::string file_identity;
     size_t journal_bytes = 0;  // the journal's acknowledged length (a torn tail beyond it is dropped)
     size_t document_bytes = 0;
+    std::string key_id;  // of the key the document is sealed with; "" when plain
   };
   std::optional<State> read_current();  // the document with its journal replayed; updates seen_
   void check_unchanged(const State& state);  // the compare-and-swap of every write

@@ -250,7 +250,7 @@ std::optional<State> PgStateStore::read() {
     }
     const auto& row = r.rows.front();
     const std::string lineage = row[0].value_or(""), serial = row[1].value_or("");
-    State state = parse_state(row[2].value_or(""), describe_);
+    State state = parse_state(row[2].value_or(""), describe_, cipher(), &document_key_id_);
     auto hand_edited = [&] {
       return StateError(describe_ + ": the document (lineage " + state.lineage + " serial " +
                         std::to_string(state.serial) + ", with its journal) does not match its row (lineage " + lineage +
@@ -268,7 +268,7 @@ std::optional<State> PgStateStore::read() {
           "ORDER BY serial",
           {workspace_, std::to_string(state.serial), serial});
       for (const auto& entry : entries.rows) {
-        apply_journal_entry(state, entry[1].value_or(""), describe_ + " journal serial " + entry[0].value_or(""));
+        apply_journal_entry(state, entry[1].value_or(""), describe_ + " journal serial " + entry[0].value_or(""), cipher());
         journal_bytes_ += entry[1].value_or("").size();
       }
       if (state.serial != row_serial) throw hand_edited();
@@ -289,7 +289,7 @@ void PgStateStore::write(State& state) {
   const std::string expected = std::to_string(state.serial);
   const std::string next = std::to_string(state.serial + 1);
   ++state.serial;  // the document carries the serial it is stored with
-  const std::string document = serialize_state(state);
+  const std::string document = serialize_state(state, cipher());
   --state.serial;
   // Compare-and-swap: only the row this state was read from is replaced, in one committed
   // statement, which also drops the journal the new document holds.
@@ -312,14 +312,17 @@ void PgStateStore::write(State& state) {
   }
   ++state.serial;
   document_bytes_ = document.size();
+  document_key_id_ = cipher().sealing_key_id();
   journal_bytes_ = 0;
 }
 
 void PgStateStore::write_changes(State& state, const std::vector<std::string>& changed) {
-  {
+  // A journal is in the form of its document: one in another form (plain, another key) is
+  // rewritten whole first.
+  if (document_key_id_ == cipher().sealing_key_id()) {
     std::lock_guard<std::mutex> guard(mu_);
     const std::string next = std::to_string(state.serial + 1);
-    const std::string entry = journal_entry(state, changed);
+    const std::string entry = journal_entry(state, changed, cipher());
     // One committed statement: the row's serial moves on only with its journal entry.
     auto appended = conn_.exec(
         "WITH up AS (UPDATE dbform_states SET serial = $4, updated_at = now() "

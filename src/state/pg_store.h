@@ -71,6 +71,7 @@ class PgStateStore : public StateStore {
   void write_changes(State& state, const std::vector<std::string>& changed) override;
   void compact(State& state) override;
   std::unique_ptr<StateLock> lock(const std::string& operation, Duration timeout) override;
+  std::string sealed_by() const override { return document_key_id_; }
   std::string describe() const override { return describe_; }
   std::string command_line_args() const override;
 
@@ -92,6 +93,7 @@ class PgStateStore : public StateStore {
   long long lock_key_;
   size_t document_bytes_ = 0;  // the stored document's size, and the journal's since it was written
   size_t journal_bytes_ = 0;
+  std::string document_key_id_;  // of the key the stored document is sealed with; "" when plain
 };
 
 }  // namespace dbform

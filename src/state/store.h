@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "state/cipher.h"
 #include "state/model.h"
 #include "util/clock.h"
 #include "util/error.h"
@@ -34,6 +35,9 @@ class StateLock {
 class StateStore {
  public:
   virtual ~StateStore() = default;
+  // What documents and journal entries are read and written with: plaintext unless set.
+  const StateCipher& cipher() const { return cipher_ ? *cipher_ : StateCipher::plaintext(); }
+  void set_cipher(std::shared_ptr<const StateCipher> cipher) { cipher_ = std::move(cipher); }
   // The stored state, or nullopt when there is none yet. Throws StateError when it is unusable.
   virtual std::optional<State> read() = 0;
   // Persists `state` with serial + 1 and updates state.serial. Refuses (StateError) when the stored
@@ -50,11 +54,16 @@ class StateStore {
   // Exclusive lock for the whole of an operation; waits up to `timeout` for a live holder, then
   // throws LockError naming the holder.
   virtual std::unique_ptr<StateLock> lock(const std::string& operation, Duration timeout) = 0;
+  // The key id the document last read is sealed with; "" when it is plain (or nothing was read).
+  virtual std::string sealed_by() const { return ""; }
   // "dbform.state.json" or the URL without password; for messages.
   virtual std::string describe() const = 0;
   // The flags that name this state on a dbform command line ("--state FILE", or "--state URL
   // --workspace W" with the URL's password left out), for messages that tell what to run.
   virtual std::string command_line_args() const = 0;
+
+ private:
+  std::shared_ptr<const StateCipher> cipher_;
 };
 
 }  // namespace dbform

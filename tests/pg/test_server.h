@@ -63,4 +63,12 @@ inline std::string query_value(const std::string& sql, const std::vector<dbform:
   return r.rows[0][0].value_or("");
 }
 
+// The first column of every row, NULL as "".
+inline std::vector<std::string> query_rows(const std::string& sql, const std::vector<dbform::PgConnection::Value>& params = {}) {
+  dbform::PgConnection c(server_url());
+  std::vector<std::string> out;
+  for (const auto& row : c.exec(sql, params).rows) out.push_back(row.empty() ? "" : row[0].value_or(""));
+  return out;
+}
+
 }  // namespace pgtest

@@ -1,0 +1,63 @@
+#pragma once
+// Encryption of the state at rest: AES-256-GCM over the whole document and over each journal entry,
+// with a key from a key file (32 raw bytes) or a passphrase stretched by scrypt with a stored salt.
+// A sealed document is an envelope whose header (format, version, scheme, KDF parameters, key id,
+// nonce) is in the clear and authenticated; everything dbform knows is in the ciphertext.
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace dbform {
+
+// The key, wherever it came from. Copies share one cache of scrypt derivations (one per salt and
+// process: scrypt is slow on purpose).
+class StateKey {
+ public:
+  // `origin` names where it came from in messages: "DBFORM_STATE_PASSPHRASE", "key file F".
+  static StateKey passphrase(std::string passphrase, std::string origin);
+  // Throws StateError unless `bytes` is exactly 32 bytes.
+  static StateKey raw(std::string bytes, std::string origin);
+  const std::string& origin() const;
+
+ private:
+  friend class StateCipher;
+  struct Impl;
+  explicit StateKey(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+  std::shared_ptr<Impl> impl_;
+};
+
+// What a store reads with and writes with. Without keys it reads and writes plaintext and refuses
+// sealed documents; with a key it reads both and writes sealed. `state decrypt` and `state rekey`
+// read with one key and write with none or another.
+class StateCipher {
+ public:
+  StateCipher() = default;
+  explicit StateCipher(std::optional<StateKey> key) : open_with_(key), seal_with_(std::move(key)) {}
+  StateCipher(std::optional<StateKey> open_with, std::optional<StateKey> seal_with)
+      : open_with_(std::move(open_with)), seal_with_(std::move(seal_with)) {}
+  static const StateCipher& plaintext();
+
+  bool seals() const { return seal_with_.has_value(); }
+  bool has_key() const { return open_with_.has_value(); }
+  // `plaintext` itself when not sealing, else its envelope (one line of JSON) whose "format" is
+  // `format` ("dbform-state" for documents, "dbform-journal-entry" for entries).
+  std::string seal(const std::string& plaintext, const std::string& format) const;
+  // The key id this cipher seals with ("" when it does not): 16 hex digits that name a key without
+  // revealing it.
+  std::string sealing_key_id() const;
+
+  // Whether a parsed document is an envelope, and the key id it names ("" when plaintext).
+  static bool is_sealed(const nlohmann::json& doc);
+  static std::string key_id_of(const nlohmann::json& doc);
+  // An envelope's plaintext. Throws StateError naming `source` when there is no key, the key is
+  // another one, or the envelope was changed or damaged; the message never quotes its content.
+  std::string open(const nlohmann::json& envelope, const std::string& source) const;
+
+ private:
+  std::optional<StateKey> open_with_;
+  std::optional<StateKey> seal_with_;
+};
+
+}  // namespace dbform

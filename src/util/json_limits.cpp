@@ -1,0 +1,53 @@
+#include "util/json_limits.h"
+
+namespace dbform {
+
+using nlohmann::json;
+
+size_t json_depth(std::string_view text, size_t stop_after) {
+  size_t depth = 0, deepest = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > deepest && (deepest = depth) > stop_after) return deepest;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+json parse_json_within(std::string_view text, const JsonLimits& limits, std::string& problem) {
+  problem.clear();
+  if (text.size() > limits.max_bytes) {
+    problem = std::to_string(text.size()) + " bytes, more than the " + std::to_string(limits.max_bytes) + " allowed";
+    return json(json::value_t::discarded);
+  }
+  if (json_depth(text, limits.max_depth) > limits.max_depth) {
+    problem = "nested more than " + std::to_string(limits.max_depth) + " levels deep";
+    return json(json::value_t::discarded);
+  }
+  json::parser_callback_t keep_known = nullptr;
+  if (limits.known_keys) {
+    keep_known = [known = limits.known_keys](int, json::parse_event_t event, json& parsed) {
+      return event != json::parse_event_t::key || known->count(parsed.get_ref<const std::string&>()) > 0;
+    };
+  }
+  try {
+    return json::parse(text, keep_known, /*allow_exceptions=*/true);
+  } catch (const json::parse_error& e) {
+    // Only where: the parser's own message quotes the text it read.
+    problem = "not valid JSON (a syntax error at byte " + std::to_string(e.byte) + ")";
+  } catch (const json::exception&) {
+    problem = "not valid JSON";
+  }
+  return json(json::value_t::discarded);
+}
+
+}  // namespace dbform

@@ -1,0 +1,30 @@
+#pragma once
+// Bounded JSON decoding for everything that comes from outside (API answers, state, journal and
+// plan files): a size cap and a nesting cap checked before nlohmann builds anything (a deeply
+// nested value would exhaust the stack of every recursive copy, comparison and dump later), and
+// for API answers, fields dbform does not know skipped while parsing, never built.
+#include <string>
+#include <string_view>
+#include <unordered_set>
+
+#include <nlohmann/json.hpp>
+
+namespace dbform {
+
+struct JsonLimits {
+  size_t max_bytes;
+  size_t max_depth;
+  // Object keys kept, at any depth; any other key's value is skipped unbuilt. nullptr keeps all.
+  const std::unordered_set<std::string>* known_keys = nullptr;
+};
+
+// The deepest nesting of arrays and objects in `text` (strings skipped), counting until it passes
+// `stop_after`: a linear scan that builds nothing.
+size_t json_depth(std::string_view text, size_t stop_after);
+
+// The parsed value, or a discarded one (is_discarded()) with `problem` saying why, without quoting
+// the text (it may hold a secret): "N bytes, more than the M allowed", "nested more than M levels
+// deep", "not valid JSON (a syntax error at byte N)".
+nlohmann::json parse_json_within(std::string_view text, const JsonLimits& limits, std::string& problem);
+
+}  // namespace dbform
