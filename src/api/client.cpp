@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "api/http_text.h"
+#include "util/json_limits.h"
 #include "util/crypto.h"
 
 namespace dbform {
@@ -35,12 +36,13 @@ std::string project_path(const std::string& project_id, const std::string& rest)
   return "/projects/" + escape_path_segment(project_id) + rest;
 }
 
-// Error text may echo what was sent; the key, its secret half and its Basic form never get out.
-std::string without_key(std::string text, const std::string& key) {
-  text = redact(std::move(text), key);
+// Error text may echo what was sent: the key, its secret half and its Basic form are remembered
+// as secrets, which scrub() removes from every text shown.
+void remember_key(const std::string& key) {
+  remember_secret(key);
   auto colon = key.find(':');
-  if (colon != std::string::npos) text = redact(std::move(text), key.substr(colon + 1));
-  return redact(std::move(text), base64_encode(key));
+  if (colon != std::string::npos) remember_secret(key.substr(colon + 1));
+  remember_secret(base64_encode(key));
 }
 
 bool is_success(int status) { return status >= 200 && status < 300; }
@@ -53,7 +55,12 @@ std::string status_text(int status) {
 json parse_body(const std::string& method, const std::string& path, const HttpResponse& response) {
   // No excerpt of the body and no parser message: a service body holds a password, and the
   // parser's "last read" text could quote it.
-  json body = json::parse(response.body, nullptr, /*allow_exceptions=*/false);
+  std::string problem;
+  json body = parse_json_within(response.body, JsonLimits{response.body.size(), kMaxAnswerDepth, &api_field_names()},
+                                problem);
+  if (body.is_discarded() && problem.find("nested") != std::string::npos)
+    throw Error(method + " " + path + ": the API answered " + std::to_string(response.status) +
+                " with a body " + problem + "; it was not read");
   if (body.is_discarded()) {
     std::string type = one_line_excerpt(response.header("content-type"), 80);
     throw Error(method + " " + path + ": the API answered " + std::to_string(response.status) +
@@ -144,6 +151,8 @@ void ApiClient::wait_before_retry(Duration wait, const std::string& failure, con
 HttpResponse ApiClient::call(CallKind kind, const std::string& method, const std::string& path,
                              const std::string& key, const std::string* body, bool allow_404,
                              const std::string& secret) {
+  remember_key(key);
+  remember_secret(secret);
   HttpRequest request{method, base_url_ + path, {}, body ? *body : std::string()};
   request.headers = {{"Authorization", authorization(key)}, {"Accept", "application/json"}, {"User-Agent", kUserAgent}};
   if (body) request.headers.emplace_back("Content-Type", "application/json");
@@ -158,7 +167,7 @@ HttpResponse ApiClient::call(CallKind kind, const std::string& method, const std
     try {
       response = transport_.send(request);
     } catch (const TransportError& e) {
-      std::string detail = redact(without_key(e.what(), key), secret);
+      std::string detail = scrub(e.what());
       if (is_create && e.may_have_reached_server()) {
         throw ApiError(call_name + ": no response, but the request may have reached the API, so the resource may "
                                    "or may not exist; it is not sent again blindly: " + detail,
@@ -173,10 +182,7 @@ HttpResponse ApiClient::call(CallKind kind, const std::string& method, const std
     if (is_success(response.status) || (allow_404 && response.status == 404)) return response;
 
     // Secrets go before the body is cut short: one that straddles the cut would escape otherwise.
-    // A secret echoed inside JSON may be escaped there (a quote, a backslash), so that form goes too.
-    const std::string escaped = secret.empty() ? "" : json(secret).dump().substr(1, json(secret).dump().size() - 2);
-    std::string body = redact(redact(without_key(response.body, key), secret), escaped);
-    std::string message = redact(redact(without_key(summarize_error_body(body), key), secret), escaped);
+    std::string message = scrub(summarize_error_body(scrub(response.body)));
     std::string what = call_name + ": " + status_text(response.status) + (message.empty() ? "" : ": " + message);
     // A 5xx answer to a create says nothing about whether the resource was made: never re-send it.
     if (is_create && response.status >= 500) {
@@ -273,8 +279,11 @@ std::optional<Service> ApiClient::update_service(const std::string& key, const s
   const std::string path = project_path(project_id, "/services/" + escape_path_segment(service_id) + "/" + action);
   const std::string text = body.is_null() ? std::string() : body.dump();
   HttpResponse response = call(CallKind::Read, "POST", path, key, body.is_null() ? nullptr : &text);
-  json answer = json::parse(response.body, nullptr, false);
-  if (!answer.is_object() || !answer.contains("service_id")) return std::nullopt;  // a SuccessMessage
+  // A SuccessMessage, an empty 204 or an answer that cannot be read: the caller reads the service back.
+  std::string problem;
+  json answer = parse_json_within(response.body, JsonLimits{response.body.size(), kMaxAnswerDepth, &api_field_names()},
+                                  problem);
+  if (!answer.is_object() || !answer.contains("service_id")) return std::nullopt;
   return map_response<Service>("POST", path, answer, parse_service);
 }
 

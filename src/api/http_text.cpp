@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/models.h"
+#include "util/json_limits.h"
 #include "util/text.h"
 
 namespace dbform {
@@ -34,7 +36,8 @@ std::string status_reason(int status) {
 }
 
 std::string summarize_error_body(const std::string& body) {
-  auto parsed = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  std::string problem;
+  auto parsed = parse_json_within(body, JsonLimits{body.size(), kMaxAnswerDepth}, problem);
   if (parsed.is_discarded()) return one_line_excerpt(body);
   if (parsed.is_object()) {
     // {"code","message","details"} is the documented shape; {"error": "..."} is common elsewhere

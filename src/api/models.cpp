@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "util/error.h"
+#include "util/text.h"
 
 namespace dbform {
 namespace {
@@ -25,9 +26,10 @@ const json* object_field(const json& object, const char* name) {
   return value && value->is_object() ? value : nullptr;
 }
 
+// Text the API sent, fit to show (scrub): no control characters, no secret.
 std::string string_field(const json& object, const char* name) {
   const json* value = field(object, name);
-  return value && value->is_string() ? value->get<std::string>() : std::string();
+  return value && value->is_string() ? scrub(value->get<std::string>()) : std::string();
 }
 
 std::string nested_string(const json& object, const char* outer, const char* inner) {
@@ -83,6 +85,22 @@ json vpc_endpoint_of(const json& j) {
 
 }  // namespace
 
+const std::unordered_set<std::string>& api_field_names() {
+  static const std::unordered_set<std::string> names = {
+      // Service (and its nested objects)
+      "service_id", "project_id", "name", "region_code", "service_type", "status", "created", "initial_password",
+      "endpoint", "host", "port", "connection_pooler", "vpc_endpoint", "vpcEndpoint", "vpc_id", "ha_replicas",
+      "replica_count", "sync_replica_count", "metadata", "environment", "resources", "id", "spec", "cpu_millis",
+      "memory_gbs", "volume_type", "paused", "forked_from",
+      // VPC
+      "cidr",
+      // AuthInfo
+      "type", "api_key", "apiKey", "public_key", "project", "plan_type", "issuing_user", "email",
+      // Error and SuccessMessage
+      "code", "message", "error", "details"};
+  return names;
+}
+
 AuthInfo parse_auth_info(const json& j) {
   require_object(j, "auth info");
   AuthInfo info;
@@ -112,7 +130,10 @@ Service parse_service(const json& j) {
   s.service_type = string_field(j, "service_type");
   s.status = string_field(j, "status");
   s.created = string_field(j, "created");
-  s.initial_password = string_field(j, "initial_password");
+  // The one field taken as sent: it is the secret, and remembered as one.
+  if (const json* password = field(j, "initial_password"); password && password->is_string())
+    s.initial_password = password->get<std::string>();
+  remember_secret(s.initial_password);
   s.endpoint = parse_endpoint(object_field(j, "endpoint"));
   if (const json* pooler = object_field(j, "connection_pooler")) {
     s.pooler_endpoint = parse_endpoint(object_field(*pooler, "endpoint"));

@@ -2,6 +2,7 @@
 // Typed views of the API's objects. Every response field is optional; unknown fields are ignored.
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -68,6 +69,12 @@ struct VpcCreateRequest {
   std::string cidr;
   std::string region_code;
 };
+
+// Every field name the mappings below read, at any depth: an answer is parsed keeping only these
+// (unknown fields, however large or deep, are skipped unbuilt).
+const std::unordered_set<std::string>& api_field_names();
+// How deeply an answer may nest; the documented objects nest four levels.
+constexpr size_t kMaxAnswerDepth = 32;
 
 // JSON mapping (throws ApiError-free dbform::Error on a body that is not the expected shape).
 AuthInfo parse_auth_info(const nlohmann::json& j);

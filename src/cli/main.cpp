@@ -11,6 +11,7 @@
 #include "cli/context.h"
 #include "util/env.h"
 #include "util/error.h"
+#include "util/text.h"
 
 namespace {
 
@@ -56,11 +57,11 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : 1;
   } catch (const dbform::Error& e) {
     std::fflush(stdout);
-    std::cerr << "Error: " << e.what() << "\n";
+    std::cerr << "Error: " << dbform::scrub(e.what()) << "\n";
     return 1;
   } catch (const std::exception& e) {
     std::fflush(stdout);
-    std::cerr << "Error: unexpected failure: " << e.what() << "\n";
+    std::cerr << "Error: unexpected failure: " << dbform::scrub(e.what()) << "\n";
     return 1;
   }
   return exit_code;

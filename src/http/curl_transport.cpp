@@ -56,8 +56,19 @@ HeaderList build_header_list(const HttpRequest& request) {
   return HeaderList(list);
 }
 
+struct BodySink {
+  std::string& body;
+  size_t max_bytes;
+  bool too_large = false;
+};
+
 size_t collect_body(char* data, size_t size, size_t count, void* user) {
-  static_cast<std::string*>(user)->append(data, size * count);
+  auto& sink = *static_cast<BodySink*>(user);
+  if (sink.body.size() + size * count > sink.max_bytes) {
+    sink.too_large = true;
+    return 0;  // curl stops reading: CURLE_WRITE_ERROR
+  }
+  sink.body.append(data, size * count);
   return size * count;
 }
 
@@ -137,7 +148,9 @@ HttpResponse CurlTransport::send(const HttpRequest& request) {
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers.get());
   curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error_text);
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, collect_body);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &response.body);
+  BodySink sink{response.body, options_.max_body_bytes};
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
+  curl_easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(options_.max_body_bytes));
   curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, collect_header);
   curl_easy_setopt(curl, CURLOPT_HEADERDATA, &response.headers);
   set_method_and_body(curl, request);
@@ -152,6 +165,9 @@ HttpResponse CurlTransport::send(const HttpRequest& request) {
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, nullptr);
   if (result != CURLE_OK) {
     std::string detail = error_text[0] ? error_text : curl_easy_strerror(result);
+    if (sink.too_large || result == CURLE_FILESIZE_EXCEEDED)
+      detail = "the answer is larger than " + std::to_string(options_.max_body_bytes >> 20) +
+               " MiB (after decompression); it was not read";
     // Request headers (Authorization) and bodies are deliberately left out of the message.
     throw TransportError(request.method + " " + redact_url(request.url) + ": " + detail,
                          may_have_reached_server(result));

@@ -55,6 +55,9 @@ class Transport {
 struct TransportOptions {
   std::chrono::milliseconds connect_timeout{10'000};
   std::chrono::milliseconds request_timeout{60'000};
+  // The largest answer body read, after decompression: a larger one (a compression bomb, a
+  // runaway list) is cut off and the call fails as a transport error that reached the server.
+  size_t max_body_bytes = size_t{64} << 20;
 };
 
 }  // namespace dbform

@@ -11,6 +11,7 @@
 #include <unordered_set>
 
 #include <openssl/evp.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include "manifest/document.h"
@@ -56,6 +57,11 @@ std::vector<std::string> files_named_by(const std::string& path, Diagnostics& di
     return {};
   }
   if (fs::is_directory(status)) return yaml_files_in(path, diags);
+  if (!fs::is_regular_file(status)) {
+    diags.error({path}, "", "not a regular file (a pipe, a device or a socket)",
+                "a manifest is a file or a directory of *.yaml files");
+    return {};
+  }
   return {fs::path(path).lexically_normal().string()};
 }
 
@@ -75,12 +81,93 @@ class SeenFiles {
 std::optional<std::string> read_file(const std::string& path, Diagnostics& diags) {
   std::ifstream in(path, std::ios::binary);
   if (in) {
-    std::ostringstream contents;
-    contents << in.rdbuf();
-    if (in.good() || in.eof()) return contents.str();
+    // At most one byte past the cap is read, whatever the file (or what replaced it) holds.
+    std::string contents(kMaxManifestBytes + 1, '\0');
+    in.read(contents.data(), static_cast<std::streamsize>(contents.size()));
+    if (!in.bad()) {
+      contents.resize(static_cast<size_t>(in.gcount()));
+      if (contents.size() <= kMaxManifestBytes) return contents;
+      diags.error({path}, "", "the file is larger than " + std::to_string(kMaxManifestBytes >> 20) +
+                                  " MiB; a manifest file may hold at most that",
+                  "split the projects over several files in a directory");
+      return std::nullopt;
+    }
   }
   diags.error({path}, "", std::string("cannot read the file: ") + std::strerror(errno));
   return std::nullopt;
+}
+
+// Aliases let a few lines stand for a huge document ("billion laughs"): the reader walks every
+// alias as a copy. Where a file defines anchors, its size with every alias expanded is counted from
+// the parser's events first (nothing is built), and a file past the cap is refused.
+class ExpandedSize : public YAML::EventHandler {
+ public:
+  struct TooLarge {};
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t anchor) override { leaf(anchor); }
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t anchor, const std::string&) override {
+    leaf(anchor);
+  }
+  void OnAlias(const YAML::Mark&, YAML::anchor_t anchor) override {
+    if (++aliases_ > kMaxManifestAliases) throw TooLarge{};
+    add(anchor < sizes_.size() ? sizes_[anchor] : 1);
+  }
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t anchor, YAML::EmitterStyle::value) override {
+    open_.push_back({anchor, 1});
+  }
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t anchor, YAML::EmitterStyle::value) override {
+    open_.push_back({anchor, 1});
+  }
+  void OnSequenceEnd() override { close(); }
+  void OnMapEnd() override { close(); }
+
+ private:
+  struct Open {
+    YAML::anchor_t anchor;
+    size_t nodes;
+  };
+  void leaf(YAML::anchor_t anchor) {
+    remember(anchor, 1);
+    add(1);
+  }
+  void remember(YAML::anchor_t anchor, size_t nodes) {
+    if (anchor == YAML::NullAnchor) return;
+    if (sizes_.size() <= anchor) sizes_.resize(anchor + 1, 1);
+    sizes_[anchor] = nodes;
+  }
+  void add(size_t nodes) {
+    total_ += nodes;
+    if (total_ > kMaxManifestNodes) throw TooLarge{};
+    if (!open_.empty()) open_.back().nodes += nodes;
+  }
+  void close() {
+    Open done = open_.back();
+    open_.pop_back();
+    remember(done.anchor, done.nodes);
+    if (!open_.empty()) open_.back().nodes += done.nodes;
+  }
+  std::vector<Open> open_;
+  std::vector<size_t> sizes_;
+  size_t total_ = 0;
+  size_t aliases_ = 0;
+};
+
+// Whether the file, with its aliases expanded, stays within the caps (a syntax error is left to the
+// loader, which reports it with its place).
+bool expands_within_caps(const std::string& text) {
+  if (text.find('&') == std::string::npos) return true;  // no anchor, so no alias
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  ExpandedSize counter;
+  try {
+    while (parser.HandleNextDocument(counter)) {
+    }
+  } catch (const ExpandedSize::TooLarge&) {
+    return false;
+  } catch (const YAML::Exception&) {
+  }
+  return true;
 }
 
 // sha256 over every file's name and contents, each framed by its length so that no two different
@@ -185,6 +272,13 @@ class ProjectMerger {
 
 std::vector<DesiredProject> parse_document(const std::string& name, const std::string& text, const EnvLookup& env,
                                            Diagnostics& diags) {
+  if (!expands_within_caps(text)) {
+    diags.error({name}, "", "with its aliases expanded the file would hold more than " +
+                                std::to_string(kMaxManifestNodes) + " values (or use more than " +
+                                std::to_string(kMaxManifestAliases) + " aliases)",
+                "write the values out, or use fewer nested anchors");
+    return {};
+  }
   std::vector<YAML::Node> documents;
   try {
     documents = YAML::LoadAll(text);
@@ -203,6 +297,48 @@ std::vector<DesiredProject> parse_document(const std::string& name, const std::s
   return read_manifest_document(documents[0], name, env, diags);
 }
 
+// Every variable a file's ${...} looked up, and what it held.
+struct EnvUse {
+  std::string file, name;
+  std::optional<std::string> value;
+};
+
+EnvLookup recording(const EnvLookup& env, std::vector<EnvUse>& uses, const std::string& file) {
+  return [&env, &uses, file](const std::string& name) {
+    auto value = env(name);
+    uses.push_back({file, name, value});
+    return value;
+  };
+}
+
+// A manifest value is printed in plans and pull-request comments: interpolating a variable that
+// holds an API key (by its name, or by holding the same value as a key variable) is an error.
+void check_no_key_interpolated(const Manifest& manifest, const EnvLookup& env, const std::vector<EnvUse>& uses,
+                               Diagnostics& diags) {
+  if (uses.empty()) return;
+  std::vector<std::string> key_variables{"DBFORM_API_KEY", "DBFORM_STATE_PASSPHRASE", "DBFORM_STATE_NEW_PASSPHRASE"};
+  for (const auto& p : manifest.projects) {
+    if (p.api_key_env) key_variables.push_back(*p.api_key_env);
+    key_variables.push_back(project_key_variable(p.id));
+  }
+  std::vector<std::pair<std::string, std::string>> key_values;  // value, variable
+  for (const auto& var : key_variables)
+    if (auto v = env(var); v && v->size() >= 8) key_values.emplace_back(*v, var);
+  for (const auto& use : uses) {
+    const bool named = use.name.rfind("DBFORM_API_KEY", 0) == 0 ||
+                       std::find(key_variables.begin(), key_variables.end(), use.name) != key_variables.end();
+    std::string holds;
+    for (const auto& [value, var] : key_values)
+      if (use.value && *use.value == value) holds = var;
+    if (!named && holds.empty()) continue;
+    diags.error({use.file}, "", "${" + use.name + "} " +
+                                    (named ? "is a secret variable" : "holds the same value as " + holds) +
+                                    ": interpolating it would print an API key or passphrase in plans and "
+                                    "pull-request comments",
+                "dbform reads keys from the environment itself (api_key_env); remove the ${" + use.name + "}");
+  }
+}
+
 }  // namespace
 
 Manifest load_manifests(const std::vector<std::string>& paths, const EnvLookup& env, Diagnostics& diags) {
@@ -210,6 +346,7 @@ Manifest load_manifests(const std::vector<std::string>& paths, const EnvLookup& 
   ProjectMerger merger(manifest, diags);
   ManifestDigest digest;
   SeenFiles seen;
+  std::vector<EnvUse> uses;
   if (paths.empty()) diags.error({}, "", "no manifest given", "pass -f FILE or -f DIRECTORY");
   for (const auto& path : paths) {
     for (const auto& file : files_named_by(path, diags)) {
@@ -218,10 +355,12 @@ Manifest load_manifests(const std::vector<std::string>& paths, const EnvLookup& 
       if (!text) continue;
       manifest.files.push_back(file);
       digest.add(file, *text);
-      for (auto& project : parse_document(file, *text, env, diags)) merger.add(std::move(project));
+      for (auto& project : parse_document(file, *text, recording(env, uses, file), diags))
+        merger.add(std::move(project));
     }
   }
   merger.check_vpc_references();
+  check_no_key_interpolated(manifest, env, uses, diags);
   manifest.digest = digest.hex();
   return manifest;
 }
@@ -233,8 +372,10 @@ Manifest load_manifest_text(const std::string& name, const std::string& text, co
   ManifestDigest digest;
   manifest.files.push_back(name);
   digest.add(name, text);
-  for (auto& project : parse_document(name, text, env, diags)) merger.add(std::move(project));
+  std::vector<EnvUse> uses;
+  for (auto& project : parse_document(name, text, recording(env, uses, name), diags)) merger.add(std::move(project));
   merger.check_vpc_references();
+  check_no_key_interpolated(manifest, env, uses, diags);
   manifest.digest = digest.hex();
   return manifest;
 }

@@ -8,6 +8,12 @@
 
 namespace dbform {
 
+// What one manifest file may hold: bytes, values with its aliases expanded, and aliases. Past any,
+// the file is refused with one error (the rest of the manifests are still checked).
+constexpr size_t kMaxManifestBytes = size_t{16} << 20;
+constexpr size_t kMaxManifestNodes = 2'000'000;
+constexpr size_t kMaxManifestAliases = 10'000;
+
 // Reads every manifest named by `paths` (files, or directories meaning every *.yaml / *.yml in
 // them, sorted), interpolates ${VAR} from `env`, validates strictly and merges projects that share
 // an id. Every problem found is added to `diags` (all of them, not just the first); the returned

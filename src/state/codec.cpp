@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "util/json_limits.h"
+#include "util/text.h"
 
 namespace dbform {
 
@@ -14,6 +15,8 @@ namespace {
 
 json endpoint_json(const std::string& host, const std::optional<int>& port) {
   if (host.empty() && !port) return nullptr;
+  if (port && (*port < 1 || *port > 65535))
+    throw StateError("refusing to record port " + std::to_string(*port) + " of " + host + ": not from 1 to 65535");
   json j = json::object();
   if (!host.empty()) j["host"] = host;
   if (port) j["port"] = *port;
@@ -60,8 +63,9 @@ class RecordReader {
       host = h->get<std::string>();
     }
     if (auto p = it->find("port"); p != it->end()) {
-      if (!p->is_number_integer()) fail(std::string(field) + ".port", "an integer");
-      port = p->get<int>();
+      if (!p->is_number_integer() || p->get<long long>() < 1 || p->get<long long>() > 65535)
+        fail(std::string(field) + ".port", "a port number from 1 to 65535");
+      port = static_cast<int>(p->get<long long>());
     }
   }
 
@@ -70,6 +74,13 @@ class RecordReader {
   const std::string& source_;
   size_t index_;
 };
+
+void check_serial(long long serial) {
+  if (serial < 0 || serial > kMaxSerial)
+    throw StateError("the state's serial would pass " + std::to_string(kMaxSerial) +
+                     ", the most it may reach; nothing was written. Push a copy as a new state (`dbform state "
+                     "pull`, edit its serial, `dbform state push --force`)");
+}
 
 }  // namespace
 
@@ -126,6 +137,8 @@ ResourceRecord record_from_json(const json& j, const std::string& source, size_t
   in.endpoint("pooler_endpoint", r.pooler_host, r.pooler_port);
   r.initial_password = in.str("initial_password", false);
   r.pending_password = in.str("pending_password", false);
+  remember_secret(r.initial_password);
+  remember_secret(r.pending_password);
   r.created_at = in.str("created_at", false);
   r.updated_at = in.str("updated_at", false);
   if (auto l = j.find("last_response"); l != j.end()) r.last_response = *l;
@@ -166,8 +179,9 @@ State parse_state(const std::string& text, const std::string& source, const Stat
     throw fail("\"lineage\" must be a non-empty string");
   state.lineage = lineage->get<std::string>();
   auto serial = doc.find("serial");
-  if (serial == doc.end() || !serial->is_number_integer() || serial->get<long long>() < 0)
-    throw fail("\"serial\" must be a non-negative integer");
+  if (serial == doc.end() || !serial->is_number_integer() || serial->get<long long>() < 0 ||
+      serial->get<long long>() > kMaxSerial)
+    throw fail("\"serial\" must be an integer from 0 to " + std::to_string(kMaxSerial));
   state.serial = serial->get<long long>();
   auto resources = doc.find("resources");
   if (resources == doc.end() || !resources->is_array()) throw fail("\"resources\" must be an array");
@@ -182,6 +196,7 @@ State parse_state(const std::string& text, const std::string& source, const Stat
 }
 
 std::string serialize_state(const State& state, const StateCipher& cipher) {
+  check_serial(state.serial);
   json resources = json::array();
   for (const auto& r : state.resources) resources.push_back(record_to_json(r));
   json doc = {{"format", "dbform-state"},
@@ -194,6 +209,7 @@ std::string serialize_state(const State& state, const StateCipher& cipher) {
 }
 
 std::string journal_entry(const State& state, const std::vector<std::string>& changed, const StateCipher& cipher) {
+  check_serial(state.serial + 1);
   json upsert = json::array(), remove = json::array();
   for (const auto& address : changed) {
     if (const ResourceRecord* r = state.find(address)) upsert.push_back(record_to_json(*r));
@@ -227,6 +243,7 @@ void apply_journal_entry(State& state, const std::string& line, const std::strin
                                                 j["lineage"].get<std::string>() + ")");
   const long long serial = j["serial"].get<long long>();
   if (serial <= state.serial) return;
+  if (serial > kMaxSerial) throw fail("serial " + std::to_string(serial) + " is past " + std::to_string(kMaxSerial));
   if (serial != state.serial + 1)
     throw fail("serial " + std::to_string(serial) + " does not follow " + std::to_string(state.serial));
   size_t index = 0;

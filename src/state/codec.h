@@ -19,6 +19,9 @@ class StateError : public Error {
 // either is refused before it is parsed, whatever it holds.
 constexpr size_t kMaxStateBytes = size_t{1} << 30;
 constexpr size_t kMaxStateDepth = 64;
+// The largest serial: every JSON reader (JavaScript's included) holds it exactly, and a write
+// that would pass it is refused rather than wrapped.
+constexpr long long kMaxSerial = (1LL << 53) - 1;
 
 // Parses a state document, plain or sealed (opened with `cipher`); `source` names it in errors (a
 // path or a URL). `sealed_by`, when given, receives the key id a sealed document names ("" for a

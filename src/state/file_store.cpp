@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <filesystem>
 #include <cstring>
 #include <fcntl.h>
 
@@ -13,6 +14,8 @@
 #include "util/file_lock.h"
 
 namespace dbform {
+
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -55,7 +58,29 @@ std::string LockInfo::str() const {
   return "pid " + std::to_string(pid) + " on " + host + ", running `" + operation + "` since " + since;
 }
 
-FileStateStore::FileStateStore(std::string path) : path_(std::move(path)), journal_path_(path_ + ".journal") {}
+namespace {
+
+// A state file given as a symbolic link is the link's target: written in the target's directory
+// (the link stays a link). A link to nothing is an error: read as "no state yet", it would have
+// every resource created again.
+std::string through_links(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_symlink(fs::symlink_status(path, ec))) return path;
+  auto target = fs::canonical(path, ec);
+  if (ec) {
+    std::error_code link_ec;
+    throw StateError(path + " is a symbolic link to " + fs::read_symlink(path, link_ec).string() +
+                     ", which cannot be reached (" + ec.message() +
+                     "): refusing to read it as no state, which would create every resource again. Restore the "
+                     "link's target, or give --state the state file itself");
+  }
+  return target.string();
+}
+
+}  // namespace
+
+FileStateStore::FileStateStore(std::string path)
+    : given_(std::move(path)), path_(through_links(given_)), journal_path_(path_ + ".journal") {}
 
 namespace {
 

@@ -9,7 +9,8 @@ namespace dbform {
 // fdatasync'ed, so a write costs what changed. Reading replays the journal onto the document (a
 // torn last line, from a crash during its append, was never acknowledged and is dropped); a whole
 // write, made when the journal outgrows the document and at the end of an apply, folds it in. The
-// lock is flock(2) on FILE.lock, whose content names the holder.
+// lock is flock(2) on FILE.lock, whose content names the holder. A FILE that is a symbolic link
+// stands for its target (all of these files are beside the target); one to nothing is an error.
 class FileStateStore : public StateStore {
  public:
   explicit FileStateStore(std::string path);
@@ -19,8 +20,8 @@ class FileStateStore : public StateStore {
   void compact(State& state) override;
   std::unique_ptr<StateLock> lock(const std::string& operation, Duration timeout) override;
   std::string sealed_by() const override { return seen_ ? seen_->key_id : ""; }
-  std::string describe() const override { return path_; }
-  std::string command_line_args() const override { return "--state " + path_; }
+  std::string describe() const override { return given_; }
+  std::string command_line_args() const override { return "--state " + given_; }
 
  private:
   // Lineage and serial of what is on disk, and the file's identity when we last saw it: a write
@@ -36,7 +37,8 @@ class FileStateStore : public StateStore {
   std::optional<State> read_current();  // the document with its journal replayed; updates seen_
   void check_unchanged(const State& state);  // the compare-and-swap of every write
   void append_to_journal(const std::string& line);
-  std::string path_;
+  std::string given_;  // as the user named it
+  std::string path_;   // the file itself: `given_`, or the target of the link it names
   std::string journal_path_;
   std::optional<Seen> seen_;
 };

@@ -289,7 +289,13 @@ void PgStateStore::write(State& state) {
   const std::string expected = std::to_string(state.serial);
   const std::string next = std::to_string(state.serial + 1);
   ++state.serial;  // the document carries the serial it is stored with
-  const std::string document = serialize_state(state, cipher());
+  std::string document;
+  try {
+    document = serialize_state(state, cipher());
+  } catch (...) {
+    --state.serial;
+    throw;
+  }
   --state.serial;
   // Compare-and-swap: only the row this state was read from is replaced, in one committed
   // statement, which also drops the journal the new document holds.

@@ -89,7 +89,28 @@ TEST_CASE("state: unusable documents are refused with a clear message") {
       Catch::Contains("resources[0].address"));
   CHECK_THAT(
       refused(R"({"format":"dbform-state","version":1,"lineage":"l","serial":1,"resources":[{"address":"p/services/a","project_id":"p","kind":"service","name":"a","endpoint":{"port":"x"}}]})"),
-      Catch::Contains("resources[0].endpoint.port: expected an integer"));
+      Catch::Contains("resources[0].endpoint.port: expected a port number from 1 to 65535"));
+  CHECK_THAT(
+      refused(R"({"format":"dbform-state","version":1,"lineage":"l","serial":1,"resources":[{"address":"p/services/a","project_id":"p","kind":"service","name":"a","endpoint":{"port":4294972728}}]})"),
+      Catch::Contains("resources[0].endpoint.port: expected a port number from 1 to 65535"));
+  CHECK_THAT(refused(R"({"format":"dbform-state","version":1,"lineage":"l","serial":9223372036854775807,"resources":[]})"),
+             Catch::Contains("\"serial\" must be an integer from 0 to 9007199254740991"));
+  CHECK_THAT(refused("{\"format\":\"dbform-state\",\"x\":" + std::string(100000, '[') + std::string(100000, ']') + "}"),
+             Catch::Contains("nested more than 64 levels deep"));
+}
+
+TEST_CASE("state: a serial at its maximum is not written past it, and a port out of range is not recorded") {
+  State s = new_state();
+  s.serial = kMaxSerial;
+  CHECK_THROWS_WITH(journal_entry(s, {}), Catch::Contains("would pass 9007199254740991"));
+  CHECK_NOTHROW(serialize_state(s));
+  ++s.serial;
+  CHECK_THROWS_WITH(serialize_state(s), Catch::Contains("would pass"));
+  State p = new_state();
+  ResourceRecord r = service_record("a");
+  r.endpoint_port = 70000;
+  p.upsert(r);
+  CHECK_THROWS_WITH(serialize_state(p), Catch::Contains("refusing to record port 70000"));
 }
 
 TEST_CASE("state: file store writes atomically with mode 0600, a backup and a growing serial") {

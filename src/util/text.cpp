@@ -7,6 +7,10 @@
 #include <nlohmann/json.hpp>
 #include <openssl/rand.h>
 
+#include <map>
+#include <mutex>
+#include <set>
+
 #include "util/error.h"
 
 namespace dbform {
@@ -89,6 +93,62 @@ std::string redact(std::string text, const std::string& secret) {
   if (secret.size() < 4) return text;
   for (size_t at = text.find(secret); at != std::string::npos; at = text.find(secret, at + 3)) {
     text.replace(at, secret.size(), "***");
+  }
+  return text;
+}
+
+namespace {
+
+// Secrets by length, so a text is searched with one window per distinct length.
+struct SecretRegistry {
+  std::mutex mu;
+  std::map<size_t, std::set<std::string, std::less<>>> by_length;
+};
+
+SecretRegistry& secrets() {
+  static SecretRegistry registry;
+  return registry;
+}
+
+}  // namespace
+
+void remember_secret(std::string_view secret) {
+  if (secret.size() < 6) return;
+  const std::string escaped = nlohmann::json(std::string(secret)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  auto& r = secrets();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.by_length[secret.size()].emplace(secret);
+  r.by_length[escaped.size() - 2].emplace(escaped.substr(1, escaped.size() - 2));
+}
+
+std::string scrub(std::string_view raw) {
+  const std::string valid = valid_utf8(raw);
+  std::string text;
+  text.reserve(valid.size());
+  for (size_t i = 0; i < valid.size(); ++i) {
+    const unsigned char c = valid[i];
+    if (c == 0xC2 && i + 1 < valid.size() && static_cast<unsigned char>(valid[i + 1]) < 0xA0) {
+      ++i;  // U+0080 to U+009F, the C1 controls (CSI among them)
+      continue;
+    }
+    if ((c >= 0x20 && c != 0x7f) || c == '\n' || c == '\t') text += static_cast<char>(c);
+  }
+  auto& r = secrets();
+  std::lock_guard<std::mutex> lock(r.mu);
+  for (auto it = r.by_length.rbegin(); it != r.by_length.rend(); ++it) {  // longest first
+    const size_t n = it->first;
+    std::string out;
+    size_t i = 0;
+    for (; i + n <= text.size();) {
+      if (it->second.count(std::string_view(text).substr(i, n))) {
+        out += "***";
+        i += n;
+      } else {
+        out += text[i++];
+      }
+    }
+    out.append(text, i, std::string::npos);
+    text = std::move(out);
   }
   return text;
 }

@@ -28,6 +28,15 @@ std::string one_line_excerpt(std::string_view text, size_t max_chars = 200);
 // than 4 characters are left alone: replacing them would mangle ordinary words).
 std::string redact(std::string text, const std::string& secret);
 
+// The process's secrets: API keys in use and every password read from or written to the state
+// (with their JSON-escaped form). Shorter than 6 characters is ignored: it would mangle words.
+void remember_secret(std::string_view secret);
+
+// The one filter between outside text (API answers, files) and a terminal, a log or JSON output:
+// every remembered secret replaced by "***", control characters but newline and tab removed
+// (a terminal escape sequence cannot act), and invalid UTF-8 replaced by U+FFFD.
+std::string scrub(std::string_view text);
+
 // A new password of `length` letters and digits from the operating system's cryptographic
 // generator (OpenSSL RAND_bytes), each character uniform. Throws Error when no randomness is had.
 std::string random_password(size_t length = 32);
