@@ -13,6 +13,7 @@
 #include "util/atomic_file.h"
 #include "util/env.h"
 #include "util/text.h"
+#include "util/json_limits.h"
 
 namespace dbform::cli {
 
@@ -31,10 +32,10 @@ struct ImportOptions {
 // Text that YAML would read as another type (`true`, `123`, `1e3`) is quoted; the rest needs no
 // quotes (names, regions, sizes and CIDRs hold no characters YAML treats specially).
 std::string yaml_text(const std::string& text) {
-  return resolve_plain_scalar(text) == ScalarType::String ? text : nlohmann::json(text).dump();
+  return resolve_plain_scalar(text) == ScalarType::String ? text : dump_json(nlohmann::json(text));
 }
 
-std::string yaml_value(const nlohmann::json& v) { return v.is_string() ? yaml_text(v.get<std::string>()) : v.dump(); }
+std::string yaml_value(const nlohmann::json& v) { return v.is_string() ? yaml_text(v.get<std::string>()) : dump_json(v); }
 
 // The manifest declaring `records` as they are now, for `import --project --generate`.
 std::string generated_manifest(const std::string& project, const std::vector<ResourceRecord>& records) {

@@ -9,6 +9,7 @@
 #include "cli/address.h"
 #include "cli/commands.h"
 #include "cli/context.h"
+#include "util/json_limits.h"
 
 namespace dbform::cli {
 
@@ -163,13 +164,13 @@ void add_output_command(CLI::App& app, int& exit_code) {
       }
       nlohmann::json all = nlohmann::json::object();
       for (const auto& r : state.resources) all[r.address] = record_output(r, opts->show_secrets);
-      std::cout << all.dump(2) << "\n";
+      std::cout << dump_json(all, 2) << "\n";
       return;
     }
     auto [address, field] = split_field(state, opts->target);
     const ResourceRecord& r = resolve_address(state, address);
     if (field.empty()) {
-      if (opts->format != "env") std::cout << record_output(r, opts->show_secrets).dump(2) << "\n";
+      if (opts->format != "env") std::cout << dump_json(record_output(r, opts->show_secrets), 2) << "\n";
       else if (r.kind == ResourceKind::Service) print_env({&r}, opts->show_secrets);
       else throw UsageError("--format env prints services' endpoints; " + r.address + " is a VPC (its id: dbform output " +
                             r.address + ".id)");
@@ -180,7 +181,7 @@ void add_output_command(CLI::App& app, int& exit_code) {
       throw Error(r.address + " has no " + field + " recorded" +
                   (field == "password" ? " (adopted resources have no known initial password)" : " yet"));
     // The raw value, for pipelines: $(dbform output orders.password). Asking by field is asking for it.
-    if (opts->format == "json") std::cout << nlohmann::json(*value).dump() << "\n";
+    if (opts->format == "json") std::cout << dump_json(nlohmann::json(*value)) << "\n";
     else if (opts->format == "env") std::cout << env_line(r, field, *value);
     else std::cout << *value << "\n";
   });

@@ -11,6 +11,7 @@
 #include "plan/plan_file.h"
 #include "util/atomic_file.h"
 #include "util/env.h"
+#include "util/json_limits.h"
 
 namespace dbform::cli {
 
@@ -22,7 +23,7 @@ void save_plan(const PlanDocument& doc, const std::string& path, std::ostream& n
     std::cerr << "The plan was not saved to " << path << ": it has conflicts.\n";
     return;
   }
-  write_file_atomically(path, plan_document_json(doc).dump(2) + "\n", 0644);
+  write_file_atomically(path, dump_json(plan_document_json(doc), 2) + "\n", 0644);
   notes << "\nSaved the plan to " << path << ". To apply exactly this plan: dbform apply " << path << "\n";
 }
 
@@ -88,7 +89,7 @@ void add_plan_command(CLI::App& app, int& exit_code) {
     doc.manifest_files = manifest.files;
     doc.created_at = format_utc(std::chrono::system_clock::now());
 
-    if (opts->format == "json") std::cout << plan_document_json(doc).dump(2) << "\n";
+    if (opts->format == "json") std::cout << dump_json(plan_document_json(doc), 2) << "\n";
     else if (opts->format == "markdown") std::cout << render_plan_markdown(doc);
     else std::cout << (stored ? "" : no_state_note(*store) + "\n\n") << render_plan_text(doc.plan, detect_terminal());
     // Notes go where they cannot spoil a document on stdout.

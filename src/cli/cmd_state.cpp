@@ -9,6 +9,7 @@
 #include "state/pg_store.h"
 #include "util/atomic_file.h"
 #include "util/text.h"
+#include "util/json_limits.h"
 
 namespace dbform::cli {
 
@@ -142,7 +143,7 @@ void add_state_command(CLI::App& app, int& exit_code) {
     nlohmann::json j = record_to_json(resolve_address(state, targets->front()));
     if (!j["initial_password"].get<std::string>().empty()) j["initial_password"] = "(sensitive)";
     if (j.contains("pending_password")) j["pending_password"] = "(sensitive)";
-    std::cout << j.dump(2) << "\n";
+    std::cout << dump_json(j, 2) << "\n";
     exit_code = 0;
   });
 

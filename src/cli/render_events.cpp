@@ -4,6 +4,7 @@
 #include "util/clock.h"
 #include "util/duration.h"
 #include "util/text.h"
+#include "util/json_limits.h"
 
 namespace dbform::cli {
 
@@ -52,7 +53,7 @@ void JsonLinesEventRenderer::emit(json j) {
   for (auto& [key, value] : j.items())
     if (key != "type") line[key] = std::move(value);
   // Any bytes the API sent come out as valid JSON: invalid UTF-8 becomes U+FFFD.
-  out_ << line.dump(-1, ' ', false, json::error_handler_t::replace) << std::endl;
+  out_ << dump_json(line) << std::endl;
 }
 
 void JsonLinesEventRenderer::plan(const Plan& plan, const std::string& source) {

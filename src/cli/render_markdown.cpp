@@ -7,6 +7,7 @@
 
 #include "cli/render_plan.h"
 #include "util/text.h"
+#include "util/json_limits.h"
 
 namespace dbform::cli {
 
@@ -45,7 +46,7 @@ std::string code(const std::string& text) {
 std::string value_text(const json& v) {
   if (v.is_null()) return "(unset)";
   if (v.is_string()) return v.get<std::string>();
-  if (!v.is_array()) return v.dump();
+  if (!v.is_array()) return dump_json(v);
   std::vector<std::string> items;
   for (const auto& item : v) items.push_back(value_text(item));
   return "[" + join(items, ", ") + "]";

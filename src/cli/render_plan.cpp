@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "util/json_limits.h"
+
 namespace dbform::cli {
 
 namespace {
@@ -12,13 +14,13 @@ const char* kCyan = "36";
 const char* kRed = "31";
 const char* kDim = "2";
 
-std::string value_text(const nlohmann::json& v) { return v.is_null() ? "(unset)" : v.dump(); }
+std::string value_text(const nlohmann::json& v) { return v.is_null() ? "(unset)" : dump_json(v); }
 
 void render_settings(std::string& out, const nlohmann::json& settings, const std::string& sign) {
   size_t width = 0;
   for (auto it = settings.begin(); it != settings.end(); ++it) width = std::max(width, it.key().size());
   for (auto it = settings.begin(); it != settings.end(); ++it)
-    out += "      " + sign + " " + it.key() + std::string(width - it.key().size(), ' ') + " = " + it.value().dump() + "\n";
+    out += "      " + sign + " " + it.key() + std::string(width - it.key().size(), ' ') + " = " + dump_json(it.value()) + "\n";
 }
 
 void render_changes(std::string& out, const PlannedAction& a, const Terminal& t, const std::string& sign) {
@@ -96,7 +98,7 @@ std::string call_text(const PlannedCall& call) {
   if (call.body.is_null()) return call.call;
   if (call.body.contains("vpc_id") && call.body["vpc_id"].is_null())
     return call.call + " {\"vpc_id\": (the id of vpc \"" + call.vpc + "\", known once it is created)}";
-  return call.call + " " + call.body.dump();
+  return call.call + " " + dump_json(call.body);
 }
 
 std::string plan_summary_line(const PlanSummary& s) {

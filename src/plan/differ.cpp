@@ -3,6 +3,7 @@
 #include <unordered_set>
 
 #include "util/text.h"
+#include "util/json_limits.h"
 
 namespace dbform {
 
@@ -104,7 +105,7 @@ CallPlan calls_between(const json& current, const json& declared, const json& ob
         out.problem = v.is_null()
                           ? std::string("a resize sends both cpu_millis and memory_gbs, and the current ") + f +
                                 " is not known: declare it, or run `dbform plan --refresh` to read it"
-                          : std::string("the API resizes to whole numbers only (") + f + " " + v.dump() +
+                          : std::string("the API resizes to whole numbers only (") + f + " " + dump_json(v) +
                                 "): declare a whole number";
         return out;
       }

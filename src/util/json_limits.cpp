@@ -50,4 +50,6 @@ json parse_json_within(std::string_view text, const JsonLimits& limits, std::str
   return json(json::value_t::discarded);
 }
 
+std::string dump_json(const json& j, int indent) { return j.dump(indent, ' ', false, json::error_handler_t::replace); }
+
 }  // namespace dbform

@@ -27,4 +27,8 @@ size_t json_depth(std::string_view text, size_t stop_after);
 // deep", "not valid JSON (a syntax error at byte N)".
 nlohmann::json parse_json_within(std::string_view text, const JsonLimits& limits, std::string& problem);
 
+// JSON text for output: every invalid UTF-8 sequence in a string (a file name, an API text)
+// becomes U+FFFD instead of failing the whole document.
+std::string dump_json(const nlohmann::json& j, int indent = -1);
+
 }  // namespace dbform
