@@ -51,7 +51,7 @@ std::string summarize_error_body(const std::string& body) {
       return summary;
     }
   }
-  return one_line_excerpt(parsed.dump());
+  return one_line_excerpt(dump_json(parsed));
 }
 
 std::optional<Duration> parse_retry_after(const std::string& value, std::chrono::system_clock::time_point now) {
@@ -66,6 +66,9 @@ std::optional<Duration> parse_retry_after(const std::string& value, std::chrono:
   std::tm tm{};
   const char* end = strptime(text.c_str(), "%a, %d %b %Y %H:%M:%S GMT", &tm);
   if (!end || *end != '\0') return std::nullopt;
+  // A date before 1970 is past; one after 9999 is absurd, and far enough out would overflow the clock.
+  if (tm.tm_year < 70) return Duration(0);
+  if (tm.tm_year > 9999 - 1900) return std::chrono::hours(24 * 365);
   auto when = std::chrono::system_clock::from_time_t(timegm(&tm));
   if (when <= now) return Duration(0);
   return std::chrono::duration_cast<Duration>(when - now);

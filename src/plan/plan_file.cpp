@@ -4,7 +4,9 @@
 #include <map>
 #include <set>
 
+#include "state/codec.h"
 #include "util/error.h"
+#include "util/json_limits.h"
 #include "util/text.h"
 
 namespace dbform {
@@ -236,7 +238,10 @@ ordered_json plan_document_json(const PlanDocument& doc) {
 }
 
 PlanDocument parse_plan_document(const std::string& text, const std::string& source) {
-  json j = json::parse(text, nullptr, false);
+  std::string problem;
+  json j = parse_json_within(text, JsonLimits{kMaxStateBytes, kMaxStateDepth}, problem);
+  if (j.is_discarded() && problem.find("valid JSON") == std::string::npos)
+    throw UsageError(source + " cannot be read: " + problem);
   if (j.is_discarded() || !j.is_object() || j.value("format", "") != kPlanFormat)
     throw UsageError(source + " is not a dbform plan file. Make one with `dbform plan --out " + source + "`");
   Reader r(j, source, "");

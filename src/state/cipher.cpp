@@ -16,8 +16,9 @@ namespace {
 constexpr const char* kScheme = "AES-256-GCM";
 constexpr int kSealedVersion = 2;  // a version older dbforms refuse with "upgrade dbform"
 constexpr size_t kSaltBytes = 16;
-// The most a stored header may ask of scrypt: a hostile file must not make reading cost gigabytes.
-constexpr uint64_t kMaxScryptN = 1u << 20, kMaxScryptR = 32, kMaxScryptP = 16;
+// The most a stored header may ask of scrypt (its memory is 128 * N * r bytes, here at most 256 MiB):
+// a hostile file must not make reading cost gigabytes.
+constexpr uint64_t kMaxScryptN = 1u << 20, kMaxScryptR = 32, kMaxScryptP = 4, kMaxScryptNr = 1u << 21;
 
 std::string key_id(const std::string& key) { return hex(sha256("dbform state key id\n" + key)).substr(0, 16); }
 
@@ -154,6 +155,7 @@ std::string StateCipher::open(const json& envelope, const std::string& source) c
     };
     if (!salt || salt->empty()) throw damaged("the salt is not base64");
     ScryptCost cost{number("n", kMaxScryptN), number("r", kMaxScryptR), number("p", kMaxScryptP)};
+    if (cost.n * cost.r > kMaxScryptNr) throw damaged("scrypt's n * r asks for more than 256 MiB");
     key = k.derive(*salt, cost);
   } else if (kdf_name == "none" && !k.is_passphrase) {
     key = k.secret;

@@ -1,0 +1,18 @@
+// The manifest loader on any bytes: only diagnostics, never a crash, a hang or an exception.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "manifest/loader.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  auto env = [](const std::string& name) -> std::optional<std::string> {
+    if (name == "PROJECT_ID") return std::string("p1");
+    if (name == "DBFORM_API_KEY") return std::string("fuzz-key-123456");
+    return std::nullopt;
+  };
+  dbform::Diagnostics diags;
+  dbform::load_manifest_text("fuzz.yaml", text, env, diags);
+  return 0;
+}

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets of fuzz/ with clang (ASan + UBSan) into build-fuzz/ and runs each
+# for SECONDS (default 30) from its seeds: fuzz/corpus/TARGET/, plus for the manifest loader every
+# manifest of the tests and examples. A crash, a leak, a timeout or an out-of-memory fails the run
+# and leaves the input in build-fuzz/findings/; fix it and keep the input in fuzz/regressions/TARGET/,
+# whose inputs every run replays first. Prints the executions of each target.
+#
+#   bash scripts/fuzz.sh                  # every target, 30 s each
+#   bash scripts/fuzz.sh state 600        # one target, 10 minutes
+#
+# Installs clang and its fuzzer runtime when run as root on Debian 12.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+targets=(manifest state plan_file api_response durations)
+which=${1:-all}
+seconds=${2:-30}
+if [ "$which" != all ]; then targets=("$which"); fi
+
+missing=()
+for p in clang libclang-rt-14-dev; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then echo "Missing Debian packages: ${missing[*]}" >&2; exit 1; fi
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+CXX=clang++ CC=clang cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDBFORM_FUZZ=ON \
+  -DBUILD_TESTING=OFF >/dev/null
+cmake --build build-fuzz -j2 --target "${targets[@]/#/fuzz_}"
+
+mkdir -p build-fuzz/findings
+export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1"
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
+for t in "${targets[@]}"; do
+  work="build-fuzz/corpus/$t"
+  mkdir -p "$work"
+  seeds=("fuzz/corpus/$t")
+  [ -d "fuzz/regressions/$t" ] && seeds+=("fuzz/regressions/$t")
+  if [ "$t" = manifest ]; then seeds+=(tests/manifests/valid tests/manifests/invalid examples); fi
+  echo "== $t: fuzzing for ${seconds}s"
+  log="build-fuzz/$t.log"
+  if ! "build-fuzz/fuzz/fuzz_$t" "$work" "${seeds[@]}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+      -max_len=65536 -print_final_stats=1 -artifact_prefix="build-fuzz/findings/$t-" >"$log" 2>&1; then
+    tail -40 "$log" >&2
+    echo "== $t: FAILED; the input is in build-fuzz/findings/" >&2
+    exit 1
+  fi
+  echo "   $(grep -m1 -o 'stat::number_of_executed_units: [0-9]*' "$log" | awk '{print $2}') executions," \
+       "$(grep -m1 -o 'stat::new_units_added: [0-9]*' "$log" | awk '{print $2}') new inputs, no finding"
+done
+echo "== fuzzing clean: ${targets[*]}"
