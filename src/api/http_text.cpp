@@ -66,9 +66,9 @@ std::optional<Duration> parse_retry_after(const std::string& value, std::chrono:
   std::tm tm{};
   const char* end = strptime(text.c_str(), "%a, %d %b %Y %H:%M:%S GMT", &tm);
   if (!end || *end != '\0') return std::nullopt;
-  // A date before 1970 is past; one after 9999 is absurd, and far enough out would overflow the clock.
+  // A date before 1970 is past; one after 2200 is absurd (and past 2262 would overflow the clock).
   if (tm.tm_year < 70) return Duration(0);
-  if (tm.tm_year > 9999 - 1900) return std::chrono::hours(24 * 365);
+  if (tm.tm_year > 2200 - 1900) return std::chrono::hours(24 * 365);
   auto when = std::chrono::system_clock::from_time_t(timegm(&tm));
   if (when <= now) return Duration(0);
   return std::chrono::duration_cast<Duration>(when - now);
