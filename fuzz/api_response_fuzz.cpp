@@ -6,6 +6,7 @@
 
 #include "api/http_text.h"
 #include "api/models.h"
+#include "util/error.h"
 #include "util/json_limits.h"
 
 using namespace dbform;

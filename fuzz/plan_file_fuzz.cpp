@@ -4,6 +4,7 @@
 #include <string>
 
 #include "plan/plan_file.h"
+#include "util/error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

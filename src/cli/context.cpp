@@ -15,6 +15,7 @@
 #include "util/atomic_file.h"
 #include "util/duration.h"
 #include "util/env.h"
+#include "util/text.h"
 
 namespace dbform::cli {
 
@@ -36,7 +37,7 @@ void add_state_options(CLI::App& cmd, StateOptions& opts, bool with_lock_timeout
 Manifest load_manifests_or_throw(const ManifestOptions& opts, std::vector<Diagnostic>* warnings) {
   Diagnostics diags;
   Manifest m = load_manifests(opts.files, process_env(), diags);
-  if (!diags.items().empty()) std::cerr << diags.str();
+  if (!diags.items().empty()) std::cerr << scrub(diags.str());
   if (diags.has_errors())
     throw UsageError(std::to_string(diags.error_count()) + " error(s) in the manifests; nothing was done");
   if (warnings)

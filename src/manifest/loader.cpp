@@ -322,8 +322,12 @@ void check_no_key_interpolated(const Manifest& manifest, const EnvLookup& env, c
     key_variables.push_back(project_key_variable(p.id));
   }
   std::vector<std::pair<std::string, std::string>> key_values;  // value, variable
-  for (const auto& var : key_variables)
-    if (auto v = env(var); v && v->size() >= 8) key_values.emplace_back(*v, var);
+  for (const auto& var : key_variables) {
+    if (auto v = env(var); v && v->size() >= 8) {
+      key_values.emplace_back(*v, var);
+      remember_secret(*v);  // a diagnostic that quotes an interpolated value shows "***" instead
+    }
+  }
   for (const auto& use : uses) {
     const bool named = use.name.rfind("DBFORM_API_KEY", 0) == 0 ||
                        std::find(key_variables.begin(), key_variables.end(), use.name) != key_variables.end();

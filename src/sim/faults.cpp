@@ -3,6 +3,7 @@
 #include <fnmatch.h>
 
 #include <nlohmann/json.hpp>
+#include <zlib.h>
 
 namespace dbform::sim {
 
@@ -80,7 +81,61 @@ FaultInjector::CreateFault FaultInjector::after_create() {
   return CreateFault::None;
 }
 
-SimResponse FaultInjector::shape(SimResponse answer) {
+namespace {
+
+// 1 GiB of spaces (valid JSON whitespace), gzip-compressed once: about 1 MiB on the wire.
+const std::string& gzip_bomb() {
+  static const std::string bomb = [] {
+    z_stream z{};
+    deflateInit2(&z, Z_BEST_COMPRESSION, Z_DEFLATED, 15 + 16, 9, Z_DEFAULT_STRATEGY);  // +16: gzip framing
+    const std::string chunk(1 << 20, ' ');
+    std::string out;
+    char buffer[1 << 16];
+    for (int i = 0; i <= 1024; ++i) {
+      z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(chunk.data()));
+      z.avail_in = i < 1024 ? static_cast<uInt>(chunk.size()) : 0;
+      const int flush = i < 1024 ? Z_NO_FLUSH : Z_FINISH;
+      do {
+        z.next_out = reinterpret_cast<Bytef*>(buffer);
+        z.avail_out = sizeof buffer;
+        deflate(&z, flush);
+        out.append(buffer, sizeof buffer - z.avail_out);
+      } while (z.avail_out == 0);
+    }
+    deflateEnd(&z);
+    return out;
+  }();
+  return bomb;
+}
+
+}  // namespace
+
+SimResponse FaultInjector::shape(SimResponse answer, const SimRequest& request) {
+  if (request.method == "GET" && answer.status == 200) {
+    ++reads_;
+    auto every = [this](int n) { return n > 0 && reads_ % n == 0; };
+    const size_t object = answer.body.find('{');
+    if (every(faults_.deep_answer_every) && object != std::string::npos) {
+      constexpr size_t kDepth = 200'000;
+      answer.body.insert(object + 1, "\"x-trace\":" + std::string(kDepth, '[') + std::string(kDepth, ']') + ",");
+      ++injected_["answer nested 200,000 deep"];
+    } else if (every(faults_.huge_answer_every)) {
+      answer.body = gzip_bomb();
+      answer.headers["Content-Encoding"] = "gzip";
+      ++injected_["answer of 1 GiB once decompressed"];
+    }
+    if (faults_.escape_statuses) {
+      for (const char* status : {"QUEUED", "CONFIGURING", "UPGRADING"}) {
+        const std::string quoted = std::string("\"") + status + "\"";
+        for (size_t at = answer.body.find(quoted); at != std::string::npos; at = answer.body.find(quoted, at + 1))
+          answer.body.insert(at + quoted.size() - 1, "\\u001b]0;owned\\u0007\\u001b[2J");
+      }
+    }
+  }
+  if (faults_.echo_secrets && answer.status >= 400) {
+    answer = json_error(answer.status, "ECHO", "rejected " + request.authorization + " with body " + request.body);
+    ++injected_["error echoing the request"];
+  }
   if (faults_.garbled_errors && answer.status >= 400) {
     // Inside the message string of {"code":..,"message":".."}: a lone continuation byte, a byte
     // that never occurs in UTF-8 and a sequence cut short.

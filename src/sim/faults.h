@@ -41,8 +41,9 @@ class FaultInjector {
   enum class CreateFault { None, DropAfterHeaders, LoseAnswer, GatewayTimeout };
   CreateFault after_create();
 
-  // A copy of `answer` as the faults would have it leave (garbled error bodies).
-  SimResponse shape(SimResponse answer);
+  // A copy of `answer` to `request` as the faults would have it leave (garbled error bodies,
+  // hostile answers).
+  SimResponse shape(SimResponse answer, const SimRequest& request);
 
   // How often each fault was injected, by name.
   const std::map<std::string, long long>& injected() const { return injected_; }
@@ -53,6 +54,7 @@ class FaultInjector {
   RandomSource random_;
   long long calls_ = 0;
   long long creates_ = 0;
+  long long reads_ = 0;
 };
 
 }  // namespace dbform::sim

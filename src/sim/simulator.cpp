@@ -400,7 +400,7 @@ SimResponse Simulator::handle(const SimRequest& request) {
   SimResponse response;
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
-    response = impl_->faults.shape(impl_->handle_locked(request));
+    response = impl_->faults.shape(impl_->handle_locked(request), request);
   }
   response.headers["Content-Type"] = "application/json";
   // A slow answer to work already done: visible to other calls while this one still waits.

@@ -38,6 +38,11 @@ struct SimFaults {
   Duration list_lag{0};           // lists show a new service or VPC only this long after its create
   Duration create_answer_delay{0};  // a create's answer leaves this long after it was performed
   bool garbled_errors = false;    // error bodies carry bytes that are not valid UTF-8
+  // Hostile answers (as a broken or malicious API, or a proxy, would send them):
+  int deep_answer_every = 0;      // every Nth successful GET carries an unknown field nested 200,000 deep
+  int huge_answer_every = 0;      // every Nth successful GET is a gzip body of 1 GiB once decompressed
+  bool echo_secrets = false;      // error answers quote the request's Authorization header and body
+  bool escape_statuses = false;   // statuses other than READY carry terminal escape sequences
 };
 
 struct SimConfig {

@@ -1,5 +1,8 @@
 #pragma once
 // What several e2e test files share: the standard project (a VPC and three services) and checks.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 
 #include "harness.h"
@@ -42,5 +45,35 @@ inline json writes_of(const json& counts) {
 inline bool contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
 }
+
+// Makes a directory refuse new files, and its files refuse changes (the state's journal is appended
+// to in place), for as long as it lives. Root ignores permissions, so for root the directory and
+// its files are made immutable (chattr +i), which binds root too.
+class UnwritableDir {
+ public:
+  explicit UnwritableDir(fs::path dir) : dir_(std::move(dir)) {
+    for (const auto& entry : fs::directory_iterator(dir_))  // the lock stays usable: the state is the subject
+      if (entry.is_regular_file() && entry.path().extension() != ".lock") files_.push_back(entry.path());
+    files_.push_back(dir_);
+    for (const auto& path : files_) {
+      if (::geteuid() == 0) REQUIRE(std::system(("chattr +i '" + path.string() + "'").c_str()) == 0);
+      else REQUIRE(::chmod(path.c_str(), path == dir_ ? 0500 : 0400) == 0);
+    }
+  }
+  ~UnwritableDir() { release(); }
+  void release() {
+    if (released_) return;
+    released_ = true;
+    for (const auto& path : files_) {
+      if (::geteuid() == 0) (void)std::system(("chattr -i '" + path.string() + "'").c_str());
+      else ::chmod(path.c_str(), path == dir_ ? 0700 : 0600);
+    }
+  }
+
+ private:
+  fs::path dir_;
+  std::vector<fs::path> files_;
+  bool released_ = false;
+};
 
 }  // namespace e2e
