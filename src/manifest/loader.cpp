@@ -103,6 +103,8 @@ std::optional<std::string> read_file(const std::string& path, Diagnostics& diags
 class ExpandedSize : public YAML::EventHandler {
  public:
   struct TooLarge {};
+  struct Runaway {};
+  explicit ExpandedSize(size_t text_bytes) : max_events_(16 * text_bytes + 1024) {}
   void OnDocumentStart(const YAML::Mark&) override {}
   void OnDocumentEnd() override {}
   void OnNull(const YAML::Mark&, YAML::anchor_t anchor) override { leaf(anchor); }
@@ -114,10 +116,10 @@ class ExpandedSize : public YAML::EventHandler {
     add(anchor < sizes_.size() ? sizes_[anchor] : 1);
   }
   void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t anchor, YAML::EmitterStyle::value) override {
-    open_.push_back({anchor, 1});
+    open(anchor);
   }
   void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t anchor, YAML::EmitterStyle::value) override {
-    open_.push_back({anchor, 1});
+    open(anchor);
   }
   void OnSequenceEnd() override { close(); }
   void OnMapEnd() override { close(); }
@@ -137,9 +139,14 @@ class ExpandedSize : public YAML::EventHandler {
     sizes_[anchor] = nodes;
   }
   void add(size_t nodes) {
+    if (++events_ > max_events_) throw Runaway{};
     total_ += nodes;
     if (total_ > kMaxManifestNodes) throw TooLarge{};
     if (!open_.empty()) open_.back().nodes += nodes;
+  }
+  void open(YAML::anchor_t anchor) {
+    if (++events_ > max_events_) throw Runaway{};
+    open_.push_back({anchor, 1});
   }
   void close() {
     Open done = open_.back();
@@ -151,23 +158,31 @@ class ExpandedSize : public YAML::EventHandler {
   std::vector<size_t> sizes_;
   size_t total_ = 0;
   size_t aliases_ = 0;
+  size_t events_ = 0;
+  size_t max_events_;
 };
 
+enum class Expansion { Within, TooLarge, Runaway };
+
 // Whether the file, with its aliases expanded, stays within the caps (a syntax error is left to the
-// loader, which reports it with its place).
-bool expands_within_caps(const std::string& text) {
-  if (text.find('&') == std::string::npos) return true;  // no anchor, so no alias
+// loader, which reports it with its place). It also stops yaml-cpp 0.7's parser where it would run
+// forever: on some malformed input (found by fuzz_manifest) it emits events without end, so more
+// events than the text could hold end the parse. This pass reads the text once more, without
+// building anything.
+Expansion expansion_of(const std::string& text) {
   std::istringstream in(text);
   YAML::Parser parser(in);
-  ExpandedSize counter;
+  ExpandedSize counter(text.size());
   try {
     while (parser.HandleNextDocument(counter)) {
     }
   } catch (const ExpandedSize::TooLarge&) {
-    return false;
+    return Expansion::TooLarge;
+  } catch (const ExpandedSize::Runaway&) {
+    return Expansion::Runaway;
   } catch (const YAML::Exception&) {
   }
-  return true;
+  return Expansion::Within;
 }
 
 // sha256 over every file's name and contents, each framed by its length so that no two different
@@ -272,12 +287,19 @@ class ProjectMerger {
 
 std::vector<DesiredProject> parse_document(const std::string& name, const std::string& text, const EnvLookup& env,
                                            Diagnostics& diags) {
-  if (!expands_within_caps(text)) {
-    diags.error({name}, "", "with its aliases expanded the file would hold more than " +
-                                std::to_string(kMaxManifestNodes) + " values (or use more than " +
-                                std::to_string(kMaxManifestAliases) + " aliases)",
-                "write the values out, or use fewer nested anchors");
-    return {};
+  switch (expansion_of(text)) {
+    case Expansion::Within:
+      break;
+    case Expansion::TooLarge:
+      diags.error({name}, "", "with its aliases expanded the file would hold more than " +
+                                  std::to_string(kMaxManifestNodes) + " values (or use more than " +
+                                  std::to_string(kMaxManifestAliases) + " aliases)",
+                  "write the values out, or use fewer nested anchors");
+      return {};
+    case Expansion::Runaway:
+      diags.error({name}, "", "YAML syntax error: the parser could not make sense of this file",
+                  "check the indentation, commas and colons; a key written as `a,b:` is a common cause");
+      return {};
   }
   std::vector<YAML::Node> documents;
   try {
