@@ -51,5 +51,8 @@ json parse_json_within(std::string_view text, const JsonLimits& limits, std::str
 }
 
 std::string dump_json(const json& j, int indent) { return j.dump(indent, ' ', false, json::error_handler_t::replace); }
+std::string dump_json(const nlohmann::ordered_json& j, int indent) {
+  return j.dump(indent, ' ', false, json::error_handler_t::replace);
+}
 
 }  // namespace dbform

@@ -30,5 +30,6 @@ nlohmann::json parse_json_within(std::string_view text, const JsonLimits& limits
 // JSON text for output: every invalid UTF-8 sequence in a string (a file name, an API text)
 // becomes U+FFFD instead of failing the whole document.
 std::string dump_json(const nlohmann::json& j, int indent = -1);
+std::string dump_json(const nlohmann::ordered_json& j, int indent = -1);  // keys in their order
 
 }  // namespace dbform
