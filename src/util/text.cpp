@@ -9,7 +9,7 @@
 
 #include <map>
 #include <mutex>
-#include <set>
+#include <unordered_set>
 
 #include "util/error.h"
 
@@ -89,20 +89,14 @@ std::string one_line_excerpt(std::string_view text, size_t max_chars) {
   return line;
 }
 
-std::string redact(std::string text, const std::string& secret) {
-  if (secret.size() < 4) return text;
-  for (size_t at = text.find(secret); at != std::string::npos; at = text.find(secret, at + 3)) {
-    text.replace(at, secret.size(), "***");
-  }
-  return text;
-}
-
 namespace {
 
-// Secrets by length, so a text is searched with one window per distinct length.
+// Secrets by length, and which three bytes they start with: a text is checked at each position by
+// one bit test, and looked up only where some secret starts with those bytes.
 struct SecretRegistry {
   std::mutex mu;
-  std::map<size_t, std::set<std::string, std::less<>>> by_length;
+  std::map<size_t, std::unordered_set<std::string>, std::greater<>> by_length;  // longest first
+  std::vector<bool> starts = std::vector<bool>(size_t{1} << 24);
 };
 
 SecretRegistry& secrets() {
@@ -110,15 +104,25 @@ SecretRegistry& secrets() {
   return registry;
 }
 
+size_t first_three(std::string_view s, size_t at) {
+  return static_cast<size_t>(static_cast<unsigned char>(s[at])) << 16 |
+         static_cast<size_t>(static_cast<unsigned char>(s[at + 1])) << 8 | static_cast<unsigned char>(s[at + 2]);
+}
+
+constexpr size_t kShortestSecret = 6;
+
 }  // namespace
 
 void remember_secret(std::string_view secret) {
-  if (secret.size() < 6) return;
-  const std::string escaped = nlohmann::json(std::string(secret)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (secret.size() < kShortestSecret) return;
+  const std::string quoted =
+      nlohmann::json(std::string(secret)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   auto& r = secrets();
   std::lock_guard<std::mutex> lock(r.mu);
-  r.by_length[secret.size()].emplace(secret);
-  r.by_length[escaped.size() - 2].emplace(escaped.substr(1, escaped.size() - 2));
+  for (std::string_view form : {secret, std::string_view(quoted).substr(1, quoted.size() - 2)}) {
+    r.by_length[form.size()].emplace(form);
+    r.starts[first_three(form, 0)] = true;
+  }
 }
 
 std::string scrub(std::string_view raw) {
@@ -135,22 +139,27 @@ std::string scrub(std::string_view raw) {
   }
   auto& r = secrets();
   std::lock_guard<std::mutex> lock(r.mu);
-  for (auto it = r.by_length.rbegin(); it != r.by_length.rend(); ++it) {  // longest first
-    const size_t n = it->first;
-    std::string out;
-    size_t i = 0;
-    for (; i + n <= text.size();) {
-      if (it->second.count(std::string_view(text).substr(i, n))) {
-        out += "***";
-        i += n;
-      } else {
-        out += text[i++];
+  if (r.by_length.empty()) return text;
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    size_t matched = 0;
+    if (i + kShortestSecret <= text.size() && r.starts[first_three(text, i)]) {
+      for (const auto& [n, forms] : r.by_length) {
+        if (i + n <= text.size() && forms.count(text.substr(i, n))) {
+          matched = n;
+          break;
+        }
       }
     }
-    out.append(text, i, std::string::npos);
-    text = std::move(out);
+    if (matched) {
+      out += "***";
+      i += matched;
+    } else {
+      out += text[i++];
+    }
   }
-  return text;
+  return out;
 }
 
 std::string redact_url(const std::string& url) {

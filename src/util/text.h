@@ -24,10 +24,6 @@ std::string valid_utf8(std::string_view text);
 // characters dropped), cut on a character boundary with "..." when longer.
 std::string one_line_excerpt(std::string_view text, size_t max_chars = 200);
 
-// The one redaction: `text` with every occurrence of `secret` replaced by "***" (secrets shorter
-// than 4 characters are left alone: replacing them would mangle ordinary words).
-std::string redact(std::string text, const std::string& secret);
-
 // The process's secrets: API keys in use and every password read from or written to the state
 // (with their JSON-escaped form). Shorter than 6 characters is ignored: it would mangle words.
 void remember_secret(std::string_view secret);

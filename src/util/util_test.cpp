@@ -67,8 +67,18 @@ TEST_CASE("util: text from outside becomes one line of valid UTF-8, cut on a cha
   // "é" is two bytes: a cut at 2 bytes must not split it.
   CHECK(one_line_excerpt("a\xc3\xa9\xc3\xa9", 2) == "a...");
   CHECK(one_line_excerpt("\xff\xff\xff", 3) == "\xef\xbf\xbd...");
-  CHECK(redact("key abcdef and abcdef", "abcdef") == "key *** and ***");
-  CHECK(redact("a b c", "a") == "a b c");  // too short to redact safely
+}
+
+TEST_CASE("util: scrub removes every remembered secret (longest first, and its JSON-quoted form) and control characters") {
+  remember_secret("abc");  // too short to remove safely: it would mangle words
+  remember_secret("s3cret-password");
+  remember_secret("s3cret-password-longer");
+  remember_secret("with\"quote");
+  CHECK(scrub("abc s3cret-password and s3cret-password-longer.") == "abc *** and ***.");
+  CHECK(scrub(R"({"message":"bad with\"quote"})") == R"({"message":"bad ***"})");
+  CHECK(scrub("with\"quote") == "***");
+  CHECK(scrub("\x1b]0;owned\x07\x1b[2JREADY\xc2\x9b" "31m\r\n") == "]0;owned[2JREADY31m\n");
+  CHECK(scrub("caf\xe9 \xc3\xa9") == "caf\xef\xbf\xbd \xc3\xa9");
 }
 
 
