@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "api/http_text.h"
+#include "util/duration.h"
 #include "util/json_limits.h"
 #include "util/crypto.h"
 
@@ -46,6 +47,21 @@ void remember_key(const std::string& key) {
 }
 
 bool is_success(int status) { return status >= 200 && status < 300; }
+
+// An answer as a trace may show it: initial_password masked wherever a service carries one, then
+// scrubbed of every secret the process knows.
+std::string masked_body(const std::string& body) {
+  std::string problem;
+  json j = parse_json_within(body, JsonLimits{body.size(), kMaxAnswerDepth}, problem);
+  if (j.is_discarded()) return scrub(one_line_excerpt(body, 2000));
+  auto mask = [](json& o) {
+    if (o.is_object() && o.contains("initial_password")) o["initial_password"] = "***";
+  };
+  mask(j);
+  if (j.is_array())
+    for (auto& item : j) mask(item);
+  return scrub(dump_json(j));
+}
 
 std::string status_text(int status) {
   std::string reason = status_reason(status);
@@ -164,10 +180,27 @@ HttpResponse ApiClient::call(CallKind kind, const std::string& method, const std
     const bool last_attempt = attempt >= retry_.max_attempts;
     const std::string tries = attempt > 1 ? " (after " + std::to_string(attempt) + " attempts)" : "";
     HttpResponse response;
+    Exchange seen{method, redact_url(request.url)};
+    seen.attempt = attempt;
+    if (log_) seen.request_body = scrub(request.body);
+    const auto started = clock_.now();
+    auto log = [&](Duration wait, const std::string& why) {
+      if (!log_) return;
+      seen.took = std::chrono::duration_cast<Duration>(clock_.now() - started);
+      if (wait.count() > 0 || !why.empty()) seen.retry = why + ", trying again in " + format_duration(wait);
+      log_(seen);
+    };
     try {
       response = transport_.send(request);
     } catch (const TransportError& e) {
       std::string detail = scrub(e.what());
+      seen.error = detail;
+      if (is_create && e.may_have_reached_server()) {
+        throw ApiError(call_name + ": no response, but the request may have reached the API, so the resource may "
+                                   "or may not exist; it is not sent again blindly: " + detail,
+                       0, method, path, "", true);
+      }
+      if (last_attempt || (is_create && e.may_have_reached_server())) log(Duration(0), "");
       if (is_create && e.may_have_reached_server()) {
         throw ApiError(call_name + ": no response, but the request may have reached the API, so the resource may "
                                    "or may not exist; it is not sent again blindly: " + detail,
@@ -176,10 +209,20 @@ HttpResponse ApiClient::call(CallKind kind, const std::string& method, const std
       if (last_attempt) {
         throw ApiError(call_name + ": could not reach the API" + tries + ": " + detail, 0, method, path, "", false);
       }
-      wait_before_retry(backoff(attempt, nullptr), call_name + ": could not reach the API: " + detail, method, path);
+      const Duration wait = backoff(attempt, nullptr);
+      log(wait, "no answer");
+      wait_before_retry(wait, call_name + ": could not reach the API: " + detail, method, path);
       continue;
     }
-    if (is_success(response.status) || (allow_404 && response.status == 404)) return response;
+    seen.status = response.status;
+    for (const char* header : {"x-request-id", "request-id"})
+      if (seen.request_id.empty()) seen.request_id = scrub(response.header(header));
+    if (log_) seen.response_body = masked_body(response.body);
+    const bool done = is_success(response.status) || (allow_404 && response.status == 404);
+    const bool retried = !done && !last_attempt && (response.status == 429 || (!is_create && response.status >= 500));
+    const Duration wait = retried ? backoff(attempt, &response) : Duration(0);
+    log(wait, retried ? status_text(response.status) : "");
+    if (done) return response;
 
     // Secrets go before the body is cut short: one that straddles the cut would escape otherwise.
     std::string message = scrub(summarize_error_body(scrub(response.body)));
@@ -194,14 +237,26 @@ HttpResponse ApiClient::call(CallKind kind, const std::string& method, const std
     if (!transient || last_attempt) {
       throw ApiError(what + (transient ? tries : ""), response.status, method, path, message, false);
     }
-    wait_before_retry(backoff(attempt, &response), what, method, path, response.status);
+    wait_before_retry(wait, what, method, path, response.status);
   }
 }
 
 AuthInfo ApiClient::auth_info(const std::string& key) {
   const std::string path = "/auth/info";
-  HttpResponse response = call(CallKind::Read, "GET", path, key, nullptr);
-  return map_response<AuthInfo>("GET", path, parse_body("GET", path, response), parse_auth_info);
+  try {
+    HttpResponse response = call(CallKind::Read, "GET", path, key, nullptr);
+    return map_response<AuthInfo>("GET", path, parse_body("GET", path, response), parse_auth_info);
+  } catch (const ApiError& e) {
+    // The first call of every run: a route the server does not know means the base URL is wrong.
+    if (e.status() != 404 && e.status() != 405) throw;
+    throw ApiError(std::string(e.what()) + ". " + redact_url(base_url_) + path +
+                       " is not the API's key check: is DBFORM_API_URL the API's base URL (e.g. "
+                       "https://console.cloud.tigerdata.com/public/api/v1)?",
+                   e.status(), e.method(), e.path(), e.api_message(), false);
+  } catch (const Error& e) {
+    if (dynamic_cast<const ApiError*>(&e)) throw;
+    throw Error(std::string(e.what()) + " (asked " + redact_url(base_url_) + path + ")");  // not JSON: a web page?
+  }
 }
 
 Service ApiClient::create_service(const std::string& key, const std::string& project_id,

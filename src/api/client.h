@@ -5,6 +5,7 @@
 // after the request may have left is reported as an ApiError with outcome_unknown() set, and the
 // caller must look for the resource by name before creating it again.
 #include <atomic>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <random>
@@ -50,6 +51,21 @@ struct RetryPolicy {
   unsigned seed = 0;  // jitter; 0 means seeded from the clock
 };
 
+// One HTTP exchange as the client saw it, for DBFORM_LOG=debug and trace. Every text in it is
+// scrubbed (no key, no password the process knows) and a service's initial_password is masked.
+struct Exchange {
+  std::string method;
+  std::string url;         // base URL and path, any password in it removed
+  int status = 0;          // 0: no answer (`error` says why)
+  Duration took{0};
+  int attempt = 1;
+  std::string request_id;  // from x-request-id or request-id, when the API sends one
+  std::string error;
+  std::string retry;       // why and how long it waits before the next attempt; "" when it does not
+  std::string request_body, response_body;
+};
+using ExchangeLog = std::function<void(const Exchange&)>;
+
 class ApiClient {
  public:
   ApiClient(Transport& transport, Clock& clock, std::string base_url, AuthScheme scheme = AuthScheme::Bearer,
@@ -85,6 +101,8 @@ class ApiClient {
   const std::string& base_url() const { return base_url_; }
   // A set flag ends every back-off and Retry-After wait at once: the call fails instead of waiting.
   void stop_waits_on(const std::atomic<bool>* stop) { stop_ = stop; }
+  // Called after every exchange (and with `retry` set before each wait). Not called when unset.
+  void log_exchanges(ExchangeLog log) { log_ = std::move(log); }
 
  private:
   enum class CallKind { Read, Create };  // Read: any idempotent call, retried on transient failures
@@ -103,6 +121,7 @@ class ApiClient {
   AuthScheme scheme_;
   RetryPolicy retry_;
   const std::atomic<bool>* stop_ = nullptr;
+  ExchangeLog log_;
   std::mutex rng_mu_;
   std::mt19937_64 rng_;
 };

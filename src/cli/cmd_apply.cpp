@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <filesystem>
 #include <iostream>
 
 #include "cli/apply_flow.h"
@@ -18,6 +19,8 @@
 #include "util/text.h"
 
 namespace dbform::cli {
+
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -58,6 +61,10 @@ ApplyOptions engine_options(const ApplyFlowOptions& opts) {
   if (opts.parallelism < 1) throw UsageError("--parallelism must be at least 1");
   if (opts.json && opts.plan_file.empty() && !opts.auto_approve)
     throw UsageError("--json needs --auto-approve or a saved plan: stdout carries JSON, so there is no way to ask");
+  // `--wait-timeout 10 minutes` leaves `minutes` where a plan file goes.
+  if (!opts.plan_file.empty() && !duration_unit_hint(opts.plan_file).empty() && !fs::exists(opts.plan_file))
+    throw UsageError("`" + opts.plan_file + "` is not a plan file: a duration is one word, without a space (write "
+                     "e.g. --wait-timeout 10m)");
   if (!opts.plan_file.empty() && opts.manifests_given)
     throw UsageError("a saved plan names the manifests it was made from: apply " + opts.plan_file + " without -f");
   ApplyOptions e;

@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "util/json_limits.h"
+#include "util/text.h"
 
 namespace dbform::cli {
 
@@ -61,6 +62,18 @@ std::pair<std::string, std::string> split_field(const State& state, const std::s
   std::string field = arg.substr(dot + 1);
   for (const auto& f : kFields)
     if (f == field) return {arg.substr(0, dot), field};
+  // ADDRESS.FIELD whose field is none: name the field, not a missing resource.
+  bool names_resource = false;
+  try {
+    resolve_address(state, arg.substr(0, dot));
+    names_resource = true;
+  } catch (const UsageError&) {
+  }
+  if (names_resource) {
+    const std::string close = closest_match(field, kFields);
+    throw UsageError("`" + field + "` is not an output field" + (close.empty() ? "" : " (did you mean `" + close + "`?)") +
+                     "; the fields are " + join(kFields, ", "));
+  }
   return {arg, ""};
 }
 
@@ -108,7 +121,7 @@ void print_env(const std::vector<const ResourceRecord*>& records, bool show_secr
   for (const auto* r : records) std::cout << env_lines(*r, show_secrets);
 }
 
-void print_table(const State& state) {
+void print_table(const State& state, bool show_secrets) {
   if (state.resources.empty()) {
     std::cout << "The state records no resources yet.\n";
     return;
@@ -120,7 +133,8 @@ void print_table(const State& state) {
       std::cout << "  status   " << (r.status.empty() ? "unknown" : r.status) << "\n";
       std::cout << "  endpoint " << field_value(r, "endpoint").value_or("(not yet known)") << "\n";
       std::cout << "  pooler   " << field_value(r, "pooler").value_or("(none)") << "\n";
-      std::cout << "  password " << (r.initial_password.empty() ? "(unknown)" : "(sensitive)") << "\n";
+      std::cout << "  password "
+                << (r.initial_password.empty() ? "(unknown)" : show_secrets ? r.initial_password : "(sensitive)") << "\n";
     }
   }
 }
@@ -155,7 +169,7 @@ void add_output_command(CLI::App& app, int& exit_code) {
     State state = read_state(*store);
     exit_code = 0;
     if (opts->target.empty()) {
-      if (opts->format == "text") return print_table(state);
+      if (opts->format == "text") return print_table(state, opts->show_secrets);
       if (opts->format == "env") {
         std::vector<const ResourceRecord*> services;
         for (const auto& r : state.resources)

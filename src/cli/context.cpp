@@ -5,7 +5,11 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <iostream>
+
+#include <spdlog/spdlog.h>
 
 #include "http/curl_transport.h"
 #include "manifest/loader.h"
@@ -22,7 +26,10 @@ namespace dbform::cli {
 constexpr const char* kDefaultApiUrl = "https://console.cloud.tigerdata.com/public/api/v1";
 
 void add_manifest_options(CLI::App& cmd, ManifestOptions& opts) {
-  cmd.add_option("-f,--file", opts.files, "manifest file or directory (repeatable; default .)");
+  // One path per -f, as in kubectl and Terraform: `-f a -f b`, and `apply -f dir plan.out` cannot
+  // take the plan file for a manifest.
+  cmd.add_option("-f,--file", opts.files, "manifest file or directory (repeat -f for more; default .)")
+      ->allow_extra_args(false);
 }
 
 void add_state_options(CLI::App& cmd, StateOptions& opts, bool with_lock_timeout) {
@@ -114,6 +121,23 @@ std::string no_state_note(const StateStore& store) {
          "state instead.";
 }
 
+namespace {
+
+// DBFORM_LOG=debug: one line per HTTP exchange; trace: its bodies too (masked and scrubbed).
+void log_exchange(const Exchange& x) {
+  std::string line = x.method + " " + x.url + " -> " +
+                     (x.status ? std::to_string(x.status) : "no answer (" + x.error + ")") + " in " +
+                     format_duration(x.took);
+  if (x.attempt > 1) line += ", attempt " + std::to_string(x.attempt);
+  if (!x.request_id.empty()) line += ", request id " + x.request_id;
+  if (!x.retry.empty()) line += "; " + x.retry;
+  spdlog::debug("http: {}", line);
+  if (!x.request_body.empty()) spdlog::trace("http: request body: {}", x.request_body);
+  if (!x.response_body.empty()) spdlog::trace("http: response body: {}", x.response_body);
+}
+
+}  // namespace
+
 std::unique_ptr<ApiSetup> make_api() {
   auto env = process_env();
   auto setup = std::make_unique<ApiSetup>();
@@ -125,13 +149,36 @@ std::unique_ptr<ApiSetup> make_api() {
   else throw UsageError("DBFORM_AUTH_SCHEME must be `bearer` or `basic`, not `" + scheme_name + "`");
   setup->client = std::make_unique<ApiClient>(*setup->transport, setup->clock,
                                               env("DBFORM_API_URL").value_or(kDefaultApiUrl), scheme);
+  if (spdlog::should_log(spdlog::level::debug)) setup->client->log_exchanges(log_exchange);
   return setup;
+}
+
+std::string duration_unit_hint(const std::string& word) {
+  static const std::vector<std::pair<std::vector<std::string>, std::string>> units = {
+      {{"ms", "msec", "msecs", "millisecond", "milliseconds"}, "ms"},
+      {{"s", "sec", "secs", "second", "seconds"}, "s"},
+      {{"m", "min", "mins", "minute", "minutes"}, "m"},
+      {{"h", "hr", "hrs", "hour", "hours"}, "h"}};
+  std::string lower;
+  for (unsigned char c : word) lower += static_cast<char>(std::tolower(c));
+  for (const auto& [names, unit] : units)
+    if (std::find(names.begin(), names.end(), lower) != names.end()) return unit;
+  return "";
 }
 
 Duration parse_duration_flag(const std::string& flag, const std::string& value) {
   auto d = parse_duration(value);
-  if (!d) throw UsageError(flag + ": `" + value + "` is not a duration (expected e.g. 30s, 10m, 1h30m, 500ms)");
-  return *d;
+  if (d) return *d;
+  // "10 minutes", "10min", "1.5h": say how to write it.
+  std::string number, rest;
+  size_t i = 0;
+  while (i < value.size() && std::isdigit(static_cast<unsigned char>(value[i]))) number += value[i++];
+  while (i < value.size() && value[i] == ' ') ++i;
+  rest = value.substr(i);
+  const std::string unit = duration_unit_hint(rest);
+  std::string hint = !number.empty() && !unit.empty() ? "; write " + number + unit
+                                                        : " (write a number and a unit: 30s, 10m, 1h30m, 500ms)";
+  throw UsageError(flag + ": `" + value + "` is not a duration" + hint);
 }
 
 namespace {

@@ -54,8 +54,11 @@ struct ApiSetup {
 };
 std::unique_ptr<ApiSetup> make_api();
 
-// Parses a duration flag or throws UsageError naming the flag.
+// Parses a duration flag or throws UsageError naming the flag and, for "10 minutes" or "10min", the
+// way to write it ("write 10m").
 Duration parse_duration_flag(const std::string& flag, const std::string& value);
+// The unit dbform writes for a word a person may use for one ("minutes" -> "m"), or "".
+std::string duration_unit_hint(const std::string& word);
 
 struct Terminal {
   bool stdout_tty = false;

@@ -3,6 +3,9 @@
 #include <csignal>
 #include <cstdio>
 #include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -22,6 +25,74 @@ void setup_logging(const std::string& level_name) {
   spdlog::set_level(spdlog::level::from_str(level_name.empty() ? "warn" : level_name));
 }
 
+// What `dbform version` and `dbform --version` print, as Terraform's do.
+std::string version_text() {
+#if defined(__x86_64__)
+  const char* arch = "amd64";
+#elif defined(__aarch64__)
+  const char* arch = "arm64";
+#else
+  const char* arch = "unknown";
+#endif
+  return std::string("dbform v") + DBFORM_VERSION + "\non linux_" + arch;
+}
+
+std::vector<std::string> command_names(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) names.push_back(sub->get_name());
+  return names;
+}
+
+// "unknown command `foo`; did you mean `plan`?" and the commands there are.
+std::string unknown_command(const CLI::App& parent, const std::string& word) {
+  const auto names = command_names(parent);
+  const std::string close = dbform::closest_match(word, names);
+  const std::string where = parent.get_parent() ? parent.get_name() + " " : "";
+  return "unknown command `" + where + word + "`" + (close.empty() ? "" : "; did you mean `" + where + close + "`?") +
+         "\nThe commands are: " + dbform::join(names, ", ") + ". See `dbform help" +
+         (parent.get_parent() ? " " + parent.get_name() : "") + "`.";
+}
+
+// The first word that is not a global option, when it names no command.
+std::optional<std::string> unknown_first_word(const CLI::App& app, int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--log-level") {
+      ++i;
+      continue;
+    }
+    if (arg.rfind("-", 0) == 0) continue;
+    for (const auto& name : command_names(app))
+      if (name == arg) return std::nullopt;
+    return arg;
+  }
+  return std::nullopt;
+}
+
+// For arguments no option took: "unknown flag `--fromat` for `dbform plan`; did you mean `--format`?"
+std::string unknown_flags(const CLI::App& app, const CLI::ExtrasError& e) {
+  const CLI::App* command = &app;
+  while (!command->get_subcommands().empty()) command = command->get_subcommands().front();
+  std::vector<std::string> known;
+  for (const CLI::App* scope = command; scope; scope = scope->get_parent())
+    for (const CLI::Option* opt : scope->get_options()) {
+      for (const auto& l : opt->get_lnames()) known.push_back("--" + l);
+      for (const auto& s : opt->get_snames()) known.push_back("-" + s);
+    }
+  std::string path;
+  for (const CLI::App* scope = command; scope; scope = scope->get_parent())
+    path = scope->get_name() + (path.empty() ? "" : " " + path);
+  std::string message;
+  for (const auto& extra : command->remaining()) {
+    if (extra.rfind("-", 0) != 0) continue;
+    const std::string flag = extra.substr(0, extra.find('='));
+    const std::string close = dbform::closest_match(flag, known);
+    message += "unknown flag `" + flag + "` for `" + path + "`" + (close.empty() ? "" : "; did you mean `" + close + "`?") + "\n";
+  }
+  if (message.empty()) return std::string(e.what()) + "\n";
+  return message + "See `" + (path == "dbform" ? std::string("dbform help") : "dbform help" + path.substr(6)) + "`.\n";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -30,7 +101,7 @@ int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
   CLI::App app{"dbform: declarative reconciler for managed database services", "dbform"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string("dbform 0.1.0"));
+  app.set_version_flag("--version", version_text());
   std::string log_level = dbform::process_env()("DBFORM_LOG").value_or("warn");
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error, off (env DBFORM_LOG)")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
@@ -48,10 +119,58 @@ int main(int argc, char** argv) {
   dbform::cli::add_whoami_command(app, exit_code);
   dbform::cli::add_sim_command(app, exit_code);
   dbform::cli::add_demo_command(app, exit_code);
+
+  auto* help = app.add_subcommand("help", "show the help of dbform, or of a command (`dbform help state push`)");
+  std::vector<std::string> topic;
+  help->add_option("command", topic, "a command and its subcommands");
+  help->callback([&] {
+    CLI::App* target = &app;
+    for (const auto& word : topic) {
+      CLI::App* sub = nullptr;
+      try {
+        sub = target->get_subcommand(word);
+      } catch (const CLI::OptionNotFound&) {
+      }
+      if (!sub) throw dbform::UsageError(unknown_command(*target, word));
+      target = sub;
+    }
+    // Not target->help(): that shows the help of the command being run (this one).
+    std::string path = "dbform";
+    for (const auto& word : topic) path += " " + word;
+    std::cout << app.get_formatter()->make_help(target, path, CLI::AppFormatMode::Normal);
+  });
+  app.add_subcommand("version", "show dbform's version (as --version)")->callback([] { std::cout << version_text() << "\n"; });
   app.parse_complete_callback([&] { setup_logging(log_level); });
+
+  if (auto word = unknown_first_word(app, argc, argv)) {
+    std::cerr << "Error: " << unknown_command(app, *word) << "\n";
+    return 1;
+  }
+  if (argc == 1) {
+    std::cerr << app.help();
+    return 1;
+  }
 
   try {
     app.parse(argc, argv);
+  } catch (const CLI::ExtrasError& e) {
+    std::cerr << "Error: " << unknown_flags(app, e);
+    return 1;
+  } catch (const CLI::RequiredError& e) {
+    // `dbform state pul`: a command that needs a subcommand got a word that names none.
+    const CLI::App* command = &app;
+    while (!command->get_subcommands().empty()) command = command->get_subcommands().front();
+    const auto left = command->remaining();
+    if (command->get_require_subcommand_min() > 0 && !left.empty() && left.front().rfind("-", 0) != 0) {
+      std::cerr << "Error: " << unknown_command(*command, left.front()) << "\n";
+      return 1;
+    }
+    if (command != &app && command->get_require_subcommand_min() > 0 && left.empty()) {
+      std::cerr << "Error: `dbform " << command->get_name() << "` needs a command: "
+                << dbform::join(command_names(*command), ", ") << ". See `dbform help " << command->get_name() << "`.\n";
+      return 1;
+    }
+    return app.exit(e) == 0 ? 0 : 1;
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
     return rc == 0 ? 0 : 1;

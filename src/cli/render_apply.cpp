@@ -1,5 +1,7 @@
 #include "cli/render_apply.h"
 
+#include <algorithm>
+#include <array>
 #include <iostream>
 
 #include "cli/render_events.h"
@@ -10,19 +12,26 @@ namespace dbform::cli {
 
 namespace {
 
+// One row per service with an endpoint, in aligned columns: address, host:port, status.
 void print_endpoints(const Plan& plan, const State& state, std::ostream& out) {
-  bool header = false;
+  std::vector<std::array<std::string, 3>> rows;
   for (const auto& a : plan.actions) {
     if (a.kind != ResourceKind::Service || a.action == Action::Orphan || a.action == Action::Conflict ||
         a.action == Action::Delete)
       continue;
     const ResourceRecord* r = state.find(a.address);
     if (!r || r->endpoint_host.empty()) continue;
-    if (!header) out << "\nEndpoints (passwords: dbform output ADDRESS.password):\n";
-    header = true;
-    out << "  " << a.address << "  " << r->endpoint_host
-        << (r->endpoint_port ? ":" + std::to_string(*r->endpoint_port) : "") << "  " << r->status << "\n";
+    rows.push_back({a.address, r->endpoint_host + (r->endpoint_port ? ":" + std::to_string(*r->endpoint_port) : ""),
+                    r->status});
   }
+  if (rows.empty()) return;
+  size_t width[2] = {0, 0};
+  for (const auto& row : rows)
+    for (size_t c = 0; c < 2; ++c) width[c] = std::max(width[c], row[c].size());
+  out << "\nEndpoints (passwords: dbform output ADDRESS.password):\n";
+  for (const auto& row : rows)
+    out << "  " << row[0] << std::string(width[0] - row[0].size() + 2, ' ') << row[1]
+        << std::string(width[1] - row[1].size() + 2, ' ') << row[2] << "\n";
 }
 
 void print_failures(const ApplyResult& result) {

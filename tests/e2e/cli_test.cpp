@@ -1,0 +1,131 @@
+// A newcomer's first hour (issue 13), through the real binary: command-line conventions, help and
+// version, what a traced run shows, and the messages of the usual mistakes.
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "common.h"
+
+using namespace e2e;
+
+TEST_CASE("e2e: cli: -f takes one path per occurrence, so a plan file after it is never read as a manifest") {
+  Sandbox sb;
+  fs::create_directories(sb.dir() / "a");
+  fs::create_directories(sb.dir() / "b");
+  sb.write("a/one.yaml", manifest({}, {service_yaml("orders")}));
+  sb.write("b/two.yaml", "version: 1\nprojects:\n  - id: " + kProject + "\n    services:\n      - name: billing\n");
+  RunResult both = sb.run({"plan", "-f", "a", "-f", "b"});
+  INFO(both.describe());
+  CHECK(both.exit_code == 0);
+  CHECK(contains(both.out, "orders"));
+  CHECK(contains(both.out, "billing"));
+  REQUIRE(sb.run({"plan", "-f", "a", "--out", "my.plan"}).exit_code == 0);
+  RunResult eaten = sb.run({"apply", "-f", "a", "my.plan"});
+  CHECK(eaten.exit_code == 1);
+  CHECK(contains(eaten.err, "apply my.plan without -f"));
+  CHECK_FALSE(contains(eaten.err, "error(s) in the manifests"));
+  CHECK(sb.total_requests() == 0);
+}
+
+TEST_CASE("e2e: cli: help, version, an unknown command and an unknown flag say what there is") {
+  Sandbox sb;
+  RunResult help = sb.run({"help"});
+  CHECK(help.exit_code == 0);
+  CHECK(contains(help.out, "apply"));
+  CHECK(contains(help.out, "rotate-password"));
+  RunResult help_push = sb.run({"help", "state", "push"});
+  CHECK(help_push.exit_code == 0);
+  CHECK(contains(help_push.out, "--force"));
+  RunResult version = sb.run({"version"});
+  CHECK(version.exit_code == 0);
+  CHECK(std::regex_search(version.out, std::regex("^dbform v[0-9]+\\.[0-9]+\\.[0-9]+\non linux_")));
+  CHECK(sb.run({"--version"}).out == version.out);
+
+  RunResult foo = sb.run({"pln"});
+  CHECK(foo.exit_code == 1);
+  CHECK(contains(foo.err, "unknown command `pln`; did you mean `plan`?"));
+  CHECK(contains(foo.err, "validate, plan, apply"));
+  RunResult nested = sb.run({"state", "pul"});
+  CHECK(nested.exit_code == 1);
+  CHECK(contains(nested.err, "unknown command `state pul`; did you mean `state pull`?"));
+  RunResult bare = sb.run({"state"});
+  CHECK(bare.exit_code == 1);
+  CHECK(contains(bare.err, "`dbform state` needs a command: list, show"));
+  RunResult flag = sb.run({"plan", "--fromat", "json"});
+  CHECK(flag.exit_code == 1);
+  CHECK(contains(flag.err, "unknown flag `--fromat` for `dbform plan`; did you mean `--format`?"));
+  CHECK(sb.total_requests() == 0);
+}
+
+TEST_CASE("e2e: cli: a duration written with a space or a word says how to write it") {
+  Sandbox sb;
+  sb.write("dbform.yaml", manifest({}, {service_yaml("orders")}));
+  RunResult split = sb.run({"apply", "--auto-approve", "--wait-timeout", "10", "minutes"});
+  INFO(split.describe());
+  CHECK(split.exit_code == 1);
+  CHECK(contains(split.err, "`minutes` is not a plan file: a duration is one word, without a space"));
+  RunResult quoted = sb.run({"apply", "--auto-approve", "--wait-timeout", "10 minutes"});
+  CHECK(quoted.exit_code == 1);
+  CHECK(contains(quoted.err, "--wait-timeout: `10 minutes` is not a duration; write 10m"));
+  RunResult word = sb.run({"apply", "--auto-approve", "--poll-interval", "2secs"});
+  CHECK(contains(word.err, "write 2s"));
+  CHECK(sb.count(kPostService) == 0);
+}
+
+TEST_CASE("e2e: cli: output --show-secrets shows passwords in text too, and an unknown field is named") {
+  Sandbox sb;
+  sb.write("dbform.yaml", manifest({}, {service_yaml("orders")}));
+  RunResult applied = sb.apply();
+  REQUIRE(applied.exit_code == 0);
+  const std::string password = find_resource(sb.state(), service_address("orders"))["initial_password"];
+  CHECK(contains(sb.run({"output", "--show-secrets"}).out, "password " + password));
+  CHECK_FALSE(contains(sb.run({"output"}).out, password));
+  RunResult field = sb.run({"output", "orders.cpu_millis"});
+  CHECK(field.exit_code == 1);
+  CHECK(contains(field.err, "`cpu_millis` is not an output field"));
+  CHECK(contains(field.err, "the fields are id, name"));
+  // The endpoint table after an apply is aligned: every host starts in the same column.
+  std::smatch m;
+  REQUIRE(std::regex_search(applied.out, m, std::regex("Endpoints[^\n]*\n((  .*\n)+)")));
+  std::set<size_t> columns;
+  std::istringstream rows(m[1].str());
+  for (std::string row; std::getline(rows, row);) columns.insert(row.find_first_not_of(' ', row.find(' ', 2)));
+  CHECK(columns.size() == 1);
+}
+
+TEST_CASE("e2e: cli: a wrong DBFORM_API_URL is named in the error") {
+  Sandbox sb;
+  sb.write("dbform.yaml", manifest({}, {service_yaml("orders")}));
+  RunResult r = sb.run({"apply", "--auto-approve"}, {{"DBFORM_API_URL", sb.api_url() + "/v9"}});
+  INFO(r.describe());
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.err, sb.api_url() + "/v9/auth/info is not the API's key check"));
+  CHECK(contains(r.err, "is DBFORM_API_URL the API's base URL"));
+}
+
+TEST_CASE("e2e: cli: DBFORM_LOG=debug logs every HTTP exchange, trace its bodies, and neither shows a secret") {
+  auto config = default_sim_config();
+  config.faults.rate_limit_every = 4;
+  Sandbox sb(config);
+  sb.write("dbform.yaml", manifest({}, {service_yaml("orders"), service_yaml("billing")}));
+  RunResult debug = sb.apply({}, {{"DBFORM_LOG", "debug"}});
+  INFO(debug.describe());
+  REQUIRE(debug.exit_code == 0);
+  std::regex exchange("debug: http: (GET|POST) http://127\\.0\\.0\\.1:[0-9]+/[^ ]+ -> [0-9]{3} in [0-9]+m?s");
+  const auto lines = std::distance(std::sregex_iterator(debug.err.begin(), debug.err.end(), exchange), std::sregex_iterator());
+  CHECK(lines == sb.total_requests());
+  CHECK(contains(debug.err, "429 Too Many Requests, trying again in"));
+  CHECK_FALSE(contains(debug.err, "response body"));
+
+  sb.write("dbform.yaml", manifest({}, {service_yaml("orders"), service_yaml("billing"), service_yaml("traced")}));
+  RunResult trace = sb.apply({}, {{"DBFORM_LOG", "trace"}});
+  REQUIRE(trace.exit_code == 0);
+  CHECK(std::regex_search(trace.err, std::regex("request body: \\{[^\n]*\"name\":\"traced\"")));
+  CHECK(contains(trace.err, "\"initial_password\":\"***\""));
+  for (const auto& r : sb.state()["resources"]) {
+    const std::string password = r.value("initial_password", "");
+    if (password.empty()) continue;
+    CHECK_FALSE(contains(trace.err + trace.out + debug.err + debug.out, password));
+  }
+  CHECK_FALSE(contains(trace.err + debug.err, kKey));
+}
