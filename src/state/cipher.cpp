@@ -24,8 +24,9 @@ std::string key_id(const std::string& key) { return hex(sha256("dbform state key
 
 std::string authenticated_header(const json& envelope) {
   // Canonical: nlohmann keeps object keys sorted, so the same header always gives the same bytes.
-  return json{{"format", envelope.at("format")}, {"version", envelope.at("version")},
-              {"encryption", envelope.at("encryption")}}
+  // A field a hostile file left out is null here, so the tag no longer matches.
+  return json{{"format", envelope.value("format", json())}, {"version", envelope.value("version", json())},
+              {"encryption", envelope.value("encryption", json())}}
       .dump();
 }
 

@@ -70,6 +70,8 @@ TEST_CASE("state: cipher: the header is authenticated, a hostile one is refused,
   CHECK_THAT(tampered([](auto& d) { d["encryption"]["nonce"] = "AAAAAAAAAAAAAAAA"; }),
              Catch::Contains("failed authentication"));
   CHECK_THAT(tampered([](auto& d) { d["version"] = 3; }), Catch::Contains("failed authentication"));
+  // Found by fuzz_state: a header without "version" threw a JSON error instead of a StateError.
+  CHECK_THAT(tampered([](auto& d) { d.erase("version"); }), Catch::Contains("failed authentication"));
   CHECK_THAT(tampered([](auto& d) { d["encryption"]["key_id"] = "\x1b[31mred"; }),
              Catch::Contains("wrong key") && !Catch::Contains("\x1b"));
   CHECK_THAT(tampered([](auto& d) { d["ciphertext"] = "not base64!"; }), Catch::Contains("damaged"));
