@@ -1,39 +1,79 @@
-// `dbform whoami`: which key is in use and which project it belongs to.
+// `dbform whoami`: which key each project would use, where it comes from, and whether it is that
+// project's key; resolved exactly as `apply` resolves them.
 #include <iostream>
 
 #include "cli/commands.h"
 #include "cli/context.h"
+#include "engine/keys.h"
 #include "util/env.h"
 #include "util/text.h"
 
 namespace dbform::cli {
 
+namespace {
+
+std::string describe_key(const AuthInfo& info, const std::string& variable) {
+  return "key `" + info.key_name + "` from " + variable + " (public key " + info.public_key + "), issued by " +
+         info.user_name + (info.user_email.empty() ? "" : " <" + info.user_email + ">") +
+         (info.created.empty() ? "" : " on " + info.created);
+}
+
+// One project's verdict; false when its key is missing, refused or another project's.
+bool check_project(ApiClient& api, const Manifest& manifest, const std::string& project) {
+  std::map<std::string, ProjectKey> keys;
+  try {
+    keys = resolve_keys(manifest, {project}, process_env());
+  } catch (const Error& e) {
+    std::cout << "Project " << project << ": NO KEY: " << e.what() << "\n";
+    return false;
+  }
+  const ProjectKey& key = keys.at(project);
+  try {
+    AuthInfo info = api.auth_info(key.key);
+    if (!info.project_id.empty() && info.project_id != project) {
+      std::cout << "Project " << project << ": WRONG PROJECT: " << describe_key(info, key.variable)
+                << " belongs to project " << info.project_id
+                << (info.project_name.empty() ? "" : " (" + info.project_name + ")") << ". Set " << key.variable
+                << " to a key of project " << project << "\n";
+      return false;
+    }
+    std::cout << "Project " << project << ": ok, " << describe_key(info, key.variable) << "\n";
+    return true;
+  } catch (const Error& e) {
+    std::cout << "Project " << project << ": REFUSED: the key from " << key.variable << ": " << e.what() << "\n";
+    return false;
+  }
+}
+
+}  // namespace
+
 void add_whoami_command(CLI::App& app, int& exit_code) {
   auto project = std::make_shared<std::string>();
-  auto* cmd = app.add_subcommand("whoami", "show the API key's name, project and issuing user");
-  cmd->add_option("--project", *project, "use the key dbform would use for this project (DBFORM_API_KEY_<ID>)");
-  cmd->callback([project, &exit_code] {
-    auto env = process_env();
-    std::vector<std::string> vars;
-    if (!project->empty()) vars.push_back(project_key_variable(*project));
-    vars.push_back("DBFORM_API_KEY");
-    std::string var, key;
-    for (const auto& v : vars)
-      if (auto k = env(v)) {
-        var = v;
-        key = *k;
-        break;
-      }
-    if (key.empty()) throw UsageError("no API key: set " + join(vars, " or "));
+  auto manifests = std::make_shared<ManifestOptions>();
+  auto* cmd = app.add_subcommand("whoami", "check the API key of each project the manifests declare (as apply would "
+                                           "resolve it), or of DBFORM_API_KEY");
+  add_manifest_options(*cmd, *manifests);
+  cmd->add_option("--project", *project, "check this project's key (also when no manifest declares it)");
+  cmd->callback([project, manifests, cmd, &exit_code] {
+    const Manifest manifest = manifests_if_any(*manifests, cmd->count("--file") > 0);
+    std::vector<std::string> projects;
+    for (const auto& p : manifest.projects)
+      if (project->empty() || p.id == *project) projects.push_back(p.id);
+    if (!project->empty() && projects.empty()) projects.push_back(*project);
     auto api = make_api();
-    AuthInfo info = api->client->auth_info(key);
-    std::cout << "Key:     " << info.key_name << " (from " << var << ", public key " << info.public_key << ")\n"
-              << "Project: " << info.project_id << (info.project_name.empty() ? "" : " (" + info.project_name + ")")
-              << (info.plan_type.empty() ? "" : ", plan " + info.plan_type) << "\n"
-              << "Issued by: " << info.user_name << (info.user_email.empty() ? "" : " <" + info.user_email + ">")
-              << (info.created.empty() ? "" : " on " + info.created) << "\n"
-              << "API:     " << api->client->base_url() << "\n";
-    exit_code = 0;
+    std::cout << "API: " << redact_url(api->client->base_url()) << "\n";
+    if (projects.empty()) {  // no manifest here: the default key alone
+      auto key = process_env()("DBFORM_API_KEY");
+      if (!key) throw UsageError("no API key: set DBFORM_API_KEY, or run whoami where the manifests are (-f PATH)");
+      AuthInfo info = api->client->auth_info(*key);
+      std::cout << "Project " << info.project_id << (info.project_name.empty() ? "" : " (" + info.project_name + ")")
+                << ": " << describe_key(info, "DBFORM_API_KEY") << "\n";
+      exit_code = 0;
+      return;
+    }
+    bool all_ok = true;
+    for (const auto& p : projects) all_ok = check_project(*api->client, manifest, p) && all_ok;
+    exit_code = all_ok ? 0 : 1;
   });
 }
 
