@@ -17,15 +17,18 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// examples/quickstart.yaml from the working directory, beside the binary's build tree, or the
-// source tree this binary was built from.
+// examples/quickstart.yaml from the working directory, beside the binary's build tree, where an
+// installed binary's package put it (PREFIX/share/dbform/examples), or the source tree this binary
+// was built from.
 std::string find_quickstart() {
   std::vector<fs::path> candidates = {"examples/quickstart.yaml"};
   std::error_code ec;
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec)
+  if (!ec) {
     for (fs::path dir = exe.parent_path(); !dir.empty() && dir != dir.root_path(); dir = dir.parent_path())
       candidates.push_back(dir / "examples/quickstart.yaml");
+    candidates.push_back(exe.parent_path().parent_path() / "share/dbform/examples/quickstart.yaml");
+  }
 #ifdef DBFORM_SOURCE_DIR
   candidates.push_back(fs::path(DBFORM_SOURCE_DIR) / "examples/quickstart.yaml");
 #endif

@@ -15,5 +15,6 @@ void add_state_command(CLI::App& app, int& exit_code);
 void add_whoami_command(CLI::App& app, int& exit_code);
 void add_sim_command(CLI::App& app, int& exit_code);
 void add_demo_command(CLI::App& app, int& exit_code);
+void add_completion_command(CLI::App& app, int& exit_code);
 
 }  // namespace dbform::cli

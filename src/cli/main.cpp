@@ -37,9 +37,11 @@ std::string version_text() {
   return std::string("dbform v") + DBFORM_VERSION + "\non linux_" + arch;
 }
 
-std::vector<std::string> command_names(const CLI::App& app) {
+// The commands of `app`; hidden ones (the man page generator) only when asked for.
+std::vector<std::string> command_names(const CLI::App& app, bool hidden = false) {
   std::vector<std::string> names;
-  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) names.push_back(sub->get_name());
+  for (const CLI::App* sub : app.get_subcommands([hidden](const CLI::App* s) { return hidden || !s->get_group().empty(); }))
+    names.push_back(sub->get_name());
   return names;
 }
 
@@ -62,7 +64,7 @@ std::optional<std::string> unknown_first_word(const CLI::App& app, int argc, cha
       continue;
     }
     if (arg.rfind("-", 0) == 0) continue;
-    for (const auto& name : command_names(app))
+    for (const auto& name : command_names(app, true))
       if (name == arg) return std::nullopt;
     return arg;
   }
@@ -119,6 +121,7 @@ int main(int argc, char** argv) {
   dbform::cli::add_whoami_command(app, exit_code);
   dbform::cli::add_sim_command(app, exit_code);
   dbform::cli::add_demo_command(app, exit_code);
+  dbform::cli::add_completion_command(app, exit_code);
 
   auto* help = app.add_subcommand("help", "show the help of dbform, or of a command (`dbform help state push`)");
   std::vector<std::string> topic;

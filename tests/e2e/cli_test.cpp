@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "common.h"
+#include "util/text.h"
 
 using namespace e2e;
 
@@ -145,4 +146,91 @@ TEST_CASE("e2e: cli: whoami resolves each declared project's key as apply does, 
   RunResult one = sb.run({"whoami", "--project", kProject}, {{"TEAM_KEY", kKey}});
   CHECK(one.exit_code == 0);
   CHECK_FALSE(contains(one.out, "other-project"));
+}
+
+namespace {
+
+// The commands `dbform help` lists, and the long flags `dbform help COMMAND` lists: the real
+// command set, as a user sees it.
+std::vector<std::string> listed_commands(Sandbox& sb, const std::vector<std::string>& path) {
+  std::vector<std::string> args = {"help"};
+  args.insert(args.end(), path.begin(), path.end());
+  const std::string help = sb.run(args).out;
+  std::vector<std::string> names;
+  const size_t at = help.find("Subcommands:\n");
+  if (at == std::string::npos) return names;
+  std::istringstream lines(help.substr(at + 13));
+  for (std::string line; std::getline(lines, line) && line.rfind("  ", 0) == 0;) {
+    std::istringstream words(line);
+    std::string name;
+    words >> name;
+    names.push_back(name);
+  }
+  return names;
+}
+
+std::vector<std::string> listed_flags(Sandbox& sb, const std::vector<std::string>& path) {
+  std::vector<std::string> args = {"help"};
+  args.insert(args.end(), path.begin(), path.end());
+  const std::string help = sb.run(args).out;
+  std::vector<std::string> flags;
+  std::regex flag("(--[a-z][a-z-]*)");
+  for (auto it = std::sregex_iterator(help.begin(), help.end(), flag); it != std::sregex_iterator(); ++it)
+    flags.push_back((*it)[1]);
+  return flags;
+}
+
+}  // namespace
+
+TEST_CASE("e2e: cli: the completion scripts and the man page cover every command and flag there is") {
+  Sandbox sb;
+  const std::string bash = sb.run({"completion", "bash"}).out;
+  const std::string zsh = sb.run({"completion", "zsh"}).out;
+  const std::string fish = sb.run({"completion", "fish"}).out;
+  const std::string man = sb.run({"manpage"}).out;
+  CHECK(contains(zsh, "#compdef dbform"));
+  std::vector<std::vector<std::string>> paths;
+  for (const auto& c : listed_commands(sb, {})) {
+    paths.push_back({c});
+    for (const auto& sub : listed_commands(sb, {c})) paths.push_back({c, sub});
+  }
+  REQUIRE(paths.size() > 15);
+  for (const auto& path : paths) {
+    const std::string name = dbform::join(path, " ");
+    INFO(name);
+    CHECK(contains(bash, "\"" + name + "\")"));
+    CHECK(contains(zsh, "\"" + name + "\")"));
+    CHECK(contains(fish, "-a " + path.back() + " "));
+    if (name != "help") CHECK(contains(man, ".B dbform " + std::regex_replace(name, std::regex("-"), "\\-")));
+    for (const auto& flag : listed_flags(sb, path)) {
+      INFO(flag);
+      CHECK(std::regex_search(bash, std::regex("[\" ]" + flag + "[\" ]")));
+      CHECK(contains(fish, "-l " + flag.substr(2)));
+    }
+  }
+}
+
+TEST_CASE("e2e: cli: bash completes commands, flags, --format values and the state's addresses") {
+  Sandbox sb;
+  sb.write("dbform.yaml", manifest({}, {service_yaml("orders"), service_yaml("billing")}));
+  REQUIRE(sb.apply().exit_code == 0);
+  sb.write("dbform.bash", sb.run({"completion", "bash"}).out);
+  sb.write("complete.sh",
+      "PATH=\"$(dirname \"$DBFORM\"):$PATH\"; source ./dbform.bash\n"
+      "t() { COMP_WORDS=(\"$@\"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); COMPREPLY=(); _dbform; echo \"${COMPREPLY[*]}\"; }\n"
+      "t dbform pl; t dbform state pu; t dbform plan --fo; t dbform plan --format ''; t dbform output " + kProject +
+      "/services/o; t dbform rotate-password " + kProject + "/services/b\n");
+  RunResult r = sb.run_shell("bash ./complete.sh");
+  INFO(r.describe());
+  REQUIRE(r.exit_code == 0);
+  std::istringstream lines(r.out);
+  std::vector<std::string> got;
+  for (std::string line; std::getline(lines, line);) got.push_back(line);
+  REQUIRE(got.size() == 6);
+  CHECK(got[0] == "plan");
+  CHECK(got[1] == "pull push");
+  CHECK(got[2] == "--format");
+  CHECK(got[3] == "text json markdown");
+  CHECK(got[4] == service_address("orders"));
+  CHECK(got[5] == service_address("billing"));
 }
