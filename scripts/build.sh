@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Installs dbform's build dependencies (when run as root on Debian 12) and builds it into ./build.
-# Used by the README's quick start and by CI (.ci/run), so both always build the same way.
+# Installs dbform's build dependencies (when run as root on Debian 12) and builds it into ./build:
+# everything (the tests too), or only the targets named (`bash scripts/build.sh dbform`: the binary,
+# its man page and completions). Used by the README's quick start and by CI (.ci/run), so both
+# always build the same way.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,4 +30,8 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build -j2
+if [ $# -gt 0 ]; then
+  cmake --build build -j2 --target "$@"
+else
+  cmake --build build -j2
+fi

@@ -168,6 +168,14 @@ def check_workflow(dbform, workflow, fails):
                     fails.check(re.search(rf"(?<![\w-]){re.escape(flag)}(?![\w-])", helps[sub]),
                                 f"{job_name}: `dbform {sub}` has no flag {flag}")
     fails.check(len(helps) >= 4, f"found only these dbform commands in the workflow: {sorted(helps)}")
+    # dbform is built once, in the plan job, and the apply job installs that package.
+    builds = [(name, step) for name, job in jobs.items() for step in job["steps"] if "scripts/build.sh" in step.get("run", "")]
+    fails.check([name for name, _ in builds] == ["plan"], f"dbform is built in: {[name for name, _ in builds]}")
+    fails.check(all("cpack -G DEB" in step["run"] for _, step in builds), "the plan job does not package dbform")
+    uploads = [step for step in jobs["plan"]["steps"] if step.get("with", {}).get("name") == "dbform-deb"]
+    downloads = [step for step in jobs["apply"]["steps"] if step.get("with", {}).get("name") == "dbform-deb"]
+    fails.check(uploads and "upload-artifact" in uploads[0]["uses"], "the plan job does not upload the package")
+    fails.check(downloads and "download-artifact" in downloads[0]["uses"], "the apply job does not download the package")
 
 
 def main():
