@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include "error_of.h"
 #include "state/codec.h"
 
 using namespace dbform;
@@ -16,15 +17,6 @@ State one_service(const std::string& password) {
   r.initial_password = password;
   s.upsert(r);
   return s;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
 }
 
 }  // namespace

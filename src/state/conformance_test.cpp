@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "error_of.h"
 #include "pg/test_server.h"
 #include "state/codec.h"
 #include "state/file_store.h"
@@ -122,15 +123,6 @@ ResourceRecord service(const std::string& name, bool pending = false) {
     r.initial_password = "pw-" + name;
   }
   return r;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <thread>
 
+#include "error_of.h"
 #include "pg/test_server.h"
 #include "state/codec.h"
 #include "state/pg_store.h"
@@ -11,15 +12,6 @@
 using namespace dbform;
 
 namespace {
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
-}
 
 ResourceRecord record(const std::string& name) {
   ResourceRecord r;
