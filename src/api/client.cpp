@@ -72,9 +72,10 @@ json parse_body(const std::string& method, const std::string& path, const HttpRe
   // No excerpt of the body and no parser message: a service body holds a password, and the
   // parser's "last read" text could quote it.
   std::string problem;
+  JsonProblem kind;
   json body = parse_json_within(response.body, JsonLimits{response.body.size(), kMaxAnswerDepth, &api_field_names()},
-                                problem);
-  if (body.is_discarded() && problem.find("nested") != std::string::npos)
+                                problem, &kind);
+  if (kind == JsonProblem::TooDeep)
     throw Error(method + " " + path + ": the API answered " + std::to_string(response.status) +
                 " with a body " + problem + "; it was not read");
   if (body.is_discarded()) {

@@ -2,8 +2,8 @@
 
 #include <unordered_set>
 
-#include "util/text.h"
 #include "util/json_limits.h"
+#include "util/text.h"
 
 namespace dbform {
 

@@ -239,10 +239,11 @@ ordered_json plan_document_json(const PlanDocument& doc) {
 
 PlanDocument parse_plan_document(const std::string& text, const std::string& source) {
   std::string problem;
-  json j = parse_json_within(text, JsonLimits{kMaxStateBytes, kMaxStateDepth}, problem);
-  if (j.is_discarded() && problem.find("valid JSON") == std::string::npos)
+  JsonProblem kind;
+  json j = parse_json_within(text, JsonLimits{kMaxStateBytes, kMaxStateDepth}, problem, &kind);
+  if (kind == JsonProblem::TooLarge || kind == JsonProblem::TooDeep)
     throw UsageError(source + " cannot be read: " + problem);
-  if (j.is_discarded() || !j.is_object() || j.value("format", "") != kPlanFormat)
+  if (j.is_discarded() || !j.is_object() || j.value("format", json()) != kPlanFormat)
     throw UsageError(source + " is not a dbform plan file. Make one with `dbform plan --out " + source + "`");
   Reader r(j, source, "");
   long long version = r.integer("format_version");

@@ -216,3 +216,12 @@ TEST_CASE("plan: a saved plan is stale when the same files read differently, nam
   CHECK_THAT(problems[0], Catch::Contains("read differently") && Catch::Contains("p1/services/fresh"));
   CHECK_THAT(problems[0], !Catch::Contains("p1/services/ready"));
 }
+
+TEST_CASE("plan: a file that is not a plan, or nests too deep, is refused with a UsageError") {
+  // Found by fuzz_plan_file: a "format" that is an object threw a JSON type error.
+  CHECK_THROWS_AS(parse_plan_document(R"({"format": {"lineage": null}})", "x.plan"), UsageError);
+  CHECK_THROWS_WITH(parse_plan_document(R"({"format": {"lineage": null}})", "x.plan"),
+                    Catch::Contains("is not a dbform plan file"));
+  CHECK_THROWS_WITH(parse_plan_document("[" + std::string(10000, '[') + std::string(10001, ']'), "x.plan"),
+                    Catch::Contains("x.plan cannot be read: nested more than 64 levels deep"));
+}

@@ -23,16 +23,19 @@ size_t json_depth(std::string_view text, size_t stop_after) {
   return deepest;
 }
 
-json parse_json_within(std::string_view text, const JsonLimits& limits, std::string& problem) {
+json parse_json_within(std::string_view text, const JsonLimits& limits, std::string& problem, JsonProblem* kind) {
+  auto refuse = [&](JsonProblem what, std::string why) {
+    problem = std::move(why);
+    if (kind) *kind = what;
+    return json(json::value_t::discarded);
+  };
   problem.clear();
-  if (text.size() > limits.max_bytes) {
-    problem = std::to_string(text.size()) + " bytes, more than the " + std::to_string(limits.max_bytes) + " allowed";
-    return json(json::value_t::discarded);
-  }
-  if (json_depth(text, limits.max_depth) > limits.max_depth) {
-    problem = "nested more than " + std::to_string(limits.max_depth) + " levels deep";
-    return json(json::value_t::discarded);
-  }
+  if (kind) *kind = JsonProblem::None;
+  if (text.size() > limits.max_bytes)
+    return refuse(JsonProblem::TooLarge,
+                  std::to_string(text.size()) + " bytes, more than the " + std::to_string(limits.max_bytes) + " allowed");
+  if (json_depth(text, limits.max_depth) > limits.max_depth)
+    return refuse(JsonProblem::TooDeep, "nested more than " + std::to_string(limits.max_depth) + " levels deep");
   json::parser_callback_t keep_known = nullptr;
   if (limits.known_keys) {
     keep_known = [known = limits.known_keys](int, json::parse_event_t event, json& parsed) {
@@ -43,11 +46,10 @@ json parse_json_within(std::string_view text, const JsonLimits& limits, std::str
     return json::parse(text, keep_known, /*allow_exceptions=*/true);
   } catch (const json::parse_error& e) {
     // Only where: the parser's own message quotes the text it read.
-    problem = "not valid JSON (a syntax error at byte " + std::to_string(e.byte) + ")";
+    return refuse(JsonProblem::NotJson, "not valid JSON (a syntax error at byte " + std::to_string(e.byte) + ")");
   } catch (const json::exception&) {
-    problem = "not valid JSON";
+    return refuse(JsonProblem::NotJson, "not valid JSON");
   }
-  return json(json::value_t::discarded);
 }
 
 std::string dump_json(const json& j, int indent) { return j.dump(indent, ' ', false, json::error_handler_t::replace); }

@@ -22,10 +22,13 @@ struct JsonLimits {
 // `stop_after`: a linear scan that builds nothing.
 size_t json_depth(std::string_view text, size_t stop_after);
 
+enum class JsonProblem { None, TooLarge, TooDeep, NotJson };
+
 // The parsed value, or a discarded one (is_discarded()) with `problem` saying why, without quoting
 // the text (it may hold a secret): "N bytes, more than the M allowed", "nested more than M levels
-// deep", "not valid JSON (a syntax error at byte N)".
-nlohmann::json parse_json_within(std::string_view text, const JsonLimits& limits, std::string& problem);
+// deep", "not valid JSON (a syntax error at byte N)"; `kind`, when given, tells which.
+nlohmann::json parse_json_within(std::string_view text, const JsonLimits& limits, std::string& problem,
+                                 JsonProblem* kind = nullptr);
 
 // JSON text for output: every invalid UTF-8 sequence in a string (a file name, an API text)
 // becomes U+FFFD instead of failing the whole document.

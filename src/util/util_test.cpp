@@ -8,6 +8,7 @@
 
 #include "util/atomic_file.h"
 #include "util/duration.h"
+#include "util/json_limits.h"
 #include "util/text.h"
 
 using namespace dbform;
@@ -114,4 +115,26 @@ TEST_CASE("util: generated passwords are long, alphanumeric and never repeat") {
   CHECK(a != b);
   CHECK(std::all_of(a.begin(), a.end(), [](unsigned char c) { return std::isalnum(c) != 0; }));
   CHECK(random_password(100).size() == 100);
+}
+
+TEST_CASE("util: bounded JSON: size and depth caps before parsing, unknown keys skipped, brackets in strings ignored") {
+  std::string problem;
+  JsonProblem kind;
+  CHECK(json_depth(R"({"a": "[[[[{{{{", "b": [[1]]})", 100) == 3);
+  CHECK(json_depth(R"({"a": "\"[[[["})", 100) == 1);
+  CHECK(parse_json_within(std::string(100, ' '), JsonLimits{10, 8}, problem, &kind).is_discarded());
+  CHECK(kind == JsonProblem::TooLarge);
+  CHECK(parse_json_within(std::string(100000, '[') + std::string(100000, ']'), JsonLimits{1 << 20, 32}, problem, &kind)
+            .is_discarded());
+  CHECK(kind == JsonProblem::TooDeep);
+  CHECK(problem == "nested more than 32 levels deep");
+  CHECK(parse_json_within(R"({"password": "hunter2")", JsonLimits{1 << 20, 32}, problem, &kind).is_discarded());
+  CHECK(kind == JsonProblem::NotJson);
+  CHECK(problem.find("hunter2") == std::string::npos);
+  const std::unordered_set<std::string> known = {"name", "endpoint", "host"};
+  auto j = parse_json_within(R"({"name": "a", "junk": {"deep": [1, 2, 3]}, "endpoint": {"host": "h", "x": 1}})",
+                             JsonLimits{1 << 20, 32, &known}, problem, &kind);
+  CHECK(kind == JsonProblem::None);
+  CHECK(j == nlohmann::json::parse(R"({"name": "a", "endpoint": {"host": "h"}})"));
+  CHECK(dump_json(nlohmann::json("caf\xe9")) == "\"caf\xef\xbf\xbd\"");
 }
