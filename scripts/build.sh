@@ -12,6 +12,7 @@ packages=(
   libcpp-httplib-dev libssl-dev libpq-dev
   postgresql  # the server binaries for the tests' throwaway cluster (tests/pg/start.sh)
   python3 python3-jsonschema python3-yaml
+  dpkg-dev file  # cpack -G DEB: dpkg-shlibdeps finds the package's dependencies, file its binaries
 )
 
 missing=()
