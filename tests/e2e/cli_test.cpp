@@ -123,7 +123,8 @@ TEST_CASE("e2e: cli: DBFORM_LOG=debug logs every HTTP exchange, trace its bodies
   REQUIRE(trace.exit_code == 0);
   CHECK(std::regex_search(trace.err, std::regex("request body: \\{[^\n]*\"name\":\"traced\"")));
   CHECK(contains(trace.err, "\"initial_password\":\"***\""));
-  for (const auto& r : sb.state()["resources"]) {
+  const json state = sb.state();  // kept: a loop over a temporary's member would read freed memory
+  for (const auto& r : state["resources"]) {
     const std::string password = r.value("initial_password", "");
     if (password.empty()) continue;
     CHECK_FALSE(contains(trace.err + trace.out + debug.err + debug.out, password));
