@@ -71,10 +71,16 @@ std::optional<std::string> unknown_first_word(const CLI::App& app, int argc, cha
   return std::nullopt;
 }
 
-// For arguments no option took: "unknown flag `--fromat` for `dbform plan`; did you mean `--format`?"
-std::string unknown_flags(const CLI::App& app, const CLI::ExtrasError& e) {
+// The command the parse got to (`state push` for `dbform state push ...`).
+const CLI::App* deepest_command(const CLI::App& app) {
   const CLI::App* command = &app;
   while (!command->get_subcommands().empty()) command = command->get_subcommands().front();
+  return command;
+}
+
+// For arguments no option took: "unknown flag `--fromat` for `dbform plan`; did you mean `--format`?"
+std::string unknown_flags(const CLI::App& app, const CLI::ExtrasError& e) {
+  const CLI::App* command = deepest_command(app);
   std::vector<std::string> known;
   for (const CLI::App* scope = command; scope; scope = scope->get_parent())
     for (const CLI::Option* opt : scope->get_options()) {
@@ -161,8 +167,7 @@ int main(int argc, char** argv) {
     return 1;
   } catch (const CLI::RequiredError& e) {
     // `dbform state pul`: a command that needs a subcommand got a word that names none.
-    const CLI::App* command = &app;
-    while (!command->get_subcommands().empty()) command = command->get_subcommands().front();
+    const CLI::App* command = deepest_command(app);
     const auto left = command->remaining();
     if (command->get_require_subcommand_min() > 0 && !left.empty() && left.front().rfind("-", 0) != 0) {
       std::cerr << "Error: " << unknown_command(*command, left.front()) << "\n";
