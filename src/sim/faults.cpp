@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <zlib.h>
 
+#include "sim/gzip.h"
+
 namespace dbform::sim {
 
 SimResponse json_error(int status, const std::string& code, const std::string& message) {
@@ -85,26 +87,7 @@ namespace {
 
 // 1 GiB of spaces (valid JSON whitespace), gzip-compressed once: about 1 MiB on the wire.
 const std::string& gzip_bomb() {
-  static const std::string bomb = [] {
-    z_stream z{};
-    deflateInit2(&z, Z_BEST_COMPRESSION, Z_DEFLATED, 15 + 16, 9, Z_DEFAULT_STRATEGY);  // +16: gzip framing
-    const std::string chunk(1 << 20, ' ');
-    std::string out;
-    char buffer[1 << 16];
-    for (int i = 0; i <= 1024; ++i) {
-      z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(chunk.data()));
-      z.avail_in = i < 1024 ? static_cast<uInt>(chunk.size()) : 0;
-      const int flush = i < 1024 ? Z_NO_FLUSH : Z_FINISH;
-      do {
-        z.next_out = reinterpret_cast<Bytef*>(buffer);
-        z.avail_out = sizeof buffer;
-        deflate(&z, flush);
-        out.append(buffer, sizeof buffer - z.avail_out);
-      } while (z.avail_out == 0);
-    }
-    deflateEnd(&z);
-    return out;
-  }();
+  static const std::string bomb = gzip(std::string(1 << 20, ' '), Z_BEST_COMPRESSION, 1024);
   return bomb;
 }
 

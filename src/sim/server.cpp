@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "sim/connection_cut.h"
+#include "sim/gzip.h"
 #include "sim/simulator.h"
 #include "util/error.h"
 
@@ -27,27 +28,39 @@ std::string strip_base_path(const std::string& path) {
   return path;
 }
 
+// Answers are compressed here, as a gateway would (gzip at its fastest level, bodies of 1 KiB and
+// more), never by httplib: it picks brotli at its slowest setting whenever a client accepts it,
+// which costs the simulator milliseconds a call. httplib compresses only a Content-Type it knows
+// exactly, and "application/json; charset=utf-8" is not one.
+constexpr const char* kJson = "application/json; charset=utf-8";
+constexpr size_t kCompressFrom = 1024;
+
+void send_body(const httplib::Request& req, httplib::Response& res, std::string body) {
+  if (body.size() >= kCompressFrom && !res.has_header("Content-Encoding") &&
+      sim::accepts_gzip(req.get_header_value("Accept-Encoding"))) {
+    body = sim::gzip(body, 1);
+    res.set_header("Content-Encoding", "gzip");
+  }
+  res.set_content(std::move(body), kJson);
+}
+
 void send_answer(const SimResponse& answer, const httplib::Request& req, httplib::Response& res) {
   if (answer.lose_answer) sim::cut_connection_silently(req.local_port, req.remote_port);
   res.status = answer.status;
   for (const auto& [name, value] : answer.headers) {
     if (name != "Content-Type") res.set_header(name, value);
   }
-  if (!answer.drop_connection) {
-    res.set_content(answer.body, "application/json");
-    return;
-  }
+  if (!answer.drop_connection) return send_body(req, res, answer.body);
   // The work is done but the answer must never arrive: httplib sends the status line and headers,
   // then the provider fails before the first body byte and httplib closes the connection. The
   // client sees a truncated response, a transport error (curl: "transfer closed with N bytes
   // remaining"), never a success it could use.
-  res.set_content_provider(answer.body.size(), "application/json",
-                           [](size_t, size_t, httplib::DataSink&) { return false; });
+  res.set_content_provider(answer.body.size(), kJson, [](size_t, size_t, httplib::DataSink&) { return false; });
 }
 
-void serve_json(httplib::Response& res, const nlohmann::json& body) {
+void serve_json(const httplib::Request& req, httplib::Response& res, const nlohmann::json& body) {
   res.status = 200;
-  res.set_content(body.dump(2), "application/json");
+  send_body(req, res, body.dump(2));
 }
 
 }  // namespace
@@ -68,23 +81,23 @@ struct SimServer::Impl {
 };
 
 void SimServer::Impl::install_routes() {
-  server.Get("/_sim/requests", [this](const httplib::Request&, httplib::Response& res) {
-    serve_json(res, sim.request_counts());
+  server.Get("/_sim/requests", [this](const httplib::Request& req, httplib::Response& res) {
+    serve_json(req, res, sim.request_counts());
   });
-  server.Get("/_sim/services", [this](const httplib::Request&, httplib::Response& res) {
-    serve_json(res, sim.all_services());
+  server.Get("/_sim/services", [this](const httplib::Request& req, httplib::Response& res) {
+    serve_json(req, res, sim.all_services());
   });
-  server.Get("/_sim/faults", [this](const httplib::Request&, httplib::Response& res) {
-    serve_json(res, sim.fault_counts());
+  server.Get("/_sim/faults", [this](const httplib::Request& req, httplib::Response& res) {
+    serve_json(req, res, sim.fault_counts());
   });
-  server.Get("/_sim/vpcs", [this](const httplib::Request&, httplib::Response& res) {
-    serve_json(res, sim.all_vpcs());
+  server.Get("/_sim/vpcs", [this](const httplib::Request& req, httplib::Response& res) {
+    serve_json(req, res, sim.all_vpcs());
   });
   // Changes made "outside dbform", as in the vendor's console: no key, no waiting.
   auto console = [this](const httplib::Request& req, httplib::Response& res, const std::string& action) {
     SimResponse answer = sim.console(req.matches[1], action, req.body);
     res.status = answer.status;
-    res.set_content(answer.body, "application/json");
+    send_body(req, res, answer.body);
   };
   server.Post(R"(/_sim/services/([^/]+)/([A-Za-z]+))", [console](const httplib::Request& req, httplib::Response& res) {
     console(req, res, req.matches[2]);
@@ -92,7 +105,7 @@ void SimServer::Impl::install_routes() {
   server.Post(R"(/_sim/projects/([^/]+)/(services|vpcs))", [this](const httplib::Request& req, httplib::Response& res) {
     SimResponse answer = sim.console_create(req.matches[1], req.matches[2], req.body);
     res.status = answer.status;
-    res.set_content(answer.body, "application/json");
+    send_body(req, res, answer.body);
   });
   server.Delete(R"(/_sim/services/([^/]+))", [console](const httplib::Request& req, httplib::Response& res) {
     console(req, res, "delete");

@@ -7,6 +7,7 @@
 
 #include "api/client.h"
 #include "http/curl_transport.h"
+#include "sim/gzip.h"
 #include "sim/simulator.h"
 
 using namespace dbform;
@@ -134,7 +135,8 @@ TEST_CASE("sim: SimServer answers at / as well as at the base path, and serves d
   HttpResponse unknown = live.get("/public/api/v1/nothing/here", "Bearer key-a");
   CHECK(unknown.status == 404);
   CHECK(json::parse(unknown.body)["code"] == "NOT_FOUND");
-  CHECK(unknown.header("content-type") == "application/json");
+  CHECK(unknown.header("content-type") == "application/json; charset=utf-8");
+  CHECK(unknown.header("content-encoding").empty());  // small answers go as they are
 
   live.client().create_service("key-a", "proj-a", ServiceCreateRequest{"orders"});
   json services = json::parse(live.get("/_sim/services").body);
@@ -153,6 +155,30 @@ TEST_CASE("sim: SimServer answers at / as well as at the base path, and serves d
   json counts = json::parse(live.get("/_sim/requests").body);
   CHECK(counts["GET /auth/info"] == 3);
   CHECK(counts["POST /projects/{project_id}/services"] == 1);
+}
+
+TEST_CASE("sim: answers of 1 KiB and more are gzip-compressed for clients that accept gzip, never brotli") {
+  LiveSim live;
+  ApiClient api = live.client();
+  for (int i = 0; i < 8; ++i) api.create_service("key-a", "proj-a", ServiceCreateRequest{"svc-" + std::to_string(i)});
+  auto list_with = [&](const std::string& accept) {
+    HttpRequest request{"GET", live.url("/public/api/v1/projects/proj-a/services"),
+                        {{"Authorization", "Bearer key-a"}, {"Accept-Encoding", accept}}, ""};
+    return live.transport.send(request);
+  };
+  HttpResponse gzipped = list_with("br, gzip, deflate");
+  CHECK(gzipped.header("content-encoding") == "gzip");
+  CHECK(json::parse(gzipped.body).size() == 8);  // curl decoded it
+  for (const char* refused : {"br", "gzip;q=0, br", "identity"}) {
+    HttpResponse plain = list_with(refused);
+    CHECK(plain.header("content-encoding").empty());
+    CHECK(json::parse(plain.body).size() == 8);
+  }
+  CHECK(sim::accepts_gzip("gzip"));
+  CHECK(sim::accepts_gzip(" deflate , GZIP ;q=0.5"));
+  CHECK(sim::accepts_gzip("*;q=0.1"));
+  CHECK_FALSE(sim::accepts_gzip("gzip; q=0.000"));
+  CHECK_FALSE(sim::accepts_gzip(""));
 }
 
 TEST_CASE("sim: a dropped create reaches the client as a transport error, yet the service exists") {
