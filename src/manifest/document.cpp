@@ -73,7 +73,7 @@ class DocumentReader {
  public:
   DocumentReader(const std::string& file, const EnvLookup& env, Diagnostics& diags) : values_(file, env, diags) {}
 
-  std::vector<DesiredProject> read(const YAML::Node& root);
+  std::vector<DesiredProject> read(const YamlNode& root);
 
  private:
   std::optional<Fields> mapping(const Entry& e, const MappingSpec& spec);
@@ -89,23 +89,23 @@ class DocumentReader {
 };
 
 std::optional<Fields> DocumentReader::mapping(const Entry& e, const MappingSpec& spec) {
-  if (!e.value.IsMap()) {
+  if (!e.value->is_map()) {
     values_.error(e.where, e.path,
                   std::string("expected a mapping (KEY: VALUE lines) describing ") + spec.what + ", found " +
-                      values_.describe(e.value));
+                      values_.describe(*e.value));
     return std::nullopt;
   }
   auto field_path = [&](const std::string& key) { return e.path.empty() ? key : e.path + "." + key; };
   Fields fields;
   std::vector<std::pair<std::string, Location>> seen;
-  for (const auto& pair : e.value) {
-    const YAML::Node& key_node = pair.first;
+  for (const auto& [key_ptr, value] : e.value->pairs) {
+    const YamlNode& key_node = *key_ptr;
     Location key_at = values_.location(key_node);
-    if (!key_node.IsScalar()) {
+    if (!key_node.is_scalar()) {
       values_.error(key_at, e.path, "expected a key name, found " + values_.describe(key_node));
       continue;
     }
-    const std::string& key = key_node.Scalar();
+    const std::string& key = key_node.scalar;
     if (std::find(spec.keys.begin(), spec.keys.end(), key) == spec.keys.end()) {
       std::string guess = suggest_key(key, spec.keys);
       values_.error(key_at, field_path(key), "unknown key `" + key + "` in " + spec.what,
@@ -119,7 +119,7 @@ std::optional<Fields> DocumentReader::mapping(const Entry& e, const MappingSpec&
       continue;
     }
     seen.emplace_back(key, key_at);
-    fields.add(key, values_.entry(key_node, pair.second, field_path(key)));
+    fields.add(key, values_.entry(key_node, *value, field_path(key)));
   }
   for (const auto& key : spec.required) {
     if (!fields.find(key))
@@ -132,19 +132,20 @@ template <typename ReadItem>
 void DocumentReader::list(const Fields& fields, const char* key, const char* expected, ReadItem read_item) {
   const Entry* e = fields.find(key);
   if (!e) return;
-  if (!e->value.IsSequence()) {
+  if (!e->value->is_sequence()) {
     values_.error(e->where, e->path,
                   std::string("expected a list of ") + expected + " (lines starting with `- `), found " +
-                      values_.describe(e->value));
+                      values_.describe(*e->value));
     return;
   }
   size_t index = 0;
-  for (const auto& item : e->value) read_item(values_.item(item, e->path + "[" + std::to_string(index++) + "]"));
+  for (const YamlNode* item : e->value->items)
+    read_item(values_.item(*item, e->path + "[" + std::to_string(index++) + "]"));
 }
 
-std::vector<DesiredProject> DocumentReader::read(const YAML::Node& root) {
+std::vector<DesiredProject> DocumentReader::read(const YamlNode& root) {
   std::vector<DesiredProject> projects;
-  if (root.IsNull()) {
+  if (root.is_null()) {
     values_.error(values_.location(root), "",
                   "the manifest is empty: expected a mapping with `version: 1` and `projects`");
     return projects;
@@ -215,7 +216,7 @@ std::optional<DesiredService> DocumentReader::service(const Entry& e) {
 
 }  // namespace
 
-std::vector<DesiredProject> read_manifest_document(const YAML::Node& root, const std::string& file,
+std::vector<DesiredProject> read_manifest_document(const YamlNode& root, const std::string& file,
                                                    const EnvLookup& env, Diagnostics& diags) {
   return DocumentReader(file, env, diags).read(root);
 }

@@ -5,9 +5,8 @@
 #include <string>
 #include <vector>
 
-#include <yaml-cpp/yaml.h>
-
 #include "manifest/model.h"
+#include "manifest/yaml_tree.h"
 #include "util/diagnostics.h"
 #include "util/env.h"
 
@@ -15,7 +14,7 @@ namespace dbform {
 
 // Projects whose id could not be read have an empty id, resources whose name could not be read
 // are left out; the errors are in `diags`.
-std::vector<DesiredProject> read_manifest_document(const YAML::Node& root, const std::string& file,
+std::vector<DesiredProject> read_manifest_document(const YamlNode& root, const std::string& file,
                                                    const EnvLookup& env, Diagnostics& diags);
 
 }  // namespace dbform

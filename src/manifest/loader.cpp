@@ -6,15 +6,13 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
-#include <sstream>
 #include <unordered_map>
 #include <unordered_set>
 
 #include <openssl/evp.h>
-#include <yaml-cpp/eventhandler.h>
-#include <yaml-cpp/yaml.h>
 
 #include "manifest/document.h"
+#include "manifest/yaml_tree.h"
 #include "util/text.h"
 
 namespace fs = std::filesystem;
@@ -81,11 +79,16 @@ class SeenFiles {
 std::optional<std::string> read_file(const std::string& path, Diagnostics& diags) {
   std::ifstream in(path, std::ios::binary);
   if (in) {
-    // At most one byte past the cap is read, whatever the file (or what replaced it) holds.
-    std::string contents(kMaxManifestBytes + 1, '\0');
-    in.read(contents.data(), static_cast<std::streamsize>(contents.size()));
+    // Read in chunks, so that a small file costs what it holds; at most one chunk past the cap is
+    // read, whatever the file (or what replaced it) holds.
+    std::string contents;
+    char chunk[1 << 16];
+    while (contents.size() <= kMaxManifestBytes) {
+      in.read(chunk, sizeof chunk);
+      contents.append(chunk, static_cast<size_t>(in.gcount()));
+      if (!in) break;  // the end of the file, or an error (told apart below)
+    }
     if (!in.bad()) {
-      contents.resize(static_cast<size_t>(in.gcount()));
       if (contents.size() <= kMaxManifestBytes) return contents;
       diags.error({path}, "", "the file is larger than " + std::to_string(kMaxManifestBytes >> 20) +
                                   " MiB; a manifest file may hold at most that",
@@ -95,94 +98,6 @@ std::optional<std::string> read_file(const std::string& path, Diagnostics& diags
   }
   diags.error({path}, "", std::string("cannot read the file: ") + std::strerror(errno));
   return std::nullopt;
-}
-
-// Aliases let a few lines stand for a huge document ("billion laughs"): the reader walks every
-// alias as a copy. Where a file defines anchors, its size with every alias expanded is counted from
-// the parser's events first (nothing is built), and a file past the cap is refused.
-class ExpandedSize : public YAML::EventHandler {
- public:
-  struct TooLarge {};
-  struct Runaway {};
-  explicit ExpandedSize(size_t text_bytes) : max_events_(16 * text_bytes + 1024) {}
-  void OnDocumentStart(const YAML::Mark&) override {}
-  void OnDocumentEnd() override {}
-  void OnNull(const YAML::Mark&, YAML::anchor_t anchor) override { leaf(anchor); }
-  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t anchor, const std::string&) override {
-    leaf(anchor);
-  }
-  void OnAlias(const YAML::Mark&, YAML::anchor_t anchor) override {
-    if (++aliases_ > kMaxManifestAliases) throw TooLarge{};
-    add(anchor < sizes_.size() ? sizes_[anchor] : 1);
-  }
-  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t anchor, YAML::EmitterStyle::value) override {
-    open(anchor);
-  }
-  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t anchor, YAML::EmitterStyle::value) override {
-    open(anchor);
-  }
-  void OnSequenceEnd() override { close(); }
-  void OnMapEnd() override { close(); }
-
- private:
-  struct Open {
-    YAML::anchor_t anchor;
-    size_t nodes;
-  };
-  void leaf(YAML::anchor_t anchor) {
-    remember(anchor, 1);
-    add(1);
-  }
-  void remember(YAML::anchor_t anchor, size_t nodes) {
-    if (anchor == YAML::NullAnchor) return;
-    if (sizes_.size() <= anchor) sizes_.resize(anchor + 1, 1);
-    sizes_[anchor] = nodes;
-  }
-  void add(size_t nodes) {
-    if (++events_ > max_events_) throw Runaway{};
-    total_ += nodes;
-    if (total_ > kMaxManifestNodes) throw TooLarge{};
-    if (!open_.empty()) open_.back().nodes += nodes;
-  }
-  void open(YAML::anchor_t anchor) {
-    if (++events_ > max_events_) throw Runaway{};
-    open_.push_back({anchor, 1});
-  }
-  void close() {
-    Open done = open_.back();
-    open_.pop_back();
-    remember(done.anchor, done.nodes);
-    if (!open_.empty()) open_.back().nodes += done.nodes;
-  }
-  std::vector<Open> open_;
-  std::vector<size_t> sizes_;
-  size_t total_ = 0;
-  size_t aliases_ = 0;
-  size_t events_ = 0;
-  size_t max_events_;
-};
-
-enum class Expansion { Within, TooLarge, Runaway };
-
-// Whether the file, with its aliases expanded, stays within the caps (a syntax error is left to the
-// loader, which reports it with its place). It also stops yaml-cpp 0.7's parser where it would run
-// forever: on some malformed input (found by fuzz_manifest) it emits events without end, so more
-// events than the text could hold end the parse. This pass reads the text once more, without
-// building anything.
-Expansion expansion_of(const std::string& text) {
-  std::istringstream in(text);
-  YAML::Parser parser(in);
-  ExpandedSize counter(text.size());
-  try {
-    while (parser.HandleNextDocument(counter)) {
-    }
-  } catch (const ExpandedSize::TooLarge&) {
-    return Expansion::TooLarge;
-  } catch (const ExpandedSize::Runaway&) {
-    return Expansion::Runaway;
-  } catch (const YAML::Exception&) {
-  }
-  return Expansion::Within;
 }
 
 // sha256 over every file's name and contents, each framed by its length so that no two different
@@ -287,36 +202,39 @@ class ProjectMerger {
 
 std::vector<DesiredProject> parse_document(const std::string& name, const std::string& text, const EnvLookup& env,
                                            Diagnostics& diags) {
-  switch (expansion_of(text)) {
-    case Expansion::Within:
+  const YamlText yaml(text, kMaxManifestNodes, kMaxManifestAliases);
+  switch (yaml.problem()) {
+    case YamlText::Problem::None:
       break;
-    case Expansion::TooLarge:
+    case YamlText::Problem::Syntax: {
+      const YAML::Mark& m = yaml.syntax_error_at();
+      diags.error({name, m.is_null() ? 0 : m.line + 1, m.is_null() ? 0 : m.column + 1}, "",
+                  "YAML syntax error: " + yaml.syntax_error(), "check the indentation and brackets around this place");
+      return {};
+    }
+    case YamlText::Problem::TooLarge:
       diags.error({name}, "", "with its aliases expanded the file would hold more than " +
                                   std::to_string(kMaxManifestNodes) + " values (or use more than " +
                                   std::to_string(kMaxManifestAliases) + " aliases)",
                   "write the values out, or use fewer nested anchors");
       return {};
-    case Expansion::Runaway:
+    case YamlText::Problem::Runaway:
       diags.error({name}, "", "YAML syntax error: the parser could not make sense of this file",
                   "check the indentation, commas and colons; a key written as `a,b:` is a common cause");
       return {};
   }
-  std::vector<YAML::Node> documents;
-  try {
-    documents = YAML::LoadAll(text);
-  } catch (const YAML::Exception& e) {
-    Location at{name, e.mark.is_null() ? 0 : e.mark.line + 1, e.mark.is_null() ? 0 : e.mark.column + 1};
-    diags.error(at, "", "YAML syntax error: " + e.msg, "check the indentation and brackets around this place");
-    return {};
+  const auto& documents = yaml.documents();
+  if (documents.empty()) {  // an empty file reads as one empty document
+    const YamlNode empty;
+    return read_manifest_document(empty, name, env, diags);
   }
-  if (documents.empty()) documents.emplace_back();  // an empty file reads as one empty document
   if (documents.size() > 1) {
-    YAML::Mark m = documents[1].Mark();
+    const YAML::Mark& m = documents[1]->mark;
     diags.error({name, m.is_null() ? 0 : m.line + 1, m.is_null() ? 0 : m.column + 1}, "",
                 "a manifest file holds one YAML document, this one has " + std::to_string(documents.size()),
                 "put each document (after a `---` line) in a file of its own");
   }
-  return read_manifest_document(documents[0], name, env, diags);
+  return read_manifest_document(*documents[0], name, env, diags);
 }
 
 // Every variable a file's ${...} looked up, and what it held.

@@ -72,18 +72,18 @@ const char* scalar_type_noun(ScalarType t) {
 ValueReader::ValueReader(std::string file, const EnvLookup& env, Diagnostics& diags)
     : file_(std::move(file)), env_(env), diags_(diags) {}
 
-Location ValueReader::location(const YAML::Node& node) const {
-  const YAML::Mark mark = node.Mark();
+Location ValueReader::location(const YamlNode& node) const {
+  const YAML::Mark& mark = node.mark;
   if (mark.is_null()) return {file_, 0, 0};
   return {file_, mark.line + 1, mark.column + 1};
 }
 
-Entry ValueReader::entry(const YAML::Node& key, const YAML::Node& value, std::string path) const {
-  return {value, std::move(path), location(value.IsNull() ? key : value)};
+Entry ValueReader::entry(const YamlNode& key, const YamlNode& value, std::string path) const {
+  return {&value, std::move(path), location(value.is_null() ? key : value)};
 }
 
-Entry ValueReader::item(const YAML::Node& value, std::string path) const {
-  return {value, std::move(path), location(value)};
+Entry ValueReader::item(const YamlNode& value, std::string path) const {
+  return {&value, std::move(path), location(value)};
 }
 
 void ValueReader::error(const Location& where, const std::string& field, std::string message, std::string hint) {
@@ -95,12 +95,12 @@ void ValueReader::warning(const Location& where, const std::string& field, std::
   diags_.warning(where, field, std::move(message), std::move(hint));
 }
 
-std::string ValueReader::describe(const YAML::Node& node) const {
-  if (node.IsMap()) return "a mapping";
-  if (node.IsSequence()) return "a list";
-  if (!node.IsScalar()) return "an empty value";
-  ScalarType type = node.Tag() == "?" ? resolve_plain_scalar(node.Scalar()) : ScalarType::String;
-  return std::string(scalar_type_noun(type)) + " `" + excerpt(node.Scalar()) + "`";
+std::string ValueReader::describe(const YamlNode& node) const {
+  if (node.is_map()) return "a mapping";
+  if (node.is_sequence()) return "a list";
+  if (!node.is_scalar()) return "an empty value";
+  ScalarType type = node.tag == "?" ? resolve_plain_scalar(node.scalar) : ScalarType::String;
+  return std::string(scalar_type_noun(type)) + " `" + excerpt(node.scalar) + "`";
 }
 
 std::string ValueReader::found(const ScalarValue& v) const {
@@ -119,27 +119,27 @@ void ValueReader::wrong(const Entry& e, std::string_view expected, const ScalarV
 }
 
 std::optional<ScalarValue> ValueReader::scalar(const Entry& e, std::string_view expected) {
-  const YAML::Node& n = e.value;
-  if (n.IsNull()) return ScalarValue{ScalarType::Null, "", false};
-  if (!n.IsScalar()) {
+  const YamlNode& n = *e.value;
+  if (n.is_null()) return ScalarValue{ScalarType::Null, "", false};
+  if (!n.is_scalar()) {
     error(e.where, e.path, "expected " + std::string(expected) + ", found " + describe(n));
     return std::nullopt;
   }
-  const std::string& tag = n.Tag();
+  const std::string& tag = n.tag;
   ScalarValue v;
   if (tag == "?") {
-    v.type = resolve_plain_scalar(n.Scalar());
+    v.type = resolve_plain_scalar(n.scalar);
   } else if (tag == "!" || tag == "tag:yaml.org,2002:str") {  // quoted, block, or !!str
     v.type = ScalarType::String;
   } else {
     error(e.where, e.path, "unsupported YAML tag `" + tag + "`", "remove the tag; write the value plainly");
     return std::nullopt;
   }
-  if (!has_interpolation(n.Scalar())) {
-    v.text = n.Scalar();
+  if (!has_interpolation(n.scalar)) {
+    v.text = n.scalar;
     return v;
   }
-  Interpolated result = interpolate(n.Scalar(), env_);
+  Interpolated result = interpolate(n.scalar, env_);
   for (auto& problem : result.problems) error(e.where, e.path, problem.message, problem.hint);
   if (!result.problems.empty()) return std::nullopt;
   v.text = std::move(result.text);
@@ -331,15 +331,15 @@ std::optional<bool> ValueReader::boolean(const Entry& e) {
 
 std::optional<std::vector<std::string>> ValueReader::addons(const Entry& e) {
   static const std::vector<std::string> known = {"time-series", "ai"};
-  if (!e.value.IsSequence()) {
-    error(e.where, e.path, "expected a list of addons like [time-series, ai], found " + describe(e.value));
+  if (!e.value->is_sequence()) {
+    error(e.where, e.path, "expected a list of addons like [time-series, ai], found " + describe(*e.value));
     return std::nullopt;
   }
   std::vector<std::string> out;
   std::unordered_set<std::string> seen;
   bool ok = true;
-  for (size_t i = 0; i < e.value.size(); ++i) {
-    Entry it = item(e.value[i], e.path + "[" + std::to_string(i) + "]");
+  for (size_t i = 0; i < e.value->items.size(); ++i) {
+    Entry it = item(*e.value->items[i], e.path + "[" + std::to_string(i) + "]");
     auto addon = text(it, "an addon: time-series or ai");
     if (!addon) {
       ok = false;

@@ -1,5 +1,5 @@
 #pragma once
-// Reads single manifest values (names, CIDRs, sizes, ...) out of yaml-cpp nodes. Each reader
+// Reads single manifest values (names, CIDRs, sizes, ...) out of YAML nodes (yaml_tree.h). Each reader
 // checks one value against the manifest format, interpolates ${VAR}, reports every problem with
 // its file:line:col and field path, and returns the canonical value, or nullopt when unusable.
 // Internal to the manifest module: document.cpp walks the structure and calls these.
@@ -8,10 +8,9 @@
 #include <string_view>
 #include <vector>
 
-#include <yaml-cpp/yaml.h>
-
 #include "manifest/model.h"
 #include "manifest/scalar.h"
+#include "manifest/yaml_tree.h"
 #include "util/diagnostics.h"
 #include "util/env.h"
 
@@ -19,7 +18,7 @@ namespace dbform {
 
 // One `key: value` of a mapping (or one item of a list, with a null key).
 struct Entry {
-  YAML::Node value;
+  const YamlNode* value = nullptr;
   std::string path;  // field path of the value: projects[0].services[1].cpu_millis
   Location where;    // of the value; of the key when the value is empty (yaml-cpp marks those badly)
 };
@@ -37,13 +36,13 @@ class ValueReader {
  public:
   ValueReader(std::string file, const EnvLookup& env, Diagnostics& diags);
 
-  Location location(const YAML::Node& node) const;
-  Entry entry(const YAML::Node& key, const YAML::Node& value, std::string path) const;
-  Entry item(const YAML::Node& value, std::string path) const;
+  Location location(const YamlNode& node) const;
+  Entry entry(const YamlNode& key, const YamlNode& value, std::string path) const;
+  Entry item(const YamlNode& value, std::string path) const;
   void error(const Location& where, const std::string& field, std::string message, std::string hint = {});
   void warning(const Location& where, const std::string& field, std::string message, std::string hint = {});
   // "a mapping", "a list", "the integer `5`", "the text `abc`", "an empty value".
-  std::string describe(const YAML::Node& node) const;
+  std::string describe(const YamlNode& node) const;
 
   void version(const Entry& e);
   std::optional<std::string> text(const Entry& e, std::string_view expected);

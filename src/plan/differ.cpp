@@ -1,5 +1,7 @@
 #include "plan/differ.h"
 
+#include <algorithm>
+#include <iterator>
 #include <unordered_set>
 
 #include "util/json_limits.h"
@@ -94,7 +96,11 @@ struct CallPlan {
 CallPlan calls_between(const json& current, const json& declared, const json& observed, const State& state,
                        const std::string& project_id) {
   CallPlan out;
-  auto value = [](const json& j, const char* f) { return j.contains(f) ? j[f] : json(); };
+  static const json kNone;
+  auto value = [](const json& j, const char* f) -> const json& {
+    auto it = j.find(f);
+    return it == j.end() ? kNone : *it;
+  };
   auto differs = [&](const char* f) { return declared.contains(f) && value(current, f) != declared[f]; };
   if (differs("cpu_millis") || differs("memory_gbs")) {
     json body = json::object();
@@ -165,7 +171,10 @@ PlannedAction plan_declared(const std::string& project_id, ResourceKind kind, co
   const ResourceRecord* rec = state.find(a.address);
   // What a create leaves to calls (a VPC attachment, the pooler), as made right after it.
   auto calls_after_create = [&] {
-    return calls_between(created_with(a.after), a.after, json(), state, project_id).calls;
+    const bool any = std::any_of(std::begin(kSetAfterCreate), std::end(kSetAfterCreate),
+                                 [&](const char* field) { return a.after.contains(field); });
+    return any ? calls_between(created_with(a.after), a.after, json(), state, project_id).calls
+               : std::vector<PlannedCall>{};
   };
   if (!rec || rec->deleted_outside) {
     a.action = Action::Create;
