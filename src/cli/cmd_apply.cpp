@@ -124,8 +124,9 @@ Prepared load_saved_plan(const ApplyFlowOptions& opts) {
   p.store = open_state_store(opts.state);
   p.lock = p.store->lock("apply", lock_timeout(opts.state));
   auto stored = p.store->read();
-  p.state = stored ? *stored : new_state();
-  auto problems = saved_plan_problems(saved, p.manifest, stored ? &*stored : nullptr, make_plan(p.manifest, p.state, nullptr, saved.plan.prune));
+  p.state = stored ? std::move(*stored) : new_state();  // `stored` stays engaged, its state moved out
+  auto problems = saved_plan_problems(saved, p.manifest, stored ? &p.state : nullptr,
+                                      make_plan(p.manifest, p.state, nullptr, saved.plan.prune));
   if (!problems.empty())
     throw UsageError("the saved plan " + file + " is stale, nothing was changed:\n  " + join(problems, "\n  ") +
                      "\nRun `dbform plan --out " + file + "` again, review the new plan and apply that one");

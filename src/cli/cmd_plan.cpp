@@ -77,7 +77,7 @@ void add_plan_command(CLI::App& app, int& exit_code) {
     // A refresh records what it reads, under the lock, like an apply.
     auto lock = opts->refresh ? store->lock("plan --refresh", lock_timeout(opts->state)) : nullptr;
     auto stored = store->read();
-    State state = stored ? *stored : new_state();
+    State state = stored ? std::move(*stored) : new_state();
     if (opts->refresh) {
       auto api = make_api();
       doc.plan = plan_refreshed(manifest, state, *store, {true, opts->prune}, *api->client, api->clock).plan;

@@ -23,10 +23,11 @@ json endpoint_json(const std::string& host, const std::optional<int>& port) {
   return j;
 }
 
-// Field readers that name the record and field in their errors.
+// Field readers that name the record and field in their errors. Objects are moved out of the
+// record's JSON, not copied.
 class RecordReader {
  public:
-  RecordReader(const json& j, const std::string& source, size_t index) : j_(j), source_(source), index_(index) {}
+  RecordReader(json& j, const std::string& source, size_t index) : j_(j), source_(source), index_(index) {}
 
   [[noreturn]] void fail(const std::string& field, const std::string& expected) const {
     throw StateError(source_ + ": resources[" + std::to_string(index_) + "]." + field + ": expected " + expected +
@@ -48,11 +49,11 @@ class RecordReader {
     return it->get<bool>();
   }
   // An object, or null when absent.
-  nlohmann::json object(const char* field) const {
+  nlohmann::json object(const char* field) {
     auto it = j_.find(field);
     if (it == j_.end() || it->is_null()) return nullptr;
     if (!it->is_object()) fail(field, "an object");
-    return *it;
+    return std::move(*it);
   }
   void endpoint(const char* field, std::string& host, std::optional<int>& port) const {
     auto it = j_.find(field);
@@ -107,7 +108,7 @@ json record_to_json(const ResourceRecord& r) {
   return j;
 }
 
-ResourceRecord record_from_json(const json& j, const std::string& source, size_t index) {
+ResourceRecord record_from_json(json&& j, const std::string& source, size_t index) {
   RecordReader in(j, source, index);
   if (!j.is_object()) in.fail("", "an object");
   ResourceRecord r;
@@ -120,10 +121,7 @@ ResourceRecord record_from_json(const json& j, const std::string& source, size_t
   r.name = in.str("name", true);
   if (r.address != resource_address(r.project_id, r.kind, r.name))
     in.fail("address", "\"" + resource_address(r.project_id, r.kind, r.name) + "\" (from project_id, kind and name)");
-  if (auto s = j.find("settings"); s != j.end() && !s->is_null()) {
-    if (!s->is_object()) in.fail("settings", "an object");
-    r.settings = *s;
-  }
+  if (json settings = in.object("settings"); !settings.is_null()) r.settings = std::move(settings);
   r.observed = in.object("observed");
   r.pending_call = in.object("pending_call");
   if (!r.pending_call.is_null() && !r.pending_call.value("call", nlohmann::json()).is_string())
@@ -141,7 +139,7 @@ ResourceRecord record_from_json(const json& j, const std::string& source, size_t
   remember_secret(r.pending_password);
   r.created_at = in.str("created_at", false);
   r.updated_at = in.str("updated_at", false);
-  if (auto l = j.find("last_response"); l != j.end()) r.last_response = *l;
+  if (auto l = j.find("last_response"); l != j.end()) r.last_response = std::move(*l);
   return r;
 }
 
@@ -188,7 +186,8 @@ State parse_state(const std::string& text, const std::string& source, const Stat
   std::unordered_set<std::string> seen;
   state.resources.reserve(resources->size());
   for (size_t i = 0; i < resources->size(); ++i) {
-    ResourceRecord r = record_from_json((*resources)[i], source, i);
+    ResourceRecord r = record_from_json(std::move((*resources)[i]), source, i);
+    (*resources)[i] = nullptr;  // what was not moved into the record goes now: the DOM shrinks as records grow
     if (!seen.insert(r.address).second) throw fail("resource " + r.address + " is recorded twice");
     state.resources.push_back(std::move(r));
   }
@@ -247,7 +246,8 @@ void apply_journal_entry(State& state, const std::string& line, const std::strin
   if (serial != state.serial + 1)
     throw fail("serial " + std::to_string(serial) + " does not follow " + std::to_string(state.serial));
   size_t index = 0;
-  for (const auto& record : j.value("upsert", json::array())) state.upsert(record_from_json(record, where, index++));
+  json upserts = j.value("upsert", json::array());
+  for (auto& record : upserts) state.upsert(record_from_json(std::move(record), where, index++));
   for (const auto& address : j.value("remove", json::array())) {
     if (!address.is_string()) throw fail("a removed address is not a string");
     state.remove(address.get<std::string>());

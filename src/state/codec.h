@@ -47,6 +47,7 @@ void apply_journal_entry(State& state, const std::string& entry, const std::stri
 // once it is larger than the document (and than 256 KiB, so a small state is not rewritten at
 // every few steps). The one rule of both stores that keep a journal.
 bool journal_outgrew(size_t journal_bytes, size_t document_bytes);
-ResourceRecord record_from_json(const nlohmann::json& j, const std::string& source, size_t index);
+// Moves what it keeps out of `j`.
+ResourceRecord record_from_json(nlohmann::json&& j, const std::string& source, size_t index);
 
 }  // namespace dbform

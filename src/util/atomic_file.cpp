@@ -4,11 +4,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "util/error.h"
 
@@ -113,10 +113,16 @@ std::optional<std::string> read_file_if_exists(const std::string& path) {
   if (!std::filesystem::exists(path, ec) && !ec) return std::nullopt;
   std::ifstream in(path, std::ios::binary);
   if (!in) fail("read", path, errno);
-  std::ostringstream ss;
-  ss << in.rdbuf();
+  std::string contents;
+  // The size is a hint (the file may change), and only up to 64 MiB is reserved on its word.
+  if (auto size = std::filesystem::file_size(path, ec); !ec) contents.reserve(std::min<uintmax_t>(size, 64u << 20));
+  char chunk[1 << 16];
+  do {
+    in.read(chunk, sizeof chunk);
+    contents.append(chunk, static_cast<size_t>(in.gcount()));
+  } while (in);
   if (in.bad()) fail("read", path, errno);
-  return ss.str();
+  return contents;
 }
 
 }  // namespace dbform
