@@ -1,11 +1,14 @@
 #include "manifest/loader.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -283,25 +286,59 @@ void check_no_key_interpolated(const Manifest& manifest, const EnvLookup& env, c
   }
 }
 
+// One file of the manifests, read and parsed on its own (possibly on another thread), or the
+// problems with one -f PATH itself (no file).
+struct FileUnit {
+  std::string file;
+  Diagnostics diags;
+  std::optional<std::string> text;
+  std::vector<EnvUse> uses;
+  std::vector<DesiredProject> projects;
+};
+
+// Reads and parses every unit's file, on up to as many threads as there are cores. Each unit has
+// its own diagnostics and variable uses, so the result is the same as one file after another.
+void parse_units(std::vector<FileUnit>& units, const EnvLookup& env) {
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < units.size(); i = next++) {
+      FileUnit& u = units[i];
+      if (u.file.empty()) continue;
+      u.text = read_file(u.file, u.diags);
+      if (u.text) u.projects = parse_document(u.file, *u.text, recording(env, u.uses, u.file), u.diags);
+    }
+  };
+  const size_t threads = std::min<size_t>({std::max(1u, std::thread::hardware_concurrency()), 8, units.size()});
+  std::vector<std::thread> helpers;
+  for (size_t t = 1; t < threads; ++t) helpers.emplace_back(work);
+  work();
+  for (auto& h : helpers) h.join();
+}
+
 }  // namespace
 
 Manifest load_manifests(const std::vector<std::string>& paths, const EnvLookup& env, Diagnostics& diags) {
+  if (paths.empty()) diags.error({}, "", "no manifest given", "pass -f FILE or -f DIRECTORY");
+  std::vector<FileUnit> units;
+  SeenFiles seen;
+  for (const auto& path : paths) {
+    units.emplace_back();  // the path's own problems, in their place among the files' problems
+    for (const auto& file : files_named_by(path, units.back().diags))
+      if (seen.first_time(file)) units.emplace_back().file = file;
+  }
+  parse_units(units, env);
   Manifest manifest;
   ProjectMerger merger(manifest, diags);
   ManifestDigest digest;
-  SeenFiles seen;
   std::vector<EnvUse> uses;
-  if (paths.empty()) diags.error({}, "", "no manifest given", "pass -f FILE or -f DIRECTORY");
-  for (const auto& path : paths) {
-    for (const auto& file : files_named_by(path, diags)) {
-      if (!seen.first_time(file)) continue;
-      auto text = read_file(file, diags);
-      if (!text) continue;
-      manifest.files.push_back(file);
-      digest.add(file, *text);
-      for (auto& project : parse_document(file, *text, recording(env, uses, file), diags))
-        merger.add(std::move(project));
-    }
+  for (auto& u : units) {
+    for (const auto& d : u.diags.items()) diags.add(d);
+    if (!u.text) continue;
+    manifest.files.push_back(u.file);
+    digest.add(u.file, *u.text);
+    u.text.reset();
+    uses.insert(uses.end(), u.uses.begin(), u.uses.end());
+    for (auto& project : u.projects) merger.add(std::move(project));
   }
   merger.check_vpc_references();
   check_no_key_interpolated(manifest, env, uses, diags);

@@ -330,6 +330,9 @@ Plan make_plan(const Manifest& manifest, const State& state, const Namesakes* na
   plan.state_serial = state.serial;
   plan.manifest_digest = manifest.digest;
   plan.prune = prune;
+  size_t at_most = state.resources.size();
+  for (const auto& project : manifest.projects) at_most += project.vpcs.size() + project.services.size();
+  plan.actions.reserve(at_most);
   std::unordered_set<std::string> declared;
   for (const auto& project : manifest.projects) {
     for (const auto& v : project.vpcs)
