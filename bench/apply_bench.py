@@ -53,13 +53,16 @@ def write_manifest(path, projects, count):
 
 
 class Simulator:
-    def __init__(self, dbform, tmp, projects, provision, latency):
+    """`dbform sim` on a free port. `keys` maps each API key to its project (default: bench-key-P for
+    proj-P, P < projects)."""
+
+    def __init__(self, dbform, tmp, projects, provision, latency, keys=None):
         self.port_file = os.path.join(tmp, "sim.port")
         half = f"{int(provision * 500)}ms"
         cmd = [dbform, "sim", "--listen", "127.0.0.1:0", "--port-file", self.port_file,
                "--queued-delay", half, "--configuring-delay", half, "--latency", f"{int(latency * 1000)}ms"]
-        for p in range(projects):
-            cmd += ["--key", f"{KEY_PREFIX}{p}=proj-{p}"]
+        for key, project in (keys or {f"{KEY_PREFIX}{p}": f"proj-{p}" for p in range(projects)}).items():
+            cmd += ["--key", f"{key}={project}"]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.time() + 10
         while not os.path.exists(self.port_file):
@@ -79,6 +82,22 @@ class Simulator:
     def stop(self):
         self.proc.send_signal(signal.SIGTERM)
         self.proc.wait()
+
+
+def launcher_beside(dbform):
+    """bench/run_measured, built beside dbform (cmake --build build --target run_measured)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(dbform)), "bench", "run_measured")
+    if not os.access(path, os.X_OK):
+        raise SystemExit(f"{path} is missing: cmake --build build --target run_measured")
+    return path
+
+
+def measured(launcher, cmd, env=None, output=os.devnull):
+    """Runs the command through bench/run_measured (so that its peak RSS is its own), its output to
+    the file `output`. Returns its exit code, wall seconds, CPU seconds and peak RSS in MiB."""
+    fields = subprocess.run([launcher, output] + cmd, env=env, check=True, capture_output=True,
+                            text=True).stdout.split()
+    return int(fields[0]), float(fields[1]), float(fields[2]), int(fields[3]) / 1024.0
 
 
 def io_written():
@@ -103,18 +122,14 @@ def one_run(args, count, provision, latency):
                 env[f"BENCH_KEY_{p}"] = f"{KEY_PREFIX}{p}"
             cmd = [args.dbform, "apply", "-f", manifest, "--state", state, "--auto-approve", "--json",
                    "--parallelism", str(args.parallelism)]
-            out_path, err_path = os.path.join(tmp, "out"), os.path.join(tmp, "err")
+            output = os.path.join(tmp, "output")
             written_before = io_written()
-            start = time.perf_counter()
-            with open(out_path, "wb") as out, open(err_path, "wb") as err:
-                proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=err)
-                _, status, usage = os.wait4(proc.pid, 0)  # dbform's own rusage, the simulator's apart
-            wall = time.perf_counter() - start
-            if os.waitstatus_to_exitcode(status) != 0:
-                with open(err_path) as f:
+            code, wall, cpu, peak = measured(args.launcher, cmd, env, output)
+            if code != 0:
+                with open(output) as f:
                     raise SystemExit(f"apply of {count} failed:\n{f.read()[-2000:]}")
             # What it printed is not the state store's.
-            written = io_written() - written_before - os.path.getsize(out_path) - os.path.getsize(err_path)
+            written = io_written() - written_before - os.path.getsize(output)
             calls = sim.get("/_sim/requests")
             with open(state) as f:
                 final = json.load(f)
@@ -127,8 +142,8 @@ def one_run(args, count, provision, latency):
                 "saves": final["serial"],
                 "written": written,
                 "final": os.path.getsize(state),
-                "cpu": usage.ru_utime + usage.ru_stime,
-                "peak": usage.ru_maxrss / 1024.0,
+                "cpu": cpu,
+                "peak": peak,
             }
         finally:
             sim.stop()
@@ -153,6 +168,7 @@ def main():
     ap.add_argument("--parallelism", type=int, default=10)
     ap.add_argument("--runs", type=int, default=3)
     args = ap.parse_args()
+    args.launcher = launcher_beside(args.dbform)
     provision, latency = seconds(args.provision), seconds(args.latency)
     print(f"dbform apply benchmark: T = {provision:g} s, API latency {latency * 1000:g} ms, {args.projects} projects, "
           f"--parallelism {args.parallelism}; median of {args.runs} runs")

@@ -2,23 +2,35 @@
 """Benchmark of `dbform plan` at scale.
 
 Generates manifests of PROJECTS x SERVICES services (default 100 x 100 = 10,000, plus one VPC per
-project) and state files that record none, half or all of them as READY, then times `dbform
-validate`, `dbform plan` against each state, a plan with a conflict in every project, and a no-op
-`dbform apply` of everything recorded. Beside each, the floors measured in the same run: yaml-cpp
-alone loading the manifests and nlohmann alone parsing that state (bench/parse_floor.cpp), each in a
-process of its own. Reports the median wall time of RUNS runs, its ratio to the floors' sum, and
+project, one file per project) and state files that record none, half or all of them as READY,
+then times `dbform validate`, `dbform plan` against each state and a plan with a conflict in every
+project. Beside each, the floors measured in the same run, each in a process of its own
+(bench/parse_floor.cpp): yaml-cpp alone loading the manifests and nlohmann alone parsing that state.
+The time floor parses every manifest file and drops it (the least work that reads every byte); the
+memory floor keeps every file's nodes, as a plan holds the whole manifest.
+
+Then a no-op `dbform apply` of everything: a simulator is filled by one apply (not timed), and
+the no-op apply, which reads every key and lists every project (its refresh), is timed beside the
+parse floors plus the time curl takes to make the same calls (as many at once as --parallelism).
+
+Reports the median wall and CPU time of RUNS runs, the wall time's ratio to the floors' sum, and
 the peak resident memory beside the floors' summed peaks.
 
 Usage: plan_bench.py --dbform BIN --floor PARSE_FLOOR [--projects N] [--services N] [--runs N]
 """
 import argparse
 import json
-import multiprocessing
 import os
+import shutil
 import statistics
-import subprocess
+import sys
 import tempfile
-import time
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from apply_bench import Simulator, launcher_beside, measured  # noqa: E402
+
+PARALLELISM = 10  # dbform's default --parallelism, and curl's in the refresh floor
 
 
 def write_manifests(directory, projects, services, changed=False):
@@ -71,19 +83,80 @@ def generate(manifests, changed, states, args):
     write_state(states["all"], args.projects, args.services, 1.0)
 
 
-def measure(cmd, runs, env=None):
-    """Median wall seconds and peak RSS (MiB) of the command, each run in a fresh process."""
-    times, peak = [], 0
+def measure(launcher, cmd, runs, env=None, before_each=None):
+    """Median wall and CPU seconds and peak RSS (MiB) of the command, each run in a fresh process."""
+    walls, cpus, peak = [], [], 0
     for _ in range(runs):
-        start = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-        _, status, usage = os.wait4(proc.pid, 0)  # this child's own rusage
-        times.append(time.perf_counter() - start)
-        code = os.waitstatus_to_exitcode(status)
+        if before_each:
+            before_each()
+        code, wall, cpu, rss = measured(launcher, cmd, env)
         if code not in (0, 1, 2):
             raise SystemExit(f"{' '.join(cmd)} failed with exit code {code}")
-        peak = max(peak, usage.ru_maxrss)
-    return statistics.median(times), peak / 1024.0
+        walls.append(wall)
+        cpus.append(cpu)
+        peak = max(peak, rss)
+    return {"wall": statistics.median(walls), "cpu": statistics.median(cpus), "rss": peak}
+
+
+def key_variable(project_id):
+    """The variable dbform reads a project's key from when the manifest names none."""
+    return "DBFORM_API_KEY_" + "".join(c if c.isalnum() else "_" for c in project_id.upper())
+
+
+class NoOpApply:
+    """A simulator holding every declared resource, and a state recording them, made by one apply."""
+
+    def __init__(self, args, tmp, manifests):
+        self.projects = [f"proj-{p:03d}" for p in range(args.projects)]
+        keys = {f"bench-key-{p}": p for p in self.projects}
+        self.sim = Simulator(args.dbform, tmp, args.projects, 0, 0, keys)
+        self.env = dict(os.environ, DBFORM_API_URL=self.sim.url("/public/api/v1"))
+        for key, project in keys.items():
+            self.env[key_variable(project)] = key
+        self.keys = {project: key for key, project in keys.items()}
+        self.pristine = os.path.join(tmp, "applied.pristine.json")
+        self.state = os.path.join(tmp, "applied.json")
+        fill_log = os.path.join(tmp, "fill.log")
+        if measured(args.launcher, [args.dbform, "apply", "-f", manifests, "--state", self.pristine, "--auto-approve",
+                                    "--parallelism", "20"], self.env, fill_log)[0] != 0:
+            raise SystemExit(f"filling the simulator failed: see {fill_log}")
+        self.cmd = [args.dbform, "apply", "-f", manifests, "--state", self.state, "--auto-approve"]
+        # One no-op run, not timed, counts what a no-op apply calls; it also records what the
+        # refresh reads of every service, which the next no-op runs then find unchanged.
+        before = self.calls()
+        self.restore()
+        if measured(args.launcher, self.cmd, self.env)[0] != 0:
+            raise SystemExit("the first no-op apply failed")
+        shutil.copy(self.state, self.pristine)
+        self.made = {k: v - before.get(k, 0) for k, v in self.calls().items() if v != before.get(k, 0)}
+        if any(not k.startswith("GET") for k in self.made):
+            raise SystemExit(f"the no-op apply changed something: {self.made}")
+
+    def calls(self):
+        with urllib.request.urlopen(self.sim.url("/_sim/requests")) as r:
+            return json.load(r)
+
+    def restore(self):
+        for suffix in ("", ".journal", ".backup"):
+            if os.path.exists(self.state + suffix):
+                os.remove(self.state + suffix)
+        shutil.copy(self.pristine, self.state)
+
+    def curl_config(self, path):
+        """The calls the no-op apply made, for curl: each project's key check and its two lists."""
+        per_project = {"GET /auth/info": "/auth/info", "GET /projects/{project_id}/services": "/projects/{p}/services",
+                       "GET /projects/{project_id}/vpcs": "/projects/{p}/vpcs"}
+        if set(self.made) != set(per_project) or any(n != len(self.projects) for n in self.made.values()):
+            raise SystemExit(f"the no-op apply made other calls than the floor's: {self.made}")
+        with open(path, "w") as f:
+            for p in self.projects:
+                for route in per_project.values():
+                    f.write(f'url = "{self.sim.url("/public/api/v1" + route.format(p=p))}"\n'
+                            f'header = "Authorization: Bearer {self.keys[p]}"\ncompressed\noutput = "/dev/null"\nnext\n')
+        return ["curl", "-s", "--parallel", "--parallel-max", str(PARALLELISM), "-K", path]
+
+    def stop(self):
+        self.sim.stop()
 
 
 def main():
@@ -94,45 +167,51 @@ def main():
     ap.add_argument("--services", type=int, default=100)
     ap.add_argument("--runs", type=int, default=3)
     args = ap.parse_args()
+    args.launcher = launcher_beside(args.dbform)
     total = args.projects * args.services
     with tempfile.TemporaryDirectory(prefix="dbform-bench-") as tmp:
         manifests = os.path.join(tmp, "manifests")
         changed = os.path.join(tmp, "changed")
         states = {"empty": os.path.join(tmp, "empty.json"), "half": os.path.join(tmp, "half.json"),
                   "all": os.path.join(tmp, "all.json")}
-        # Generated in a process of its own: a child's peak RSS starts from what its parent held
-        # when it was forked, so this process stays small.
-        generator = multiprocessing.Process(target=generate, args=(manifests, changed, states, args))
-        generator.start()
-        generator.join()
+        generate(manifests, changed, states, args)
         files = sorted(os.path.join(manifests, f) for f in os.listdir(manifests))
-        yaml_floor = measure([args.floor, "yaml"] + files, args.runs)
-        json_floor = {k: measure([args.floor, "json", path], args.runs) for k, path in states.items()}
-        print(f"dbform plan benchmark: {args.projects} projects, {total} services, {args.projects} VPCs; "
-              f"full state {os.path.getsize(states['all']) / 1e6:.1f} MB; median of {args.runs} runs")
-        print(f"  floors: yaml-cpp loading the manifests {yaml_floor[0] * 1000:.0f} ms / {yaml_floor[1]:.1f} MiB; "
-              + ", ".join(f"nlohmann parsing the {k} state {v[0] * 1000:.0f} ms / {v[1]:.1f} MiB"
-                          for k, v in json_floor.items()))
-        # A no-op apply calls nothing (no project has anything to create), so no API is needed.
-        env = dict(os.environ, DBFORM_API_URL="http://127.0.0.1:9/unused", DBFORM_API_KEY="unused")
-        cases = [
-            ("validate", [args.dbform, "validate", "-f", manifests], None, None),
-            ("plan, nothing recorded (all create)", [args.dbform, "plan", "-f", manifests, "--state", states["empty"]],
-             "empty", None),
-            ("plan, half recorded", [args.dbform, "plan", "-f", manifests, "--state", states["half"]], "half", None),
-            ("plan, all recorded (no changes)", [args.dbform, "plan", "-f", manifests, "--state", states["all"]],
-             "all", None),
-            ("plan, one conflict per project", [args.dbform, "plan", "-f", changed, "--state", states["all"]], "all",
-             None),
-            ("apply, all recorded (no-op)", [args.dbform, "apply", "-f", manifests, "--state", states["all"],
-                                             "--auto-approve"], "all", env),
-        ]
-        print(f"  {'':40s} {'wall':>8} {'x floors':>8} {'peak RSS':>10} {'floors RSS':>10}")
-        for name, cmd, state, run_env in cases:
-            wall, rss = measure(cmd, args.runs, run_env)
-            floor_time = yaml_floor[0] + (json_floor[state][0] if state else 0)
-            floor_rss = yaml_floor[1] + (json_floor[state][1] if state else 0)
-            print(f"  {name:40s} {wall * 1000:6.0f}ms {wall / floor_time:8.2f} {rss:8.1f}MiB {floor_rss:8.1f}MiB")
+        yaml_time = measure(args.launcher, [args.floor, "yaml"] + files, args.runs)
+        yaml_held = measure(args.launcher, [args.floor, "yaml-held"] + files, args.runs)
+        noop = NoOpApply(args, tmp, manifests)
+        try:
+            states["applied"] = noop.pristine
+            json_floor = {k: measure(args.launcher, [args.floor, "json", path], args.runs) for k, path in states.items()}
+            curl_floor = measure(args.launcher, noop.curl_config(os.path.join(tmp, "curl.cfg")), args.runs)
+            print(f"dbform plan benchmark: {args.projects} projects, {total} services, {args.projects} VPCs; "
+                  f"full state {os.path.getsize(states['all']) / 1e6:.1f} MB; median of {args.runs} runs")
+            print(f"  floors: yaml-cpp parsing the manifests {yaml_time['wall'] * 1000:.0f} ms, holding them "
+                  f"{yaml_held['rss']:.1f} MiB; nlohmann parsing the state: "
+                  + ", ".join(f"{k} {v['wall'] * 1000:.0f} ms / {v['rss']:.1f} MiB" for k, v in json_floor.items())
+                  + f"; curl making the no-op apply's {sum(noop.made.values())} calls {curl_floor['wall'] * 1000:.0f} ms")
+            cases = [
+                ("validate", [args.dbform, "validate", "-f", manifests], None, {}),
+                ("plan, nothing recorded (all create)",
+                 [args.dbform, "plan", "-f", manifests, "--state", states["empty"]], "empty", {}),
+                ("plan, half recorded", [args.dbform, "plan", "-f", manifests, "--state", states["half"]], "half", {}),
+                ("plan, all recorded (no changes)",
+                 [args.dbform, "plan", "-f", manifests, "--state", states["all"]], "all", {}),
+                ("plan, one conflict per project",
+                 [args.dbform, "plan", "-f", changed, "--state", states["all"]], "all", {}),
+                ("apply, all recorded (no-op, refreshed)", noop.cmd, "applied",
+                 {"env": noop.env, "before_each": noop.restore}),
+            ]
+            print(f"  {'':40s} {'wall':>8} {'cpu':>8} {'x floors':>8} {'peak RSS':>10} {'floors RSS':>10}")
+            for name, cmd, state, extra in cases:
+                m = measure(args.launcher, cmd, args.runs, **extra)
+                floor_time = yaml_time["wall"] + (json_floor[state]["wall"] if state else 0)
+                if state == "applied":
+                    floor_time += curl_floor["wall"]
+                floor_rss = yaml_held["rss"] + (json_floor[state]["rss"] if state else 0)
+                print(f"  {name:40s} {m['wall'] * 1000:6.0f}ms {m['cpu'] * 1000:6.0f}ms {m['wall'] / floor_time:8.2f} "
+                      f"{m['rss']:8.1f}MiB {floor_rss:8.1f}MiB")
+        finally:
+            noop.stop()
 
 
 if __name__ == "__main__":

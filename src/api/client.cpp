@@ -87,7 +87,7 @@ json parse_body(const std::string& method, const std::string& path, const HttpRe
   return body;
 }
 
-const json& require_array(const std::string& method, const std::string& path, const json& body, const char* items) {
+json& require_array(const std::string& method, const std::string& path, json& body, const char* items) {
   if (!body.is_array()) {
     throw Error(method + " " + path + ": expected a JSON array of " + items + ", but the API sent " +
                 body.type_name());
@@ -97,9 +97,9 @@ const json& require_array(const std::string& method, const std::string& path, co
 
 // Parses with `parse`, prefixing mapping errors with the call so the message says where they came from.
 template <typename T, typename Parse>
-T map_response(const std::string& method, const std::string& path, const json& j, Parse parse) {
+T map_response(const std::string& method, const std::string& path, json j, Parse parse) {
   try {
-    return parse(j);
+    return parse(std::move(j));
   } catch (const ApiError&) {
     throw;
   } catch (const Error& e) {
@@ -281,8 +281,8 @@ std::vector<Service> ApiClient::list_services(const std::string& key, const std:
   HttpResponse response = call(CallKind::Read, "GET", path, key, nullptr);
   json body = parse_body("GET", path, response);
   std::vector<Service> services;
-  for (const json& item : require_array("GET", path, body, "services")) {
-    services.push_back(map_response<Service>("GET", path, item, parse_service));
+  for (json& item : require_array("GET", path, body, "services")) {
+    services.push_back(map_response<Service>("GET", path, std::move(item), parse_service));
   }
   return services;
 }
@@ -306,8 +306,8 @@ std::vector<Vpc> ApiClient::list_vpcs(const std::string& key, const std::string&
   HttpResponse response = call(CallKind::Read, "GET", path, key, nullptr);
   json body = parse_body("GET", path, response);
   std::vector<Vpc> vpcs;
-  for (const json& item : require_array("GET", path, body, "VPCs")) {
-    vpcs.push_back(map_response<Vpc>("GET", path, item, parse_vpc));
+  for (json& item : require_array("GET", path, body, "VPCs")) {
+    vpcs.push_back(map_response<Vpc>("GET", path, std::move(item), parse_vpc));
   }
   return vpcs;
 }

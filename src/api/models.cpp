@@ -120,7 +120,7 @@ AuthInfo parse_auth_info(const json& j) {
   return info;
 }
 
-Service parse_service(const json& j) {
+Service parse_service(json j) {
   require_object(j, "service");
   Service s;
   s.service_id = required_type_string(j, "service_id", "service");
@@ -141,19 +141,19 @@ Service parse_service(const json& j) {
   s.vpc_endpoint = vpc_endpoint_of(j);
   if (const json* ha = object_field(j, "ha_replicas")) s.replica_count = integer_field(*ha, "replica_count");
   s.environment = nested_string(j, "metadata", "environment");
-  s.raw = j;
+  s.raw = std::move(j);
   s.raw.erase("initial_password");  // the password lives in one field only, never in `raw`
   return s;
 }
 
-Vpc parse_vpc(const json& j) {
+Vpc parse_vpc(json j) {
   require_object(j, "VPC");
   Vpc v;
   v.id = required_type_string(j, "id", "VPC");
   v.name = string_field(j, "name");
   v.cidr = string_field(j, "cidr");
   v.region_code = string_field(j, "region_code");
-  v.raw = j;
+  v.raw = std::move(j);
   return v;
 }
 

@@ -78,8 +78,8 @@ constexpr size_t kMaxAnswerDepth = 32;
 
 // JSON mapping (throws ApiError-free dbform::Error on a body that is not the expected shape).
 AuthInfo parse_auth_info(const nlohmann::json& j);
-Service parse_service(const nlohmann::json& j);
-Vpc parse_vpc(const nlohmann::json& j);
+Service parse_service(nlohmann::json j);  // `raw` takes `j` over
+Vpc parse_vpc(nlohmann::json j);
 nlohmann::json to_json(const ServiceCreateRequest& r);  // unset fields omitted, never null
 nlohmann::json to_json(const VpcCreateRequest& r);
 

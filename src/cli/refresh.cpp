@@ -19,19 +19,26 @@ RefreshedPlan plan_refreshed(const Manifest& manifest, State& state, StateStore&
       projects.push_back(a.project_id);
   if (projects.empty()) return out;
   auto keys = resolve_keys(manifest, projects, process_env());
-  out.preflight = preflight_keys(api, projects, keys);
+  out.preflight = preflight_keys(api, projects, keys, parallelism);
   RefreshResult refreshed = refresh_state(api, clock, state, projects, keys, parallelism);
   std::set<std::string> changed(refreshed.changed.begin(), refreshed.changed.end());
-  for (auto& address : record_declared_values(state, make_plan(manifest, state, nullptr, settings.prune)))
-    changed.insert(std::move(address));
+  Plan plan = refreshed.changed.empty() ? std::move(out.plan) : make_plan(manifest, state, nullptr, settings.prune);
+  const auto recorded = record_declared_values(state, plan);
+  changed.insert(recorded.begin(), recorded.end());
   try {
-    if (!changed.empty()) store.write_changes(state, {changed.begin(), changed.end()});
+    // Most records changed (the first refresh after a large apply records what every one looks
+    // like): written whole, since replaying such a journal on every later read costs more than
+    // the document. Otherwise appended, at the cost of the change.
+    if (changed.size() * 2 > state.resources.size()) store.write(state);
+    else if (!changed.empty()) store.write_changes(state, {changed.begin(), changed.end()});
   } catch (const Error& e) {
     throw Error(std::string("what the refresh read could not be saved, so nothing was sent: ") + e.what());
   }
-  const Plan plan = make_plan(manifest, state, nullptr, settings.prune);
+  // Planned again only where the state changed, or a name is taken: each plan of thousands of
+  // resources costs tens of milliseconds.
+  if (!recorded.empty()) plan = make_plan(manifest, state, nullptr, settings.prune);
   const Namesakes namesakes = namesakes_in(plan, refreshed.listings);
-  out.plan = make_plan(manifest, state, &namesakes, settings.prune);
+  out.plan = namesakes.empty() ? std::move(plan) : make_plan(manifest, state, &namesakes, settings.prune);
   return out;
 }
 

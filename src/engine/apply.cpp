@@ -12,6 +12,7 @@
 #include "plan/differ.h"
 #include "engine/work_queue.h"
 #include "util/duration.h"
+#include "util/parallel.h"
 #include "util/text.h"
 
 namespace dbform {
@@ -887,15 +888,16 @@ ApplyEngine::ApplyEngine(ApiClient& api, StateStore& store, Clock& clock, EventS
 }
 
 std::vector<PreflightPass> preflight_keys(ApiClient& api, const std::vector<std::string>& projects,
-                                          const std::map<std::string, ProjectKey>& keys) {
-  std::vector<std::string> problems;
-  std::vector<PreflightPass> passed;
-  for (const auto& project : projects) {
+                                          const std::map<std::string, ProjectKey>& keys, int parallelism) {
+  struct Checked {
+    std::optional<PreflightPass> pass;
+    std::string problem;
+  };
+  // One call per project, `parallelism` at a time; the passes and problems in the projects' order.
+  auto checked = in_parallel<Checked>(projects.size(), static_cast<size_t>(std::max(1, parallelism)), [&](size_t i) {
+    const std::string& project = projects[i];
     auto found = keys.find(project);
-    if (found == keys.end()) {
-      problems.push_back("project `" + project + "`: no API key was resolved");
-      continue;
-    }
+    if (found == keys.end()) return Checked{std::nullopt, "project `" + project + "`: no API key was resolved"};
     const ProjectKey& key = found->second;
     try {
       AuthInfo info = api.auth_info(key.key);
@@ -903,21 +905,28 @@ std::vector<PreflightPass> preflight_keys(ApiClient& api, const std::vector<std:
         spdlog::warn("project {}: GET /auth/info did not say which project the key in {} belongs to", project,
                      key.variable);
       } else if (info.project_id != project) {
-        problems.push_back("project `" + project + "`: the API key in " + key.variable + " (key name `" +
-                           info.key_name + "`) belongs to project `" + info.project_id + "`" +
-                           (info.project_name.empty() ? "" : " (" + info.project_name + ")") + ", not `" + project +
-                           "`. Set " + key.variable + " to a key of project `" + project + "`");
-        continue;
+        return Checked{std::nullopt, "project `" + project + "`: the API key in " + key.variable + " (key name `" +
+                                         info.key_name + "`) belongs to project `" + info.project_id + "`" +
+                                         (info.project_name.empty() ? "" : " (" + info.project_name + ")") +
+                                         ", not `" + project + "`. Set " + key.variable + " to a key of project `" +
+                                         project + "`"};
       }
-      passed.push_back({project, "project " + project + ": key `" + info.key_name + "` from " + key.variable});
+      return Checked{PreflightPass{project, "project " + project + ": key `" + info.key_name + "` from " + key.variable},
+                     ""};
     } catch (const ApiError& e) {
       const bool rejected = e.status() == 401 || e.status() == 403;
-      problems.push_back("project `" + project + "`: the API key in " + key.variable +
-                         (rejected ? " was not accepted: " : " could not be checked: ") + e.what());
+      return Checked{std::nullopt, "project `" + project + "`: the API key in " + key.variable +
+                                       (rejected ? " was not accepted: " : " could not be checked: ") + e.what()};
     } catch (const Error& e) {
-      problems.push_back("project `" + project + "`: the API key in " + key.variable +
-                         " could not be checked: " + e.what());
+      return Checked{std::nullopt,
+                     "project `" + project + "`: the API key in " + key.variable + " could not be checked: " + e.what()};
     }
+  });
+  std::vector<std::string> problems;
+  std::vector<PreflightPass> passed;
+  for (auto& c : checked) {
+    if (c.pass) passed.push_back(std::move(*c.pass));
+    else problems.push_back(std::move(c.problem));
   }
   if (!problems.empty())
     throw Error("preflight failed, nothing was changed:\n  " + join(problems, "\n  "));
@@ -925,7 +934,7 @@ std::vector<PreflightPass> preflight_keys(ApiClient& api, const std::vector<std:
 }
 
 void ApplyEngine::preflight(const Plan& plan, const std::map<std::string, ProjectKey>& keys) {
-  report_preflight(preflight_keys(api_, projects_with_work(plan), keys));
+  report_preflight(preflight_keys(api_, projects_with_work(plan), keys, options_.parallelism));
 }
 
 void ApplyEngine::report_preflight(const std::vector<PreflightPass>& passed) {

@@ -49,10 +49,11 @@ struct PreflightPass {
   std::string message;  // "project P: key `NAME` from VARIABLE"
 };
 
-// GET /auth/info once per project, with that project's key. Throws Error listing every rejected
-// key and every key that belongs to another project; returns the passes.
+// GET /auth/info once per project, with that project's key, `parallelism` projects at a time.
+// Throws Error listing every rejected key and every key that belongs to another project (in the
+// projects' order); returns the passes.
 std::vector<PreflightPass> preflight_keys(ApiClient& api, const std::vector<std::string>& projects,
-                                          const std::map<std::string, ProjectKey>& keys);
+                                          const std::map<std::string, ProjectKey>& keys, int parallelism);
 
 class ApplyEngine {
  public:

@@ -1,9 +1,10 @@
 #include "engine/namesakes.h"
 
-#include <future>
+#include <optional>
 #include <set>
 
 #include "state/model.h"
+#include "util/parallel.h"
 
 namespace dbform {
 
@@ -11,26 +12,25 @@ bool is_live_namesake(const Service& s) { return s.status != "DELETING" && s.sta
 
 ProjectListings list_projects(ApiClient& api, const std::vector<std::string>& projects,
                               const std::map<std::string, ProjectKey>& keys, int parallelism) {
+  for (const auto& project : projects)
+    if (!keys.count(project)) throw Error("no API key was resolved for project `" + project + "`");
+  struct Listed {
+    std::optional<ProjectListing> listing;
+    std::string error;
+  };
+  // Each project is two short calls: `parallelism` projects at a time.
+  auto listed = in_parallel<Listed>(projects.size(), static_cast<size_t>(std::max(1, parallelism)), [&](size_t i) {
+    const std::string& key = keys.at(projects[i]).key;
+    try {
+      return Listed{ProjectListing{api.list_services(key, projects[i]), api.list_vpcs(key, projects[i])}, ""};
+    } catch (const std::exception& e) {
+      return Listed{std::nullopt, e.what()};
+    }
+  });
   ProjectListings out;
-  const size_t step = static_cast<size_t>(std::max(1, parallelism));
-  // A few projects at a time: each is two short calls.
-  for (size_t begin = 0; begin < projects.size(); begin += step) {
-    const size_t end = std::min(projects.size(), begin + step);
-    std::vector<std::future<ProjectListing>> running;
-    for (size_t i = begin; i < end; ++i) {
-      auto key = keys.find(projects[i]);
-      if (key == keys.end()) throw Error("no API key was resolved for project `" + projects[i] + "`");
-      running.push_back(std::async(std::launch::async, [&api, project = projects[i], k = key->second.key] {
-        return ProjectListing{api.list_services(k, project), api.list_vpcs(k, project)};
-      }));
-    }
-    for (size_t i = begin; i < end; ++i) {
-      try {
-        out.listed[projects[i]] = running[i - begin].get();
-      } catch (const std::exception& e) {
-        out.errors[projects[i]] = e.what();
-      }
-    }
+  for (size_t i = 0; i < projects.size(); ++i) {
+    if (listed[i].listing) out.listed[projects[i]] = std::move(*listed[i].listing);
+    else out.errors[projects[i]] = std::move(listed[i].error);
   }
   return out;
 }

@@ -76,6 +76,7 @@ struct SimServer::Impl {
   std::condition_variable listen_done;
   bool started = false;
   bool finished = false;  // listen_after_bind returned
+  socket_t listening_socket = INVALID_SOCKET;
 
   void install_routes();
 };
@@ -137,11 +138,15 @@ SimServer::SimServer(Simulator& sim) : impl_(std::make_unique<Impl>(sim)) {
   // stop() waits for every open connection's keep-alive wait to run out (httplib does not cut
   // idle connections short), so keep it short: reconnecting on loopback costs next to nothing.
   impl_->server.set_keep_alive_timeout(1);
+  // httplib writes an answer's head and body apart: with Nagle's algorithm on, the body waits for
+  // the client's delayed ACK of the head, 40 ms on every call of a reused connection.
+  impl_->server.set_tcp_nodelay(true);
   // httplib's default sets SO_REUSEPORT, which lets a second simulator bind the same port and
   // silently take half the connections. SO_REUSEADDR alone still allows a quick restart.
-  impl_->server.set_socket_options([](socket_t sock) {
+  impl_->server.set_socket_options([impl = impl_.get()](socket_t sock) {
     int yes = 1;
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    impl->listening_socket = sock;
   });
   impl_->install_routes();
 }
@@ -160,6 +165,10 @@ int SimServer::start(const std::string& host, int port) {
     throw Error("cannot listen on " + shown_host + ":" + std::to_string(port) +
                 ": the address is in use or not available here; pick another --listen address or port 0");
   }
+  // httplib 0.11 listens with a backlog of 5: past five connections arriving at once (ten workers
+  // of an apply starting together) the kernel drops the SYNs, which a client sends again only a
+  // second later. A real API's front end takes far more; listening again raises it (Linux).
+  ::listen(impl_->listening_socket, SOMAXCONN);
   impl_->started = true;
   impl_->listener = std::thread([impl = impl_.get()] {
     impl->server.listen_after_bind();

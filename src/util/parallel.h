@@ -1,0 +1,38 @@
+#pragma once
+// Runs independent pieces of work side by side, each result in its place.
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <thread>
+#include <vector>
+
+namespace dbform {
+
+// Calls work(i) for every i in [0, count) on at most `threads` threads (the caller's among them),
+// and returns the results in the order of i. Should a call throw, the first exception (by i) is
+// rethrown once every call has finished.
+template <typename Result, typename Work>
+std::vector<Result> in_parallel(size_t count, size_t threads, Work work) {
+  std::vector<Result> results(count);
+  std::vector<std::exception_ptr> failures(count);
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < count; i = next++) {
+      try {
+        results[i] = work(i);
+      } catch (...) {
+        failures[i] = std::current_exception();
+      }
+    }
+  };
+  threads = std::clamp<size_t>(threads, 1, std::max<size_t>(count, 1));
+  std::vector<std::thread> helpers;
+  for (size_t t = 1; t < threads; ++t) helpers.emplace_back(worker);
+  worker();
+  for (auto& h : helpers) h.join();
+  for (const auto& failure : failures)
+    if (failure) std::rethrow_exception(failure);
+  return results;
+}
+
+}  // namespace dbform
