@@ -27,20 +27,23 @@ class Refresher {
 
   // Records what `listing` (and reads by id, for what it lacks) shows of the project's records.
   // Works on copies: nothing of the state changes unless every read succeeded.
-  void read_project(const std::string& project, const ProjectListing& listing, std::vector<ResourceRecord>& seen) {
+  void read_project(const std::string& project, const ProjectListing& listing, const std::vector<size_t>& records,
+                    std::vector<ResourceRecord>& seen) {
     std::unordered_map<std::string, const Service*> services;
     std::unordered_map<std::string, const Vpc*> vpcs;
     for (const auto& s : listing.services) services.emplace(s.service_id, &s);
     for (const auto& v : listing.vpcs) vpcs.emplace(v.id, &v);
     const VpcNames names = recorded_vpc_names(state_, project);
     const std::string& key = keys_.at(project).key;
-    for (const auto& rec : state_.resources) {
-      if (rec.project_id != project || rec.id.empty()) continue;
+    for (size_t i : records) {
+      const ResourceRecord& rec = state_.resources[i];
+      if (rec.id.empty()) continue;
       ResourceRecord next = rec;
       if (rec.kind == ResourceKind::Service) {
-        std::optional<Service> read;
-        if (auto it = services.find(rec.id); it != services.end()) read = *it->second;
-        else read = api_.get_service(key, project, rec.id);  // not listed (yet?): asked by id
+        std::optional<Service> by_id;
+        const Service* read = nullptr;
+        if (auto it = services.find(rec.id); it != services.end()) read = it->second;
+        else if ((by_id = api_.get_service(key, project, rec.id))) read = &*by_id;  // not listed (yet?): asked by id
         if (read && read->status != "DELETED") {
           record_service(next, *read, now_);
           next.observed = observe(*read, rec.settings, names);
@@ -49,9 +52,10 @@ class Refresher {
           next.deleted_outside = true;
         }
       } else {
-        std::optional<Vpc> read;
-        if (auto it = vpcs.find(rec.id); it != vpcs.end()) read = *it->second;
-        else read = api_.get_vpc(key, project, rec.id);
+        std::optional<Vpc> by_id;
+        const Vpc* read = nullptr;
+        if (auto it = vpcs.find(rec.id); it != vpcs.end()) read = it->second;
+        else if ((by_id = api_.get_vpc(key, project, rec.id))) read = &*by_id;
         if (read) {
           record_vpc(next, *read, now_);
           next.observed = observe(*read);
@@ -81,12 +85,14 @@ RefreshResult refresh_state(ApiClient& api, Clock& clock, State& state, const st
   std::vector<std::string> problems;
   for (const auto& [project, why] : result.listings.errors) problems.push_back("project " + project + ": " + why);
   Refresher refresher(api, clock, state, keys);
+  std::unordered_map<std::string, std::vector<size_t>> records_of;  // project -> its records
+  for (size_t i = 0; i < state.resources.size(); ++i) records_of[state.resources[i].project_id].push_back(i);
   std::vector<ResourceRecord> seen;
   for (const auto& project : projects) {
     auto listing = result.listings.listed.find(project);
     if (listing == result.listings.listed.end()) continue;
     try {
-      refresher.read_project(project, listing->second, seen);
+      refresher.read_project(project, listing->second, records_of[project], seen);
     } catch (const std::exception& e) {
       problems.push_back("project " + project + ": " + e.what());
     }
