@@ -2,8 +2,9 @@
 """Crash safety at scale: `dbform apply` of many services, SIGKILLed at random moments, then finished.
 
 Starts `dbform sim` (every service READY after T), declares COUNT services over two projects, and
-runs KILLS applies into one state, each killed with SIGKILL after a random delay within the time a
-whole apply takes; then one apply runs to the end. Passes when the simulator has every service
+runs KILLS applies into one state, each killed with SIGKILL at a random moment: while creates go
+out, once a random number of the remaining ones were made; once all were made, a random delay into
+the wait for READY. Then one apply runs to the end. Passes when the simulator has every service
 exactly once (COUNT creates performed, not one more) and the state records each READY with its id
 and a password (an adopted service's new one included), with no intent or password left pending.
 
@@ -50,9 +51,20 @@ def main():
                 env[f"BENCH_KEY_{p}"] = f"{KEY_PREFIX}{p}"
             cmd = [args.dbform, "apply", "-f", manifest, "--state", state, "--auto-approve"]
             killed_running = 0
+            create_route = "POST /projects/{project_id}/services"
             for _ in range(args.kills):
+                made = sim.get("/_sim/requests").get(create_route, 0)
                 proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                time.sleep(rng.uniform(0, 3 + seconds(args.provision)))
+                if made < args.count:
+                    # While creates go out: once a random number of the remaining ones were made.
+                    target = made + rng.randint(1, args.count - made)
+                    while proc.poll() is None and sim.get("/_sim/requests").get(create_route, 0) < target:
+                        time.sleep(0.01)
+                else:
+                    # Everything was created: while services are waited for, recorded and finished.
+                    deadline = time.time() + rng.uniform(0, 1 + seconds(args.provision))
+                    while proc.poll() is None and time.time() < deadline:
+                        time.sleep(0.01)
                 if proc.poll() is None:
                     killed_running += 1
                 proc.send_signal(signal.SIGKILL)
