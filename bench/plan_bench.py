@@ -98,6 +98,18 @@ def measure(launcher, cmd, runs, env=None, before_each=None):
     return {"wall": statistics.median(walls), "cpu": statistics.median(cpus), "rss": peak}
 
 
+def measure_beside(launcher, cmd, floors, runs, env=None, before_each=None):
+    """The command measured as measure() does, and the median of its floors' summed wall time, each
+    floor run right before each run of the command: the machine's speed drifts over minutes, and
+    a ratio is only fair between runs made side by side."""
+    floor_walls, samples = [], []
+    for _ in range(runs):
+        floor_walls.append(sum(measure(launcher, f, 1)["wall"] for f in floors))
+        samples.append(measure(launcher, cmd, 1, env, before_each))
+    return {"wall": statistics.median(m["wall"] for m in samples), "cpu": statistics.median(m["cpu"] for m in samples),
+            "rss": max(m["rss"] for m in samples), "floor": statistics.median(floor_walls)}
+
+
 def key_variable(project_id):
     """The variable dbform reads a project's key from when the manifest names none."""
     return "DBFORM_API_KEY_" + "".join(c if c.isalnum() else "_" for c in project_id.upper())
@@ -183,12 +195,16 @@ def main():
             states["applied"] = noop.pristine
             json_floor = {k: measure(args.launcher, [args.floor, "json", path], args.runs) for k, path in states.items()}
             curl_floor = measure(args.launcher, noop.curl_config(os.path.join(tmp, "curl.cfg")), args.runs)
+            # The floors once, for this summary; each case's ratio uses floors run beside it.
             print(f"dbform plan benchmark: {args.projects} projects, {total} services, {args.projects} VPCs; "
                   f"full state {os.path.getsize(states['all']) / 1e6:.1f} MB; median of {args.runs} runs")
             print(f"  floors: yaml-cpp parsing the manifests {yaml_time['wall'] * 1000:.0f} ms, holding them "
                   f"{yaml_held['rss']:.1f} MiB; nlohmann parsing the state: "
                   + ", ".join(f"{k} {v['wall'] * 1000:.0f} ms / {v['rss']:.1f} MiB" for k, v in json_floor.items())
                   + f"; curl making the no-op apply's {sum(noop.made.values())} calls {curl_floor['wall'] * 1000:.0f} ms")
+            curl = noop.curl_config(os.path.join(tmp, "curl.cfg"))
+            yaml_cmd = [args.floor, "yaml"] + files
+            json_cmd = {k: [args.floor, "json", path] for k, path in states.items()}
             cases = [
                 ("validate", [args.dbform, "validate", "-f", manifests], None, {}),
                 ("plan, nothing recorded (all create)",
@@ -201,15 +217,13 @@ def main():
                 ("apply, all recorded (no-op, refreshed)", noop.cmd, "applied",
                  {"env": noop.env, "before_each": noop.restore}),
             ]
-            print(f"  {'':40s} {'wall':>8} {'cpu':>8} {'x floors':>8} {'peak RSS':>10} {'floors RSS':>10}")
+            print(f"  {'':40s} {'wall':>8} {'cpu':>8} {'floors':>8} {'x floors':>8} {'peak RSS':>10} {'floors RSS':>10}")
             for name, cmd, state, extra in cases:
-                m = measure(args.launcher, cmd, args.runs, **extra)
-                floor_time = yaml_time["wall"] + (json_floor[state]["wall"] if state else 0)
-                if state == "applied":
-                    floor_time += curl_floor["wall"]
+                floors = [yaml_cmd] + ([json_cmd[state]] if state else []) + ([curl] if state == "applied" else [])
+                m = measure_beside(args.launcher, cmd, floors, args.runs, **extra)
                 floor_rss = yaml_held["rss"] + (json_floor[state]["rss"] if state else 0)
-                print(f"  {name:40s} {m['wall'] * 1000:6.0f}ms {m['cpu'] * 1000:6.0f}ms {m['wall'] / floor_time:8.2f} "
-                      f"{m['rss']:8.1f}MiB {floor_rss:8.1f}MiB")
+                print(f"  {name:40s} {m['wall'] * 1000:6.0f}ms {m['cpu'] * 1000:6.0f}ms {m['floor'] * 1000:6.0f}ms "
+                      f"{m['wall'] / m['floor']:8.2f} {m['rss']:8.1f}MiB {floor_rss:8.1f}MiB")
         finally:
             noop.stop()
 
