@@ -181,7 +181,9 @@ HttpResponse ApiClient::call(CallKind kind, const std::string& method, const std
     const bool last_attempt = attempt >= retry_.max_attempts;
     const std::string tries = attempt > 1 ? " (after " + std::to_string(attempt) + " attempts)" : "";
     HttpResponse response;
-    Exchange seen{method, redact_url(request.url)};
+    Exchange seen;
+    seen.method = method;
+    seen.url = redact_url(request.url);
     seen.attempt = attempt;
     if (log_) seen.request_body = scrub(request.body);
     const auto started = clock_.now();

@@ -1,7 +1,6 @@
 #include "manifest/loader.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -16,6 +15,7 @@
 
 #include "manifest/document.h"
 #include "manifest/yaml_tree.h"
+#include "util/parallel.h"
 #include "util/text.h"
 
 namespace fs = std::filesystem;
@@ -286,9 +286,10 @@ void check_no_key_interpolated(const Manifest& manifest, const EnvLookup& env, c
   }
 }
 
-// One file of the manifests, read and parsed on its own (possibly on another thread), or the
-// problems with one -f PATH itself (no file).
-struct FileUnit {
+// One manifest file, read and parsed on its own (possibly on another thread): what it declares,
+// its problems and the variables it used, merged later in the files' order. Without a file: the
+// problems of one -f PATH itself, in their place among the files'.
+struct ParsedFile {
   std::string file;
   Diagnostics diags;
   std::optional<std::string> text;
@@ -296,69 +297,59 @@ struct FileUnit {
   std::vector<DesiredProject> projects;
 };
 
-// Reads and parses every unit's file, on up to as many threads as there are cores. Each unit has
-// its own diagnostics and variable uses, so the result is the same as one file after another.
-void parse_units(std::vector<FileUnit>& units, const EnvLookup& env) {
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i = next++; i < units.size(); i = next++) {
-      FileUnit& u = units[i];
-      if (u.file.empty()) continue;
-      u.text = read_file(u.file, u.diags);
-      if (u.text) u.projects = parse_document(u.file, *u.text, recording(env, u.uses, u.file), u.diags);
-    }
-  };
-  const size_t threads = std::min<size_t>({std::max(1u, std::thread::hardware_concurrency()), 8, units.size()});
-  std::vector<std::thread> helpers;
-  for (size_t t = 1; t < threads; ++t) helpers.emplace_back(work);
-  work();
-  for (auto& h : helpers) h.join();
+void parse_file(ParsedFile& f, const EnvLookup& env) {
+  if (f.text) f.projects = parse_document(f.file, *f.text, recording(env, f.uses, f.file), f.diags);
+}
+
+// The files merged in their order into one manifest: what reading them one after another gives.
+Manifest merge_files(std::vector<ParsedFile>& files, const EnvLookup& env, Diagnostics& diags) {
+  Manifest manifest;
+  ProjectMerger merger(manifest, diags);
+  ManifestDigest digest;
+  std::vector<EnvUse> uses;
+  for (auto& f : files) {
+    for (const auto& d : f.diags.items()) diags.add(d);
+    if (!f.text) continue;
+    manifest.files.push_back(f.file);
+    digest.add(f.file, *f.text);
+    f.text.reset();
+    uses.insert(uses.end(), f.uses.begin(), f.uses.end());
+    for (auto& project : f.projects) merger.add(std::move(project));
+  }
+  merger.check_vpc_references();
+  check_no_key_interpolated(manifest, env, uses, diags);
+  manifest.digest = digest.hex();
+  return manifest;
 }
 
 }  // namespace
 
 Manifest load_manifests(const std::vector<std::string>& paths, const EnvLookup& env, Diagnostics& diags) {
   if (paths.empty()) diags.error({}, "", "no manifest given", "pass -f FILE or -f DIRECTORY");
-  std::vector<FileUnit> units;
+  std::vector<ParsedFile> files;
   SeenFiles seen;
   for (const auto& path : paths) {
-    units.emplace_back();  // the path's own problems, in their place among the files' problems
-    for (const auto& file : files_named_by(path, units.back().diags))
-      if (seen.first_time(file)) units.emplace_back().file = file;
+    files.emplace_back();  // the path's own problems
+    for (const auto& file : files_named_by(path, files.back().diags))
+      if (seen.first_time(file)) files.emplace_back().file = file;
   }
-  parse_units(units, env);
-  Manifest manifest;
-  ProjectMerger merger(manifest, diags);
-  ManifestDigest digest;
-  std::vector<EnvUse> uses;
-  for (auto& u : units) {
-    for (const auto& d : u.diags.items()) diags.add(d);
-    if (!u.text) continue;
-    manifest.files.push_back(u.file);
-    digest.add(u.file, *u.text);
-    u.text.reset();
-    uses.insert(uses.end(), u.uses.begin(), u.uses.end());
-    for (auto& project : u.projects) merger.add(std::move(project));
-  }
-  merger.check_vpc_references();
-  check_no_key_interpolated(manifest, env, uses, diags);
-  manifest.digest = digest.hex();
-  return manifest;
+  // Read and parsed on every core: each file has its own diagnostics and variable uses.
+  for_each_in_parallel(files.size(), std::thread::hardware_concurrency(), [&](size_t i) {
+    ParsedFile& f = files[i];
+    if (f.file.empty()) return;
+    f.text = read_file(f.file, f.diags);
+    parse_file(f, env);
+  });
+  return merge_files(files, env, diags);
 }
 
 Manifest load_manifest_text(const std::string& name, const std::string& text, const EnvLookup& env,
                             Diagnostics& diags) {
-  Manifest manifest;
-  ProjectMerger merger(manifest, diags);
-  ManifestDigest digest;
-  manifest.files.push_back(name);
-  digest.add(name, text);
-  std::vector<EnvUse> uses;
-  for (auto& project : parse_document(name, text, recording(env, uses, name), diags)) merger.add(std::move(project));
-  merger.check_vpc_references();
-  check_no_key_interpolated(manifest, env, uses, diags);
-  manifest.digest = digest.hex();
-  return manifest;
+  std::vector<ParsedFile> files(1);
+  files[0].file = name;
+  files[0].text = text;
+  parse_file(files[0], env);
+  return merge_files(files, env, diags);
 }
 
 }  // namespace dbform

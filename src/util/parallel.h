@@ -1,5 +1,5 @@
 #pragma once
-// Runs independent pieces of work side by side, each result in its place.
+// Runs independent pieces of work side by side.
 #include <algorithm>
 #include <atomic>
 #include <exception>
@@ -8,18 +8,16 @@
 
 namespace dbform {
 
-// Calls work(i) for every i in [0, count) on at most `threads` threads (the caller's among them),
-// and returns the results in the order of i. Should a call throw, the first exception (by i) is
-// rethrown once every call has finished.
-template <typename Result, typename Work>
-std::vector<Result> in_parallel(size_t count, size_t threads, Work work) {
-  std::vector<Result> results(count);
+// Calls work(i) for every i in [0, count) on at most `threads` threads (the caller's among them).
+// Should a call throw, the first exception (by i) is rethrown once every call has finished.
+template <typename Work>
+void for_each_in_parallel(size_t count, size_t threads, Work work) {
   std::vector<std::exception_ptr> failures(count);
   std::atomic<size_t> next{0};
   auto worker = [&] {
     for (size_t i = next++; i < count; i = next++) {
       try {
-        results[i] = work(i);
+        work(i);
       } catch (...) {
         failures[i] = std::current_exception();
       }
@@ -32,6 +30,13 @@ std::vector<Result> in_parallel(size_t count, size_t threads, Work work) {
   for (auto& h : helpers) h.join();
   for (const auto& failure : failures)
     if (failure) std::rethrow_exception(failure);
+}
+
+// The same, returning work(i)'s results in the order of i.
+template <typename Result, typename Work>
+std::vector<Result> in_parallel(size_t count, size_t threads, Work work) {
+  std::vector<Result> results(count);
+  for_each_in_parallel(count, threads, [&](size_t i) { results[i] = work(i); });
   return results;
 }
 

@@ -5,10 +5,15 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <thread>
 
 #include "util/atomic_file.h"
 #include "util/duration.h"
 #include "util/json_limits.h"
+#include "util/parallel.h"
 #include "util/text.h"
 
 using namespace dbform;
@@ -137,4 +142,31 @@ TEST_CASE("util: bounded JSON: size and depth caps before parsing, unknown keys 
   CHECK(kind == JsonProblem::None);
   CHECK(j == nlohmann::json::parse(R"({"name": "a", "endpoint": {"host": "h"}})"));
   CHECK(dump_json(nlohmann::json("caf\xe9")) == "\"caf\xef\xbf\xbd\"");
+}
+
+TEST_CASE("util: in_parallel runs every piece once on several threads and returns the results in order") {
+  std::mutex mu;
+  std::set<std::thread::id> threads;
+  auto squares = in_parallel<size_t>(200, 4, [&](size_t i) {
+    std::lock_guard<std::mutex> lock(mu);
+    threads.insert(std::this_thread::get_id());
+    return i * i;
+  });
+  REQUIRE(squares.size() == 200);
+  for (size_t i = 0; i < squares.size(); ++i) CHECK(squares[i] == i * i);
+  CHECK(threads.size() <= 4);
+  CHECK(in_parallel<int>(0, 4, [](size_t) { return 1; }).empty());
+
+  // Every piece runs although some throw; the first failure by index is the one rethrown.
+  std::atomic<int> ran{0};
+  try {
+    for_each_in_parallel(50, 3, [&](size_t i) {
+      ++ran;
+      if (i == 7 || i == 30) throw std::runtime_error("piece " + std::to_string(i));
+    });
+    FAIL("no exception");
+  } catch (const std::runtime_error& e) {
+    CHECK(std::string(e.what()) == "piece 7");
+  }
+  CHECK(ran == 50);
 }

@@ -272,3 +272,42 @@ TEST_CASE("e2e: a saved plan of updates applies exactly its calls, and is refuse
   CHECK(sb.count(kAttach) == 1);
   check_clean(sb, {"--refresh"});
 }
+
+TEST_CASE("e2e: a refresh that reads every record anew writes the state whole, one that finds one change appends it") {
+  Sandbox sb;
+  sb.write("dbform.yaml", manifest({}, {service_yaml("a"), service_yaml("b"), service_yaml("c"), service_yaml("d")}));
+  REQUIRE(sb.apply().exit_code == 0);
+  auto journal_lines = [&] {
+    if (!sb.exists("dbform.state.json.journal")) return 0L;
+    const std::string text = sb.read("dbform.state.json.journal");
+    return static_cast<long>(std::count(text.begin(), text.end(), '\n'));
+  };
+  CHECK(journal_lines() == 0);  // the apply folded its journal in at the end
+  const long long serial = sb.state()["serial"];
+
+  // The first refresh records what the API shows of all four: one whole write, nothing to replay.
+  RunResult first = sb.run({"plan", "--refresh"});
+  INFO(first.describe());
+  REQUIRE(first.exit_code == 0);
+  CHECK(journal_lines() == 0);
+  CHECK(sb.state()["serial"] == serial + 1);
+
+  // One service changed outside dbform: only its record is appended.
+  const std::string id = find_resource(sb.state(), service_address("b"))["id"];
+  REQUIRE(find_resource(sb.state(), service_address("b"))["observed"]["environment_tag"] == "DEV");
+  REQUIRE(sb.sim().console(id, "setEnvironment", R"({"environment": "PROD"})").status == 200);
+  RunResult second = sb.run({"plan", "--refresh"});
+  INFO(second.describe());
+  REQUIRE(second.exit_code == 0);
+  CHECK(journal_lines() == 1);
+  const json entry = json::parse(sb.read("dbform.state.json.journal"));
+  REQUIRE(entry["upsert"].size() == 1);
+  CHECK(entry["upsert"][0]["address"] == service_address("b"));
+  CHECK(sb.state()["serial"] == serial + 2);
+  CHECK(find_resource(sb.state(), service_address("b"))["observed"]["environment_tag"] == "PROD");
+
+  // Nothing changed since: no write at all.
+  REQUIRE(sb.run({"plan", "--refresh"}).exit_code == 0);
+  CHECK(journal_lines() == 1);
+  CHECK(sb.state()["serial"] == serial + 2);
+}
