@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 
@@ -34,6 +35,10 @@ int main(int argc, char** argv) {
   int status = 0;
   rusage usage{};
   while (wait4(pid, &status, 0, &usage) < 0) {
+    if (errno != EINTR) {
+      std::perror("run_measured: wait4");
+      return 2;
+    }
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };

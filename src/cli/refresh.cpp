@@ -35,8 +35,10 @@ RefreshedPlan plan_refreshed(const Manifest& manifest, State& state, StateStore&
     throw Error(std::string("what the refresh read could not be saved, so nothing was sent: ") + e.what());
   }
   // Planned again only where the state changed, or a name is taken: each plan of thousands of
-  // resources costs tens of milliseconds.
+  // resources costs tens of milliseconds. A plan made before the write names the serial it is
+  // for: the one written.
   if (!recorded.empty()) plan = make_plan(manifest, state, nullptr, settings.prune);
+  plan.state_serial = state.serial;
   const Namesakes namesakes = namesakes_in(plan, refreshed.listings);
   out.plan = namesakes.empty() ? std::move(plan) : make_plan(manifest, state, &namesakes, settings.prune);
   return out;

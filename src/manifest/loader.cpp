@@ -333,8 +333,9 @@ Manifest load_manifests(const std::vector<std::string>& paths, const EnvLookup& 
     for (const auto& file : files_named_by(path, files.back().diags))
       if (seen.first_time(file)) files.emplace_back().file = file;
   }
-  // Read and parsed on every core: each file has its own diagnostics and variable uses.
-  for_each_in_parallel(files.size(), std::thread::hardware_concurrency(), [&](size_t i) {
+  // Read and parsed side by side, each file with its own diagnostics and variable uses. At most four
+  // at once: each holds its text's tree while it is read, and more cores gain little.
+  for_each_in_parallel(files.size(), std::min(4u, std::thread::hardware_concurrency()), [&](size_t i) {
     ParsedFile& f = files[i];
     if (f.file.empty()) return;
     f.text = read_file(f.file, f.diags);

@@ -3,6 +3,7 @@
 #include <zlib.h>
 
 #include <cctype>
+#include <optional>
 #include <stdexcept>
 
 namespace dbform::sim {
@@ -28,27 +29,48 @@ std::string gzip(std::string_view input, int level, size_t times) {
   return out;
 }
 
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// The weight of one `coding;param=...;q=...` item: its q parameter (any case, any place among the
+// parameters), 1 when it has none. Only whether it is above zero matters here.
+bool weighs_above_zero(std::string_view params) {
+  while (!params.empty()) {
+    const size_t semicolon = params.find(';');
+    const std::string param = lower(trim(params.substr(0, semicolon)));
+    params = semicolon == std::string_view::npos ? std::string_view{} : params.substr(semicolon + 1);
+    if (param.rfind("q=", 0) == 0) return param.find_first_not_of("0.", 2) != std::string::npos;
+  }
+  return true;
+}
+
+}  // namespace
+
 bool accepts_gzip(std::string_view header) {
-  auto trim = [](std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-    return s;
-  };
+  // RFC 9110 12.5.3: codings are case-insensitive, and a coding named outright wins over `*`.
+  std::optional<bool> named, any;
   while (!header.empty()) {
     const size_t comma = header.find(',');
-    std::string_view item = header.substr(0, comma);
+    const std::string_view item = header.substr(0, comma);
     header = comma == std::string_view::npos ? std::string_view{} : header.substr(comma + 1);
     const size_t semicolon = item.find(';');
-    std::string coding(trim(item.substr(0, semicolon)));
-    for (char& c : coding) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));  // RFC 9110: any case
-    if (coding != "gzip" && coding != "x-gzip" && coding != "*") continue;
-    if (semicolon == std::string_view::npos) return true;
-    std::string_view q = trim(item.substr(semicolon + 1));  // "q=0", "q=0.000" refuse it
-    if (q.rfind("q=", 0) != 0) return true;
-    q.remove_prefix(2);
-    if (q.find_first_not_of("0.") != std::string_view::npos) return true;
+    const std::string coding = lower(trim(item.substr(0, semicolon)));
+    const bool weighed = weighs_above_zero(semicolon == std::string_view::npos ? "" : item.substr(semicolon + 1));
+    if (coding == "gzip" || coding == "x-gzip") named = named.value_or(false) || weighed;
+    else if (coding == "*") any = weighed;
   }
-  return false;
+  return named ? *named : any.value_or(false);
 }
 
 }  // namespace dbform::sim

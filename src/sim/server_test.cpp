@@ -49,6 +49,12 @@ struct LiveSim {
   int port = 0;
 };
 
+ServiceCreateRequest named(std::string name) {
+  ServiceCreateRequest request;
+  request.name = std::move(name);
+  return request;
+}
+
 }  // namespace
 
 TEST_CASE("sim: SimServer serves every call of the API to ApiClient over curl") {
@@ -138,7 +144,7 @@ TEST_CASE("sim: SimServer answers at / as well as at the base path, and serves d
   CHECK(unknown.header("content-type") == "application/json; charset=utf-8");
   CHECK(unknown.header("content-encoding").empty());  // small answers go as they are
 
-  live.client().create_service("key-a", "proj-a", ServiceCreateRequest{"orders"});
+  live.client().create_service("key-a", "proj-a", named("orders"));
   json services = json::parse(live.get("/_sim/services").body);
   REQUIRE(services.size() == 1);
   CHECK(services[0]["name"] == "orders");
@@ -160,7 +166,7 @@ TEST_CASE("sim: SimServer answers at / as well as at the base path, and serves d
 TEST_CASE("sim: answers of 1 KiB and more are gzip-compressed for clients that accept gzip, never brotli") {
   LiveSim live;
   ApiClient api = live.client();
-  for (int i = 0; i < 8; ++i) api.create_service("key-a", "proj-a", ServiceCreateRequest{"svc-" + std::to_string(i)});
+  for (int i = 0; i < 8; ++i) api.create_service("key-a", "proj-a", named("svc-" + std::to_string(i)));
   auto list_with = [&](const std::string& accept) {
     HttpRequest request{"GET", live.url("/public/api/v1/projects/proj-a/services"),
                         {{"Authorization", "Bearer key-a"}, {"Accept-Encoding", accept}}, ""};
@@ -178,6 +184,10 @@ TEST_CASE("sim: answers of 1 KiB and more are gzip-compressed for clients that a
   CHECK(sim::accepts_gzip(" deflate , GZIP ;q=0.5"));
   CHECK(sim::accepts_gzip("*;q=0.1"));
   CHECK_FALSE(sim::accepts_gzip("gzip; q=0.000"));
+  CHECK_FALSE(sim::accepts_gzip("gzip;q=0, *"));  // named outright, it wins over `*`
+  CHECK_FALSE(sim::accepts_gzip("gzip;level=1;Q=0"));
+  CHECK(sim::accepts_gzip("br;q=0, x-gzip;q=0.2"));
+  CHECK_FALSE(sim::accepts_gzip("*;q=0"));
   CHECK_FALSE(sim::accepts_gzip(""));
 }
 
@@ -199,7 +209,7 @@ TEST_CASE("sim: a dropped create reaches the client as a transport error, yet th
 
   ApiClient api = live.client();
   try {
-    api.create_service("key-a", "proj-a", ServiceCreateRequest{"orders"});
+    api.create_service("key-a", "proj-a", named("orders"));
     FAIL("expected the create to fail");
   } catch (const ApiError& e) {
     CHECK(e.status() == 0);
@@ -235,7 +245,7 @@ TEST_CASE("sim: SimServer serves many clients at once") {
   for (int i = 0; i < kClients; ++i) {
     threads.emplace_back([&live, &ids, i] {
       ApiClient api = live.client();
-      ids[i] = api.create_service("key-a", "proj-a", ServiceCreateRequest{"svc-" + std::to_string(i)}).service_id;
+      ids[i] = api.create_service("key-a", "proj-a", named("svc-" + std::to_string(i))).service_id;
       for (int poll = 0; poll < 5; ++poll) api.get_service("key-a", "proj-a", ids[i]);
     });
   }

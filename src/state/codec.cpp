@@ -71,7 +71,7 @@ class RecordReader {
   }
 
  private:
-  const json& j_;
+  json& j_;
   const std::string& source_;
   size_t index_;
 };
@@ -119,8 +119,8 @@ ResourceRecord record_from_json(json&& j, const std::string& source, size_t inde
   else if (kind == "vpc") r.kind = ResourceKind::Vpc;
   else in.fail("kind", "\"service\" or \"vpc\"");
   r.name = in.str("name", true);
-  if (r.address != resource_address(r.project_id, r.kind, r.name))
-    in.fail("address", "\"" + resource_address(r.project_id, r.kind, r.name) + "\" (from project_id, kind and name)");
+  if (const std::string expected = resource_address(r.project_id, r.kind, r.name); r.address != expected)
+    in.fail("address", "\"" + expected + "\" (from project_id, kind and name)");
   if (json settings = in.object("settings"); !settings.is_null()) r.settings = std::move(settings);
   r.observed = in.object("observed");
   r.pending_call = in.object("pending_call");

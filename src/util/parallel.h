@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <exception>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -25,7 +26,14 @@ void for_each_in_parallel(size_t count, size_t threads, Work work) {
   };
   threads = std::clamp<size_t>(threads, 1, std::max<size_t>(count, 1));
   std::vector<std::thread> helpers;
-  for (size_t t = 1; t < threads; ++t) helpers.emplace_back(worker);
+  helpers.reserve(threads - 1);
+  for (size_t t = 1; t < threads; ++t) {
+    try {
+      helpers.emplace_back(worker);
+    } catch (const std::system_error&) {  // no more threads to be had: the ones started do the rest
+      break;
+    }
+  }
   worker();
   for (auto& h : helpers) h.join();
   for (const auto& failure : failures)
