@@ -198,13 +198,9 @@ HttpResponse ApiClient::call(CallKind kind, const std::string& method, const std
     } catch (const TransportError& e) {
       std::string detail = scrub(e.what());
       seen.error = detail;
-      if (is_create && e.may_have_reached_server()) {
-        throw ApiError(call_name + ": no response, but the request may have reached the API, so the resource may "
-                                   "or may not exist; it is not sent again blindly: " + detail,
-                       0, method, path, "", true);
-      }
-      if (last_attempt || (is_create && e.may_have_reached_server())) log(Duration(0), "");
-      if (is_create && e.may_have_reached_server()) {
+      const bool outcome_unknown = is_create && e.may_have_reached_server();
+      if (last_attempt || outcome_unknown) log(Duration(0), "");
+      if (outcome_unknown) {
         throw ApiError(call_name + ": no response, but the request may have reached the API, so the resource may "
                                    "or may not exist; it is not sent again blindly: " + detail,
                        0, method, path, "", true);

@@ -255,6 +255,8 @@ TEST_CASE("api: a create whose request may have reached the server is never re-s
   Fixture f;
   f.transport.fail("POST", "/vpcs", /*may_have_reached_server=*/true, "connection reset");
   f.transport.always("POST", "/vpcs", FakeTransport::response(201, R"({"id":"v1"})"));
+  std::vector<dbform::Exchange> logged;
+  f.client.log_exchanges([&](const dbform::Exchange& x) { logged.push_back(x); });
   try {
     f.client.create_vpc(kKey, "p1", {"main", "10.0.0.0/16", "us-east-1"});
     FAIL("no error");
@@ -264,6 +266,11 @@ TEST_CASE("api: a create whose request may have reached the server is never re-s
     CHECK(std::string(e.what()).find("connection reset") != std::string::npos);
   }
   CHECK(f.transport.requests().size() == 1);
+  // The exchange is logged before the error is thrown, with why it got no answer and no retry.
+  REQUIRE(logged.size() == 1);
+  CHECK(logged[0].status == 0);
+  CHECK(logged[0].error.find("connection reset") != std::string::npos);
+  CHECK(logged[0].retry.empty());
 }
 
 TEST_CASE("api: a create whose connection was refused is retried") {
