@@ -48,10 +48,10 @@ void collect(const CLI::App& app, const std::string& path, std::vector<CommandIn
   CommandInfo info;
   info.path = path;
   info.description = app.get_description();
-  for (const CLI::App* sub : app.get_subcommands([](const CLI::App* s) { return !s->get_group().empty(); }))
+  for (const CLI::App* sub : visible_commands(app))
     info.subcommands.push_back(sub->get_name());
   if (app.get_name() == "help" && app.get_parent())  // `dbform help COMMAND`
-    for (const CLI::App* sub : app.get_parent()->get_subcommands([](const CLI::App* s) { return !s->get_group().empty(); }))
+    for (const CLI::App* sub : visible_commands(*app.get_parent()))
       if (sub != &app) info.subcommands.push_back(sub->get_name());
   for (const CLI::App* scope = &app; scope; scope = scope->get_parent()) {
     for (const CLI::Option* opt : scope->get_options()) {
@@ -76,7 +76,7 @@ void collect(const CLI::App& app, const std::string& path, std::vector<CommandIn
     if (std::find(unique.begin(), unique.end(), flag) == unique.end()) unique.push_back(flag);
   info.flags = std::move(unique);
   out.push_back(info);
-  for (const CLI::App* sub : app.get_subcommands([](const CLI::App* s) { return !s->get_group().empty(); }))
+  for (const CLI::App* sub : visible_commands(app))
     collect(*sub, path.empty() ? sub->get_name() : path + " " + sub->get_name(), out);
 }
 
@@ -183,14 +183,12 @@ std::string man_page(const CLI::App& app) {
        "managed database API, waits until each service is READY and records ids, endpoints and initial passwords "
        "in the state.\n"
     << ".SH COMMANDS\n";
-  for (const CLI::App* sub : app.get_subcommands([](const CLI::App* c) { return !c->get_group().empty(); })) {
+  for (const CLI::App* sub : visible_commands(app)) {
     std::vector<const CLI::App*> todo = {sub};
     while (!todo.empty()) {
       const CLI::App* cmd = todo.front();
       todo.erase(todo.begin());
-      std::string path;
-      for (const CLI::App* a = cmd; a && a->get_parent(); a = a->get_parent()) path = a->get_name() + (path.empty() ? "" : " " + path);
-      s << ".TP\n.B dbform " << roff(path) << "\n" << roff(cmd->get_description()) << "\n";
+      s << ".TP\n.B dbform " << roff(command_path(*cmd)) << "\n" << roff(cmd->get_description()) << "\n";
       std::vector<std::string> lines;
       for (const CLI::Option* opt : cmd->get_options()) {
         if (opt->get_lnames().empty() && opt->get_snames().empty() && !opt->get_positional()) continue;
@@ -203,7 +201,7 @@ std::string man_page(const CLI::App& app) {
         lines.push_back(".RS\n.TP\n" + name + "\n" + roff(opt->get_description()) + "\n.RE\n");
       }
       for (const auto& l : lines) s << l;
-      for (const CLI::App* nested : cmd->get_subcommands([](const CLI::App* c) { return !c->get_group().empty(); }))
+      for (const CLI::App* nested : visible_commands(*cmd))
         todo.push_back(nested);
     }
   }

@@ -25,6 +25,17 @@ namespace dbform::cli {
 
 constexpr const char* kDefaultApiUrl = "https://console.cloud.tigerdata.com/public/api/v1";
 
+std::vector<const CLI::App*> visible_commands(const CLI::App& app) {
+  return app.get_subcommands([](const CLI::App* s) { return !s->get_group().empty(); });
+}
+
+std::string command_path(const CLI::App& command) {
+  std::string path;
+  for (const CLI::App* a = &command; a && a->get_parent(); a = a->get_parent())
+    path = a->get_name() + (path.empty() ? "" : " " + path);
+  return path;
+}
+
 void add_manifest_options(CLI::App& cmd, ManifestOptions& opts) {
   // One path per -f, as in kubectl and Terraform: `-f a -f b`, and `apply -f dir plan.out` cannot
   // take the plan file for a manifest.

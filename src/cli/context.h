@@ -17,6 +17,11 @@ namespace dbform::cli {
 struct ManifestOptions {
   std::vector<std::string> files{"."};
 };
+// The commands `dbform help` lists under `app`: hidden ones (the man page generator) left out.
+std::vector<const CLI::App*> visible_commands(const CLI::App& app);
+// A command's words after `dbform`: "state push"; "" for dbform itself.
+std::string command_path(const CLI::App& command);
+
 void add_manifest_options(CLI::App& cmd, ManifestOptions& opts);
 
 struct StateOptions {

@@ -40,7 +40,7 @@ std::string version_text() {
 // The commands of `app`; hidden ones (the man page generator) only when asked for.
 std::vector<std::string> command_names(const CLI::App& app, bool hidden = false) {
   std::vector<std::string> names;
-  for (const CLI::App* sub : app.get_subcommands([hidden](const CLI::App* s) { return hidden || !s->get_group().empty(); }))
+  for (const CLI::App* sub : hidden ? app.get_subcommands([](const CLI::App*) { return true; }) : dbform::cli::visible_commands(app))
     names.push_back(sub->get_name());
   return names;
 }
@@ -87,9 +87,8 @@ std::string unknown_flags(const CLI::App& app, const CLI::ExtrasError& e) {
       for (const auto& l : opt->get_lnames()) known.push_back("--" + l);
       for (const auto& s : opt->get_snames()) known.push_back("-" + s);
     }
-  std::string path;
-  for (const CLI::App* scope = command; scope; scope = scope->get_parent())
-    path = scope->get_name() + (path.empty() ? "" : " " + path);
+  const std::string words = dbform::cli::command_path(*command);
+  const std::string path = words.empty() ? "dbform" : "dbform " + words;
   std::string message;
   for (const auto& extra : command->remaining()) {
     if (extra.rfind("-", 0) != 0) continue;
@@ -98,7 +97,7 @@ std::string unknown_flags(const CLI::App& app, const CLI::ExtrasError& e) {
     message += "unknown flag `" + flag + "` for `" + path + "`" + (close.empty() ? "" : "; did you mean `" + close + "`?") + "\n";
   }
   if (message.empty()) return std::string(e.what()) + "\n";
-  return message + "See `" + (path == "dbform" ? std::string("dbform help") : "dbform help" + path.substr(6)) + "`.\n";
+  return message + "See `dbform help" + (words.empty() ? "" : " " + words) + "`.\n";
 }
 
 }  // namespace
