@@ -29,6 +29,7 @@ import time
 import urllib.request
 
 KEY_PREFIX = "bench-key-"
+CREATE_ROUTE = "POST /projects/{project_id}/services"  # as the simulator counts it
 
 
 def seconds(text):
@@ -178,7 +179,7 @@ def main():
     for count in (int(c) for c in args.counts.split(",")):
         m = measure(args, count, provision, latency)
         walls[count] = m["wall"]
-        creates = m["calls"].get("POST /projects/{project_id}/services", 0)
+        creates = m["calls"].get(CREATE_ROUTE, 0)
         print(f"  {count:>8} {m['wall']:6.2f}s {m['wall'] / provision:6.2f} {1.3 * provision + 1:6.2f}s {creates:>7} "
               f"{m['reads']:>6} {m['reads'] / count:9.3f} {m['saves']:>6.0f} {m['written'] / 1e6:10.2f}MB "
               f"{m['written'] / m['final']:7.1f} {m['cpu']:5.2f}s {m['peak']:7.1f}MiB")

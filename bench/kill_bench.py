@@ -21,7 +21,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from apply_bench import KEY_PREFIX, Simulator, seconds, write_manifest  # noqa: E402
+from apply_bench import CREATE_ROUTE, KEY_PREFIX, Simulator, seconds, write_manifest  # noqa: E402
 
 
 def read_state(dbform, state, env):
@@ -51,14 +51,13 @@ def main():
                 env[f"BENCH_KEY_{p}"] = f"{KEY_PREFIX}{p}"
             cmd = [args.dbform, "apply", "-f", manifest, "--state", state, "--auto-approve"]
             killed_running = 0
-            create_route = "POST /projects/{project_id}/services"
             for _ in range(args.kills):
-                made = sim.get("/_sim/requests").get(create_route, 0)
+                made = sim.get("/_sim/requests").get(CREATE_ROUTE, 0)
                 proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 if made < args.count:
                     # While creates go out: once a random number of the remaining ones were made.
                     target = made + rng.randint(1, args.count - made)
-                    while proc.poll() is None and sim.get("/_sim/requests").get(create_route, 0) < target:
+                    while proc.poll() is None and sim.get("/_sim/requests").get(CREATE_ROUTE, 0) < target:
                         time.sleep(0.01)
                 else:
                     # Everything was created: while services are waited for, recorded and finished.
@@ -82,7 +81,7 @@ def main():
     problems = []
     if len(names) != args.count or len(set(names)) != args.count:
         problems.append(f"{len(names)} services exist for {len(set(names))} names, expected {args.count} once each")
-    creates = calls.get("POST /projects/{project_id}/services", 0)
+    creates = calls.get(CREATE_ROUTE, 0)
     if creates != args.count:
         problems.append(f"{creates} creates were performed for {args.count} services")
     for name in sorted(set(names)):
