@@ -99,3 +99,56 @@ TEST_CASE("e2e: faults: a stuck service and one that ends DELETED are both named
   CHECK(contains(again.out, "deleted outside dbform"));
   CHECK(sb.sim().all_services().size() == 9);
 }
+
+TEST_CASE("e2e: faults: 500s and 429s while eight projects' keys are checked and listed side by side: each service once") {
+  auto config = default_sim_config();
+  // Enough that calls are retried in every phase, few enough that six attempts of one read all failing
+  // (about 0.15^6 per call) cannot happen in practice.
+  config.faults.error_rate = 0.15;
+  config.faults.rate_limit_every = 10;
+  config.faults.retry_after_seconds = 1;
+  config.seed = 23;
+  std::map<std::string, std::string> keys;
+  std::string yaml = "version: 1\nprojects:\n";
+  std::vector<std::pair<std::string, std::string>> declared;  // project, service
+  for (int p = 1; p <= 8; ++p) {
+    const std::string project = "team-" + std::to_string(p), key = "e2e-key-of-" + project;
+    config.keys.push_back({key, project, project});
+    keys["DBFORM_API_KEY_TEAM_" + std::to_string(p)] = key;
+    yaml += "  - id: " + project + "\n    services:\n";
+    for (int s = 1; s <= 2; ++s) {
+      yaml += service_yaml("db-" + std::to_string(s));
+      declared.emplace_back(project, "db-" + std::to_string(s));
+    }
+  }
+  Sandbox sb(config);
+  sb.env.erase("DBFORM_API_KEY");
+  sb.write("dbform.yaml", yaml);
+  RunResult created = sb.apply({"--wait-timeout", "2m", "--settle-window", "1s"}, keys);
+  INFO(created.describe() << "\ncounts: " << sb.counts().dump());
+  REQUIRE(created.exit_code == 0);
+
+  // Again, with a refresh: the eight key checks and sixteen lists run side by side, each retried
+  // through the faults; nothing is created, and each project's verdict is its own.
+  const long long creates = sb.count(kPostService);
+  const json faults_before = sb.sim().fault_counts();
+  RunResult again = sb.apply({"--settle-window", "1s"}, keys);
+  INFO(again.describe() << "\nfaults: " << sb.sim().fault_counts().dump());
+  CHECK(again.exit_code == 0);
+  CHECK(contains(again.out, "No changes"));
+  CHECK(sb.count(kPostService) == creates);
+  CHECK(sb.sim().fault_counts() != faults_before);  // its own calls met faults (every 10th is a 429)
+
+  std::multiset<std::pair<std::string, std::string>> seen;
+  for (const auto& s : sb.sim().all_services()) seen.emplace(s["project_id"], s["name"]);
+  CHECK(seen.size() == declared.size());
+  const json state = sb.state();
+  for (const auto& [project, name] : declared) {
+    INFO(project << "/" << name);
+    CHECK(seen.count({project, name}) == 1);
+    const json rec = find_resource(state, service_address(name, project));
+    REQUIRE(rec.is_object());
+    CHECK(rec["status"] == "READY");
+    CHECK(!rec["initial_password"].get<std::string>().empty());
+  }
+}
