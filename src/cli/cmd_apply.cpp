@@ -58,7 +58,10 @@ bool confirmed(const ApplyFlowOptions& opts, std::ostream& out) {
 
 // Flags are checked before anything is read, so a mistake costs nothing.
 ApplyOptions engine_options(const ApplyFlowOptions& opts) {
-  if (opts.parallelism < 1) throw UsageError("--parallelism must be at least 1");
+  if (opts.parallelism < 1 || opts.parallelism > kMaxParallelism)
+    throw UsageError("--parallelism must be from 1 to " + std::to_string(kMaxParallelism) + ", not " +
+                     std::to_string(opts.parallelism) + " (each is a thread and a connection; the API limits "
+                     "requests per key, so more than a few dozen only meet 429s)");
   if (opts.json && opts.plan_file.empty() && !opts.auto_approve)
     throw UsageError("--json needs --auto-approve or a saved plan: stdout carries JSON, so there is no way to ask");
   // `--wait-timeout 10 minutes` leaves `minutes` where a plan file goes.
@@ -192,7 +195,7 @@ void add_apply_command(CLI::App& app, int& exit_code) {
                   "state or the manifests changed since");
   cmd->add_flag("--auto-approve", opts->auto_approve, "apply without asking (required without a terminal)");
   cmd->add_flag("--json", opts->json, "one JSON object per line for each event on stdout, and nothing else");
-  cmd->add_option("--parallelism", opts->parallelism, "API calls at once (default 10)");
+  cmd->add_option("--parallelism", opts->parallelism, "API calls at once (default 10, at most 64)");
   cmd->add_option("--wait-timeout", opts->wait_timeout, "how long each service may take to be READY (default 30m)");
   cmd->add_option("--poll-interval", opts->poll_interval, "pause between status checks (default: 1s for the first minute of a wait, then slowly up to 10s)");
   cmd->add_flag("--no-wait", opts->no_wait, "record the creates and return without waiting for READY");

@@ -86,12 +86,6 @@ std::string env_name(const ResourceRecord& r, const std::string& field) {
   return name;
 }
 
-std::string shell_quote(const std::string& value) {
-  std::string out = "'";
-  for (char c : value) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
 std::string env_line(const ResourceRecord& r, const std::string& field, const std::string& value) {
   return "export " + env_name(r, field) + "=" + shell_quote(value) + "\n";
 }
@@ -194,6 +188,11 @@ void add_output_command(CLI::App& app, int& exit_code) {
     if (!value)
       throw Error(r.address + " has no " + field + " recorded" +
                   (field == "password" ? " (adopted resources have no known initial password)" : " yet"));
+    if (field == "password" && !r.pending_password.empty())
+      std::cerr << "warning: a password change of " << r.address
+                << " is pending (its answer was lost): the service has this password or the pending one. `dbform "
+                   "rotate-password "
+                << r.address << "` completes it and sets a new one\n";
     // The raw value, for pipelines: $(dbform output orders.password). Asking by field is asking for it.
     if (opts->format == "json") std::cout << dump_json(nlohmann::json(*value)) << "\n";
     else if (opts->format == "env") std::cout << env_line(r, field, *value);

@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "state/codec.h"
+#include "state/file_store.h"
 #include "state/pg_store.h"
 #include "util/atomic_file.h"
 #include "util/text.h"
@@ -30,16 +31,16 @@ constexpr const char* kPushHelp =
     "                       dbform state push pulled.json --state dbform.state.json";
 
 State read_push_source(const std::string& source, const StateCipher& cipher) {
-  if (is_postgres_url(source))
-    throw UsageError("state push takes a state file, not `" + redact_url(source) +
+  if (names_postgres_state(source, "state push's FILE"))
+    throw UsageError("state push takes a state file, not `" + redacted_conninfo(source) +
                      "`: pull from that database first (dbform state pull --state URL > FILE), then push FILE");
   if (source == "-") {
     std::string text{std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>()};
-    return parse_state(text, "standard input", cipher);
+    return checked_unique(parse_state(text, "standard input", cipher), "standard input");
   }
-  auto text = read_file_if_exists(source);
+  auto text = read_file_if_exists(source, Links::Follow, kMaxStateBytes);
   if (!text) throw UsageError("cannot push " + source + ": no such file");
-  return parse_state(*text, source, cipher);
+  return checked_unique(parse_state(*text, source, cipher), source);
 }
 
 int push_state(const std::string& source, bool force, const StateOptions& opts) {
@@ -47,7 +48,7 @@ int push_state(const std::string& source, bool force, const StateOptions& opts) 
   State incoming = read_push_source(source, store->cipher());
   auto lock = store->lock("state push", lock_timeout(opts));
   const std::string dest = store->describe();
-  if (auto current = store->read()) {
+  if (auto current = read_state_to_repair(*store)) {
     const std::string theirs = "lineage " + current->lineage + " serial " + std::to_string(current->serial);
     const std::string ours = "lineage " + incoming.lineage + " serial " + std::to_string(incoming.serial);
     if (current->lineage != incoming.lineage && !force)
@@ -101,7 +102,7 @@ int rewrite_state(const Rekeying& how, const StateOptions& opts) {
   const std::string was = before.empty() ? "plain" : "key id " + before;
   const std::string now = after.empty() ? "plain (passwords readable by whoever can read it)" : "key id " + after;
   std::cout << store->describe() << ": " << was << " -> " << now << ", serial " << state->serial
-            << (is_postgres_url(store->describe()) ? "" : "; its .backup too") << ".\n";
+            << (dynamic_cast<const FileStateStore*>(store.get()) ? "; its .backup too" : "") << ".\n";
   if (how.write_with && !before.empty())
     std::cout << "The old key no longer opens it: from now on give the new key (now in " << how.write_with->origin()
               << ") as DBFORM_STATE_PASSPHRASE or DBFORM_STATE_KEY_FILE.\n";
@@ -130,7 +131,7 @@ void add_state_command(CLI::App& app, int& exit_code) {
   add_state_options(*list, *opts, false);
   list->callback([opts, &exit_code] {
     auto store = open_state_store(*opts);
-    for (const auto& r : read_state(*store).resources) std::cout << r.address << "\n";
+    for (const auto& r : read_state_to_repair(*store).value_or(State{}).resources) std::cout << r.address << "\n";
     exit_code = 0;
   });
 
@@ -139,7 +140,7 @@ void add_state_command(CLI::App& app, int& exit_code) {
   show->add_option("address", *targets, "resource address")->required()->expected(1);
   show->callback([opts, targets, &exit_code] {
     auto store = open_state_store(*opts);
-    State state = read_state(*store);
+    State state = read_state_to_repair(*store).value_or(State{});
     nlohmann::json j = record_to_json(resolve_address(state, targets->front()));
     if (!j["initial_password"].get<std::string>().empty()) j["initial_password"] = "(sensitive)";
     if (j.contains("pending_password")) j["pending_password"] = "(sensitive)";
@@ -153,7 +154,7 @@ void add_state_command(CLI::App& app, int& exit_code) {
   rm->callback([opts, targets, &exit_code] {
     auto store = open_state_store(*opts);
     auto lock = store->lock("state rm", lock_timeout(*opts));
-    State state = read_state(*store);
+    State state = read_state_to_repair(*store).value_or(new_state());
     std::vector<std::string> addresses;
     for (const auto& t : *targets) addresses.push_back(resolve_address(state, t).address);  // all or nothing
     for (const auto& a : addresses) state.remove(a);
@@ -171,7 +172,7 @@ void add_state_command(CLI::App& app, int& exit_code) {
       throw UsageError("refusing to print the state on a terminal: it holds the services' initial passwords. "
                        "Redirect it to a file: (umask 077; dbform state pull > backup.json)");
     auto store = open_state_store(*opts);
-    auto state = store->read();
+    auto state = read_state_to_repair(*store);
     if (!state) throw UsageError("there is no state at " + store->describe() + " yet; nothing to pull");
     std::cout << serialize_state(*state, store->cipher()) << std::flush;
     exit_code = 0;

@@ -95,14 +95,17 @@ namespace {
 
 std::unique_ptr<StateStore> open_plain_state_store(const StateOptions& opts) {
   auto env = process_env();
-  const std::string where = opts.state.empty() ? env("DBFORM_STATE").value_or("dbform.state.json") : opts.state;
+  const std::string from = opts.state.empty() ? "DBFORM_STATE" : "--state";
+  const std::string where = opts.state.empty() ? checked_env(env, from).value_or("dbform.state.json") : opts.state;
+  if (has_control_character(where))
+    throw UsageError(from + " holds a control character (a line break, a tab or an escape): refusing to use it");
   const std::string workspace = opts.workspace.empty() ? env("DBFORM_WORKSPACE").value_or("default") : opts.workspace;
   const std::string source = opts.workspace.empty() ? "DBFORM_WORKSPACE" : "--workspace";
   if (!valid_workspace_name(workspace))
     throw UsageError(source + ": `" + workspace +
                      "` is not a workspace name (1 to 128 letters, digits, '_', '-' and '.', starting with a letter "
                      "or digit)");
-  if (is_postgres_url(where)) return std::make_unique<PgStateStore>(where, workspace);
+  if (names_postgres_state(where, from)) return std::make_unique<PgStateStore>(where, workspace);
   // A file holds one state; quietly ignoring the workspace would mix two states up.
   if (workspace != "default")
     throw UsageError(source + " `" + workspace + "` needs a PostgreSQL state (--state postgres://...); the state file " +
@@ -124,6 +127,15 @@ Duration lock_timeout(const StateOptions& opts) { return parse_duration_flag("--
 State read_state(StateStore& store) {
   auto state = store.read();
   return state ? std::move(*state) : new_state();
+}
+
+std::optional<State> read_state_to_repair(StateStore& store) {
+  try {
+    return store.read();
+  } catch (const DuplicateRecords& e) {
+    std::cerr << "warning: " << scrub(e.what()) << "\n";
+    return e.state;
+  }
 }
 
 std::string no_state_note(const StateStore& store) {
@@ -158,8 +170,10 @@ std::unique_ptr<ApiSetup> make_api() {
   if (scheme_name == "bearer") scheme = AuthScheme::Bearer;
   else if (scheme_name == "basic") scheme = AuthScheme::Basic;
   else throw UsageError("DBFORM_AUTH_SCHEME must be `bearer` or `basic`, not `" + scheme_name + "`");
-  setup->client = std::make_unique<ApiClient>(*setup->transport, setup->clock,
-                                              env("DBFORM_API_URL").value_or(kDefaultApiUrl), scheme);
+  const std::string url = checked_env(env, "DBFORM_API_URL").value_or(kDefaultApiUrl);
+  if (std::string problem = base_url_problem(url); !problem.empty())
+    throw UsageError("DBFORM_API_URL is not an API base URL: " + problem + "; nothing was sent");
+  setup->client = std::make_unique<ApiClient>(*setup->transport, setup->clock, url, scheme);
   if (spdlog::should_log(spdlog::level::debug)) setup->client->log_exchanges(log_exchange);
   return setup;
 }
@@ -179,6 +193,8 @@ std::string duration_unit_hint(const std::string& word) {
 
 Duration parse_duration_flag(const std::string& flag, const std::string& value) {
   auto d = parse_duration(value);
+  if (d && *d > kMaxDuration)
+    throw UsageError(flag + ": `" + value + "` is longer than a duration may be (" + format_duration(kMaxDuration) + ")");
   if (d) return *d;
   // "10 minutes", "10min", "1.5h": say how to write it.
   std::string number, rest;

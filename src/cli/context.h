@@ -48,6 +48,9 @@ std::optional<StateKey> state_key(const std::string& passphrase_variable, const 
 Duration lock_timeout(const StateOptions& opts);
 // The stored state, or a new empty one when none exists yet.
 State read_state(StateStore& store);
+// The same for the commands that repair a state two of whose records name one resource (`state
+// list | show | rm | pull`, a push over it): it is taken as read, with the problem on stderr.
+std::optional<State> read_state_to_repair(StateStore& store);
 // What the top of a plan says when there is no state yet: "No state at PATH: everything is new..."
 std::string no_state_note(const StateStore& store);
 

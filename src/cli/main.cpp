@@ -187,7 +187,8 @@ int main(int argc, char** argv) {
     return 1;
   } catch (const std::exception& e) {
     std::fflush(stdout);
-    std::cerr << "Error: unexpected failure: " << dbform::scrub(e.what()) << "\n";
+    const std::string what = dbform::describe_exception(e);
+    std::cerr << "Error: " << (what == e.what() ? "unexpected failure: " : "") << dbform::scrub(what) << "\n";
     return 1;
   }
   return exit_code;

@@ -93,6 +93,7 @@ class ApplyRun {
     }
     record_protection(plan);  // saved with the first write, before any call
     guard_names(plan);
+    guard_deletes(plan);
     WorkQueue<Outcome> workers(options_.parallelism + kPollLane);
     bool stopped = false;
     for (;;) {
@@ -115,11 +116,12 @@ class ApplyRun {
       wait_for_progress(workers);
     }
     // A stop: let what is in flight finish and record it, start nothing new.
-    while (workers.in_flight() > 0) apply_outcomes(workers.take(kForever));
+    while (workers.in_flight() > 0) apply_outcomes(workers, workers.take(kForever));
     save();
     result_.unsaved_changes = !changed_.empty();
     if (result_.save_error.empty()) compact();
-    if (stopped || stopping()) finish_interrupted();
+    if (!worker_failure_.empty()) fail_unfinished();
+    else if (stopped || stopping()) finish_interrupted();
     else
       for (size_t i : to_create_) fail(items_[i], "internal error: its create was never scheduled");
     flush_events();
@@ -142,14 +144,24 @@ class ApplyRun {
     if (workers.in_flight() == 0) return clock_.sleep_until(until);
     // No poll can be made: only a result can change anything, so block on it (waiting with a zero
     // timeout here would spin). Creates never wait on time: they go as soon as a worker is free.
-    if (!can_poll) return apply_outcomes(workers.take(kForever));
+    if (!can_poll) return apply_outcomes(workers, workers.take(kForever));
     auto outcomes = workers.take(std::optional<Clock::TimePoint::duration>(until - now));
     if (outcomes.empty()) clock_.sleep_until(until);
-    apply_outcomes(std::move(outcomes));
+    apply_outcomes(workers, std::move(outcomes));
   }
 
-  // Records what the workers learned, in memory: the loop saves it (see execute).
-  void apply_outcomes(std::vector<Outcome> outcomes) {
+  // Records what the workers learned, in memory: the loop saves it (see execute). A job that
+  // failed outright (no memory for its result) stops the run as a signal would.
+  void apply_outcomes(WorkQueue<Outcome>& workers, std::vector<Outcome> outcomes) {
+    if (std::exception_ptr failure = workers.take_failure(); failure && worker_failure_.empty()) {
+      try {
+        std::rethrow_exception(failure);
+      } catch (const std::exception& e) {
+        worker_failure_ = describe_exception(e);
+      } catch (...) {
+        worker_failure_ = "a worker failed";
+      }
+    }
     for (const auto& outcome : outcomes) {
       if (outcome.type == JobType::Poll || outcome.type == JobType::PollList) --polls_in_flight_;
       else --creates_in_flight_;
@@ -180,6 +192,37 @@ class ApplyRun {
     flush_events();
   }
 
+  // A delete of an id that a declared resource's record holds too (a hand-edited state) is refused
+  // before anything is sent: the state's reader refuses such a state, and this holds whatever
+  // state the engine is given.
+  void guard_deletes(const Plan& plan) {
+    if (to_delete_.empty()) return;
+    std::map<std::string, std::string> declared;  // kind/project/id -> address
+    for (const auto& a : plan.actions) {
+      const ResourceRecord* rec = state_.find(a.address);
+      if (a.action != Action::Delete && a.action != Action::Orphan && rec && !rec->id.empty())
+        declared.emplace(id_key(*rec), a.address);
+    }
+    for (auto it = to_delete_.begin(); it != to_delete_.end();) {
+      Item& item = items_[*it];
+      const ResourceRecord* rec = state_.find(item.action->address);
+      auto owner = rec ? declared.find(id_key(*rec)) : declared.end();
+      if (owner == declared.end()) {
+        ++it;
+        continue;
+      }
+      fail(item, "not deleted: its id " + rec->id + " is also the id of " + owner->second +
+                     ", which is declared; the state was edited by hand. `dbform state rm " + item.action->address +
+                     "` removes the wrong record");
+      it = to_delete_.erase(it);
+    }
+    flush_events();
+  }
+
+  static std::string id_key(const ResourceRecord& r) {
+    return std::string(kind_name(r.kind)) + "/" + r.project_id + "/" + r.id;
+  }
+
   // Results reach the renderers only once they are saved (or the save failed and the caller keeps
   // them in a recovery file): a renderer that fails can never cost a record. A renderer's
   // exception never reaches the engine either: the output is lost, the recording goes on.
@@ -190,7 +233,9 @@ class ApplyRun {
     unreported_.clear();
   }
 
-  bool stopping() const { return (options_.stop && options_.stop->load()) || !result_.save_error.empty(); }
+  bool stopping() const {
+    return (options_.stop && options_.stop->load()) || !result_.save_error.empty() || !worker_failure_.empty();
+  }
 
   const std::string& key_of(const PlannedAction& a) const { return keys_.at(a.project_id).key; }
 
@@ -231,7 +276,7 @@ class ApplyRun {
           out = create_or_adopt(CreateContext{api_, clock_, options_.settle_window, options_.stop}, a, key,
                                 look_first);
         } catch (const std::exception& e) {  // e.g. the lookup failed: the outcome is still unknown
-          out.error = std::string(e.what()) + "; the create's outcome is unknown, so the next apply looks for `" +
+          out.error = describe_exception(e) + "; the create's outcome is unknown, so the next apply looks for `" +
                       a.name + "` by name before creating it";
         }
         out.item = i;
@@ -667,8 +712,9 @@ class ApplyRun {
     std::string note;
     if (out.adopted && a.kind == ResourceKind::Service && rec.initial_password.empty()) {
       // Its initial password was in the answer that was lost, so nobody knows it: a new one is
-      // chosen now, recorded, and set once the service is READY.
-      rec.pending_password = random_password();
+      // chosen now, recorded, and set once the service is READY. One chosen by an earlier run whose
+      // answer was lost too is kept: the service may have it already.
+      if (rec.pending_password.empty()) rec.pending_password = random_password();
       note = "the create's answer, and the initial password in it, were lost: a new password is recorded and set "
              "once it is READY (`dbform rotate-password " + a.address + "` sets another at any time)";
     }
@@ -805,6 +851,15 @@ class ApplyRun {
           rec ? elapsed(item) : Duration(0), why});
   }
 
+  // After a job failed outright: what is unfinished fails with its reason. What was sent and not
+  // recorded is what an interrupted run leaves: the next apply resolves it (creates by name).
+  void fail_unfinished() {
+    for (auto& item : items_)
+      if (item.phase != Phase::Done && item.phase != Phase::Failed)
+        fail(item, "not finished: " + worker_failure_ + "; the run stopped, and what it sent is recorded as "
+                   "pending for the next apply to resolve");
+  }
+
   // After a stop: lists what is unfinished. A stop that came when nothing was left changes nothing.
   void finish_interrupted() {
     for (const auto& item : items_)
@@ -851,6 +906,7 @@ class ApplyRun {
   std::deque<size_t> to_create_;
   std::deque<size_t> to_set_password_;  // READY services whose pending password is to be set
   std::deque<size_t> to_call_;          // READY services whose next update call is to be sent
+  std::string worker_failure_;  // a job that failed outright: the run stops (see apply_outcomes)
   std::deque<size_t> to_delete_;        // resources to delete (--prune)
   std::unordered_map<std::string, int> vpcs_unsettled_;
   struct Timer {

@@ -19,8 +19,11 @@
 
 namespace dbform {
 
+// The most API calls at once that --parallelism may ask for (SPEC section 8): each is a thread.
+constexpr int kMaxParallelism = 64;
+
 struct ApplyOptions {
-  int parallelism = 10;
+  int parallelism = 10;  // 1 to kMaxParallelism
   Duration wait_timeout = std::chrono::minutes(30);  // per service, from its create (or the run's start)
   bool wait = true;                                  // false: record the create and move on
   PollSchedule polls;

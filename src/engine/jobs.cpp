@@ -201,7 +201,7 @@ namespace {
 
 // A read that failed: worth trying again when the network or the API may recover.
 void note_poll_failure(Outcome& out, const std::exception& e) {
-  out.error = e.what();
+  out.error = describe_exception(e);
   if (auto api_error = dynamic_cast<const ApiError*>(&e)) {
     out.http_status = api_error->status();
     out.transient = api_error->status() == 0 || api_error->status() == 429 || api_error->status() >= 500;
@@ -250,6 +250,25 @@ Outcome delete_resource(ApiClient& api, const PlannedAction& a, const std::strin
   Outcome out;
   out.type = JobType::Delete;
   try {
+    // Just before the call, the API must still show this id under the recorded name: a record
+    // edited by hand, or an id reused, must not delete another database.
+    std::optional<std::string> shown_name;
+    if (a.kind == ResourceKind::Service) {
+      if (auto s = api.get_service(key, a.project_id, id)) shown_name = s->name;
+    } else if (auto v = api.get_vpc(key, a.project_id, id)) {
+      shown_name = v->name;
+    }
+    if (!shown_name) {
+      out.gone = true;  // gone already (404): nothing to delete
+      return out;
+    }
+    if (*shown_name != a.name) {
+      out.error = "refused: the API shows " + std::string(kind_name(a.kind)) + " id " + id + " named `" +
+                  valid_utf8(*shown_name) + "`, not `" + a.name +
+                  "` as recorded, so the record does not describe it (a hand edit?). Nothing was deleted; check "
+                  "`dbform state show " + a.address + "`";
+      return out;
+    }
     out.gone = a.kind == ResourceKind::Service ? !api.delete_service(key, a.project_id, id)
                                                : !api.delete_vpc(key, a.project_id, id);
   } catch (const std::exception& e) {
@@ -269,7 +288,7 @@ Outcome set_password(ApiClient& api, const PlannedAction& a, const std::string& 
   try {
     api.update_password(key, a.project_id, service_id, password);
   } catch (const std::exception& e) {
-    out.error = e.what();
+    out.error = describe_exception(e);
   }
   return out;
 }

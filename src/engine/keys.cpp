@@ -1,5 +1,6 @@
 #include "engine/keys.h"
 
+#include "util/env.h"
 #include "util/error.h"
 #include "util/text.h"
 
@@ -17,7 +18,7 @@ std::map<std::string, ProjectKey> resolve_keys(const Manifest& manifest, const s
     candidates.push_back("DBFORM_API_KEY");
     bool found = false;
     for (const auto& var : candidates) {
-      if (auto v = env(var)) {
+      if (auto v = checked_env(env, var)) {
         keys[id] = {*v, var};
         found = true;
         break;

@@ -24,7 +24,7 @@ ProjectListings list_projects(ApiClient& api, const std::vector<std::string>& pr
     try {
       return Listed{ProjectListing{api.list_services(key, projects[i]), api.list_vpcs(key, projects[i])}, ""};
     } catch (const std::exception& e) {
-      return Listed{std::nullopt, e.what()};
+      return Listed{std::nullopt, describe_exception(e)};
     }
   });
   ProjectListings out;

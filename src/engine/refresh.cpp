@@ -94,7 +94,7 @@ RefreshResult refresh_state(ApiClient& api, Clock& clock, State& state, const st
     try {
       refresher.read_project(project, listing->second, records_of[project], seen);
     } catch (const std::exception& e) {
-      problems.push_back("project " + project + ": " + e.what());
+      problems.push_back("project " + project + ": " + describe_exception(e));
     }
   }
   if (!problems.empty())

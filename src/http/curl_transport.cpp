@@ -6,8 +6,11 @@
 #include <algorithm>
 #include <cctype>
 #include <memory>
+#include <mutex>
+#include <vector>
 #include <string>
 
+#include "util/env.h"
 #include "util/text.h"
 
 namespace dbform {
@@ -25,15 +28,38 @@ void ensure_curl_initialised() {
 struct EasyHandleDeleter {
   void operator()(CURL* handle) const { curl_easy_cleanup(handle); }
 };
+using EasyHandle = std::unique_ptr<CURL, EasyHandleDeleter>;
 
-// One handle per thread, kept for the thread's lifetime so its connection cache keeps
-// connections to the API alive between requests. curl_easy_reset keeps live connections.
-CURL* thread_easy_handle() {
-  thread_local std::unique_ptr<CURL, EasyHandleDeleter> handle(curl_easy_init());
-  if (!handle) throw TransportError("libcurl could not create a request handle", false);
-  curl_easy_reset(handle.get());
-  return handle.get();
-}
+}  // namespace
+
+// Easy handles kept between requests, so that each one's connection cache keeps connections to the
+// API alive: a request takes an idle one (or a new one) and gives it back. Not thread_local: glibc
+// aborts the process when it has no memory to register a thread's destructors (SPEC section 8).
+struct CurlTransport::Handles {
+  std::mutex mu;
+  std::vector<EasyHandle> idle;
+
+  EasyHandle take() {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (!idle.empty()) {
+        EasyHandle handle = std::move(idle.back());
+        idle.pop_back();
+        curl_easy_reset(handle.get());  // keeps its live connections
+        return handle;
+      }
+    }
+    EasyHandle handle(curl_easy_init());
+    if (!handle) throw TransportError("libcurl could not create a request handle (out of memory?)", false);
+    return handle;
+  }
+  void give_back(EasyHandle handle) {
+    std::lock_guard<std::mutex> lock(mu);
+    idle.push_back(std::move(handle));  // std::bad_alloc here drops the handle (and its connections)
+  }
+};
+
+namespace {
 
 struct HeaderListDeleter {
   void operator()(curl_slist* list) const { curl_slist_free_all(list); }
@@ -50,7 +76,14 @@ HeaderList build_header_list(const HttpRequest& request) {
     }
     list = grown;
   };
-  for (const auto& [name, value] : request.headers) append(name + ": " + value);
+  for (const auto& [name, value] : request.headers) {
+    // A line break in a value would send a header of its own: refused, the value never quoted (it
+    // may be a key).
+    if (has_control_character(name) || has_control_character(value))
+      throw TransportError("refusing to send request header " + valid_utf8(name) + ": it holds a control character",
+                           false);
+    append(name + ": " + value);
+  }
   // Without this curl may wait for a "100 Continue" the API never sends.
   append("Expect:");
   return HeaderList(list);
@@ -128,13 +161,16 @@ void set_method_and_body(CURL* curl, const HttpRequest& request) {
 
 }  // namespace
 
-CurlTransport::CurlTransport(TransportOptions options) : options_(options) { ensure_curl_initialised(); }
+CurlTransport::CurlTransport(TransportOptions options) : options_(options), handles_(std::make_unique<Handles>()) {
+  ensure_curl_initialised();
+}
 
 CurlTransport::~CurlTransport() = default;
 
 HttpResponse CurlTransport::send(const HttpRequest& request) {
   ensure_curl_initialised();
-  CURL* curl = thread_easy_handle();
+  EasyHandle handle = handles_->take();
+  CURL* curl = handle.get();
   HeaderList headers = build_header_list(request);
   HttpResponse response;
   char error_text[CURL_ERROR_SIZE] = {0};
@@ -163,6 +199,10 @@ HttpResponse CurlTransport::send(const HttpRequest& request) {
   // The handle outlives this call; it must not keep pointers into this stack frame.
   curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, nullptr);
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, nullptr);
+  try {
+    handles_->give_back(std::move(handle));
+  } catch (const std::bad_alloc&) {
+  }
   if (result != CURLE_OK) {
     std::string detail = error_text[0] ? error_text : curl_easy_strerror(result);
     if (sink.too_large || result == CURLE_FILESIZE_EXCEEDED)
@@ -176,6 +216,26 @@ HttpResponse CurlTransport::send(const HttpRequest& request) {
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
   response.status = static_cast<int>(status);
   return response;
+}
+
+std::string base_url_problem(const std::string& url) {
+  std::unique_ptr<CURLU, void (*)(CURLU*)> parsed(curl_url(), curl_url_cleanup);
+  if (!parsed) return "libcurl could not allocate a URL";
+  if (curl_url_set(parsed.get(), CURLUPART_URL, url.c_str(), 0) != CURLUE_OK)
+    return "it is not a URL (write it as https://HOST/PATH)";
+  auto part = [&](CURLUPart which) {
+    char* value = nullptr;
+    std::string out;
+    if (curl_url_get(parsed.get(), which, &value, 0) == CURLUE_OK && value) out = value;
+    curl_free(value);
+    return out;
+  };
+  const std::string scheme = part(CURLUPART_SCHEME);
+  if (scheme != "https" && scheme != "http") return "its scheme is not https or http";
+  if (part(CURLUPART_HOST).empty()) return "it names no host";
+  if (!part(CURLUPART_QUERY).empty() || !part(CURLUPART_FRAGMENT).empty())
+    return "it has a query or a fragment (paths are appended to the base URL)";
+  return "";
 }
 
 }  // namespace dbform

@@ -1,11 +1,13 @@
 #pragma once
 #include <memory>
+#include <string>
 
 #include "http/transport.h"
 
 namespace dbform {
 
-// libcurl implementation. One easy handle per thread, reused so connections are kept alive.
+// libcurl implementation. Easy handles are reused, one per request at a time, so connections are
+// kept alive; any number of threads may send at once.
 class CurlTransport : public Transport {
  public:
   explicit CurlTransport(TransportOptions options = {});
@@ -13,7 +15,13 @@ class CurlTransport : public Transport {
   HttpResponse send(const HttpRequest& request) override;
 
  private:
+  struct Handles;
   TransportOptions options_;
+  std::unique_ptr<Handles> handles_;
 };
+
+// Why `url` cannot be an API base URL ("" when it can): it must parse as a URL (libcurl's parser),
+// with the scheme http or https and a host. `url` itself is never quoted (it may hold a password).
+std::string base_url_problem(const std::string& url);
 
 }  // namespace dbform

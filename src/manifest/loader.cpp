@@ -4,7 +4,6 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -15,6 +14,7 @@
 
 #include "manifest/document.h"
 #include "manifest/yaml_tree.h"
+#include "util/atomic_file.h"
 #include "util/parallel.h"
 #include "util/text.h"
 
@@ -29,20 +29,45 @@ bool is_yaml_file_name(const fs::path& p) {
   return ext == ".yaml" || ext == ".yml";
 }
 
-// Every *.yaml / *.yml directly in `dir` (not in subdirectories), sorted by name.
+// Why a manifest path cannot be read as a file ("" when it is a regular file, or a link to one).
+// A declaration that cannot be read must never count as "no longer declared" (SPEC section 8).
+std::string unreadable_reason(const std::string& path) {
+  std::error_code ec, link_ec;
+  const auto status = fs::status(path, ec);
+  if (fs::is_regular_file(status)) return "";
+  if (fs::is_symlink(fs::symlink_status(path, link_ec))) {
+    return "a symbolic link to " + fs::read_symlink(path, link_ec).string() + ", which cannot be read (" +
+           (ec ? ec.message() : std::string("not a regular file")) + ")";
+  }
+  if (ec && ec != std::errc::no_such_file_or_directory) return ec.message();  // e.g. a directory it may not enter
+  if (!fs::exists(status)) return "no such file or directory";
+  if (fs::is_directory(status)) return "a directory, not a manifest file";
+  return "not a regular file (a pipe, a device or a socket)";
+}
+
+// Every *.yaml / *.yml directly in `dir` (not in subdirectories), sorted by name. An entry of that
+// name that cannot be read (a dangling link, a pipe, a directory) is an error naming it: what it
+// declares would otherwise be planned as deleted.
 std::vector<std::string> yaml_files_in(const std::string& dir, Diagnostics& diags) {
   std::vector<std::string> files;
+  std::vector<std::pair<std::string, std::string>> unreadable;
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    std::error_code type_ec;
-    if (is_yaml_file_name(it->path()) && it->is_regular_file(type_ec))
-      files.push_back((fs::path(dir) / it->path().filename()).lexically_normal().string());
+    if (!is_yaml_file_name(it->path())) continue;
+    const std::string file = (fs::path(dir) / it->path().filename()).lexically_normal().string();
+    if (std::string why = unreadable_reason(file); !why.empty()) unreadable.emplace_back(file, std::move(why));
+    else files.push_back(file);
   }
   if (ec) {
     diags.error({dir}, "", "cannot list directory: " + ec.message());
     return {};
   }
   std::sort(files.begin(), files.end());
+  std::sort(unreadable.begin(), unreadable.end());
+  for (const auto& [file, why] : unreadable)
+    diags.error({file}, "", "cannot read this manifest: " + why,
+                "restore it or remove it from " + dir + "; what it declares must not count as undeclared");
+  if (!unreadable.empty()) return {};
   if (files.empty())
     diags.error({dir}, "", "no *.yaml or *.yml files in this directory",
                 "pass a manifest file with -f FILE, or the directory that holds the manifests");
@@ -52,15 +77,10 @@ std::vector<std::string> yaml_files_in(const std::string& dir, Diagnostics& diag
 // The files one `-f PATH` names: the file itself, or a directory's manifests.
 std::vector<std::string> files_named_by(const std::string& path, Diagnostics& diags) {
   std::error_code ec;
-  auto status = fs::status(path, ec);
-  if (!fs::exists(status)) {
-    diags.error({path}, "", "no such file or directory", "check the -f argument");
-    return {};
-  }
-  if (fs::is_directory(status)) return yaml_files_in(path, diags);
-  if (!fs::is_regular_file(status)) {
-    diags.error({path}, "", "not a regular file (a pipe, a device or a socket)",
-                "a manifest is a file or a directory of *.yaml files");
+  if (fs::is_directory(fs::status(path, ec))) return yaml_files_in(path, diags);
+  if (std::string why = unreadable_reason(path); !why.empty()) {
+    diags.error({path}, "", "cannot read this manifest: " + why,
+                "check the -f argument: a manifest is a file or a directory of *.yaml files");
     return {};
   }
   return {fs::path(path).lexically_normal().string()};
@@ -79,27 +99,19 @@ class SeenFiles {
   std::unordered_set<std::string> seen_;
 };
 
+// Read in chunks, so that a small file costs what it holds; at most one chunk past the cap is
+// read, whatever the file (or what replaced it since it was listed) holds.
 std::optional<std::string> read_file(const std::string& path, Diagnostics& diags) {
-  std::ifstream in(path, std::ios::binary);
-  if (in) {
-    // Read in chunks, so that a small file costs what it holds; at most one chunk past the cap is
-    // read, whatever the file (or what replaced it) holds.
-    std::string contents;
-    char chunk[1 << 16];
-    while (contents.size() <= kMaxManifestBytes) {
-      in.read(chunk, sizeof chunk);
-      contents.append(chunk, static_cast<size_t>(in.gcount()));
-      if (!in) break;  // the end of the file, or an error (told apart below)
-    }
-    if (!in.bad()) {
-      if (contents.size() <= kMaxManifestBytes) return contents;
-      diags.error({path}, "", "the file is larger than " + std::to_string(kMaxManifestBytes >> 20) +
-                                  " MiB; a manifest file may hold at most that",
-                  "split the projects over several files in a directory");
-      return std::nullopt;
-    }
+  try {
+    if (auto contents = read_file_if_exists(path, Links::Follow, kMaxManifestBytes)) return contents;
+    diags.error({path}, "", "cannot read this manifest: it is gone (removed while dbform read the manifests)");
+  } catch (const FileTooLarge&) {
+    diags.error({path}, "", "the file is larger than " + std::to_string(kMaxManifestBytes >> 20) +
+                                " MiB; a manifest file may hold at most that",
+                "split the projects over several files in a directory");
+  } catch (const Error& e) {
+    diags.error({path}, "", std::string("cannot read this manifest: ") + e.what());
   }
-  diags.error({path}, "", std::string("cannot read the file: ") + std::strerror(errno));
   return std::nullopt;
 }
 

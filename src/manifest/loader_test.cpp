@@ -6,6 +6,8 @@
 #include <map>
 #include <sstream>
 
+#include <sys/stat.h>
+
 namespace fs = std::filesystem;
 using namespace dbform;
 
@@ -473,7 +475,7 @@ TEST_CASE("manifest: errors of all files are collected, with unreadable paths lo
   REQUIRE(errors.size() == 4);
   CHECK(errors[0]->location.str() == bad1 + ":1:10");
   CHECK(errors[1]->location.str() == missing);
-  CHECK(errors[1]->message == "no such file or directory");
+  CHECK(errors[1]->message == "cannot read this manifest: no such file or directory");
   CHECK(errors[2]->location.file == bad2);
   CHECK_THAT(errors[2]->message, Catch::Contains("YAML syntax error"));
   CHECK(errors[3]->location.str() == empty_dir);
@@ -482,6 +484,50 @@ TEST_CASE("manifest: errors of all files are collected, with unreadable paths lo
   Diagnostics none;
   load_manifests({}, env_of({}), none);
   CHECK(none.has_errors());
+}
+
+TEST_CASE("manifest: an entry of a directory that cannot be read is an error naming it, never skipped") {
+  TempDir dir;
+  dir.write("a.yaml", kService);
+  fs::create_symlink(dir.path() + "/gone.yaml", dir.path() + "/b.yaml");  // its target was deleted
+  REQUIRE(::mkfifo((dir.path() + "/c.yml").c_str(), 0600) == 0);          // opening it must not block
+  fs::create_directories(dir.path() + "/d.yaml");
+  dir.write("notes.txt", "not a manifest");  // other names are not manifests: ignored as before
+  Diagnostics diags;
+  load_manifests({dir.path()}, env_of({}), diags);
+  auto errors = errors_of(diags);
+  REQUIRE(errors.size() == 3);
+  CHECK(errors[0]->location.str() == dir.path() + "/b.yaml");
+  CHECK_THAT(errors[0]->message, Catch::Contains("cannot read this manifest: a symbolic link to " + dir.path() +
+                                                 "/gone.yaml, which cannot be read"));
+  CHECK(errors[1]->location.str() == dir.path() + "/c.yml");
+  CHECK_THAT(errors[1]->message, Catch::Contains("not a regular file"));
+  CHECK(errors[2]->location.str() == dir.path() + "/d.yaml");
+  CHECK_THAT(errors[2]->message, Catch::Contains("a directory"));
+
+  // A link to a readable manifest is read through.
+  fs::remove(dir.path() + "/b.yaml");
+  fs::remove(dir.path() + "/c.yml");
+  fs::remove(dir.path() + "/d.yaml");
+  dir.write("target", "version: 1\nprojects:\n  - id: acme\n    services:\n      - name: billing\n");
+  fs::create_symlink(dir.path() + "/target", dir.path() + "/b.yaml");
+  Diagnostics linked;
+  Manifest m = load_manifests({dir.path()}, env_of({}), linked);
+  INFO(linked.str());
+  CHECK_FALSE(linked.has_errors());
+  CHECK(m.files.size() == 2);
+}
+
+TEST_CASE("manifest: -f naming a dangling link or a FIFO is an error, and a FIFO is never opened for reading") {
+  TempDir dir;
+  fs::create_symlink(dir.path() + "/gone.yaml", dir.path() + "/link.yaml");
+  REQUIRE(::mkfifo((dir.path() + "/pipe.yaml").c_str(), 0600) == 0);
+  Diagnostics diags;
+  load_manifests({dir.path() + "/link.yaml", dir.path() + "/pipe.yaml"}, env_of({}), diags);
+  auto errors = errors_of(diags);
+  REQUIRE(errors.size() == 2);
+  CHECK_THAT(errors[0]->message, Catch::Contains("a symbolic link to"));
+  CHECK_THAT(errors[1]->message, Catch::Contains("not a regular file"));
 }
 
 TEST_CASE("manifest: a file named twice is read once") {

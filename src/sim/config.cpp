@@ -5,6 +5,7 @@
 #include <set>
 
 #include "sim/simulator.h"
+#include "util/atomic_file.h"
 #include "util/diagnostics.h"
 #include "util/duration.h"
 #include "util/error.h"
@@ -153,10 +154,15 @@ class ConfigReader {
 
 SimConfig load_sim_config(const std::string& path) {
   YAML::Node root;
+  std::optional<std::string> text;
   try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    throw UsageError("cannot read simulator config " + path + ": no such file or not readable");
+    text = read_file_if_exists(path, Links::Follow, size_t{1} << 20);  // a regular file of at most 1 MiB
+  } catch (const Error& e) {
+    throw UsageError("cannot read simulator config: " + std::string(e.what()));
+  }
+  if (!text) throw UsageError("cannot read simulator config " + path + ": no such file");
+  try {
+    root = YAML::Load(*text);
   } catch (const YAML::ParserException& e) {
     throw UsageError(Location{path, e.mark.line + 1, e.mark.column + 1}.str() + ": not valid YAML: " + e.msg);
   }

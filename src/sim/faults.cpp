@@ -65,6 +65,19 @@ std::optional<SimResponse> FaultInjector::intercept_call() {
   return std::nullopt;
 }
 
+std::optional<RouteFault::Kind> FaultInjector::route_fault(const std::string& route, long long nth) {
+  for (const auto& f : faults_.routes) {
+    if (f.route != route || nth < f.from || (f.times > 0 && nth >= f.from + f.times)) continue;
+    static const std::map<RouteFault::Kind, const char*> names = {
+        {RouteFault::Kind::LoseAnswer, "answer lost before its first byte"},
+        {RouteFault::Kind::GatewayTimeout, "504 after the call was performed"},
+        {RouteFault::Kind::Refuse, "call refused (422)"}};
+    ++injected_[std::string(names.at(f.kind)) + ": " + route];
+    return f.kind;
+  }
+  return std::nullopt;
+}
+
 FaultInjector::CreateFault FaultInjector::after_create() {
   ++creates_;
   auto every = [this](int n) { return n > 0 && creates_ % n == 0; };

@@ -37,6 +37,10 @@ class FaultInjector {
   // Returns the answer that replaces the call (429 or 500), or nullopt to let it through.
   std::optional<SimResponse> intercept_call();
 
+  // The route fault for the `nth` call of `route`, if one applies.
+  std::optional<RouteFault::Kind> route_fault(const std::string& route, long long nth);
+  void set_route_faults(std::vector<RouteFault> faults) { faults_.routes = std::move(faults); }
+
   // Called after each create that was performed: what happens to its answer.
   enum class CreateFault { None, DropAfterHeaders, LoseAnswer, GatewayTimeout };
   CreateFault after_create();

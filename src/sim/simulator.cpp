@@ -123,7 +123,8 @@ SimResponse Simulator::Impl::handle_locked(const SimRequest& request) {
     ++counts[request.method + " (unknown route)"];
     return json_error(404, "NOT_FOUND", "no route for " + request.method + " " + request.path);
   }
-  ++counts[request.method + " " + route->path_template];
+  const std::string route_name = request.method + " " + route->path_template;
+  const long long nth = ++counts[route_name];
   bool allowed = std::find(route->methods.begin(), route->methods.end(), request.method) != route->methods.end();
   if (!allowed) {
     SimResponse response = json_error(405, "METHOD_NOT_ALLOWED",
@@ -137,7 +138,18 @@ SimResponse Simulator::Impl::handle_locked(const SimRequest& request) {
   if (!route->project_id.empty() && route->project_id != key->project_id) {
     return json_error(403, "FORBIDDEN", "API key is not valid for project " + route->project_id);
   }
-  return dispatch(request, *route, *key);
+  const auto fault = faults.route_fault(route_name, nth);
+  if (fault == RouteFault::Kind::Refuse) return json_error(422, "UNPROCESSABLE", "simulated refusal of " + route_name);
+  SimResponse answer = dispatch(request, *route, *key);
+  if (fault == RouteFault::Kind::LoseAnswer) answer.lose_answer = true;
+  if (fault == RouteFault::Kind::GatewayTimeout)
+    return json_error(504, "GATEWAY_TIMEOUT", "the upstream service did not answer in time");
+  return answer;
+}
+
+void Simulator::set_route_faults(std::vector<RouteFault> faults) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->faults.set_route_faults(std::move(faults));
 }
 
 const SimKey* Simulator::Impl::find_key(const std::string& authorization) const {

@@ -21,6 +21,20 @@ struct SimKey {
   std::string name = "sim-key";  // AuthInfo api_key.name
 };
 
+// A fault on every call of one route from its `from`th call on (counted as request_counts counts
+// them), `times` calls long (0: every call from then on).
+struct RouteFault {
+  enum class Kind {
+    LoseAnswer,      // performed, then the connection closes before one byte of the answer
+    GatewayTimeout,  // performed, then a gateway answers 504
+    Refuse,          // answered 422 before anything is done
+  };
+  std::string route;  // e.g. "POST /projects/{project_id}/services/{service_id}/updatePassword"
+  Kind kind = Kind::LoseAnswer;
+  long long from = 1;
+  long long times = 0;
+};
+
 struct SimFaults {
   double error_rate = 0.0;          // share of API calls answered 500 (before doing anything)
   Duration latency{0};              // added to every answer
@@ -43,6 +57,7 @@ struct SimFaults {
   int huge_answer_every = 0;      // every Nth successful GET is a gzip body of 1 GiB once decompressed
   bool echo_secrets = false;      // error answers quote the request's Authorization header and body
   bool escape_statuses = false;   // statuses other than READY carry terminal escape sequences
+  std::vector<RouteFault> routes;  // faults on the calls of one route (updates, deletes, any call)
 };
 
 struct SimConfig {
@@ -101,6 +116,8 @@ class Simulator {
   // bodies as in the API), READY at once, without a key; not counted as an API call. The answer
   // carries the new resource (a service's initial password included) or the 400.
   SimResponse console_create(const std::string& project_id, const std::string& kind, const std::string& body);
+  // Replaces the route faults from the next call on (a test changing the network mid-way).
+  void set_route_faults(std::vector<RouteFault> faults);
   // How often each injected fault happened, e.g. {"lost answer": 2} (GET /_sim/faults).
   nlohmann::json fault_counts() const;
 

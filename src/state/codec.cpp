@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include <unordered_set>
+#include <unordered_map>
 
 #include "util/json_limits.h"
 #include "util/text.h"
@@ -183,15 +183,38 @@ State parse_state(const std::string& text, const std::string& source, const Stat
   state.serial = serial->get<long long>();
   auto resources = doc.find("resources");
   if (resources == doc.end() || !resources->is_array()) throw fail("\"resources\" must be an array");
-  std::unordered_set<std::string> seen;
+  std::unordered_map<std::string, size_t> seen;  // address -> index
   state.resources.reserve(resources->size());
   for (size_t i = 0; i < resources->size(); ++i) {
     ResourceRecord r = record_from_json(std::move((*resources)[i]), source, i);
     (*resources)[i] = nullptr;  // what was not moved into the record goes now: the DOM shrinks as records grow
-    if (!seen.insert(r.address).second) throw fail("resource " + r.address + " is recorded twice");
+    if (auto [at, first] = seen.emplace(r.address, i); !first)
+      throw fail("resources[" + std::to_string(at->second) + "] and resources[" + std::to_string(i) +
+                 "] are both " + r.address + " (a hand edit?). Remove the wrong one from the file, or restore " +
+                 source + ".backup");
     state.resources.push_back(std::move(r));
   }
   return state;
+}
+
+State checked_unique(State state, const std::string& source) {
+  std::unordered_map<std::string, const ResourceRecord*> by_id;  // kind/project/id -> the first record
+  std::vector<std::string> clashes;
+  for (const auto& r : state.resources) {
+    if (r.id.empty()) continue;
+    auto [at, first] = by_id.emplace(std::string(kind_name(r.kind)) + "/" + r.project_id + "/" + r.id, &r);
+    if (!first)
+      clashes.push_back(at->second->address + " and " + r.address + " both record " + kind_name(r.kind) + " id " +
+                        r.id);
+  }
+  if (clashes.empty()) return state;
+  throw DuplicateRecords(
+      source + ": " + join(clashes, "; ") +
+          ". One database must not have two records (a hand edit?): acting on them could delete or change the "
+          "wrong one, so nothing was done. Find which address the resource really has (`dbform state show "
+          "ADDRESS`), remove the other record with `dbform state rm ADDRESS` (no API call), then run the command "
+          "again",
+      std::move(state));
 }
 
 std::string serialize_state(const State& state, const StateCipher& cipher) {

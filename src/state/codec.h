@@ -15,6 +15,21 @@ class StateError : public Error {
   using Error::Error;
 };
 
+// A state two of whose records name one resource: two of one kind and project with the same id (a
+// hand edit, or a copy pasted twice). Acting on it could delete or overwrite the wrong database, so
+// every command refuses it but those that repair it (`state list | show | rm | pull`, and a push
+// over it), which take `state` as read.
+class DuplicateRecords : public StateError {
+ public:
+  DuplicateRecords(const std::string& what, State state) : StateError(what), state(std::move(state)) {}
+  State state;
+};
+
+// `state`, unless two of its records share a (kind, project, id): then DuplicateRecords naming
+// every such pair, where they are (`source`) and how to repair it. Every store's read ends with it,
+// after the journal is replayed.
+State checked_unique(State state, const std::string& source);
+
 // The most a state document or journal may hold, and how deeply its JSON may nest: a file past
 // either is refused before it is parsed, whatever it holds.
 constexpr size_t kMaxStateBytes = size_t{1} << 30;

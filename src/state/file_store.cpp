@@ -80,7 +80,13 @@ std::string through_links(const std::string& path) {
 }  // namespace
 
 FileStateStore::FileStateStore(std::string path)
-    : given_(std::move(path)), path_(through_links(given_)), journal_path_(path_ + ".journal") {}
+    : given_(std::move(path)), path_(through_links(given_)), journal_path_(path_ + ".journal") {
+  // Refused before anything is read or written: a FIFO would hang the read, a directory or device
+  // is no state, and dbform's own files are never written through a link (SPEC section 5).
+  require_regular_or_absent(path_, Links::Follow);
+  for (const std::string& own : {journal_path_, path_ + ".backup", path_ + ".lock"})
+    require_regular_or_absent(own, Links::Refuse);
+}
 
 namespace {
 
@@ -93,9 +99,9 @@ size_t file_size(const std::string& path) {
 
 std::optional<State> FileStateStore::read_current() {
   const std::string identity = file_identity(path_);
-  auto text = read_file_if_exists(path_);
+  auto text = read_file_if_exists(path_, Links::Follow, kMaxStateBytes);
   if (!text) {
-    if (read_file_if_exists(journal_path_))
+    if (read_file_if_exists(journal_path_, Links::Refuse))
       throw StateError(journal_path_ + " exists but " + path_ + " does not: refusing to guess the state. Restore " +
                        path_ + " (from " + path_ + ".backup), or remove the journal if the state is really gone");
     seen_.reset();
@@ -104,7 +110,7 @@ std::optional<State> FileStateStore::read_current() {
   std::string key_id;
   State state = parse_state(*text, path_, cipher(), &key_id);
   size_t acknowledged = 0;
-  if (auto journal = read_file_if_exists(journal_path_)) {
+  if (auto journal = read_file_if_exists(journal_path_, Links::Refuse)) {
     size_t line_no = 0;
     for (size_t end; (end = journal->find('\n', acknowledged)) != std::string::npos; acknowledged = end + 1)
       apply_journal_entry(state, journal->substr(acknowledged, end - acknowledged),
@@ -116,7 +122,11 @@ std::optional<State> FileStateStore::read_current() {
   return state;
 }
 
-std::optional<State> FileStateStore::read() { return read_current(); }
+std::optional<State> FileStateStore::read() {
+  auto state = read_current();
+  if (!state) return state;
+  return checked_unique(std::move(*state), path_);
+}
 
 void FileStateStore::check_unchanged(const State& state) {
   const std::string identity = file_identity(path_);
@@ -170,13 +180,19 @@ void FileStateStore::compact(State& state) {
 
 void FileStateStore::append_to_journal(const std::string& line) {
   const bool created = seen_->journal_bytes == 0 && file_size(journal_path_) == 0;
-  int fd = ::open(journal_path_.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  int fd = ::open(journal_path_.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0600);
   if (fd < 0) throw Error("cannot open " + journal_path_ + ": " + std::strerror(errno));
   auto fail = [&](const char* what) {
     int err = errno;
     ::close(fd);
     throw Error(std::string("cannot ") + what + " " + journal_path_ + ": " + std::strerror(err));
   };
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) fail("inspect");
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw Error(journal_path_ + " is not a regular file: refusing to append to it");
+  }
   // Over a torn tail (an append a crash cut short), never after it.
   if (::fchmod(fd, 0600) != 0 || ::ftruncate(fd, static_cast<off_t>(seen_->journal_bytes)) != 0) fail("prepare");
   size_t done = 0;

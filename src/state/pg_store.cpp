@@ -105,6 +105,49 @@ bool is_postgres_url(const std::string& where) {
   return where.rfind("postgres://", 0) == 0 || where.rfind("postgresql://", 0) == 0;
 }
 
+namespace {
+
+// libpq's own reading of a connection string (URL or keyword form); nullptr when it cannot read it.
+using Conninfo = std::unique_ptr<PQconninfoOption, void (*)(PQconninfoOption*)>;
+Conninfo parse_conninfo(const std::string& where) {
+  char* error = nullptr;  // never shown: it may quote a part of the string, the password included
+  PQconninfoOption* options = PQconninfoParse(where.c_str(), &error);
+  if (error) PQfreemem(error);
+  return Conninfo(options, PQconninfoFree);
+}
+
+bool is_secret_option(const std::string& keyword) { return keyword == "password" || keyword == "sslpassword"; }
+
+}  // namespace
+
+bool names_postgres_state(const std::string& where, const std::string& source) {
+  if (is_postgres_url(where)) return true;
+  if (where.find('=') == std::string::npos) return false;
+  if (!parse_conninfo(where))
+    throw Error(source + " holds `=` like a PostgreSQL connection string (host=... dbname=...), but libpq cannot "
+                "read it: check its keywords and quoting. Nothing was read or written; the string is not shown, "
+                "since it may hold a password (a state file's name may not hold `=`)");
+  return true;
+}
+
+std::string redacted_conninfo(const std::string& where) {
+  if (is_postgres_url(where)) return redact_url(where);
+  Conninfo options = parse_conninfo(where);
+  if (!options) return "(a PostgreSQL connection string)";
+  std::vector<std::string> kept;
+  for (const PQconninfoOption* o = options.get(); o->keyword; ++o) {
+    if (!o->val || is_secret_option(o->keyword)) continue;
+    std::string value = o->val;
+    if (value.empty() || value.find_first_of(" '\\") != std::string::npos) {
+      std::string quoted = "'";
+      for (char c : value) quoted += (c == '\'' || c == '\\') ? std::string("\\") + c : std::string(1, c);
+      value = quoted + "'";
+    }
+    kept.push_back(std::string(o->keyword) + "=" + value);
+  }
+  return join(kept, " ");
+}
+
 
 // FNV-1a, 64 bits: stable across clients, builds and platforms.
 long long pg_workspace_lock_key(const std::string& workspace) {
@@ -134,6 +177,7 @@ PgConnection::PgConnection(const std::string& url) {
   if (!conn_) throw Error("cannot connect to PostgreSQL: out of memory");
   PQsetNoticeProcessor(conn_, ignore_notice, nullptr);  // e.g. "relation already exists, skipping"
   password_ = conninfo_value(conn_, "password");
+  remember_secret(password_);
   const std::string host = PQhost(conn_) ? PQhost(conn_) : "";
   const std::string port = PQport(conn_) ? PQport(conn_) : "";
   where_ = "database " + std::string(PQdb(conn_) ? PQdb(conn_) : "?") + " on " + (host.empty() ? "localhost" : host) +
@@ -210,8 +254,8 @@ static std::string checked_workspace(std::string name) {
 
 PgStateStore::PgStateStore(const std::string& url, std::string workspace, Clock* clock)
     : workspace_(checked_workspace(std::move(workspace))),
-      describe_(redact_url(url) + " (workspace " + workspace_ + ")"),
-      redacted_url_(redact_url(url)),
+      describe_(redacted_conninfo(url) + " (workspace " + workspace_ + ")"),
+      redacted_url_(redacted_conninfo(url)),
       conn_(url),
       clock_(clock ? *clock : system_clock_),
       lock_key_(pg_workspace_lock_key(workspace_)) {
@@ -239,6 +283,12 @@ void PgStateStore::ensure_tables() {
 }
 
 std::optional<State> PgStateStore::read() {
+  auto state = read_snapshot();
+  if (!state) return state;
+  return checked_unique(std::move(*state), describe_);
+}
+
+std::optional<State> PgStateStore::read_snapshot() {
   std::lock_guard<std::mutex> guard(mu_);
   // The row and its journal as of one moment, whoever writes meanwhile.
   conn_.exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
@@ -414,7 +464,7 @@ std::string PgStateStore::holder_description() {
 }
 
 std::string PgStateStore::command_line_args() const {
-  return "--state '" + redacted_url_ + "' --workspace " + workspace_;
+  return "--state " + shell_quote(redacted_url_) + " --workspace " + workspace_;
 }
 
 }  // namespace dbform

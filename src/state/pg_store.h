@@ -15,6 +15,14 @@ namespace dbform {
 
 // True for the URLs that select this backend: postgres://... and postgresql://...
 bool is_postgres_url(const std::string& where);
+// Whether a state location (`source` names where it came from: --state, DBFORM_STATE) selects this
+// backend: such a URL, or libpq's keyword form ("host=db dbname=states user=ci"), as libpq's own
+// parser reads it. A location holding `=` that libpq cannot read is refused (Error, quoting none of
+// it): taken for a file name, it could put a password into one (SPEC section 8).
+bool names_postgres_state(const std::string& where, const std::string& source);
+// The location fit to show: a URL as redact_url shows it, the keyword form rebuilt by libpq's
+// parser without password or sslpassword.
+std::string redacted_conninfo(const std::string& where);
 
 // The key of a workspace's session-level advisory lock (pg_try_advisory_lock(bigint)), the same
 // in every client.
@@ -78,6 +86,7 @@ class PgStateStore : public StateStore {
  private:
   friend class PgStateLock;
   void ensure_tables();
+  std::optional<State> read_snapshot();  // the row with its journal replayed, not yet checked
   bool try_lock(const LockInfo& me);
   void unlock() noexcept;
   std::string holder_description();

@@ -8,7 +8,6 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 
 #include "util/error.h"
 
@@ -108,20 +107,66 @@ void write_file_atomically(const std::string& path, const std::string& content, 
   fsync_directory_of(path);
 }
 
-std::optional<std::string> read_file_if_exists(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec) && !ec) return std::nullopt;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail("read", path, errno);
+namespace {
+
+std::string not_regular(const std::string& path, mode_t mode) {
+  const char* what = S_ISDIR(mode)                    ? "a directory"
+                     : S_ISFIFO(mode)                   ? "a named pipe (FIFO)"
+                     : S_ISCHR(mode) || S_ISBLK(mode)   ? "a device"
+                     : S_ISSOCK(mode)                   ? "a socket"
+                     : S_ISLNK(mode)                    ? "a symbolic link"
+                                                        : "something else";
+  return path + " is " + what + ", not a regular file: refusing to use it";
+}
+
+}  // namespace
+
+void require_regular_or_absent(const std::string& path, Links links) {
+  struct stat st {};
+  const int rc = links == Links::Follow ? ::stat(path.c_str(), &st) : ::lstat(path.c_str(), &st);
+  if (rc != 0) {
+    if (errno == ENOENT) return;
+    fail("inspect", path, errno);
+  }
+  if (!S_ISREG(st.st_mode)) throw Error(not_regular(path, st.st_mode));
+}
+
+std::optional<std::string> read_file_if_exists(const std::string& path, Links links, size_t max_bytes) {
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then refuses it.
+  const int nofollow = links == Links::Refuse ? O_NOFOLLOW : 0;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | nofollow);
+  if (fd < 0) {
+    if (errno == ENOENT) return std::nullopt;
+    if (errno == ELOOP && links == Links::Refuse) throw Error(not_regular(path, S_IFLNK));
+    fail("read", path, errno);
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    const int err = errno;
+    ::close(fd);
+    if (st.st_mode != 0 && !S_ISREG(st.st_mode)) throw Error(not_regular(path, st.st_mode));
+    fail("read", path, err);
+  }
   std::string contents;
   // The size is a hint (the file may change), and only up to 64 MiB is reserved on its word.
-  if (auto size = std::filesystem::file_size(path, ec); !ec) contents.reserve(std::min<uintmax_t>(size, 64u << 20));
+  contents.reserve(std::min<uintmax_t>({static_cast<uintmax_t>(st.st_size), max_bytes, 64u << 20}));
   char chunk[1 << 16];
-  do {
-    in.read(chunk, sizeof chunk);
-    contents.append(chunk, static_cast<size_t>(in.gcount()));
-  } while (in);
-  if (in.bad()) fail("read", path, errno);
+  for (;;) {
+    ssize_t n = ::read(fd, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      fail("read", path, err);
+    }
+    if (n == 0) break;
+    contents.append(chunk, static_cast<size_t>(n));
+    if (contents.size() > max_bytes) {
+      ::close(fd);
+      throw FileTooLarge(path + " is larger than " + std::to_string(max_bytes) + " bytes");
+    }
+  }
+  ::close(fd);
   return contents;
 }
 

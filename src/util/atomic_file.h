@@ -1,6 +1,9 @@
 #pragma once
+#include <cstdint>
 #include <optional>
 #include <string>
+
+#include "util/error.h"
 
 namespace dbform {
 
@@ -19,7 +22,25 @@ std::string write_new_private_file(const std::string& dir, const std::string& pr
 // fsync of the directory that holds `path`, so that a file created or renamed there stays.
 void fsync_directory_of(const std::string& path);
 
-// The whole file, or nullopt when it does not exist. Throws Error for any other failure.
-std::optional<std::string> read_file_if_exists(const std::string& path);
+// Whether a symbolic link at the path itself is followed. dbform's own files (journal, backup, lock,
+// recovery) are never read or written through one (SPEC section 5).
+enum class Links { Follow, Refuse };
+
+// A file that holds more than a reader's limit.
+class FileTooLarge : public Error {
+ public:
+  using Error::Error;
+};
+
+// The whole file, or nullopt when it does not exist. Only a regular file is read: a FIFO, a device,
+// a directory or a socket is refused (Error) before a byte is read, without blocking; so is a
+// symbolic link with Links::Refuse. More than `max_bytes` throws FileTooLarge, having read at most
+// one chunk past the limit. Throws Error for any other failure, naming the path and the reason.
+std::optional<std::string> read_file_if_exists(const std::string& path, Links links = Links::Follow,
+                                               size_t max_bytes = SIZE_MAX);
+
+// Error unless `path` is absent or a regular file (not followed through a link with Links::Refuse):
+// for the files dbform is about to create or replace.
+void require_regular_or_absent(const std::string& path, Links links);
 
 }  // namespace dbform

@@ -1,5 +1,6 @@
 #include "util/duration.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 
@@ -11,7 +12,7 @@ std::optional<Duration> parse_duration(const std::string& text) {
   for (char c : text) all_digits = all_digits && std::isdigit(static_cast<unsigned char>(c));
   if (all_digits) {
     if (text.size() > 9) return std::nullopt;
-    return std::chrono::seconds(std::stoll(text));
+    return std::min<Duration>(std::chrono::seconds(std::stoll(text)), kMaxDuration + Duration(1));
   }
   Duration total{0};
   size_t i = 0;
@@ -28,6 +29,7 @@ std::optional<Duration> parse_duration(const std::string& text) {
     else if (unit == "m") total += std::chrono::minutes(n);
     else if (unit == "h") total += std::chrono::hours(n);
     else return std::nullopt;
+    if (total > kMaxDuration) total = kMaxDuration + Duration(1);  // each term is at most 10^9 h: no overflow
   }
   return total;
 }

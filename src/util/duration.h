@@ -6,8 +6,13 @@
 
 namespace dbform {
 
+// The longest duration a flag may give: deadlines are steady-clock time points in nanoseconds,
+// which a few hundred years would overflow.
+constexpr Duration kMaxDuration = std::chrono::hours(24 * 366 * 10);
+
 // Parses Go-style durations as Terraform and kubectl accept them: "30m", "1h30m", "45s",
-// "500ms", "2h". A bare number is seconds. Returns nullopt for anything else.
+// "500ms", "2h". A bare number is seconds. Returns nullopt for anything else. A longer duration
+// than kMaxDuration comes back as kMaxDuration + 1ms (never overflowing): callers refuse it.
 std::optional<Duration> parse_duration(const std::string& text);
 
 // Short human form for progress lines: "850ms", "12s", "3m05s", "1h02m".

@@ -2,6 +2,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace dbform {
 
@@ -11,5 +12,13 @@ using EnvLookup = std::function<std::optional<std::string>(const std::string& na
 
 // Reads the real process environment; unset and empty variables both read as nullopt.
 EnvLookup process_env();
+
+// Whether `text` holds a control character (below U+0020, or DEL): a line break, a tab, an escape.
+bool has_control_character(std::string_view text);
+
+// `name`'s value (nullopt when unset or empty), refused with a UsageError that names the variable
+// and never quotes the value when it holds a control character: a trailing newline from a secret
+// file must never reach an HTTP header, a connection string or a file name (SPEC section 8).
+std::optional<std::string> checked_env(const EnvLookup& env, const std::string& name);
 
 }  // namespace dbform

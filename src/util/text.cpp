@@ -162,6 +162,12 @@ std::string scrub(std::string_view raw) {
   return out;
 }
 
+std::string shell_quote(std::string_view value) {
+  std::string out = "'";
+  for (char c : value) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
 std::string redact_url(const std::string& url) {
   const size_t scheme_end = url.find("://");
   if (scheme_end == std::string::npos) return url;

@@ -37,6 +37,9 @@ std::string scrub(std::string_view text);
 // generator (OpenSSL RAND_bytes), each character uniform. Throws Error when no randomness is had.
 std::string random_password(size_t length = 32);
 
+// `value` as one word of a POSIX shell: in single quotes, each ' written as '\''.
+std::string shell_quote(std::string_view value);
+
 // A URL fit to show: the password of its user info and any `password=` query parameter removed
 // ("postgres://alice:s3cret@db/x?password=p" -> "postgres://alice@db/x").
 std::string redact_url(const std::string& url);

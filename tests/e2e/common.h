@@ -25,6 +25,13 @@ inline std::string moved_service_yaml(const std::string& name) {
   return yaml.replace(yaml.find("us-east-1"), 9, "eu-west-1");
 }
 
+// A service created in the console, outside dbform; its id.
+inline std::string console_service(Sandbox& sb, const json& body) {
+  dbform::SimResponse r = sb.sim().console_create(kProject, "services", body.dump());
+  REQUIRE(r.status == 201);
+  return json::parse(r.body)["service_id"];
+}
+
 // Writes the base manifest and applies it; the run must succeed.
 inline RunResult apply_base(Sandbox& sb) {
   sb.write("dbform.yaml", base_manifest());

@@ -137,6 +137,9 @@ inline const std::string kPostService = "POST /projects/{project_id}/services";
 inline const std::string kPostVpc = "POST /projects/{project_id}/vpcs";
 inline const std::string kGetService = "GET /projects/{project_id}/services/{service_id}";
 inline const std::string kListServices = "GET /projects/{project_id}/services";
+inline const std::string kDeleteService = "DELETE /projects/{project_id}/services/{service_id}";
+inline const std::string kDeleteVpc = "DELETE /projects/{project_id}/vpcs/{vpc_id}";
+inline const std::string kUpdatePassword = "POST /projects/{project_id}/services/{service_id}/updatePassword";
 
 // The state resource with this address, or null JSON.
 json find_resource(const json& state, const std::string& address);

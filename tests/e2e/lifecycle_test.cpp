@@ -9,10 +9,6 @@ using namespace e2e;
 
 namespace {
 
-const std::string kDeleteService = "DELETE /projects/{project_id}/services/{service_id}";
-const std::string kDeleteVpc = "DELETE /projects/{project_id}/vpcs/{vpc_id}";
-const std::string kUpdatePassword = "POST /projects/{project_id}/services/{service_id}/updatePassword";
-
 bool sim_has(Sandbox& sb, const std::string& name) {
   for (const auto& s : sb.sim().all_services())
     if (s["name"] == name) return true;
@@ -132,17 +128,6 @@ TEST_CASE("e2e: a prune killed with SIGKILL is finished by the next run, which l
   CHECK(sb.sim().all_services().size() == 1);
   CHECK(sb.count(kPostService) == 3);
 }
-
-namespace {
-
-// A service created in the console, outside dbform; its id.
-std::string console_service(Sandbox& sb, const json& body) {
-  dbform::SimResponse r = sb.sim().console_create(kProject, "services", body.dump());
-  REQUIRE(r.status == 201);
-  return json::parse(r.body)["service_id"];
-}
-
-}  // namespace
 
 TEST_CASE("e2e: import brings an existing service in: the next apply creates only what is new and leaves it be") {
   Sandbox sb;

@@ -1,0 +1,20 @@
+#pragma once
+// The manifest `import --project --generate` writes: what the API showed, declared so that reading
+// it back declares exactly that (SPEC section 8), whatever text the API sent.
+#include <string>
+#include <vector>
+
+#include "state/model.h"
+
+namespace dbform {
+
+// The manifest declaring `records` (one project's VPCs and services, as imported) with their
+// settings, written by yaml-cpp's emitter: every text that YAML would read as something else (a
+// number, a boolean, a null, a `${VAR}`, a line break, a `#`, a second document) is quoted or
+// escaped. It is then read back with the manifest reader and compared, record by record, with
+// `records`; throws Error naming each resource whose declaration would read back otherwise (or not
+// at all), and nothing is to be written then. `file` names the manifest in those messages.
+std::string generated_manifest(const std::string& project_id, const std::vector<ResourceRecord>& records,
+                               const std::string& file);
+
+}  // namespace dbform

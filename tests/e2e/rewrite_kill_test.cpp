@@ -1,0 +1,174 @@
+// Every whole rewrite of the state survives SIGKILL at any point (SPEC section 5): compaction,
+// `state encrypt | decrypt | rekey | push | rm` and import. Each command first runs once under
+// strace to count its file-changing system calls; then, for every one of them, a fresh copy of the
+// state is rewritten again by the same command, killed (strace delivers SIGKILL just before that
+// call is made). Between two such calls nothing on disk changes, so this kills it at every point
+// that can leave a different file behind. Afterwards the state must read, with the key it had before
+// or the new one, holding every record as before or as after, and a read with the wrong key must
+// name the key it needs.
+#include <signal.h>
+
+#include <fstream>
+#include <set>
+
+#include "common.h"
+#include "state/cipher.h"
+#include "state/codec.h"
+#include "state/file_store.h"
+#include "util/text.h"
+
+using namespace e2e;
+
+namespace {
+
+// The calls that create, write, rename, link, truncate or remove a file, or make it durable.
+const std::vector<std::string> kChangingCalls = {"openat", "write",    "pwrite64",  "fsync",   "fdatasync",
+                                                 "rename", "renameat", "renameat2", "unlink",  "unlinkat",
+                                                 "link",   "linkat",   "ftruncate", "fchmod",  "fchmodat"};
+
+const std::string kOldPassphrase = "the old passphrase of this state";
+const std::string kNewPassphrase = "the new passphrase of this state";
+
+// What a state holds that must survive: every record's address, id and passwords.
+std::set<std::string> records_of(const dbform::State& s) {
+  std::set<std::string> out;
+  for (const auto& r : s.resources)
+    out.insert(r.address + " " + r.id + " " + r.initial_password + " " + r.pending_password);
+  return out;
+}
+
+// The state in `dir`, read with one of `keys` (a passphrase, or "" for none): the records and the
+// key that opened it. Fails the test when no key opens it; a read with a wrong key must say which
+// key it needs.
+std::pair<std::set<std::string>, std::string> read_with_any(const fs::path& dir, const std::vector<std::string>& keys) {
+  std::string errors;
+  for (const auto& key : keys) {
+    dbform::FileStateStore store((dir / "dbform.state.json").string());
+    if (!key.empty())
+      store.set_cipher(std::make_shared<dbform::StateCipher>(dbform::StateKey::passphrase(key, "test")));
+    try {
+      auto state = store.read();
+      REQUIRE(state);
+      return {records_of(*state), key};
+    } catch (const dbform::StateError& e) {
+      const std::string what = e.what();
+      // A sealed state read without its key, or with another, names the key id it is sealed with.
+      if (contains(what, "sealed") || contains(what, "encrypted")) CHECK(contains(what, "key id"));
+      errors += "\n  with " + (key.empty() ? std::string("no key") : key) + ": " + what;
+    }
+  }
+  FAIL("no key reads the state:" << errors);
+  return {};
+}
+
+void copy_state(const fs::path& from, const fs::path& to) {
+  fs::remove_all(to);
+  fs::create_directories(to);
+  for (const auto& entry : fs::directory_iterator(from))
+    if (entry.is_regular_file()) fs::copy_file(entry.path(), to / entry.path().filename());
+}
+
+// How often `command` (a shell command run in `dir`) makes each of kChangingCalls.
+std::map<std::string, int> count_calls(Sandbox& sb, const fs::path& dir, const std::string& command,
+                                       const std::map<std::string, std::string>& env) {
+  const fs::path trace = sb.dir() / "trace.txt";
+  RunResult r = sb.run_shell("cd '" + dir.string() + "' && strace -f -qq -o '" + trace.string() + "' -e trace=" +
+                                 dbform::join(kChangingCalls, ",") + " " + command,
+                             env);
+  INFO(r.describe());
+  REQUIRE(r.exit_code == 0);
+  std::map<std::string, int> counts;
+  std::ifstream in(trace);
+  for (std::string line; std::getline(in, line);)
+    for (const auto& call : kChangingCalls)
+      if (contains(line, " " + call + "(") || line.rfind(call + "(", 0) == 0) ++counts[call];
+  return counts;
+}
+
+struct Rewrite {
+  std::string name;
+  std::string command;                     // run in a copy of the state's directory; "$DBFORM" is dbform
+  std::map<std::string, std::string> env;  // its key variables
+  std::vector<std::string> keys;           // the keys the state may be read with afterwards
+};
+
+// Kills `rewrite` before every file-changing call it makes, each time on a fresh copy of the
+// state in `template_dir`; checks that the state reads as before or as after every time.
+void kill_everywhere(Sandbox& sb, const fs::path& template_dir, const Rewrite& rewrite) {
+  const fs::path work = sb.dir() / "work";
+  copy_state(template_dir, work);
+  const auto before = read_with_any(work, rewrite.keys).first;
+  auto stored = [&] {
+    return sb.read("work/dbform.state.json") +
+           (sb.exists("work/dbform.state.json.journal") ? sb.read("work/dbform.state.json.journal") : "");
+  };
+  const std::string stored_before = stored();
+  const auto counts = count_calls(sb, work, rewrite.command, rewrite.env);
+  const auto after = read_with_any(work, rewrite.keys).first;
+  INFO(rewrite.name);
+  REQUIRE(stored() != stored_before);  // the command really writes the state
+  int kills = 0;
+  for (const auto& [call, count] : counts) {
+    for (int n = 1; n <= count; ++n) {
+      copy_state(template_dir, work);
+      RunResult r = sb.run_shell("cd '" + work.string() + "' && strace -f -qq -o /dev/null -e trace=" + call +
+                                     " -e inject=" + call + ":signal=KILL:when=" + std::to_string(n) + " " +
+                                     rewrite.command,
+                                 rewrite.env);
+      INFO(rewrite.name << ": killed before " << call << " #" << n << "\n" << r.describe());
+      kills += r.exit_code != 0;
+      const auto [records, key] = read_with_any(work, rewrite.keys);
+      CHECK((records == before || records == after));
+    }
+  }
+  INFO(rewrite.name);
+  CHECK(kills > 0);
+}
+
+}  // namespace
+
+TEST_CASE("e2e: every whole rewrite of the state, killed before any file-changing call, leaves it readable") {
+  Sandbox sb;
+  apply_base(sb);
+  // A journal to fold: a password change appended to it.
+  REQUIRE(sb.run({"rotate-password", "billing"}).exit_code == 0);
+  REQUIRE(sb.exists("dbform.state.json.journal"));
+  const fs::path plain = sb.dir() / "plain";
+  copy_state(sb.dir(), plain);
+  fs::remove(plain / "dbform.yaml");
+  const std::string dbform = "\"$DBFORM\"";
+  const std::map<std::string, std::string> old_key = {{"DBFORM_STATE_PASSPHRASE", kOldPassphrase}};
+
+  const std::map<std::string, std::string> api = {{"DBFORM_API_URL", sb.api_url()}, {"DBFORM_API_KEY", kKey}};
+
+  kill_everywhere(sb, plain, {"state rm", dbform + " state rm analytics", {}, {""}});
+  // The journal folded into the document at the end of an apply (one that prunes `analytics`: the
+  // first run deletes it, the later ones find it gone and forget it just the same).
+  sb.write("plain/dbform.yaml", manifest({vpc_yaml("main")}, {service_yaml("orders"), service_yaml("billing")}));
+  kill_everywhere(sb, plain, {"compaction", dbform + " apply --auto-approve --prune --poll-interval 50ms", api, {""}});
+  fs::remove(plain / "dbform.yaml");
+  kill_everywhere(sb, plain, {"state encrypt", dbform + " state encrypt", old_key, {"", kOldPassphrase}});
+
+  // A state sealed with the old key: rekeyed, then decrypted.
+  const fs::path sealed = sb.dir() / "sealed";
+  copy_state(plain, sealed);
+  REQUIRE(sb.run_shell("cd '" + sealed.string() + "' && " + dbform + " state encrypt", old_key).exit_code == 0);
+  kill_everywhere(sb, sealed,
+                  {"state rekey", dbform + " state rekey",
+                   {{"DBFORM_STATE_PASSPHRASE", kOldPassphrase}, {"DBFORM_STATE_NEW_PASSPHRASE", kNewPassphrase}},
+                   {kOldPassphrase, kNewPassphrase}});
+  kill_everywhere(sb, sealed, {"state decrypt", dbform + " state decrypt", old_key, {kOldPassphrase, ""}});
+
+  // A push of an older copy with one record fewer, over the state.
+  const fs::path pushed = sb.dir() / "pushed";
+  copy_state(plain, pushed);
+  REQUIRE(sb.run_shell("cd '" + pushed.string() + "' && " + dbform + " state rm orders").exit_code == 0);
+  fs::copy_file(pushed / "dbform.state.json", plain / "other.json");
+  kill_everywhere(sb, plain, {"state push", dbform + " state push --force other.json", {}, {""}});
+  fs::remove(plain / "other.json");
+
+  // An import of a database made in the console.
+  const std::string id = console_service(sb, {{"name", "legacy"}, {"region_code", "us-east-1"}});
+  sb.write("plain/dbform.yaml", base_manifest({"legacy"}));  // import records declared resources only
+  kill_everywhere(sb, plain, {"import", dbform + " import " + kProject + "/services/legacy " + id, api, {""}});
+}
