@@ -392,6 +392,34 @@ TEST_CASE("sim: every Nth create is performed but its answer is dropped") {
   CHECK_FALSE(h.create_service({{"name", "five"}}).drop_connection);
 }
 
+TEST_CASE("sim: route faults lose, replace with 504 or refuse the calls of one route, by count") {
+  SimHarness h;
+  const std::string id = body_of(h.create_service({{"name", "one"}}))["service_id"];
+  const std::string route = "POST /projects/{project_id}/services/{service_id}/updatePassword";
+  h.sim.set_route_faults({{route, dbform::RouteFault::Kind::LoseAnswer, 1, 1},
+                          {route, dbform::RouteFault::Kind::GatewayTimeout, 2, 1},
+                          {route, dbform::RouteFault::Kind::Refuse, 3, 0}});
+  auto set = [&](const std::string& password) {
+    return h.call("POST", "/projects/proj-a/services/" + id + "/updatePassword", json{{"password", password}}.dump());
+  };
+  auto lost = set("first-password");
+  CHECK(lost.lose_answer);
+  CHECK(h.sim.current_password(id) == "first-password");  // performed, only its answer lost
+  auto gateway = set("second-password");
+  CHECK(gateway.status == 504);
+  CHECK(h.sim.current_password(id) == "second-password");
+  for (int i = 0; i < 3; ++i) {  // refused from the third call on, every time, and not performed
+    auto refused = set("third-password");
+    CHECK(refused.status == 422);
+    CHECK(h.sim.current_password(id) == "second-password");
+  }
+  CHECK(h.sim.fault_counts()["call refused (422): " + route] == 3);
+  // Other routes are untouched, and clearing the faults heals the route.
+  CHECK(h.call("GET", "/projects/proj-a/services/" + id).status == 200);
+  h.sim.set_route_faults({});
+  CHECK(set("fourth-password").status == 204);
+}
+
 TEST_CASE("sim: latency is spent on the clock before answering") {
   SimConfig config = test_config();
   config.faults.latency = std::chrono::milliseconds(250);

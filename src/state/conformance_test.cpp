@@ -240,6 +240,42 @@ TEST_CASE("state: conformance: a corrupt or unknown document is refused and left
   CHECK(*backend->raw() == text);
 }
 
+TEST_CASE("state: conformance: two records of one id are refused on every read, the journal's included") {
+  auto kind = GENERATE(as<std::string>{}, "file", "postgres");
+  INFO("backend: " << kind);
+  auto backend = make_backend(kind);
+  auto writer = backend->open();
+  State s = new_state();
+  s.upsert(service("orders"));
+  writer->write(s);
+  // A change appended to the journal gives a second record the id of the first (a hand-made entry,
+  // a pasted record): the document alone is fine, the state it reads as is not.
+  ResourceRecord copy = service("old-orders");
+  copy.id = "svc-orders";
+  s.upsert(copy);
+  writer->write_changes(s, {copy.address});
+  auto reader = backend->open();
+  std::string msg;
+  std::optional<State> as_read;
+  try {
+    reader->read();
+  } catch (const DuplicateRecords& e) {
+    msg = e.what();
+    as_read = e.state;
+  }
+  CHECK_THAT(msg, Catch::Contains("p1/services/orders and p1/services/old-orders both record service id svc-orders"));
+  CHECK_THAT(msg, Catch::Contains("dbform state rm"));
+  // The repair (`state rm`) gets the state as read, and the same client writes it without the
+  // wrong record; every client reads it again.
+  REQUIRE(as_read);
+  CHECK(as_read->resources.size() == 2);
+  as_read->remove(copy.address);
+  reader->write(*as_read);
+  auto repaired = backend->open()->read();
+  REQUIRE(repaired);
+  CHECK(repaired->resources.size() == 1);
+}
+
 TEST_CASE("state: conformance: the lock refuses a second holder, names the first, and is freed on release") {
   auto kind = GENERATE(as<std::string>{}, "file", "postgres");
   INFO("backend: " << kind);

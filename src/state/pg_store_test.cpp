@@ -43,6 +43,23 @@ TEST_CASE("state: pg: URLs are recognised") {
   CHECK_FALSE(is_postgres_url("state/postgres.json"));
 }
 
+TEST_CASE("state: pg: libpq's keyword form is a PostgreSQL state too, shown without its password") {
+  CHECK(names_postgres_state("postgres://u:p@h/x", "--state"));
+  CHECK(names_postgres_state("host=db.internal dbname=states user=ci password=s3cret-pw", "DBFORM_STATE"));
+  CHECK_FALSE(names_postgres_state("dbform.state.json", "--state"));
+  CHECK_FALSE(names_postgres_state("states/prod.json", "--state"));
+  // Holding `=` but not libpq's: refused, quoting nothing (it may hold a password).
+  const std::string msg = error_of([] { names_postgres_state("hots=db password=s3cret-pw", "DBFORM_STATE"); });
+  CHECK_THAT(msg, Catch::StartsWith("DBFORM_STATE holds `=`"));
+  CHECK_THAT(msg, !Catch::Contains("s3cret") && !Catch::Contains("hots"));
+  CHECK(error_of([] { names_postgres_state("host=db password='unterminated", "--state"); }) != "");
+
+  CHECK(redacted_conninfo("host=db.internal dbname=states user=ci password=s3cret-pw sslpassword=other") ==
+        "user=ci dbname=states host=db.internal");
+  CHECK(redacted_conninfo("host=db dbname='my states' password='a b'") == "dbname='my states' host=db");
+  CHECK(redacted_conninfo("postgres://alice:s3cret@db/x?password=p") == "postgres://alice@db/x");
+}
+
 TEST_CASE("state: pg: workspace names") {
   CHECK(valid_workspace_name("default"));
   CHECK(valid_workspace_name("team-a.prod_2"));

@@ -12,6 +12,8 @@
 
 #include "util/atomic_file.h"
 #include "util/duration.h"
+#include "util/env.h"
+#include "util/error.h"
 #include "util/json_limits.h"
 #include "util/parallel.h"
 #include "util/text.h"
@@ -31,6 +33,12 @@ TEST_CASE("util: durations parse like Terraform's and kubectl's") {
   CHECK_FALSE(parse_duration("m"));
   CHECK_FALSE(parse_duration("-5s"));
   CHECK_FALSE(parse_duration("1.5h"));
+  // Past the longest a deadline may be: one step beyond it, never an overflow.
+  CHECK(parse_duration("87840h") == kMaxDuration);
+  CHECK(parse_duration("999999999h") == kMaxDuration + Duration(1));
+  std::string many;  // 3,000 terms of 10^9 hours: their sum would overflow 64 bits of milliseconds
+  for (int i = 0; i < 3000; ++i) many += "999999999h";
+  CHECK(parse_duration(many) == kMaxDuration + Duration(1));
 }
 
 TEST_CASE("util: durations print short") {
@@ -112,6 +120,54 @@ TEST_CASE("util: private files are new, 0600 and unpredictably named, atomic wri
   CHECK_THROWS_WITH(write_new_private_file((dir / "missing").string(), "rec-", ".json", "x"),
                     Catch::Contains("cannot create") && Catch::Contains("missing"));
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("util: only regular files are read, without blocking on a FIFO, and links are refused where asked") {
+  auto dir = std::filesystem::temp_directory_path() / ("dbform-util-read-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string file = (dir / "file").string(), fifo = (dir / "fifo").string(), link = (dir / "link").string();
+  write_file_atomically(file, "0123456789");
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  std::filesystem::create_symlink(file, link);
+  CHECK(read_file_if_exists(file) == std::optional<std::string>("0123456789"));
+  CHECK(read_file_if_exists(link) == std::optional<std::string>("0123456789"));
+  CHECK_FALSE(read_file_if_exists((dir / "absent").string()));
+  CHECK_THROWS_WITH(read_file_if_exists(link, Links::Refuse), Catch::Contains("is a symbolic link, not a regular file"));
+  CHECK_THROWS_WITH(read_file_if_exists(fifo), Catch::Contains("is a named pipe (FIFO), not a regular file"));
+  CHECK_THROWS_WITH(read_file_if_exists(dir.string()), Catch::Contains("is a directory"));
+  CHECK_THROWS_WITH(read_file_if_exists("/dev/zero"), Catch::Contains("is a device"));
+  CHECK_THROWS_AS(read_file_if_exists(file, Links::Follow, 9), FileTooLarge);
+  CHECK(read_file_if_exists(file, Links::Follow, 10));
+  CHECK_NOTHROW(require_regular_or_absent(file, Links::Refuse));
+  CHECK_NOTHROW(require_regular_or_absent((dir / "absent").string(), Links::Refuse));
+  CHECK_NOTHROW(require_regular_or_absent(link, Links::Follow));
+  CHECK_THROWS_WITH(require_regular_or_absent(link, Links::Refuse), Catch::Contains("symbolic link"));
+  CHECK_THROWS_WITH(require_regular_or_absent(fifo, Links::Follow), Catch::Contains("named pipe"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("util: environment values with a control character are refused naming the variable, never quoting it") {
+  const EnvLookup env = [](const std::string& name) -> std::optional<std::string> {
+    if (name == "GOOD") return "a-key_1.2/3=+";
+    if (name == "NEWLINE") return "s3cr3t-value\n";
+    if (name == "HEADER") return "s3cr3t-value\r\nX-Other: 1";
+    if (name == "ESCAPE") return "s3cr3t\x1b[2J";
+    return std::nullopt;
+  };
+  CHECK(checked_env(env, "GOOD") == std::optional<std::string>("a-key_1.2/3=+"));
+  CHECK_FALSE(checked_env(env, "UNSET"));
+  for (const char* name : {"NEWLINE", "HEADER", "ESCAPE"}) {
+    CHECK_THROWS_AS(checked_env(env, name), UsageError);
+    CHECK_THROWS_WITH(checked_env(env, name), Catch::StartsWith(std::string(name) + " holds a control character") &&
+                                                  !Catch::Contains("s3cr3t"));
+  }
+}
+
+TEST_CASE("util: shortages are named as such, other exceptions keep their message") {
+  CHECK(describe_exception(std::bad_alloc()) == "the system is out of memory");
+  CHECK_THAT(describe_exception(std::system_error(std::make_error_code(std::errc::resource_unavailable_try_again))),
+             Catch::StartsWith("the system is short of threads or memory"));
+  CHECK(describe_exception(std::runtime_error("plain")) == "plain");
 }
 
 TEST_CASE("util: generated passwords are long, alphanumeric and never repeat") {

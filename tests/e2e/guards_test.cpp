@@ -290,6 +290,21 @@ TEST_CASE("e2e: guards: too little memory for the threads asked for is a clear e
   CHECK(sb.sim().all_services().size() == 3);
 }
 
+TEST_CASE("e2e: guards: too few file descriptors is a clear error that keeps what was recorded") {
+  Sandbox sb;
+  sb.write("dbform.yaml", base_manifest());
+  RunResult r = sb.run_shell("ulimit -n 7; exec \"$DBFORM\" apply --auto-approve --poll-interval 100ms");
+  INFO(r.describe());
+  CHECK(r.exit_code == 1);
+  // The state's files, most often; a connection when the sockets take the last descriptors first.
+  CHECK((contains(r.err, "Too many open files") || contains(r.err, "Couldn't connect")));
+  RunResult again = sb.apply();
+  INFO(again.describe());
+  CHECK(again.exit_code == 0);
+  CHECK(sb.sim().all_services().size() == 3);
+  CHECK(sb.sim().all_vpcs().size() == 1);
+}
+
 TEST_CASE("e2e: guards: import --generate writes API text so that it reads back as exactly that, or refuses") {
   Sandbox sb;
   // A region code that is a number to YAML: quoted, read back as text, the next plan clean.

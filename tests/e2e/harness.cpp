@@ -20,6 +20,11 @@
 
 namespace e2e {
 
+std::string dbform_binary() {
+  const char* other = std::getenv("DBFORM_E2E_BINARY");
+  return other && *other ? other : DBFORM_BINARY;
+}
+
 namespace {
 
 std::runtime_error sys_error(const std::string& what) {
@@ -63,7 +68,7 @@ Process::Process(const std::vector<std::string>& args, const std::map<std::strin
                  const std::string& program) {
   // Everything the child needs is built before fork: between fork and exec only async-signal-safe
   // calls are allowed (the simulator's threads may hold locks).
-  std::vector<std::string> argv_store = {program.empty() ? std::string(DBFORM_BINARY) : program};
+  std::vector<std::string> argv_store = {program.empty() ? dbform_binary() : program};
   argv_store.insert(argv_store.end(), args.begin(), args.end());
   std::vector<std::string> envp_store;
   for (const auto& [k, v] : env) envp_store.push_back(k + "=" + v);
@@ -253,7 +258,7 @@ RunResult Sandbox::run_shell(const std::string& script, const std::map<std::stri
                              std::chrono::milliseconds timeout) {
   auto e = env;
   for (const auto& [k, v] : extra) e[k] = v;
-  e["DBFORM"] = DBFORM_BINARY;
+  e["DBFORM"] = dbform_binary();
   Process p({"-c", script}, e, dir_, "", timeout, false, "/bin/sh");
   return p.wait();
 }

@@ -25,6 +25,10 @@ namespace e2e {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+// The binary under test: this build's, or DBFORM_E2E_BINARY (to run the suite against another
+// build, e.g. to show which tests fail on an earlier commit).
+std::string dbform_binary();
+
 // The project and key every test uses unless it says otherwise.
 inline const std::string kProject = "acme-prod";
 inline const std::string kKey = "e2e-key-acme-prod-0123456789";

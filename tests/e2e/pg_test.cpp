@@ -145,6 +145,33 @@ TEST_CASE("e2e: pg: a plan from another checkout sees what an apply recorded: no
   CHECK(contains(more.out, "1 to create"));
 }
 
+TEST_CASE("e2e: pg: DBFORM_STATE in libpq's keyword form names the same team state, its password shown nowhere",
+          "[pg]") {
+  Sandbox sb;
+  const std::string ws = pgtest::unique_name("keywords");
+  Checkout alice(sb, "alice", ws), bob(sb, "bob", ws);
+  // postgres://dbform:PASSWORD@127.0.0.1:PORT/postgres, written as host=... port=... keywords.
+  const std::string url = pgtest::server_url();
+  const size_t at = url.find('@'), colon = url.find(':', at), slash = url.find('/', at);
+  bob.env["DBFORM_STATE"] = "host=" + url.substr(at + 1, colon - at - 1) + " port=" +
+                            url.substr(colon + 1, slash - colon - 1) + " dbname=" + url.substr(slash + 1) +
+                            " user=dbform password='" + pgtest::server_password() + "' connect_timeout=5";
+  alice.write_manifest(base_manifest());
+  bob.write_manifest(base_manifest());
+  RunResult applied = alice.apply();
+  INFO(applied.describe());
+  REQUIRE(applied.exit_code == 0);
+  RunResult plan = bob.run({"plan", "--detailed-exitcode"});
+  INFO(plan.describe());
+  CHECK(plan.exit_code == 0);
+  check_no_password(plan);
+  // A message that names the state shows the keywords without the password.
+  RunResult locked_out = bob.run({"state", "push", "missing.json"});
+  CHECK(locked_out.exit_code == 1);
+  check_no_password(locked_out);
+  for (const auto& entry : fs::directory_iterator(bob.dir)) CHECK_FALSE(contains(entry.path().string(), "="));
+}
+
 TEST_CASE("e2e: pg: two workspaces of one database are independent", "[pg]") {
   auto config = default_sim_config();
   config.faults.stuck = {"orders"};
