@@ -174,7 +174,7 @@ HttpResponse ApiClient::call(CallKind kind, const std::string& method, const std
   request.headers = {{"Authorization", authorization(key)}, {"Accept", "application/json"}, {"User-Agent", kUserAgent}};
   if (body) request.headers.emplace_back("Content-Type", "application/json");
   const bool is_create = kind == CallKind::Create;
-  request.fresh_connection = is_create;
+  request.never_replay = is_create;
   const std::string call_name = method + " " + path;
 
   for (int attempt = 1;; ++attempt) {

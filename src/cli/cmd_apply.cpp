@@ -11,6 +11,7 @@
 #include "cli/recovery.h"
 #include "cli/refresh.h"
 #include "cli/render_apply.h"
+#include "state/codec.h"
 #include "engine/apply.h"
 #include "plan/differ.h"
 #include "plan/plan_file.h"
@@ -113,7 +114,8 @@ Prepared plan_now(const ApplyFlowOptions& opts, ApiSetup& api) {
 // made from; refused otherwise, before anything is sent or written.
 Prepared load_saved_plan(const ApplyFlowOptions& opts) {
   const std::string& file = opts.plan_file;
-  auto text = read_file_if_exists(file);
+  // Bounded before it is parsed: a plan holds no more than the state it was made from.
+  auto text = read_file_if_exists(file, Links::Follow, kMaxStateBytes);
   if (!text) throw UsageError("there is no plan file " + file + ". Make one with `dbform plan --out " + file + "`");
   PlanDocument saved = parse_plan_document(*text, file);
   if (saved.plan.summary.conflict)

@@ -82,7 +82,7 @@ std::optional<StateKey> state_key(const std::string& passphrase_variable, const 
     throw UsageError("both " + passphrase_variable + " and " + key_file_variable + " are set: set one of them");
   if (passphrase) return StateKey::passphrase(*passphrase, passphrase_variable);
   if (!key_file) return std::nullopt;
-  auto bytes = read_file_if_exists(*key_file);
+  auto bytes = read_file_if_exists(*key_file, Links::Follow, 4096);  // a key is 32 bytes: anything far larger is wrong
   if (!bytes) throw UsageError(key_file_variable + ": " + *key_file + ": no such file");
   try {
     return StateKey::raw(std::move(*bytes), key_file_variable + " (" + *key_file + ")");

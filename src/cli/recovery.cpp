@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "state/codec.h"
+#include "state/file_store.h"
 #include "util/atomic_file.h"
 #include "util/env.h"
 
@@ -20,7 +21,7 @@ std::string save_recovery_file(const State& state, const StateStore& store, cons
   auto env = process_env();
   std::vector<fs::path> dirs;
   const std::string where = store.describe();
-  if (where.find("://") == std::string::npos) dirs.push_back(fs::absolute(where).parent_path());
+  if (dynamic_cast<const FileStateStore*>(&store)) dirs.push_back(fs::absolute(where).parent_path());
   dirs.push_back(env("TMPDIR").value_or("/tmp"));
   if (auto home = env("HOME")) dirs.push_back(*home);
   std::string head = "the state could not be saved to " + where + ": " + why +

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -146,17 +147,40 @@ bool may_have_reached_server(CURLcode code) {
   }
 }
 
+// A body libcurl reads once and cannot rewind: the re-send of a request on a reused connection that
+// closed before answering needs a rewind, so it fails (CURLE_SEND_FAIL_REWIND) instead of performing
+// the request a second time.
+struct OneShotBody {
+  const std::string& text;
+  size_t sent = 0;
+};
 
-void set_method_and_body(CURL* curl, const HttpRequest& request) {
+size_t read_once(char* buffer, size_t size, size_t count, void* user) {
+  auto& body = *static_cast<OneShotBody*>(user);
+  const size_t n = std::min(size * count, body.text.size() - body.sent);
+  std::memcpy(buffer, body.text.data() + body.sent, n);
+  body.sent += n;
+  return n;
+}
+
+int refuse_rewind(void*, curl_off_t, int) { return CURL_SEEKFUNC_CANTSEEK; }
+
+void set_method_and_body(CURL* curl, const HttpRequest& request, OneShotBody& once) {
   if (request.method == "GET") {
     curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
     return;
   }
   if (request.method != "POST") curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
-  if (request.method == "POST" || !request.body.empty()) {
+  if (request.method != "POST" && request.body.empty()) return;
+  curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
+  if (!request.never_replay) {
     curl_easy_setopt(curl, CURLOPT_POSTFIELDS, request.body.data());
-    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
+    return;
   }
+  curl_easy_setopt(curl, CURLOPT_POST, 1L);
+  curl_easy_setopt(curl, CURLOPT_READFUNCTION, read_once);
+  curl_easy_setopt(curl, CURLOPT_READDATA, &once);
+  curl_easy_setopt(curl, CURLOPT_SEEKFUNCTION, refuse_rewind);
 }
 
 }  // namespace
@@ -189,16 +213,14 @@ HttpResponse CurlTransport::send(const HttpRequest& request) {
   curl_easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(options_.max_body_bytes));
   curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, collect_header);
   curl_easy_setopt(curl, CURLOPT_HEADERDATA, &response.headers);
-  set_method_and_body(curl, request);
-  if (request.fresh_connection) {
-    curl_easy_setopt(curl, CURLOPT_FRESH_CONNECT, 1L);
-    curl_easy_setopt(curl, CURLOPT_FORBID_REUSE, 1L);
-  }
+  OneShotBody once{request.body};
+  set_method_and_body(curl, request, once);
 
   CURLcode result = curl_easy_perform(curl);
   // The handle outlives this call; it must not keep pointers into this stack frame.
   curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, nullptr);
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, nullptr);
+  curl_easy_setopt(curl, CURLOPT_READDATA, nullptr);
   try {
     handles_->give_back(std::move(handle));
   } catch (const std::bad_alloc&) {

@@ -259,14 +259,14 @@ TEST_CASE("http: a request timeout may have reached the server") {
 
 // libcurl re-sends a request whose reused keep-alive connection closes before any answer arrives:
 // a create exposed to that is performed twice while the caller sees a single failure.
-TEST_CASE("http: an answer lost on a reused connection is never replayed for a fresh-connection request") {
-  auto lose_after_warm_connection = [](bool fresh_connection) {
+TEST_CASE("http: an answer lost on a reused connection is never replayed for a never-replay request") {
+  auto lose_after_warm_connection = [](bool never_replay) {
     TestServer server;
     CurlTransport transport;
     auto outcome = std::async(std::launch::async, [&]() -> std::string {
       transport.send(request("POST", server.url("/echo"), "{}"));  // leaves a kept-alive connection
       HttpRequest create = request("POST", server.url("/lose"), R"({"name":"orders"})");
-      create.fresh_connection = fresh_connection;
+      create.never_replay = never_replay;
       try {
         transport.send(create);
       } catch (const TransportError& e) {
@@ -279,7 +279,25 @@ TEST_CASE("http: an answer lost on a reused connection is never replayed for a f
     for (const auto& seen : server.seen()) performed += seen.path == "/lose";
     return performed;
   };
-  // The fault is real: without its own connection the request reaches the server twice.
+  // The fault is real: libcurl re-sends an ordinary request, which reaches the server twice.
   CHECK(lose_after_warm_connection(false) == 2);
   CHECK(lose_after_warm_connection(true) == 1);
+}
+
+TEST_CASE("http: a never-replay request rides a kept-alive connection, and so do the requests after it") {
+  TestServer server;
+  CurlTransport transport;
+  std::async(std::launch::async, [&] {
+    transport.send(request("GET", server.url("/status/503")));
+    HttpRequest create = request("POST", server.url("/echo"), R"({"name":"orders"})");
+    create.never_replay = true;
+    dbform::HttpResponse answer = transport.send(create);
+    CHECK(answer.status == 201);
+    transport.send(request("POST", server.url("/echo"), "{}"));
+  }).get();
+  auto seen = server.seen();
+  REQUIRE(seen.size() == 3);
+  CHECK(seen[1].body == R"({"name":"orders"})");  // the whole body, read through the callback
+  CHECK(seen[0].remote_port == seen[1].remote_port);
+  CHECK(seen[1].remote_port == seen[2].remote_port);
 }

@@ -15,10 +15,11 @@ struct HttpRequest {
   std::string url;     // absolute
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
-  // Sent on a connection of its own, never reused and never kept: libcurl silently re-sends a
-  // request whose reused keep-alive connection closes before any answer, which a create (sent at
-  // most once per decision, SPEC section 1) must never be exposed to.
-  bool fresh_connection = false;
+  // Sent at most once by the transport (creates: at most once per decision, SPEC section 1). libcurl
+  // silently re-sends a request whose reused keep-alive connection closes before any answer; such a
+  // request's body can be read once and never rewound, so that re-send fails instead (an unknown
+  // outcome, which the caller resolves), while the request still rides a kept-alive connection.
+  bool never_replay = false;
 };
 
 struct HttpResponse {
