@@ -7,6 +7,7 @@
 #include "util/duration.h"
 #include "util/json_limits.h"
 #include "util/crypto.h"
+#include "util/env.h"
 
 namespace dbform {
 namespace {
@@ -136,6 +137,9 @@ ApiClient::ApiClient(Transport& transport, Clock& clock, std::string base_url, A
 }
 
 std::string ApiClient::authorization(const std::string& key) const {
+  // Checked where keys are read (naming the variable); here too, before base64 could hide it.
+  if (has_control_character(key))
+    throw ApiError("the API key holds a control character (a line break?): it was not sent", 0, "", "", "", false);
   return scheme_ == AuthScheme::Basic ? "Basic " + base64_encode(key) : "Bearer " + key;
 }
 

@@ -9,6 +9,7 @@
 #include "engine/import.h"
 #include "engine/keys.h"
 #include "engine/manifest_writer.h"
+#include "state/file_store.h"
 #include "util/atomic_file.h"
 #include "util/env.h"
 #include "util/text.h"
@@ -27,6 +28,22 @@ struct ImportOptions {
   std::string generate;  // the manifest file --project writes
   bool force = false;
 };
+
+// --generate FILE must not be the state, its journal, backup or lock (`--force` or not): the
+// manifest would replace what it records.
+void refuse_own_file(const StateStore& store, const std::string& file) {
+  const auto* files = dynamic_cast<const FileStateStore*>(&store);
+  if (!files) return;
+  std::error_code ec;
+  const auto target = std::filesystem::weakly_canonical(file, ec);
+  for (const auto& own : files->own_files()) {
+    std::error_code own_ec, same_ec;
+    if ((!ec && std::filesystem::weakly_canonical(own, own_ec) == target && !own_ec) ||
+        std::filesystem::equivalent(own, file, same_ec))
+      throw UsageError("--generate " + file + " is " + own + ", a file of the state " + store.describe() +
+                       "; nothing was changed. Write the manifest elsewhere");
+  }
+}
 
 int import_one(const ImportOptions& opts, const Manifest& manifest) {
   const std::string address = declared_address(manifest, opts.address);
@@ -59,6 +76,7 @@ int import_project(const ImportOptions& opts, const Manifest& manifest) {
   if (std::filesystem::exists(opts.generate) && !opts.force)
     throw UsageError(opts.generate + " exists; nothing was changed. Choose another file, or --force to replace it");
   auto store = open_state_store(opts.state);
+  refuse_own_file(*store, opts.generate);
   auto lock = store->lock("import", lock_timeout(opts.state));
   State state = read_state(*store);
   const auto keys = resolve_keys(manifest, {opts.project}, process_env());

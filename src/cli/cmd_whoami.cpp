@@ -63,7 +63,7 @@ void add_whoami_command(CLI::App& app, int& exit_code) {
     auto api = make_api();
     std::cout << "API: " << redact_url(api->client->base_url()) << "\n";
     if (projects.empty()) {  // no manifest here: the default key alone
-      auto key = process_env()("DBFORM_API_KEY");
+      auto key = checked_env(process_env(), "DBFORM_API_KEY");
       if (!key) throw UsageError("no API key: set DBFORM_API_KEY, or run whoami where the manifests are (-f PATH)");
       AuthInfo info = api->client->auth_info(*key);
       std::cout << "Project " << info.project_id << (info.project_name.empty() ? "" : " (" + info.project_name + ")")

@@ -68,8 +68,8 @@ Manifest manifests_if_any(const ManifestOptions& opts, bool given) {
   if (given) return load_manifests_or_throw(opts);
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(".", ec)) {
-    const std::string ext = entry.path().extension().string();
-    if (entry.is_regular_file(ec) && (ext == ".yaml" || ext == ".yml")) return load_manifests_or_throw(opts);
+    // Any manifest-named entry, readable or not: the loader says what is wrong with one it cannot read.
+    if (is_manifest_file_name(entry.path().string())) return load_manifests_or_throw(opts);
   }
   return Manifest{};
 }

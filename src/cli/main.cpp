@@ -185,6 +185,11 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     std::cerr << "Error: " << dbform::scrub(e.what()) << "\n";
     return 1;
+  } catch (const std::bad_alloc&) {
+    // Nothing here may allocate: the message is a constant.
+    std::fflush(stdout);
+    std::fputs("Error: the system is out of memory; what was recorded before is in the state\n", stderr);
+    return 1;
   } catch (const std::exception& e) {
     std::fflush(stdout);
     const std::string what = dbform::describe_exception(e);

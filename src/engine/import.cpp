@@ -95,7 +95,8 @@ std::vector<ResourceRecord> unrecorded_resources(const ProjectListing& listing, 
   auto check_name = [&](ResourceKind kind, const std::string& name, const std::string& id) {
     const std::string address = resource_address(project_id, kind, name);
     if (!is_valid_name(name))
-      problems.push_back(std::string(kind_name(kind)) + " " + id + ": its name `" + valid_utf8(name) +
+      problems.push_back(std::string(kind_name(kind)) + " " + one_line_excerpt(id, 64) + ": its name `" +
+                         one_line_excerpt(name, 130) +
                          "` cannot be a manifest name (letters, digits, `_` and `-`); rename it first");
     else if (state.find(address))
       problems.push_back(std::string(kind_name(kind)) + " " + id + ": " + address +

@@ -205,8 +205,11 @@ void note_poll_failure(Outcome& out, const std::exception& e) {
   if (auto api_error = dynamic_cast<const ApiError*>(&e)) {
     out.http_status = api_error->status();
     out.transient = api_error->status() == 0 || api_error->status() == 429 || api_error->status() >= 500;
-  } else
-    out.transient = true;  // a 2xx that is not what was asked for: the API misbehaved; keep trying
+  } else {
+    // A 2xx that is not what was asked for: the API misbehaved; keep trying. No memory: waiting
+    // would not bring it back, and the watch would run to its timeout saying nothing of it.
+    out.transient = !dynamic_cast<const std::bad_alloc*>(&e);
+  }
 }
 
 }  // namespace

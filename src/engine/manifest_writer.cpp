@@ -1,7 +1,10 @@
 #include "engine/manifest_writer.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <map>
+#include <set>
 
 #include <yaml-cpp/yaml.h>
 
@@ -16,17 +19,34 @@ namespace dbform {
 
 namespace {
 
-// Text as one YAML scalar that the manifest reader takes back as exactly that text: `${` escaped as
-// `$${` (the reader's escape), and double quotes wherever a plain scalar would be typed otherwise
-// (`true`, `123`, `null`). The emitter quotes and escapes what plain YAML cannot hold.
+// Plain scalars that YAML 1.1 readers (PyYAML, many editors) take for booleans, though YAML 1.2's
+// core schema, which dbform reads, takes them for text.
+bool is_yaml11_boolean(const std::string& text) {
+  static const std::set<std::string> words = {"y",  "Y",  "yes", "Yes", "YES", "n",   "N",   "no",
+                                              "No", "NO", "on",  "On",  "ON",  "off", "Off", "OFF"};
+  return words.count(text) > 0;
+}
+
+// Text as one YAML scalar that every YAML reader takes back as exactly that text: `${` escaped as
+// `$${` (dbform's reader's escape), and double quotes wherever a plain scalar would be typed
+// otherwise (`true`, `123`, `null`, YAML 1.1's `yes`). The emitter quotes and escapes what plain
+// YAML cannot hold, every character beyond ASCII included (some readers break lines at U+0085).
 void emit_text(YAML::Emitter& out, const std::string& text) {
   std::string escaped;
   for (size_t i = 0; i < text.size(); ++i) {
     if (text.compare(i, 2, "${") == 0) escaped += '$';
     escaped += text[i];
   }
-  if (resolve_plain_scalar(escaped) != ScalarType::String) out << YAML::DoubleQuoted;
+  if (resolve_plain_scalar(escaped) != ScalarType::String || is_yaml11_boolean(escaped)) out << YAML::DoubleQuoted;
   out << escaped;
+}
+
+// An id fit for a comment: ASCII letters, digits, '-', '_' and '.'; others are left out of it (a
+// comment is not escaped).
+bool is_plain_id(const std::string& id) {
+  return !id.empty() && std::all_of(id.begin(), id.end(), [](unsigned char c) {
+    return std::isalnum(c) || c == '-' || c == '_' || c == '.';
+  });
 }
 
 bool is_number(const std::string& text) {
@@ -58,6 +78,7 @@ const std::vector<const char*> kServiceFields = {"addons",        "cpu_millis", 
 std::string emit(const std::string& project_id, const std::vector<ResourceRecord>& records) {
   YAML::Emitter out;
   out.SetIndent(2);
+  out.SetOutputCharset(YAML::EscapeNonAscii);
   out << YAML::BeginMap << YAML::Key << "version" << YAML::Value << 1;
   out << YAML::Key << "projects" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
   out << YAML::Key << "id" << YAML::Value;
@@ -70,7 +91,7 @@ std::string emit(const std::string& project_id, const std::vector<ResourceRecord
       any = true;
       out << YAML::BeginMap << YAML::Key << "name" << YAML::Value;
       emit_text(out, r.name);
-      if (!has_control_character(r.id) && valid_utf8(r.id) == r.id) out << YAML::Comment("id " + r.id);
+      if (is_plain_id(r.id)) out << YAML::Comment("id " + r.id);
       for (const char* key : kind == ResourceKind::Vpc ? kVpcFields : kServiceFields)
         if (auto v = r.settings.find(key); v != r.settings.end() && !v->is_null()) {
           out << YAML::Key << key << YAML::Value;

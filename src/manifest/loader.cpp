@@ -24,10 +24,6 @@ namespace dbform {
 
 namespace {
 
-bool is_yaml_file_name(const fs::path& p) {
-  auto ext = p.extension().string();
-  return ext == ".yaml" || ext == ".yml";
-}
 
 // Why a manifest path cannot be read as a file ("" when it is a regular file, or a link to one).
 // A declaration that cannot be read must never count as "no longer declared" (SPEC section 8).
@@ -53,7 +49,7 @@ std::vector<std::string> yaml_files_in(const std::string& dir, Diagnostics& diag
   std::vector<std::pair<std::string, std::string>> unreadable;
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    if (!is_yaml_file_name(it->path())) continue;
+    if (!is_manifest_file_name(it->path().string())) continue;
     const std::string file = (fs::path(dir) / it->path().filename()).lexically_normal().string();
     if (std::string why = unreadable_reason(file); !why.empty()) unreadable.emplace_back(file, std::move(why));
     else files.push_back(file);
@@ -335,6 +331,12 @@ Manifest merge_files(std::vector<ParsedFile>& files, const EnvLookup& env, Diagn
 }
 
 }  // namespace
+
+bool is_manifest_file_name(const std::string& path) {
+  std::string ext = fs::path(path).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  return ext == ".yaml" || ext == ".yml";
+}
 
 Manifest load_manifests(const std::vector<std::string>& paths, const EnvLookup& env, Diagnostics& diags) {
   if (paths.empty()) diags.error({}, "", "no manifest given", "pass -f FILE or -f DIRECTORY");

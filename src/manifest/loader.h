@@ -14,6 +14,10 @@ constexpr size_t kMaxManifestBytes = size_t{16} << 20;
 constexpr size_t kMaxManifestNodes = 2'000'000;
 constexpr size_t kMaxManifestAliases = 10'000;
 
+// Whether a directory entry is a manifest: its name ends in .yaml or .yml, in any case (a
+// `users.YAML` skipped would count as undeclared).
+bool is_manifest_file_name(const std::string& path);
+
 // Reads every manifest named by `paths` (files, or directories meaning every *.yaml / *.yml in
 // them, sorted), interpolates ${VAR} from `env`, validates strictly and merges projects that share
 // an id. Every problem found is added to `diags` (all of them, not just the first); the returned

@@ -211,9 +211,9 @@ State checked_unique(State state, const std::string& source) {
   throw DuplicateRecords(
       source + ": " + join(clashes, "; ") +
           ". One database must not have two records (a hand edit?): acting on them could delete or change the "
-          "wrong one, so nothing was done. Find which address the resource really has (`dbform state show "
-          "ADDRESS`), remove the other record with `dbform state rm ADDRESS` (no API call), then run the command "
-          "again",
+          "wrong one, so dbform uses this state only to repair it. Find which address the resource really has "
+          "(`dbform state show ADDRESS`), remove the other record with `dbform state rm ADDRESS` (no API call), "
+          "then run the command again",
       std::move(state));
 }
 

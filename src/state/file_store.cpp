@@ -12,6 +12,7 @@
 #include "state/codec.h"
 #include "util/atomic_file.h"
 #include "util/file_lock.h"
+#include "util/text.h"
 
 namespace dbform {
 
@@ -84,9 +85,11 @@ FileStateStore::FileStateStore(std::string path)
   // Refused before anything is read or written: a FIFO would hang the read, a directory or device
   // is no state, and dbform's own files are never written through a link (SPEC section 5).
   require_regular_or_absent(path_, Links::Follow);
-  for (const std::string& own : {journal_path_, path_ + ".backup", path_ + ".lock"})
-    require_regular_or_absent(own, Links::Refuse);
+  for (const std::string& own : own_files())
+    if (own != path_) require_regular_or_absent(own, Links::Refuse);
 }
+
+std::string FileStateStore::command_line_args() const { return "--state " + shell_quote(given_); }
 
 namespace {
 
@@ -189,9 +192,11 @@ void FileStateStore::append_to_journal(const std::string& line) {
   };
   struct stat st {};
   if (::fstat(fd, &st) != 0) fail("inspect");
-  if (!S_ISREG(st.st_mode)) {
+  if (!S_ISREG(st.st_mode) || st.st_nlink > 1) {
     ::close(fd);
-    throw Error(journal_path_ + " is not a regular file: refusing to append to it");
+    throw Error(journal_path_ + (S_ISREG(st.st_mode) ? " has other names (hard links)" : " is not a regular file") +
+                ": refusing to append to it, which would change the file behind those names. Remove it if no "
+                "apply is running");
   }
   // Over a torn tail (an append a crash cut short), never after it.
   if (::fchmod(fd, 0600) != 0 || ::ftruncate(fd, static_cast<off_t>(seen_->journal_bytes)) != 0) fail("prepare");

@@ -21,7 +21,9 @@ class FileStateStore : public StateStore {
   std::unique_ptr<StateLock> lock(const std::string& operation, Duration timeout) override;
   std::string sealed_by() const override { return seen_ ? seen_->key_id : ""; }
   std::string describe() const override { return given_; }
-  std::string command_line_args() const override { return "--state " + given_; }
+  std::string command_line_args() const override;
+  // The files this store reads and writes: the state (a link's target), its journal, backup and lock.
+  std::vector<std::string> own_files() const { return {path_, journal_path_, path_ + ".backup", path_ + ".lock"}; }
 
  private:
   // Lineage and serial of what is on disk, and the file's identity when we last saw it: a write

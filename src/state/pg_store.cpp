@@ -122,6 +122,14 @@ bool is_secret_option(const std::string& keyword) { return keyword == "password"
 
 bool names_postgres_state(const std::string& where, const std::string& source) {
   if (is_postgres_url(where)) return true;
+  std::string head = where.substr(0, std::min<size_t>(where.size(), 12));
+  std::transform(head.begin(), head.end(), head.begin(), [](unsigned char c) { return std::tolower(c); });
+  // A URL of another form (POSTGRES://, postgresql:user@host, https://...) taken for a file name
+  // would put its password into one, and into every message that names the state.
+  if (where.find("://") != std::string::npos || head.rfind("postgres:", 0) == 0 || head.rfind("postgresql:", 0) == 0)
+    throw Error(source + " looks like a URL, but not one dbform reads: a state is a file path, a postgres:// or "
+                "postgresql:// URL (in lower case), or libpq keywords (host=... dbname=...). Nothing was read or "
+                "written; the value is not shown, since it may hold a password");
   if (where.find('=') == std::string::npos) return false;
   if (!parse_conninfo(where))
     throw Error(source + " holds `=` like a PostgreSQL connection string (host=... dbname=...), but libpq cannot "

@@ -45,9 +45,10 @@ std::unique_ptr<FileLock> FileLock::acquire(const std::string& path, const std::
     throw Error("the lock file " + path + " is a symbolic link: refusing to write through it. Remove the link");
   if (fd < 0) throw Error("cannot open lock file " + path + ": " + std::strerror(errno));
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink > 1) {
     ::close(fd);
-    throw Error("the lock file " + path + " is not a regular file: refusing to use it. Remove it");
+    throw Error("the lock file " + path + " is not a regular file of its own (a FIFO, a device, or a file with other "
+                "names): refusing to truncate and write it. Remove it");
   }
   const auto deadline = clock.now() + timeout;
   for (;;) {

@@ -9,6 +9,15 @@
 
 namespace e2e {
 
+// Sanitizer runtimes reserve terabytes of address space, need file descriptors of their own to read
+// memory, and do not run under ptrace: the tests of resource limits and of kills injected by strace
+// test the plain binary, and say so instead of running in sanitized builds (scripts/sanitize.sh).
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+inline constexpr bool kSanitized = true;
+#else
+inline constexpr bool kSanitized = false;
+#endif
+
 inline const std::vector<std::string> kServices = {"orders", "billing", "analytics"};
 
 // VPC `main` and the three services of kServices.

@@ -52,9 +52,9 @@ TEST_CASE("e2e: a state that stops being writable mid-apply: a recovery file kee
   INFO(r.describe() << "\ncounts: " << sb.counts().dump());
   CHECK(r.exit_code == 1);
   std::smatch m;
-  REQUIRE(std::regex_search(r.err, m, std::regex("dbform state push (\\S+) --state (\\S+)")));
-  const std::string recovery = m[1];
-  CHECK(m[2] == state_path);
+  REQUIRE(std::regex_search(r.err, m, std::regex("dbform state push (\\S+) (--state .+)")));
+  const std::string recovery = m[1], state_args = m[2];
+  CHECK(state_args == "--state '" + state_path + "'");  // quoted for the shell it is pasted into
   CHECK(fs::path(recovery).parent_path() == sb.dir() / "tmp");  // beside the state was refused
   // Whatever was created is in the recovery file with its password; nothing was created blindly.
   json saved = json::parse(sb.read("tmp/" + fs::path(recovery).filename().string()));
@@ -69,7 +69,7 @@ TEST_CASE("e2e: a state that stops being writable mid-apply: a recovery file kee
   }
   CHECK(created.size() < 3);  // it stopped creating
 
-  RunResult push = sb.run({"state", "push", recovery, "--state", state_path});
+  RunResult push = sb.run_shell("\"$DBFORM\" state push " + recovery + " " + state_args);  // as printed
   INFO(push.describe());
   REQUIRE(push.exit_code == 0);
   RunResult finish = sb.apply({"--state", state_path});
