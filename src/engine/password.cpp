@@ -6,10 +6,8 @@ namespace dbform {
 
 namespace {
 
-// Sends the recorded pending password and, once the API confirmed it, records it as the password.
-void complete_pending(ApiClient& api, StateStore& store, State& state, ResourceRecord& rec, const std::string& key,
-                      Clock& clock) {
-  api.update_password(key, rec.project_id, rec.id, rec.pending_password);
+// The API confirmed the pending password: it is the password now.
+void confirm_pending(StateStore& store, State& state, ResourceRecord& rec, Clock& clock) {
   rec.initial_password = rec.pending_password;
   rec.pending_password.clear();
   rec.updated_at = format_utc(clock.wall_now());
@@ -25,23 +23,25 @@ void rotate_password(ApiClient& api, StateStore& store, State& state, const std:
   // until the service is known to have another, so it is set again first (SPEC section 5).
   if (!rec.pending_password.empty() && rec.pending_password != password) {
     try {
-      complete_pending(api, store, state, rec, key, clock);
+      api.update_password(key, rec.project_id, rec.id, rec.pending_password);
     } catch (const Error& e) {
       throw Error(std::string("an earlier password change of ") + address +
                   " is still pending (the service may have that password) and could not be completed: " + e.what() +
                   ". Nothing else was changed: the pending password stays recorded, and `dbform output " + address +
                   ".password` cannot be trusted until a rotate-password or apply completes it");
     }
+    confirm_pending(store, state, rec, clock);
   }
   rec.pending_password = password;
   rec.updated_at = format_utc(clock.wall_now());
   store.write_changes(state, {address});  // on disk before it is sent: a crash cannot lose it
   try {
-    complete_pending(api, store, state, rec, key, clock);
+    api.update_password(key, rec.project_id, rec.id, password);
   } catch (const Error& e) {
     throw Error(std::string("the new password could not be set: ") + e.what() +
                 ". It stays recorded as pending: the next apply, or rotate-password again, sets it");
   }
+  confirm_pending(store, state, rec, clock);
 }
 
 std::string checked_password(std::string text) {
