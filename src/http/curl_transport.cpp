@@ -56,7 +56,7 @@ struct CurlTransport::Handles {
   }
   void give_back(EasyHandle handle) {
     std::lock_guard<std::mutex> lock(mu);
-    idle.push_back(std::move(handle));  // std::bad_alloc here drops the handle (and its connections)
+    idle.push_back(std::move(handle));
   }
 };
 
@@ -193,8 +193,19 @@ CurlTransport::~CurlTransport() = default;
 
 HttpResponse CurlTransport::send(const HttpRequest& request) {
   ensure_curl_initialised();
-  EasyHandle handle = handles_->take();
-  CURL* curl = handle.get();
+  // Given back when this call is done with it, whatever way it ends: not before the last
+  // curl_easy_getinfo, or another thread's request would reset it under us.
+  struct Lease {
+    Handles& pool;
+    EasyHandle handle;
+    ~Lease() {
+      try {
+        pool.give_back(std::move(handle));
+      } catch (const std::bad_alloc&) {  // no room to keep it: it is closed instead
+      }
+    }
+  } lease{*handles_, handles_->take()};
+  CURL* curl = lease.handle.get();
   HeaderList headers = build_header_list(request);
   HttpResponse response;
   char error_text[CURL_ERROR_SIZE] = {0};
@@ -221,10 +232,6 @@ HttpResponse CurlTransport::send(const HttpRequest& request) {
   curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, nullptr);
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, nullptr);
   curl_easy_setopt(curl, CURLOPT_READDATA, nullptr);
-  try {
-    handles_->give_back(std::move(handle));
-  } catch (const std::bad_alloc&) {
-  }
   if (result != CURLE_OK) {
     std::string detail = error_text[0] ? error_text : curl_easy_strerror(result);
     if (sink.too_large || result == CURLE_FILESIZE_EXCEEDED)
