@@ -200,18 +200,22 @@ TEST_CASE("http: curl transport is safe to use from several threads") {
   std::vector<std::thread> threads;
   std::mutex mu;
   std::vector<int> statuses;
-  for (int i = 0; i < 4; ++i) {
+  int mixed_up = 0;  // answers carrying another request's body: a handle shared by two requests
+  for (int i = 0; i < 8; ++i) {
     threads.emplace_back([&, i] {
-      for (int j = 0; j < 3; ++j) {
-        int status = transport.send(request("POST", server.url("/echo"), std::to_string(i))).status;
+      for (int j = 0; j < 100; ++j) {
+        const std::string body = std::to_string(i) + "-" + std::to_string(j);
+        dbform::HttpResponse answer = transport.send(request("POST", server.url("/echo"), body));
         std::lock_guard<std::mutex> lock(mu);
-        statuses.push_back(status);
+        statuses.push_back(answer.status);
+        mixed_up += answer.body != "you sent: " + body;
       }
     });
   }
   for (auto& t : threads) t.join();
-  CHECK(statuses == std::vector<int>(12, 201));
-  CHECK(server.seen().size() == 12);
+  CHECK(statuses == std::vector<int>(800, 201));
+  CHECK(mixed_up == 0);
+  CHECK(server.seen().size() == 800);
 }
 
 TEST_CASE("http: a refused connection certainly did not reach the server") {
