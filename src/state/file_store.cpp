@@ -183,21 +183,12 @@ void FileStateStore::compact(State& state) {
 
 void FileStateStore::append_to_journal(const std::string& line) {
   const bool created = seen_->journal_bytes == 0 && file_size(journal_path_) == 0;
-  int fd = ::open(journal_path_.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0600);
-  if (fd < 0) throw Error("cannot open " + journal_path_ + ": " + std::strerror(errno));
+  const int fd = open_own_file(journal_path_, O_WRONLY);
   auto fail = [&](const char* what) {
     int err = errno;
     ::close(fd);
     throw Error(std::string("cannot ") + what + " " + journal_path_ + ": " + std::strerror(err));
   };
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) fail("inspect");
-  if (!S_ISREG(st.st_mode) || st.st_nlink > 1) {
-    ::close(fd);
-    throw Error(journal_path_ + (S_ISREG(st.st_mode) ? " has other names (hard links)" : " is not a regular file") +
-                ": refusing to append to it, which would change the file behind those names. Remove it if no "
-                "apply is running");
-  }
   // Over a torn tail (an append a crash cut short), never after it.
   if (::fchmod(fd, 0600) != 0 || ::ftruncate(fd, static_cast<off_t>(seen_->journal_bytes)) != 0) fail("prepare");
   size_t done = 0;

@@ -121,6 +121,25 @@ std::string not_regular(const std::string& path, mode_t mode) {
 
 }  // namespace
 
+int open_own_file(const std::string& path, int access) {
+  int fd = ::open(path.c_str(), access | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0600);
+  if (fd < 0 && errno == ELOOP) throw Error(not_regular(path, S_IFLNK));
+  if (fd < 0) fail("open", path, errno);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
+    ::close(fd);
+    fail("inspect", path, err);
+  }
+  if (!S_ISREG(st.st_mode) || st.st_nlink > 1) {
+    ::close(fd);
+    if (!S_ISREG(st.st_mode)) throw Error(not_regular(path, st.st_mode));
+    throw Error(path + " has other names (hard links): refusing to write it, which would change the file behind "
+                       "those names. Remove it if no dbform is running");
+  }
+  return fd;
+}
+
 void require_regular_or_absent(const std::string& path, Links links) {
   struct stat st {};
   const int rc = links == Links::Follow ? ::stat(path.c_str(), &st) : ::lstat(path.c_str(), &st);

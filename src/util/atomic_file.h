@@ -39,6 +39,12 @@ class FileTooLarge : public Error {
 std::optional<std::string> read_file_if_exists(const std::string& path, Links links = Links::Follow,
                                                size_t max_bytes = SIZE_MAX);
 
+// Opens one of dbform's own files (journal, lock) to write it, creating it with mode 0600: never
+// through a symbolic link, never a FIFO or a device (refused without blocking), never a file with
+// other names (through a hard link the write would change that other file). `access` is O_WRONLY
+// or O_RDWR. Returns the descriptor; throws Error naming the path.
+int open_own_file(const std::string& path, int access);
+
 // Error unless `path` is absent or a regular file (not followed through a link with Links::Refuse):
 // for the files dbform is about to create or replace.
 void require_regular_or_absent(const std::string& path, Links links);

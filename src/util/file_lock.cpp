@@ -2,12 +2,12 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 
+#include "util/atomic_file.h"
 #include "util/error.h"
 
 namespace dbform {
@@ -40,16 +40,7 @@ std::unique_ptr<FileLock> FileLock::acquire(const std::string& path, const std::
   // Never through a link, and never anything but a regular file: the lock is truncated and written,
   // and a link would have that done to its target (SPEC section 5). O_NONBLOCK: a FIFO must not
   // hang the open before it is refused.
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0600);
-  if (fd < 0 && errno == ELOOP)
-    throw Error("the lock file " + path + " is a symbolic link: refusing to write through it. Remove the link");
-  if (fd < 0) throw Error("cannot open lock file " + path + ": " + std::strerror(errno));
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink > 1) {
-    ::close(fd);
-    throw Error("the lock file " + path + " is not a regular file of its own (a FIFO, a device, or a file with other "
-                "names): refusing to truncate and write it. Remove it");
-  }
+  const int fd = open_own_file(path, O_RDWR);
   const auto deadline = clock.now() + timeout;
   for (;;) {
     if (::flock(fd, LOCK_EX | LOCK_NB) == 0) break;
