@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <limits>
 #include <queue>
 #include <set>
 #include <spdlog/spdlog.h>
@@ -9,8 +10,9 @@
 
 #include "engine/jobs.h"
 #include "engine/namesakes.h"
-#include "plan/differ.h"
+#include "engine/operations.h"
 #include "engine/work_queue.h"
+#include "plan/differ.h"
 #include "util/duration.h"
 #include "util/parallel.h"
 #include "util/text.h"
@@ -18,10 +20,6 @@
 namespace dbform {
 
 namespace {
-
-// SettingPassword: READY, its new password on the way; Calling: READY, an update call queued or
-// on the way. Never polled meanwhile.
-enum class Phase { Pending, Creating, Watching, SettingPassword, Calling, Done, Failed };
 
 // Hands an event to a renderer, which can never throw into the engine: its output is lost (a closed
 // pipe, a full disk), the run goes on recording. False when the renderer failed.
@@ -35,21 +33,41 @@ bool deliver(EventSink& sink, const Event& event) {
   }
 }
 
+constexpr size_t kNone = std::numeric_limits<size_t>::max();
+
+// One resource of the plan: its operations run one after another and share its watch.
 struct Item {
   const PlannedAction* action = nullptr;
-  Phase phase = Phase::Pending;
+  std::vector<size_t> ops;  // its operations, in the order they run
+  size_t watched = kNone;   // the operation its status checks answer to
   Clock::TimePoint watch_start{}, deadline{};
   int polls = 0;
   int timer_generation = 0;  // a timer of an older generation was cancelled
   bool timer_live = false;   // a timer of the current generation is queued
   bool polling = false;      // a status check of it is in flight
   bool get_next = false;     // the last list did not show it (lists lag): ask for it by id next
-  size_t next_call = 0;      // the plan's calls before it are made
-  // Watching until READY with the change of calls[next_call] made (an asynchronous call answered).
-  bool awaiting_call = false;
-  int call_sends = 0;  // sends of calls[next_call]
-  bool deleting = false;  // its delete was accepted: watched until it is gone
+  bool failed = false;       // an operation of it failed (reported)
+  bool unconfirmed = false;  // --no-wait: its last call was answered, not watched: no READY to report
 };
+
+// Blocked: something it needs is not done. Ready: queued. Sent: its call is on the way. Watching:
+// its resource is watched until it shows the operation's effect.
+enum class OpStep { Blocked, Ready, Sent, Watching, Done, Failed };
+
+struct Op {
+  Operation what;
+  size_t item = kNone;  // kNone for a barrier
+  OpStep step = OpStep::Blocked;
+  size_t unmet = 0;  // needs not done yet
+  std::vector<size_t> dependants;
+  int sends = 0;  // a call's sends
+  // A call answered with success: watched until its change shows. Unset while a call whose answer
+  // did not come (or said busy) is checked: its change, once READY, decides whether it goes again.
+  bool awaiting = false;
+  bool deleting = false;  // a delete accepted: watched until gone
+};
+
+bool over(const Op& op) { return op.step == OpStep::Done || op.step == OpStep::Failed; }
 
 // How often one call is sent when its answers say the service was busy (409) or did not come.
 constexpr int kMaxCallSends = 3;
@@ -59,7 +77,9 @@ constexpr int kMaxCallSends = 3;
 constexpr int kPollLane = 4;
 constexpr size_t kListAtLeast = 3;
 
-// One execution of a plan: owns the schedule and is the only writer of the state.
+// One execution of a plan: one ready queue over its operations (engine/operations.h), one
+// dispatch that journals every call before it is sent, one handler per answer, one failure rule (a
+// failed operation fails what depends on it and nothing else). The only writer of the state.
 class ApplyRun {
  public:
   ApplyRun(ApiClient& api, StateStore& store, Clock& clock, EventSink& events, const ApplyOptions& options,
@@ -67,33 +87,14 @@ class ApplyRun {
       : api_(api), store_(store), clock_(clock), events_(events), options_(options), keys_(keys), state_(state) {}
 
   ApplyResult execute(const Plan& plan) {
-    const auto start = clock_.now();
-    for (const auto& a : plan.actions) {
-      if (a.action == Action::Create || a.action == Action::Adopt) {
-        to_create_.push_back(items_.size());
-        if (a.kind == ResourceKind::Vpc) ++vpcs_unsettled_[a.project_id];
-      } else if (a.action == Action::Delete) {
-        to_delete_.push_back(items_.size());
-      } else if (!((a.action == Action::Wait && options_.wait) || a.action == Action::Update)) {
-        continue;
-      }
-      if (a.kind == ResourceKind::Service) services_of_project_[a.project_id].push_back(items_.size());
-      items_.push_back({&a});
-      ResourceRecord* rec = state_.find(a.address);
-      if (a.action == Action::Update && rec && rec->is_ready() && rec->pending_call.is_null()) {
-        proceed(items_.size() - 1, *rec);  // its calls, if any (a change of protection makes none)
-      } else if (a.action == Action::Wait || a.action == Action::Update) {
-        // Not READY, or an update left unanswered by an earlier run: watched until READY first, and
-        // a call whose change shows by then is not sent again (proceed).
-        start_watch(items_.back(), Phase::Watching, start);
-        push_timer(items_.size() - 1, start);
-      }
-      if (!keys_.count(a.project_id))  // before anything is sent, not as a crash half-way
-        throw Error("no API key was resolved for project `" + a.project_id + "`");
-    }
+    build(plan);
     record_protection(plan);  // saved with the first write, before any call
     guard_names(plan);
     guard_deletes(plan);
+    for (size_t o = 0; o < ops_.size(); ++o)
+      if (ops_[o].step == OpStep::Blocked && ops_[o].unmet == 0) make_ready(o);
+    for (auto& item : items_)  // nothing to call (a change of protection): done at once
+      if (item.ops.empty()) ready(item, *state_.find(item.action->address));
     WorkQueue<Outcome> workers(options_.parallelism + kPollLane);
     bool stopped = false;
     for (;;) {
@@ -101,29 +102,26 @@ class ApplyRun {
         stopped = true;
         break;
       }
-      // The results of the last round are saved with the next batch's intents, in one write, before
-      // any of them is reported or any of those creates is sent.
-      dispatch_creates(workers);
+      // The results of the last round are saved with the next batch's journal, in one write, before
+      // any of them is reported or any of those calls is sent.
+      dispatch(workers);
       save();
       flush_events();
       dispatch_due_polls(workers);
-      dispatch_passwords(workers);
-      dispatch_calls(workers);
-      dispatch_deletes(workers);
-      if (workers.in_flight() == 0 && live_timers_ == 0 && to_set_password_.empty() && to_call_.empty() &&
-          to_delete_.empty())
-        break;
+      if (workers.in_flight() == 0 && live_timers_ == 0 && ready_.empty()) break;
       wait_for_progress(workers);
     }
     // A stop: let what is in flight finish and record it, start nothing new.
     while (workers.in_flight() > 0) apply_outcomes(workers, workers.take(kForever));
+    dispatch(workers, /*may_start=*/false);  // what needs neither a call nor a watch is done
     save();
     result_.unsaved_changes = !changed_.empty();
     if (result_.save_error.empty()) compact();
     if (!worker_failure_.empty()) fail_unfinished();
     else if (stopped || stopping()) finish_interrupted();
     else
-      for (size_t i : to_create_) fail(items_[i], "internal error: its create was never scheduled");
+      for (size_t o = 0; o < ops_.size(); ++o)
+        if (!over(ops_[o])) fail_op(o, "internal error: it was never scheduled");
     flush_events();
     return std::move(result_);
   }
@@ -132,6 +130,34 @@ class ApplyRun {
   // How long the main thread waits before looking at the stop flag again.
   static constexpr Duration kStopCheck{250};
   static constexpr std::optional<Duration> kForever{};
+
+  // The plan's operations, and the resources they act on.
+  void build(const Plan& plan) {
+    OperationGraph graph = operations_of(plan, state_, options_.wait);
+    std::unordered_map<size_t, size_t> item_of;  // action -> item
+    items_.reserve(graph.actions.size());
+    for (size_t i : graph.actions) {
+      const PlannedAction& a = plan.actions[i];
+      if (!keys_.count(a.project_id))  // before anything is sent, not as a crash half-way
+        throw Error("no API key was resolved for project `" + a.project_id + "`");
+      item_of[i] = items_.size();
+      if (a.kind == ResourceKind::Service) services_of_project_[a.project_id].push_back(items_.size());
+      items_.emplace_back().action = &a;
+    }
+    ops_.reserve(graph.ops.size());
+    for (auto& operation : graph.ops) {
+      const size_t o = ops_.size();
+      Op op;
+      op.what = std::move(operation);
+      if (op.what.action != kNoAction) {
+        op.item = item_of.at(op.what.action);
+        items_[op.item].ops.push_back(o);
+      }
+      op.unmet = op.what.needs.size();
+      for (size_t need : op.what.needs) ops_[need].dependants.push_back(o);
+      ops_.push_back(std::move(op));
+    }
+  }
 
   // Waits until a result arrives or the next poll is due. Results are awaited in real time, polls
   // in the clock's time: when a slice passes with no result the clock is moved to its end (a real
@@ -143,7 +169,7 @@ class ApplyRun {
     const auto until = can_poll ? std::min(timers_.top().at, now + kStopCheck) : now + kStopCheck;
     if (workers.in_flight() == 0) return clock_.sleep_until(until);
     // No poll can be made: only a result can change anything, so block on it (waiting with a zero
-    // timeout here would spin). Creates never wait on time: they go as soon as a worker is free.
+    // timeout here would spin). Calls never wait on time: they go as soon as a worker is free.
     if (!can_poll) return apply_outcomes(workers, workers.take(kForever));
     auto outcomes = workers.take(std::optional<Clock::TimePoint::duration>(until - now));
     if (outcomes.empty()) clock_.sleep_until(until);
@@ -164,30 +190,28 @@ class ApplyRun {
     }
     for (const auto& outcome : outcomes) {
       if (outcome.type == JobType::Poll || outcome.type == JobType::PollList) --polls_in_flight_;
-      else --creates_in_flight_;
+      else --sends_in_flight_;
     }
     for (auto& outcome : outcomes) handle(outcome);
   }
 
   // The name guard: a planned create whose name exists unrecorded in the API is not sent.
   void guard_names(const Plan& plan) {
-    if (to_create_.empty() || stopping()) return;
+    auto is_create = [&](const Op& op) {
+      return op.what.type == OpType::Create && items_[op.item].action->action == Action::Create;
+    };
+    if (stopping() || std::none_of(ops_.begin(), ops_.end(), is_create)) return;
     NamesakeScan scan = scan_namesakes(api_, plan, keys_, options_.parallelism);
-    for (auto it = to_create_.begin(); it != to_create_.end();) {
-      Item& item = items_[*it];
-      const PlannedAction& a = *item.action;
+    for (size_t o = 0; o < ops_.size(); ++o) {
+      if (!is_create(ops_[o])) continue;
+      const PlannedAction& a = *items_[ops_[o].item].action;
       auto error = scan.errors.find(a.project_id);
       auto found = scan.found.find(a.address);
-      if (a.action != Action::Create || (error == scan.errors.end() && found == scan.found.end())) {
-        ++it;
-        continue;
-      }
-      if (a.kind == ResourceKind::Vpc) --vpcs_unsettled_[a.project_id];
-      fail(item, error != scan.errors.end()
-                     ? "not created: could not list project " + a.project_id + " to check that no `" + a.name +
-                           "` exists already: " + error->second
-                     : "not created: " + namesake_reason(a.kind, a.address, found->second));
-      it = to_create_.erase(it);
+      if (error != scan.errors.end())
+        fail_op(o, "not created: could not list project " + a.project_id + " to check that no `" + a.name +
+                       "` exists already: " + error->second);
+      else if (found != scan.found.end())
+        fail_op(o, "not created: " + namesake_reason(a.kind, a.address, found->second));
     }
     flush_events();
   }
@@ -196,25 +220,21 @@ class ApplyRun {
   // before anything is sent: the state's reader refuses such a state, and this holds whatever
   // state the engine is given.
   void guard_deletes(const Plan& plan) {
-    if (to_delete_.empty()) return;
     std::map<std::string, std::string> declared;  // kind/project/id -> address
     for (const auto& a : plan.actions) {
       const ResourceRecord* rec = state_.find(a.address);
       if (a.action != Action::Delete && a.action != Action::Orphan && rec && !rec->id.empty())
         declared.emplace(id_key(*rec), a.address);
     }
-    for (auto it = to_delete_.begin(); it != to_delete_.end();) {
-      Item& item = items_[*it];
-      const ResourceRecord* rec = state_.find(item.action->address);
+    for (size_t o = 0; o < ops_.size(); ++o) {
+      if (ops_[o].what.type != OpType::Delete) continue;
+      const std::string& address = items_[ops_[o].item].action->address;
+      const ResourceRecord* rec = state_.find(address);
       auto owner = rec ? declared.find(id_key(*rec)) : declared.end();
-      if (owner == declared.end()) {
-        ++it;
-        continue;
-      }
-      fail(item, "not deleted: its id " + rec->id + " is also the id of " + owner->second +
-                     ", which is declared; the state was edited by hand. `dbform state rm " + item.action->address +
-                     "` removes the wrong record");
-      it = to_delete_.erase(it);
+      if (owner != declared.end())
+        fail_op(o, "not deleted: its id " + rec->id + " is also the id of " + owner->second +
+                       ", which is declared; the state was edited by hand. `dbform state rm " + address +
+                       "` removes the wrong record");
     }
     flush_events();
   }
@@ -238,52 +258,178 @@ class ApplyRun {
   }
 
   const std::string& key_of(const PlannedAction& a) const { return keys_.at(a.project_id).key; }
+  Item& item_of(size_t o) { return items_[ops_[o].item]; }
+  ResourceRecord& record_of(size_t o) { return *state_.find(item_of(o).action->address); }
+  const PlannedCall& call_of(size_t o) { return item_of(o).action->calls[ops_[o].what.call]; }
 
-  void dispatch_creates(WorkQueue<Outcome>& workers) {
+  void make_ready(size_t o) {
+    ops_[o].step = OpStep::Ready;
+    ready_.push_back(o);
+  }
+
+  // The one dispatch: starts every ready operation it can. One that needs no call starts at once
+  // (a watch, a call whose change shows already); the calls, as many as workers are free for, are
+  // journaled (a create's intent, a call or a delete as pending) in one write before any of them is
+  // sent, and none is sent when that write fails. Unless `may_start` (a stop), only what needs
+  // neither a call nor a watch is done.
+  void dispatch(WorkQueue<Outcome>& workers, bool may_start = true) {
     std::vector<size_t> batch;
-    for (auto it = to_create_.begin(); it != to_create_.end();) {
-      if (creates_in_flight_ + static_cast<int>(batch.size()) >= options_.parallelism) break;
-      const PlannedAction& a = *items_[*it].action;
-      if (a.kind == ResourceKind::Service && vpcs_unsettled_[a.project_id] > 0) {
-        ++it;
-        continue;
-      }
-      batch.push_back(*it);
-      it = to_create_.erase(it);
+    std::deque<size_t> later;  // ready, but no worker is free for their calls
+    while (!ready_.empty()) {
+      const size_t o = ready_.front();
+      ready_.pop_front();
+      if (ops_[o].step != OpStep::Ready) continue;  // failed since it was queued
+      if (!needs_call(o) && (may_start || ops_[o].what.type != OpType::Settle)) start_without_call(o);
+      else if (may_start && sends_in_flight_ + batch.size() < static_cast<size_t>(options_.parallelism))
+        batch.push_back(o);
+      else later.push_back(o);
     }
+    ready_ = std::move(later);
     if (batch.empty()) return;
-    // The intents are on disk before any of these creates is sent.
     const auto unsaved_before = changed_;
-    for (size_t i : batch) record_intent(items_[i]);
+    std::vector<size_t> sending;
+    for (size_t o : batch)
+      if (journal(o)) sending.push_back(o);
     save();
     if (!result_.save_error.empty()) {
-      for (size_t i : batch) forget_unsent_intent(items_[i]);
+      for (size_t o : sending) unjournal(o);
       changed_ = unsaved_before;  // the memory holds nothing the store lacks but what was unsaved before
-      flush_events();
-      return;
+      return flush_events();
     }
-    for (size_t i : batch) {
-      Item& item = items_[i];
-      start_watch(item, Phase::Creating, clock_.now());  // a service's wait timeout counts from its create
-      const PlannedAction& a = *item.action;
-      const bool look_first = a.action == Action::Adopt;
-      emit({EventKind::CreateSent, a.address, "", "", Duration(0),
-            look_first ? "an earlier create's outcome is unknown: looking it up by name first" : ""});
-      ++creates_in_flight_;
-      workers.submit([this, i, &a, look_first, key = key_of(a)] {
-        Outcome out;
-        try {
-          out = create_or_adopt(CreateContext{api_, clock_, options_.settle_window, options_.stop}, a, key,
-                                look_first);
-        } catch (const std::exception& e) {  // e.g. the lookup failed: the outcome is still unknown
-          out.error = describe_exception(e) + "; the create's outcome is unknown, so the next apply looks for `" +
-                      a.name + "` by name before creating it";
+    for (size_t o : sending) send(workers, o);
+    flush_events();
+  }
+
+  bool needs_call(size_t o) {
+    switch (ops_[o].what.type) {
+      case OpType::Create:
+      case OpType::Delete: return true;
+      case OpType::Password: return !record_of(o).pending_password.empty();
+      case OpType::Call: return !shows_change(o, record_of(o));
+      case OpType::Settle:
+      case OpType::Barrier: return false;
+    }
+    return false;
+  }
+
+  void start_without_call(size_t o) {
+    Op& op = ops_[o];
+    if (op.what.type == OpType::Settle) {  // watched until READY from now
+      start_watch(o, clock_.now());
+      return watch_now(op.item);
+    }
+    // A call whose change the service shows already (an earlier send whose answer was lost, or a
+    // run that stopped before recording it) is recorded, not sent again.
+    if (op.what.type == OpType::Call) record_call(o);
+    complete(o);
+  }
+
+  // Recorded before the call is sent. False: it cannot be sent (and failed).
+  bool journal(size_t o) {
+    const PlannedAction& a = *item_of(o).action;
+    switch (ops_[o].what.type) {
+      case OpType::Create: record_intent(a); return true;
+      case OpType::Password: return true;  // the pending password is recorded already
+      case OpType::Delete: record_of(o).pending_call = {{"call", "delete"}}; break;
+      case OpType::Call: {
+        const PlannedCall& call = call_of(o);
+        nlohmann::json body = call_body(a, call);
+        if (body.is_object() && body.contains("vpc_id") && body["vpc_id"].is_null()) {
+          fail_op(o, call.call == "attachToVPC"
+                         ? "not attached: its VPC `" + call.vpc + "` was not created (see above); the next apply "
+                           "attaches it"
+                         : "not detached: the id of VPC `" + call.vpc + "` is not known. Run `dbform plan --refresh` "
+                           "to read it, then apply");
+          return false;
         }
-        out.item = i;
+        record_of(o).pending_call = {{"call", call.call}, {"body", std::move(body)}};
+        break;
+      }
+      case OpType::Settle:
+      case OpType::Barrier: return false;
+    }
+    changed_.insert(a.address);
+    return true;
+  }
+
+  // The journal of a call that was never sent because it could not be saved.
+  void unjournal(size_t o) {
+    if (ops_[o].what.type == OpType::Create) return forget_unsent_intent(*item_of(o).action);
+    if (ops_[o].what.type != OpType::Password) record_of(o).pending_call = nullptr;
+  }
+
+  void send(WorkQueue<Outcome>& workers, size_t o) {
+    Op& op = ops_[o];
+    const PlannedAction& a = *item_of(o).action;
+    const ResourceRecord& rec = record_of(o);
+    const std::string key = key_of(a);
+    op.step = OpStep::Sent;
+    ++sends_in_flight_;
+    auto submit = [&](auto job) {
+      workers.submit([o, job = std::move(job)] {
+        Outcome out = job();
+        out.item = o;
         return out;
       });
+    };
+    switch (op.what.type) {
+      case OpType::Create: {
+        start_watch(o, clock_.now());  // a service's wait timeout counts from its create
+        const bool look_first = a.action == Action::Adopt;
+        emit({EventKind::CreateSent, a.address, "", "", Duration(0),
+              look_first ? "an earlier create's outcome is unknown: looking it up by name first" : ""});
+        return submit([this, &a, look_first, key] {
+          try {
+            return create_or_adopt(CreateContext{api_, clock_, options_.settle_window, options_.stop}, a, key,
+                                   look_first);
+          } catch (const std::exception& e) {  // e.g. the lookup failed: the outcome is still unknown
+            Outcome out;
+            out.error = describe_exception(e) + "; the create's outcome is unknown, so the next apply looks for `" +
+                        a.name + "` by name before creating it";
+            return out;
+          }
+        });
+      }
+      case OpType::Password:
+        return submit([this, &a, id = rec.id, password = rec.pending_password, key] {
+          return set_password(api_, a, id, key, password);
+        });
+      case OpType::Call: {
+        ++op.sends;
+        const std::string& name = rec.pending_call["call"].get_ref<const std::string&>();
+        const nlohmann::json& body = rec.pending_call["body"];
+        emit({EventKind::UpdateSent, a.address, rec.id, "", Duration(0), name + (body.is_null() ? "" : " " + body.dump())});
+        return submit([this, &a, id = rec.id, key, name, body] { return send_update(api_, a, id, key, name, body); });
+      }
+      case OpType::Delete:
+        start_watch(o, clock_.now());  // a delete's time counts from its call
+        emit({EventKind::DeleteSent, a.address, rec.id, "", Duration(0), ""});
+        return submit([this, &a, id = rec.id, key] { return delete_resource(api_, a, id, key); });
+      case OpType::Settle:
+      case OpType::Barrier: return;
     }
-    flush_events();
+  }
+
+  void record_intent(const PlannedAction& a) {
+    ResourceRecord* rec = state_.find(a.address);
+    if (rec && rec->create_pending) return;  // an adopt: the intent is already recorded
+    ResourceRecord r;
+    r.address = a.address;
+    r.project_id = a.project_id;
+    r.kind = a.kind;
+    r.name = a.name;
+    r.settings = created_with(a.after);  // the fields later calls set are recorded as they succeed
+    r.deletion_protection = a.deletion_protection;
+    r.create_pending = true;
+    r.created_at = r.updated_at = format_utc(clock_.wall_now());
+    state_.upsert(r);
+    changed_.insert(r.address);
+  }
+
+  // The intent of a create that was never sent: a new record goes (nothing exists), an adopt's
+  // record stays (its earlier create may have happened).
+  void forget_unsent_intent(const PlannedAction& a) {
+    if (a.action == Action::Create) state_.remove(a.address);
   }
 
   // The due status checks: a list of the project when it answers for several services waited for
@@ -298,7 +444,7 @@ class ApplyRun {
       if (!items_[first].get_next)
         for (size_t j : services_of_project_[a.project_id]) {
           const Item& other = items_[j];
-          if (j != first && other.phase == Phase::Watching && !other.polling && !other.get_next) round.push_back(j);
+          if (j != first && watching(other) && !other.polling && !other.get_next) round.push_back(j);
         }
       ++polls_in_flight_;
       if (round.size() >= kListAtLeast) {
@@ -323,6 +469,8 @@ class ApplyRun {
     }
   }
 
+  bool watching(const Item& item) const { return item.watched != kNone && ops_[item.watched].step == OpStep::Watching; }
+
   void push_timer(size_t i, Clock::TimePoint at) {
     Item& item = items_[i];
     cancel_timer(i);
@@ -343,354 +491,25 @@ class ApplyRun {
     while (!timers_.empty() && timers_.top().generation != items_[timers_.top().item].timer_generation) timers_.pop();
   }
 
-  // New passwords for adopted services, each on disk (as pending) before its call is sent.
-  void dispatch_passwords(WorkQueue<Outcome>& workers) {
-    if (to_set_password_.empty() || creates_in_flight_ >= options_.parallelism) return;
-    save();
-    if (!result_.save_error.empty()) return;
-    while (!to_set_password_.empty() && creates_in_flight_ < options_.parallelism) {
-      const size_t i = to_set_password_.front();
-      to_set_password_.pop_front();
-      const PlannedAction& a = *items_[i].action;
-      const ResourceRecord& rec = *state_.find(a.address);
-      ++creates_in_flight_;
-      workers.submit([this, i, &a, id = rec.id, password = rec.pending_password, key = key_of(a)] {
-        Outcome out = set_password(api_, a, id, key, password);
-        out.item = i;
-        return out;
-      });
-    }
-  }
-
-  void record_intent(const Item& item) {
-    const PlannedAction& a = *item.action;
-    ResourceRecord* rec = state_.find(a.address);
-    if (rec && rec->create_pending) return;  // an adopt: the intent is already recorded
-    ResourceRecord r;
-    r.address = a.address;
-    r.project_id = a.project_id;
-    r.kind = a.kind;
-    r.name = a.name;
-    r.settings = created_with(a.after);  // the fields later calls set are recorded as they succeed
-    r.deletion_protection = a.deletion_protection;
-    r.create_pending = true;
-    r.created_at = r.updated_at = format_utc(clock_.wall_now());
-    state_.upsert(r);
-    changed_.insert(r.address);
-  }
-
-  // The intent of a create that was never sent because it could not be saved: a new record goes
-  // (nothing exists), an adopt's record stays (its earlier create may have happened).
-  void forget_unsent_intent(const Item& item) {
-    if (item.action->action == Action::Create) state_.remove(item.action->address);
-  }
-
   void handle(const Outcome& out) {
-    Item& item = items_[out.item];
     switch (out.type) {
-      case JobType::Create: return handle_create(item, out);
       case JobType::Poll: return handle_poll(out.item, out);
       case JobType::PollList: return handle_poll_list(out);
-      case JobType::Password: return handle_password(item, out);
+      case JobType::Create: return handle_create(out.item, out);
+      case JobType::Password: return handle_password(out.item, out);
       case JobType::Call: return handle_call(out.item, out);
       case JobType::Delete: return handle_delete(out.item, out);
     }
   }
 
-  void handle_password(Item& item, const Outcome& out) {
-    ResourceRecord& rec = *state_.find(item.action->address);
-    if (!out.error.empty())
-      return fail(item, "its new password could not be set: " + out.error +
-                            ". It stays recorded as pending, and the next apply sets it again");
-    rec.initial_password = rec.pending_password;
-    rec.pending_password.clear();
-    rec.updated_at = format_utc(clock_.wall_now());
-    changed_.insert(rec.address);
-    proceed(static_cast<size_t>(&item - items_.data()), rec);
-  }
-
-  // The answer to an update call: the service is then watched until READY with the change, which
-  // settle_call records; or its failure.
-  void handle_call(size_t i, const Outcome& out) {
-    Item& item = items_[i];
-    ResourceRecord& rec = *state_.find(item.action->address);
-    const PlannedCall& call = item.action->calls[item.next_call];
-    rec.pending_call = nullptr;
-    changed_.insert(rec.address);
-    if (!out.error.empty()) {
-      // Busy (409) or no answer: the call may have been made (a gateway's 504 after it was, then a
-      // retry refused as busy). The service tells, once it is READY again.
-      if ((out.http_status == 409 || out.transient) && item.call_sends < kMaxCallSends) {
-        spdlog::info("{}: {} was not confirmed ({}); checking the service", rec.address, call.call, out.error);
-        start_watch(item, Phase::Watching, clock_.now());
-        return schedule_poll(i, rec);
-      }
-      return fail(item, call.call + " failed: " + out.error + ". The next apply plans it again");
-    }
-    // Its settings are recorded once the service shows the change (settle_call): a refresh while it
-    // is being made sees the old values, which are then not taken for a change outside dbform.
-    const std::string now = format_utc(clock_.wall_now()), status = rec.status;
-    if (out.service) record_service(rec, *out.service, now);
-    rec.updated_at = now;
-    ++result_.updated;
-    emit({EventKind::Updated, rec.address, rec.id, rec.status, Duration(0), call.call});
-    if (rec.status != status) emit({EventKind::StatusChanged, rec.address, rec.id, rec.status, Duration(0), ""});
-    if (!options_.wait) {  // the rest is planned again by the next apply, once it is READY
-      item.phase = Phase::Done;
-      return;
-    }
-    // Watched until READY with its change: an asynchronous call takes a while; a synchronous one is
-    // read back at once (a SuccessMessage does not carry what changed, such as a pooler's endpoint).
-    item.awaiting_call = true;
-    start_watch(item, Phase::Watching, clock_.now());
-    if (is_async_call(call.call)) schedule_poll(i, rec);
-    else push_timer(i, clock_.now());
-  }
-
-  // A call's change is made: the settings it brings about are recorded as set (and as observed),
-  // and it is pending no more.
-  void record_call(ResourceRecord& rec, const PlannedCall& call, const Item& item) {
-    rec.pending_call = nullptr;
-    for (auto it = call.sets.begin(); it != call.sets.end(); ++it) {
-      if (it.value().is_null()) {
-        rec.settings.erase(it.key());
-        if (rec.observed.is_object()) rec.observed.erase(it.key());
-      } else {
-        rec.settings[it.key()] = it.value();
-        if (rec.observed.is_object()) rec.observed[it.key()] = it.value();
-      }
-    }
-    if (rec.observed.is_object() && call.call == "detachFromVPC") rec.observed.erase("vpc_id");
-    if (rec.observed.is_object() && call.call == "attachToVPC") rec.observed["vpc_id"] = call_body(item, call)["vpc_id"];
-    changed_.insert(rec.address);
-  }
-
-  // The body as sent: an attachment's VPC id, unknown when the plan was made, is the recorded one.
-  nlohmann::json call_body(const Item& item, const PlannedCall& call) const {
-    nlohmann::json body = call.body;
-    if (body.is_object() && body.contains("vpc_id") && body["vpc_id"].is_null())
-      if (const std::string id = recorded_vpc_id(state_, item.action->project_id, call.vpc); !id.empty())
-        body["vpc_id"] = id;
-    return body;
-  }
-
-  // Update calls, one per service at a time, each recorded as pending on disk before it is sent.
-  void dispatch_calls(WorkQueue<Outcome>& workers) {
-    std::vector<size_t> batch;
-    for (auto it = to_call_.begin(); it != to_call_.end();) {
-      if (creates_in_flight_ + static_cast<int>(batch.size()) >= options_.parallelism) break;
-      const Item& item = items_[*it];
-      if (vpcs_unsettled_[item.action->project_id] > 0) {  // an attachment needs its VPC
-        ++it;
-        continue;
-      }
-      batch.push_back(*it);
-      it = to_call_.erase(it);
-    }
-    if (batch.empty()) return;
-    std::vector<std::pair<size_t, nlohmann::json>> sending;
-    for (size_t i : batch) {
-      Item& item = items_[i];
-      const PlannedCall& call = item.action->calls[item.next_call];
-      nlohmann::json body = call_body(item, call);
-      if (body.is_object() && body.contains("vpc_id") && body["vpc_id"].is_null()) {
-        fail(item, call.call == "attachToVPC"
-                       ? "not attached: its VPC `" + call.vpc + "` was not created (see above); the next apply attaches it"
-                       : "not detached: the id of VPC `" + call.vpc + "` is not known. Run `dbform plan --refresh` to "
-                         "read it, then apply");
-        continue;
-      }
-      ResourceRecord& rec = *state_.find(item.action->address);
-      rec.pending_call = {{"call", call.call}, {"body", body}};
-      changed_.insert(rec.address);
-      sending.emplace_back(i, std::move(body));
-    }
-    save();
-    if (!result_.save_error.empty()) {  // nothing is sent whose intent is not on disk
-      for (auto& [i, body] : sending) state_.find(items_[i].action->address)->pending_call = nullptr;
-      flush_events();
-      return;
-    }
-    for (auto& [i, body] : sending) {
-      Item& item = items_[i];
-      const PlannedAction& a = *item.action;
-      const PlannedCall& call = a.calls[item.next_call];
-      ++item.call_sends;
-      emit({EventKind::UpdateSent, a.address, state_.find(a.address)->id, "", Duration(0),
-            call.call + (body.is_null() ? "" : " " + body.dump())});
-      ++creates_in_flight_;
-      workers.submit([this, i, &a, id = state_.find(a.address)->id, key = key_of(a), name = call.call,
-                      body = std::move(body)] {
-        Outcome out = send_update(api_, a, id, key, name, body);
-        out.item = i;
-        return out;
-      });
-    }
-    flush_events();
-  }
-
-  // Deletes come last (SPEC section 3), each recorded as pending on disk before it is sent: once
-  // everything else of the run is finished, and not at all when any of it failed (a rename whose
-  // new database did not come up keeps the old one); services first, a VPC once nothing else of
-  // its project is under way (its services may still be detaching or deleting).
-  void dispatch_deletes(WorkQueue<Outcome>& workers) {
-    if (to_delete_.empty() || others_busy()) return;
-    if (!result_.failures.empty()) {
-      const std::deque<size_t> refused = std::move(to_delete_);
-      to_delete_.clear();
-      for (size_t i : refused)
-        fail(items_[i], "not deleted: other changes of this apply failed (see above), and deletes are made only "
-                        "after all of them succeeded. Run apply --prune again once they do");
-      return flush_events();
-    }
-    std::vector<size_t> batch;
-    for (auto it = to_delete_.begin(); it != to_delete_.end();) {
-      if (creates_in_flight_ + static_cast<int>(batch.size()) >= options_.parallelism) break;
-      const PlannedAction& a = *items_[*it].action;
-      if (a.kind == ResourceKind::Vpc && project_busy(a.project_id)) {
-        ++it;
-        continue;
-      }
-      batch.push_back(*it);
-      it = to_delete_.erase(it);
-    }
-    if (batch.empty()) return;
-    for (size_t i : batch) {
-      ResourceRecord& rec = *state_.find(items_[i].action->address);
-      rec.pending_call = {{"call", "delete"}};
-      changed_.insert(rec.address);
-    }
-    save();
-    if (!result_.save_error.empty()) {
-      for (size_t i : batch) state_.find(items_[i].action->address)->pending_call = nullptr;
-      flush_events();
-      return;
-    }
-    for (size_t i : batch) {
-      Item& item = items_[i];
-      const PlannedAction& a = *item.action;
-      const std::string id = state_.find(a.address)->id;
-      start_watch(item, Phase::Calling, clock_.now());  // a delete's time counts from its call
-      emit({EventKind::DeleteSent, a.address, id, "", Duration(0), ""});
-      ++creates_in_flight_;
-      workers.submit([this, i, &a, id, key = key_of(a)] {
-        Outcome out = delete_resource(api_, a, id, key);
-        out.item = i;
-        return out;
-      });
-    }
-    flush_events();
-  }
-
-  // Whether anything but deletes is still under way.
-  bool others_busy() const {
-    for (const auto& item : items_)
-      if (item.action->action != Action::Delete && item.phase != Phase::Done && item.phase != Phase::Failed)
-        return true;
-    return false;
-  }
-
-  // Whether anything of the project but its VPC deletes is still under way (VPC deletes do not wait
-  // for each other).
-  bool project_busy(const std::string& project_id) const {
-    for (const auto& item : items_) {
-      const PlannedAction& a = *item.action;
-      if (a.project_id == project_id && !(a.action == Action::Delete && a.kind == ResourceKind::Vpc) &&
-          item.phase != Phase::Done && item.phase != Phase::Failed)
-        return true;
-    }
-    return false;
-  }
-
-  void handle_delete(size_t i, const Outcome& out) {
-    Item& item = items_[i];
-    ResourceRecord& rec = *state_.find(item.action->address);
-    rec.pending_call = nullptr;
-    changed_.insert(rec.address);
-    if (!out.error.empty())
-      return fail(item, "not deleted: " + out.error +
-                            (out.http_status == 409 && item.action->kind == ResourceKind::Vpc
-                                 ? " (is a service still attached to it?)"
-                                 : "") +
-                            ". It stays recorded; the next apply --prune tries again");
-    if (out.gone || item.action->kind == ResourceKind::Vpc) return forget(item);
-    item.deleting = true;  // DELETING until it is gone; its wait timeout counts from the call
-    item.phase = Phase::Watching;
-    schedule_poll(i, rec);
-  }
-
-  // Gone: the state forgets it.
-  void forget(Item& item) {
-    const PlannedAction& a = *item.action;
-    const std::string id = state_.find(a.address)->id;
-    state_.remove(a.address);
-    changed_.insert(a.address);
-    item.phase = Phase::Done;
-    ++result_.deleted;
-    emit({EventKind::Deleted, a.address, id, "", elapsed(item), ""});
-  }
-
-  // Declared deletion protection, recorded at every apply (SPEC section 3): whatever else the run
-  // did, every declared resource the state records carries it.
-  void record_protection(const Plan& plan) {
-    for (const auto& a : plan.actions) {
-      if (a.action == Action::Orphan || a.action == Action::Delete || a.action == Action::Conflict) continue;
-      ResourceRecord* rec = state_.find(a.address);
-      if (!rec || rec->deletion_protection == a.deletion_protection) continue;
-      rec->deletion_protection = a.deletion_protection;
-      changed_.insert(a.address);
-    }
-  }
-
-  // A READY service goes on: its new password, then its next call, or it is done.
-  void proceed(size_t i, ResourceRecord& rec) {
-    Item& item = items_[i];
-    if (!rec.pending_password.empty()) {
-      item.phase = Phase::SettingPassword;
-      return to_set_password_.push_back(i);
-    }
-    const auto& calls = item.action->calls;
-    // A call whose change the service shows already (an earlier send whose answer was lost, or a
-    // run that stopped before recording it) is recorded, not sent again.
-    while (item.next_call < calls.size() && shows_change(item, rec)) {
-      record_call(rec, calls[item.next_call], item);
-      ++item.next_call;
-      item.call_sends = 0;
-    }
-    if (item.next_call < calls.size() && (options_.wait || item.next_call == 0)) {
-      item.phase = Phase::Calling;
-      return to_call_.push_back(i);
-    }
-    ready(item, rec);
-  }
-
-  bool shows_change(const Item& item, const ResourceRecord& rec) const {
-    const PlannedCall& call = item.action->calls[item.next_call];
-    return rec.last_response.is_object() &&
-           call_took_effect(call.call, call_body(item, call), parse_service(rec.last_response));
-  }
-
-  // READY after an update call: whether its change shows. False: keep watching.
-  bool settle_call(Item& item, ResourceRecord& rec) {
-    if (!item.awaiting_call) return true;
-    if (!shows_change(item, rec)) return false;  // READY before its change shows: a view that lags
-    item.awaiting_call = false;
-    record_call(rec, item.action->calls[item.next_call], item);
-    ++item.next_call;
-    item.call_sends = 0;
-    return true;
-  }
-
-  void handle_create(Item& item, const Outcome& out) {
-    const PlannedAction& a = *item.action;
-    if (a.kind == ResourceKind::Vpc) --vpcs_unsettled_[a.project_id];
-    ResourceRecord& rec = *state_.find(a.address);
+  void handle_create(size_t o, const Outcome& out) {
+    const PlannedAction& a = *item_of(o).action;
     if (out.stopped) {  // unfinished; its intent stays unless this run never sent its create
       if (out.not_sent) {
-        forget_unsent_intent(item);
+        forget_unsent_intent(a);
         changed_.insert(a.address);
       }
-      item.phase = Phase::Pending;
+      ops_[o].step = OpStep::Ready;
       return;
     }
     if (!out.error.empty()) {
@@ -698,9 +517,9 @@ class ApplyRun {
         state_.remove(a.address);  // nothing exists: the next run plans a plain create
         changed_.insert(a.address);
       }
-      fail(item, out.error);
-      return;
+      return fail_op(o, out.error);
     }
+    ResourceRecord& rec = record_of(o);
     const std::string now = format_utc(clock_.wall_now());
     rec.create_pending = false;
     if (out.service) record_service(rec, *out.service, now);
@@ -722,12 +541,9 @@ class ApplyRun {
       note += std::string(note.empty() ? "" : "; ") +
               "its settings differ from the declaration, recorded as found: the next plan shows the difference";
     emit({out.adopted ? EventKind::Adopted : EventKind::Created, a.address, rec.id, rec.status, Duration(0), note});
-    if (a.kind == ResourceKind::Vpc || !options_.wait) {
-      item.phase = Phase::Done;
-      if (a.kind == ResourceKind::Vpc) ready(item, rec);
-      return;
-    }
-    after_status(static_cast<size_t>(&item - items_.data()), rec);
+    if (a.kind == ResourceKind::Vpc) return complete(o);
+    if (!options_.wait) return end_unconfirmed(o);
+    after_status(ops_[o].item, rec);
   }
 
   // Whether what an adoption found differs from the create's declared fields.
@@ -737,16 +553,80 @@ class ApplyRun {
     return false;
   }
 
+  void handle_password(size_t o, const Outcome& out) {
+    if (!out.error.empty())
+      return fail_op(o, "its new password could not be set: " + out.error +
+                            ". It stays recorded as pending, and the next apply sets it again");
+    ResourceRecord& rec = record_of(o);
+    rec.initial_password = rec.pending_password;
+    rec.pending_password.clear();
+    rec.updated_at = format_utc(clock_.wall_now());
+    changed_.insert(rec.address);
+    complete(o);
+  }
+
+  // The answer to an update call: the service is then watched until READY with the change, which
+  // after_status records; or its failure.
+  void handle_call(size_t o, const Outcome& out) {
+    Op& op = ops_[o];
+    ResourceRecord& rec = record_of(o);
+    const PlannedCall& call = call_of(o);
+    rec.pending_call = nullptr;
+    changed_.insert(rec.address);
+    if (!out.error.empty()) {
+      // Busy (409) or no answer: the call may have been made (a gateway's 504 after it was, then a
+      // retry refused as busy). The service tells, once it is READY again.
+      if ((out.http_status == 409 || out.transient) && op.sends < kMaxCallSends) {
+        spdlog::info("{}: {} was not confirmed ({}); checking the service", rec.address, call.call, out.error);
+        op.awaiting = false;
+        start_watch(o, clock_.now());
+        return schedule_poll(op.item, rec);
+      }
+      return fail_op(o, call.call + " failed: " + out.error + ". The next apply plans it again");
+    }
+    // Its settings are recorded once the service shows the change: a refresh while it is being
+    // made sees the old values, which are then not taken for a change outside dbform.
+    const std::string now = format_utc(clock_.wall_now()), status = rec.status;
+    if (out.service) record_service(rec, *out.service, now);
+    rec.updated_at = now;
+    ++result_.updated;
+    emit({EventKind::Updated, rec.address, rec.id, rec.status, Duration(0), call.call});
+    if (rec.status != status) emit({EventKind::StatusChanged, rec.address, rec.id, rec.status, Duration(0), ""});
+    if (!options_.wait) return end_unconfirmed(o);
+    // Watched until READY with its change: an asynchronous call takes a while; a synchronous one is
+    // read back at once (a SuccessMessage does not carry what changed, such as a pooler's endpoint).
+    op.awaiting = true;
+    start_watch(o, clock_.now());
+    if (is_async_call(call.call)) schedule_poll(op.item, rec);
+    else watch_now(op.item);
+  }
+
+  void handle_delete(size_t o, const Outcome& out) {
+    const PlannedAction& a = *item_of(o).action;
+    ResourceRecord& rec = record_of(o);
+    rec.pending_call = nullptr;
+    changed_.insert(rec.address);
+    if (!out.error.empty())
+      return fail_op(o, "not deleted: " + out.error +
+                            (out.http_status == 409 && a.kind == ResourceKind::Vpc ? " (is a service still attached to it?)"
+                                                                                   : "") +
+                            ". It stays recorded; the next apply --prune tries again");
+    if (out.gone || a.kind == ResourceKind::Vpc) return forget(o);
+    ops_[o].deleting = true;  // DELETING until it is gone
+    schedule_poll(ops_[o].item, rec);
+  }
+
   void handle_poll(size_t i, const Outcome& out) {
     Item& item = items_[i];
     item.polling = false;
     item.get_next = false;  // asked by id: the next rounds may use the list again
-    ResourceRecord& rec = *state_.find(item.action->address);
     ++item.polls;
-    if (out.gone && item.deleting) return forget(item);
+    if (!watching(item)) return;
+    const ResourceRecord& rec = *state_.find(item.action->address);
+    if (out.gone && ops_[item.watched].deleting) return forget(item.watched);
     if (out.gone)
-      return fail(item, "the service " + rec.id + " no longer exists (404). Run `dbform state rm " + rec.address +
-                            "` to forget it and create it again");
+      return fail_op(item.watched, "the service " + rec.id + " no longer exists (404). Run `dbform state rm " +
+                                       rec.address + "` to forget it and create it again");
     if (!out.error.empty()) return poll_failed(i, out);
     seen(i, *out.service);
   }
@@ -758,6 +638,7 @@ class ApplyRun {
       Item& item = items_[i];
       item.polling = false;
       ++item.polls;
+      if (!watching(item)) continue;
       if (!out.error.empty()) {
         poll_failed(i, out);
         continue;
@@ -775,7 +656,7 @@ class ApplyRun {
 
   void poll_failed(size_t i, const Outcome& out) {
     Item& item = items_[i];
-    if (!out.transient) return fail(item, out.error);
+    if (!out.transient) return fail_op(item.watched, out.error);
     spdlog::info("{}: watch request failed, will retry: {}", item.action->address, out.error);
     schedule_poll(i, *state_.find(item.action->address));
   }
@@ -793,19 +674,26 @@ class ApplyRun {
     after_status(i, rec);
   }
 
+  // What the status of the watched resource means for the operation it is watched for.
   void after_status(size_t i, ResourceRecord& rec) {
-    Item& item = items_[i];
-    if (item.deleting) return rec.status == "DELETED" ? forget(item) : schedule_poll(i, rec);
+    const size_t o = items_[i].watched;
+    Op& op = ops_[o];
+    if (op.deleting) return rec.status == "DELETED" ? forget(o) : schedule_poll(i, rec);
     switch (classify_status(rec.status)) {
       case StatusVerdict::Ready:
         if (rec.pending_call.is_object() && rec.pending_call.value("call", "") == "delete") {  // a stopped prune's delete did not happen
           rec.pending_call = nullptr;
           changed_.insert(rec.address);
         }
-        if (!settle_call(item, rec)) return schedule_poll(i, rec);
-        return proceed(i, rec);
+        if (op.what.type != OpType::Call) return complete(o);
+        if (!shows_change(o, rec)) {
+          if (op.awaiting) return schedule_poll(i, rec);  // READY before its change shows: a view that lags
+          return make_ready(o);                           // not made: sent again
+        }
+        record_call(o);
+        return complete(o);
       case StatusVerdict::Failed:
-        return fail(item, "status " + rec.status + ": it will not become READY. After fixing it in the console, " +
+        return fail_op(o, "status " + rec.status + ": it will not become READY. After fixing it in the console, " +
                               "run `dbform state rm " + rec.address + "` to create it again");
       case StatusVerdict::KeepWaiting: return schedule_poll(i, rec);
     }
@@ -815,18 +703,24 @@ class ApplyRun {
     Item& item = items_[i];
     auto now = clock_.now();
     const std::string last = rec.status.empty() ? "unknown" : rec.status;
-    if (now >= item.deadline && item.deleting)
-      return fail(item, "not gone after " + format_duration(options_.wait_timeout) + " (last status " + last +
-                            "); it stays recorded, and apply --prune again keeps waiting for it");
+    if (now >= item.deadline && ops_[item.watched].deleting)
+      return fail_op(item.watched, "not gone after " + format_duration(options_.wait_timeout) + " (last status " +
+                                       last + "); it stays recorded, and apply --prune again keeps waiting for it");
     if (now >= item.deadline)
-      return fail(item, "not READY after " + format_duration(options_.wait_timeout) + " (last status " + last +
-                            "); run apply again to keep waiting, it will not be created again");
-    item.phase = Phase::Watching;
+      return fail_op(item.watched, "not READY after " + format_duration(options_.wait_timeout) + " (last status " +
+                                       last + "); run apply again to keep waiting, it will not be created again");
+    ops_[item.watched].step = OpStep::Watching;
     push_timer(i, std::min(now + options_.polls.after(elapsed(item)), item.deadline));
   }
 
-  void start_watch(Item& item, Phase phase, Clock::TimePoint at) {
-    item.phase = phase;
+  void watch_now(size_t i) {
+    ops_[items_[i].watched].step = OpStep::Watching;
+    push_timer(i, clock_.now());
+  }
+
+  void start_watch(size_t o, Clock::TimePoint at) {
+    Item& item = item_of(o);
+    item.watched = o;
     item.watch_start = at;
     item.deadline = at + options_.wait_timeout;
   }
@@ -835,35 +729,136 @@ class ApplyRun {
     return std::chrono::duration_cast<Duration>(clock_.now() - item.watch_start);
   }
 
-  void ready(Item& item, const ResourceRecord& rec) {
-    item.phase = Phase::Done;
-    ++result_.ready;
-    std::string endpoint = rec.endpoint_host.empty() ? "" : rec.endpoint_host;
-    if (rec.endpoint_port) endpoint += ":" + std::to_string(*rec.endpoint_port);
-    emit({EventKind::Ready, rec.address, rec.id, rec.status, elapsed(item), endpoint});
+  // A call's change is made: the settings it brings about are recorded as set (and as observed),
+  // and it is pending no more.
+  void record_call(size_t o) {
+    ResourceRecord& rec = record_of(o);
+    const PlannedCall& call = call_of(o);
+    rec.pending_call = nullptr;
+    for (auto it = call.sets.begin(); it != call.sets.end(); ++it) {
+      if (it.value().is_null()) {
+        rec.settings.erase(it.key());
+        if (rec.observed.is_object()) rec.observed.erase(it.key());
+      } else {
+        rec.settings[it.key()] = it.value();
+        if (rec.observed.is_object()) rec.observed[it.key()] = it.value();
+      }
+    }
+    if (rec.observed.is_object() && call.call == "detachFromVPC") rec.observed.erase("vpc_id");
+    if (rec.observed.is_object() && call.call == "attachToVPC")
+      rec.observed["vpc_id"] = call_body(*item_of(o).action, call)["vpc_id"];
+    changed_.insert(rec.address);
   }
 
-  void fail(Item& item, const std::string& why) {
-    item.phase = Phase::Failed;
+  // The body as sent: an attachment's VPC id, unknown when the plan was made, is the recorded one.
+  nlohmann::json call_body(const PlannedAction& a, const PlannedCall& call) const {
+    nlohmann::json body = call.body;
+    if (body.is_object() && body.contains("vpc_id") && body["vpc_id"].is_null())
+      if (const std::string id = recorded_vpc_id(state_, a.project_id, call.vpc); !id.empty()) body["vpc_id"] = id;
+    return body;
+  }
+
+  bool shows_change(size_t o, const ResourceRecord& rec) {
+    const PlannedCall& call = call_of(o);
+    return rec.last_response.is_object() &&
+           call_took_effect(call.call, call_body(*item_of(o).action, call), parse_service(rec.last_response));
+  }
+
+  // Done: what waited for it may go; a resource whose every operation is done is READY.
+  void complete(size_t o) {
+    Op& op = ops_[o];
+    op.step = OpStep::Done;
+    for (size_t d : op.dependants)
+      if (ops_[d].step == OpStep::Blocked && --ops_[d].unmet == 0) make_ready(d);
+    if (op.item == kNone) return;
+    Item& item = items_[op.item];
+    if (item.watched == o) item.watched = kNone;
+    if (op.what.type == OpType::Delete || item.failed || item.unconfirmed) return;
+    if (std::all_of(item.ops.begin(), item.ops.end(), [&](size_t other) { return over(ops_[other]); }))
+      ready(item, *state_.find(item.action->address));
+  }
+
+  // --no-wait: an answered call ends its resource's part of the run; the rest is planned again by
+  // the next apply, once the resource is READY.
+  void end_unconfirmed(size_t o) {
+    Item& item = item_of(o);
+    item.unconfirmed = true;
+    complete(o);
+    for (size_t later : item.ops)
+      if (later > o && !over(ops_[later])) complete(later);
+  }
+
+  // The one failure rule: a failed operation fails what depends on it (the rest of its resource's
+  // chain, and what waited for it elsewhere), and nothing else. `why` is reported when not empty.
+  void fail_op(size_t o, const std::string& why) {
+    Op& op = ops_[o];
+    if (over(op)) return;
+    op.step = OpStep::Failed;
+    if (op.item != kNone) {
+      Item& item = items_[op.item];
+      if (item.watched == o) cancel_timer(op.item);
+      if (!why.empty()) report_failure(item, why);
+    }
+    for (size_t d : op.dependants)
+      fail_op(d, op.item != kNone && ops_[d].item == op.item ? "" : blocked_reason(d, o));
+  }
+
+  // Why an operation cannot go: `need` failed.
+  std::string blocked_reason(size_t o, size_t need) {
+    if (ops_[o].what.type == OpType::Delete)
+      return "not deleted: other changes of this apply failed (see above), and deletes are made only after all of "
+             "them succeeded. Run apply --prune again once they do";
+    const PlannedAction& needed = *item_of(need).action;
+    const bool attach = ops_[o].what.type == OpType::Call;
+    return std::string(attach ? "not attached" : "not created") + ": its " +
+           (needed.kind == ResourceKind::Vpc ? "VPC" : "service") + " `" + needed.name +
+           "` was not created (see above); the next apply " + (attach ? "attaches it" : "creates it");
+  }
+
+  void report_failure(Item& item, const std::string& why) {
+    item.failed = true;
     result_.failures.push_back(item.action->address + ": " + why);
     const ResourceRecord* rec = state_.find(item.action->address);
     emit({EventKind::Failed, item.action->address, rec ? rec->id : "", rec ? rec->status : "",
           rec ? elapsed(item) : Duration(0), why});
   }
 
+  bool unfinished(const Item& item) const {
+    return std::any_of(item.ops.begin(), item.ops.end(), [&](size_t o) { return !over(ops_[o]); });
+  }
+
+  void ready(Item& item, const ResourceRecord& rec) {
+    ++result_.ready;
+    std::string endpoint = rec.endpoint_host.empty() ? "" : rec.endpoint_host;
+    if (rec.endpoint_port) endpoint += ":" + std::to_string(*rec.endpoint_port);
+    emit({EventKind::Ready, rec.address, rec.id, rec.status, elapsed(item), endpoint});
+  }
+
+  // Gone: the state forgets it.
+  void forget(size_t o) {
+    const Item& item = item_of(o);
+    const PlannedAction& a = *item.action;
+    const std::string id = state_.find(a.address)->id;
+    state_.remove(a.address);
+    changed_.insert(a.address);
+    ++result_.deleted;
+    emit({EventKind::Deleted, a.address, id, "", elapsed(item), ""});
+    complete(o);
+  }
+
   // After a job failed outright: what is unfinished fails with its reason. What was sent and not
   // recorded is what an interrupted run leaves: the next apply resolves it (creates by name).
   void fail_unfinished() {
     for (auto& item : items_)
-      if (item.phase != Phase::Done && item.phase != Phase::Failed)
-        fail(item, "not finished: " + worker_failure_ + "; the run stopped, and what it sent is recorded as "
-                   "pending for the next apply to resolve");
+      if (unfinished(item))
+        report_failure(item, "not finished: " + worker_failure_ + "; the run stopped, and what it sent is recorded "
+                             "as pending for the next apply to resolve");
   }
 
   // After a stop: lists what is unfinished. A stop that came when nothing was left changes nothing.
   void finish_interrupted() {
     for (const auto& item : items_)
-      if (item.phase != Phase::Done && item.phase != Phase::Failed) result_.pending.push_back(item.action->address);
+      if (unfinished(item)) result_.pending.push_back(item.action->address);
     if (result_.pending.empty()) return;
     result_.interrupted = true;
     emit({EventKind::Interrupted, "", "", "", Duration(0),
@@ -871,7 +866,7 @@ class ApplyRun {
   }
 
   // A state that cannot be written stops the run like a signal: nothing new is started (above all
-  // no create whose intent is not on disk); what is in flight is recorded in memory for the caller.
+  // no call whose journal is not on disk); what is in flight is recorded in memory for the caller.
   void save() {
     if (changed_.empty()) return;
     try {
@@ -894,6 +889,18 @@ class ApplyRun {
     }
   }
 
+  // Declared deletion protection, recorded at every apply (SPEC section 3): whatever else the run
+  // did, every declared resource the state records carries it.
+  void record_protection(const Plan& plan) {
+    for (const auto& a : plan.actions) {
+      if (a.action == Action::Orphan || a.action == Action::Delete || a.action == Action::Conflict) continue;
+      ResourceRecord* rec = state_.find(a.address);
+      if (!rec || rec->deletion_protection == a.deletion_protection) continue;
+      rec->deletion_protection = a.deletion_protection;
+      changed_.insert(a.address);
+    }
+  }
+
   ApiClient& api_;
   StateStore& store_;
   Clock& clock_;
@@ -903,12 +910,9 @@ class ApplyRun {
   State& state_;
 
   std::vector<Item> items_;
-  std::deque<size_t> to_create_;
-  std::deque<size_t> to_set_password_;  // READY services whose pending password is to be set
-  std::deque<size_t> to_call_;          // READY services whose next update call is to be sent
+  std::vector<Op> ops_;
+  std::deque<size_t> ready_;    // operations whose needs are done, in the order they became so
   std::string worker_failure_;  // a job that failed outright: the run stops (see apply_outcomes)
-  std::deque<size_t> to_delete_;        // resources to delete (--prune)
-  std::unordered_map<std::string, int> vpcs_unsettled_;
   struct Timer {
     Clock::TimePoint at;
     size_t item;
@@ -917,8 +921,8 @@ class ApplyRun {
   };
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
   int live_timers_ = 0;
-  int creates_in_flight_ = 0;  // creates, update calls and password changes, at most --parallelism
-  int polls_in_flight_ = 0;    // status checks, at most kPollLane
+  size_t sends_in_flight_ = 0;  // calls on the way (creates, updates, passwords, deletes), at most --parallelism
+  int polls_in_flight_ = 0;     // status checks, at most kPollLane
   std::unordered_map<std::string, std::vector<size_t>> services_of_project_;
   std::set<std::string> changed_;  // addresses changed in memory since the last save
   std::vector<Event> unreported_;  // waiting for the save that records what they tell

@@ -35,7 +35,7 @@ const json kFullService = {{"initial_password", "pw-orders"},
 
 }  // namespace
 
-TEST_CASE("engine: VPCs go before services, intents before creates, results right after") {
+TEST_CASE("engine: intents before creates, results right after") {
   Harness h;
   h.vpc("p1", "main");
   h.service("p1", "orders");
@@ -71,11 +71,7 @@ TEST_CASE("engine: VPCs go before services, intents before creates, results righ
   CHECK(result.failures.empty());
   CHECK(result.created == 3);
   CHECK(result.ready == 3);
-  auto reqs = h.fake.requests();
-  size_t vpc_post = index_of(reqs, "POST", "/projects/p1/vpcs");
-  REQUIRE(vpc_post < reqs.size());
-  for (size_t i = 0; i < reqs.size(); ++i)
-    if (reqs[i].method == "POST" && path_of(reqs[i]).ends_with("/services")) CHECK(i > vpc_post);
+  CHECK(h.fake.count("POST", "/projects/p1/vpcs") == 1);
   CHECK(h.fake.count("POST", "/projects/p1/services") == 2);
 
   const State stored = *h.store.read();
@@ -401,20 +397,29 @@ TEST_CASE("engine: when the state stops being writable mid-run, nothing new star
   CHECK_FALSE(h.state.find("p1/services/b"));
 }
 
-TEST_CASE("engine: a VPC whose create outcome is unknown is adopted before the project's services go") {
+TEST_CASE("engine: a VPC whose create outcome is unknown is adopted before the services declared in it go") {
   Harness h;
   h.vpc("p1", "main");
-  h.service("p1", "orders");
+  h.service("p1", "orders").vpc = "main";
   h.fake.fail("POST", "/projects/p1/vpcs", /*may_have_reached_server=*/true);
   h.fake.on("GET", "/projects/p1/vpcs", R::response(200, R"([{"id":"vpc-7","name":"main"}])"));
   h.fake.on("POST", "/projects/p1/services", R::response(202, service_json("svc-1", "orders", "READY")));
+  const json attached = {{"vpcEndpoint", {{"vpc_id", "vpc-7"}}}};
+  h.fake.on("POST", "/services/svc-1/attachToVPC", R::response(202, service_json("svc-1", "orders", "UPGRADING")));
+  h.fake.on("GET", "/services/svc-1", R::response(200, service_json("svc-1", "orders", "READY", attached)));
   ApplyResult result = h.apply();
   CHECK(result.failures.empty());
   CHECK(result.adopted == 1);
   CHECK(result.created == 1);
   CHECK(h.fake.count("POST", "/vpcs") == 1);
   auto reqs = h.fake.requests();
-  CHECK(index_of(reqs, "GET", "/projects/p1/vpcs") < index_of(reqs, "POST", "/projects/p1/services"));
+  // The name guard's list, then the VPC's create, then the list that finds it, then the service.
+  const size_t create = index_of(reqs, "POST", "/projects/p1/vpcs");
+  size_t adopted = reqs.size();
+  for (size_t i = create; i < reqs.size() && adopted == reqs.size(); ++i)
+    if (reqs[i].method == "GET" && path_of(reqs[i]).ends_with("/projects/p1/vpcs")) adopted = i;
+  CHECK(adopted < index_of(reqs, "POST", "/projects/p1/services"));
+  CHECK(json::parse(reqs.at(index_of(reqs, "POST", "/attachToVPC")).body) == json{{"vpc_id", "vpc-7"}});
   CHECK(h.state.find("p1/vpcs/main")->id == "vpc-7");
   CHECK(h.events.of(EventKind::Adopted, "p1/vpcs/main").at(0).message.empty());  // VPCs have no password
 }

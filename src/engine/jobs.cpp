@@ -78,8 +78,6 @@ std::optional<std::vector<std::string>> settle_lookup(const CreateContext& ctx, 
 
 bool stopped(const CreateContext& ctx) { return ctx.stop && ctx.stop->load(); }
 
-std::string number_text(const nlohmann::json& n) { return n.is_number() ? n.dump() : std::string(); }
-
 }  // namespace
 
 Outcome create_or_adopt(const CreateContext& ctx, const PlannedAction& a, const std::string& key, bool look_first) {

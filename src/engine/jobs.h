@@ -17,8 +17,8 @@ enum class JobType { Create, Poll, PollList, Password, Call, Delete };
 
 // What a worker learned from the API; applied to the state by the main thread.
 struct Outcome {
-  size_t item = 0;
-  std::vector<size_t> items;      // PollList: the items the list answers for
+  size_t item = 0;                // the engine's operation (a call) or resource (a status check)
+  std::vector<size_t> items;      // PollList: the resources the list answers for
   JobType type = JobType::Create;
   std::optional<Service> service;
   std::vector<Service> listed;  // PollList: every service of the project

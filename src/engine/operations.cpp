@@ -1,0 +1,94 @@
+#include "engine/operations.h"
+
+#include <map>
+#include <string>
+
+namespace dbform {
+
+namespace {
+
+bool has_work(const PlannedAction& a, bool wait) {
+  switch (a.action) {
+    case Action::Create:
+    case Action::Adopt:
+    case Action::Update:
+    case Action::Delete: return true;
+    case Action::Wait: return wait;
+    default: return false;
+  }
+}
+
+// The first operation of a resource's chain.
+OpType first_of(const PlannedAction& a, const State& state) {
+  if (a.action == Action::Create || a.action == Action::Adopt) return OpType::Create;
+  if (a.action == Action::Delete) return OpType::Delete;
+  // An update of a READY resource with no call left unanswered starts with its calls; anything
+  // else (not READY, or a call of an earlier run whose answer is unknown) is watched until READY
+  // first, and a call whose change shows by then is not sent again.
+  const ResourceRecord* rec = state.find(a.address);
+  const bool settled = a.action == Action::Update && rec && rec->is_ready() && rec->pending_call.is_null();
+  return settled ? OpType::Password : OpType::Settle;
+}
+
+}  // namespace
+
+OperationGraph operations_of(const Plan& plan, const State& state, bool wait) {
+  OperationGraph graph;
+  auto& ops = graph.ops;
+  auto add = [&](OpType type, size_t action, size_t call, std::vector<size_t> needs) {
+    ops.push_back({type, action, call, std::move(needs)});
+    return ops.size() - 1;
+  };
+  std::map<std::string, size_t> vpc_creates;  // VPC address -> its create
+  auto vpc_create = [&](const std::string& project_id, const std::string& vpc, std::vector<size_t>& needs) {
+    auto found = vpc_creates.find(resource_address(project_id, ResourceKind::Vpc, vpc));
+    if (found != vpc_creates.end()) needs.push_back(found->second);
+  };
+  // VPCs first, so that what waits for a VPC's create comes after it; deletes last.
+  std::vector<size_t> order[3];
+  for (size_t i = 0; i < plan.actions.size(); ++i) {
+    const PlannedAction& a = plan.actions[i];
+    if (!has_work(a, wait)) continue;
+    graph.actions.push_back(i);
+    order[a.action == Action::Delete ? 2 : a.kind == ResourceKind::Vpc ? 0 : 1].push_back(i);
+  }
+  for (size_t i : order[0]) {
+    const PlannedAction& a = plan.actions[i];
+    const OpType first = first_of(a, state);
+    if (first == OpType::Password) continue;  // a VPC has no password and no calls
+    const size_t op = add(first, i, 0, {});
+    if (first == OpType::Create) vpc_creates[a.address] = op;
+  }
+  for (size_t i : order[1]) {
+    const PlannedAction& a = plan.actions[i];
+    std::vector<size_t> needs;
+    const OpType first = first_of(a, state);
+    if (first != OpType::Password) {
+      if (first == OpType::Create && a.after.value("vpc", nlohmann::json()).is_string())
+        vpc_create(a.project_id, a.after["vpc"].get<std::string>(), needs);
+      needs = {add(first, i, 0, std::move(needs))};
+    }
+    needs = {add(OpType::Password, i, 0, std::move(needs))};
+    for (size_t c = 0; c < a.calls.size(); ++c) {
+      if (a.calls[c].call == "attachToVPC" && !a.calls[c].vpc.empty()) vpc_create(a.project_id, a.calls[c].vpc, needs);
+      needs = {add(OpType::Call, i, c, std::move(needs))};
+    }
+  }
+  if (order[2].empty()) return graph;
+  std::vector<size_t> everything(ops.size());
+  for (size_t op = 0; op < ops.size(); ++op) everything[op] = op;
+  const size_t barrier = add(OpType::Barrier, kNoAction, 0, std::move(everything));
+  std::map<std::string, std::vector<size_t>> service_deletes;  // project -> its service deletes
+  for (size_t i : order[2])
+    if (plan.actions[i].kind == ResourceKind::Service)
+      service_deletes[plan.actions[i].project_id].push_back(add(OpType::Delete, i, 0, {barrier}));
+  for (size_t i : order[2]) {
+    if (plan.actions[i].kind != ResourceKind::Vpc) continue;
+    std::vector<size_t> needs = service_deletes[plan.actions[i].project_id];
+    needs.push_back(barrier);
+    add(OpType::Delete, i, 0, std::move(needs));
+  }
+  return graph;
+}
+
+}  // namespace dbform

@@ -1,0 +1,45 @@
+#pragma once
+// A plan as the engine runs it: a graph of operations, each acting on one resource and waiting for
+// what it needs (SPEC section 3, "Order"). A pure function of the plan and the state it was made
+// from, so that plan and apply cannot disagree; the engine keeps one ready queue over it (ninja's
+// edges whose inputs are ready, Terraform's graph walk).
+#include <cstddef>
+#include <limits>
+#include <vector>
+
+#include "plan/model.h"
+#include "state/model.h"
+
+namespace dbform {
+
+enum class OpType {
+  Settle,    // watch a recorded resource until READY (an earlier run stopped while it was changing)
+  Create,    // create (or adopt by name) the resource; watched until READY
+  Password,  // set a recorded pending password (nothing when none is recorded by then)
+  Call,      // one update call of the plan (PlannedAction::calls[call]); watched until its change shows
+  Delete,    // delete it (--prune); watched until gone
+  Barrier,   // acts on nothing: done when everything it needs is (the deletes wait for the rest)
+};
+
+constexpr size_t kNoAction = std::numeric_limits<size_t>::max();
+
+struct Operation {
+  OpType type = OpType::Settle;
+  size_t action = kNoAction;  // index in Plan::actions; kNoAction for a barrier
+  size_t call = 0;            // Call: index in the action's calls
+  std::vector<size_t> needs;  // operations that must be done first (indices in the same list)
+};
+
+struct OperationGraph {
+  std::vector<size_t> actions;  // the plan's actions with work (indices in Plan::actions), in plan order
+  std::vector<Operation> ops;
+};
+
+// The operations of the plan's create, adopt, update, delete and (when `wait`) wait actions: per
+// resource a chain (settle or create, then for a service its password and its calls, one at a
+// time), and across resources: a service's create and its attachment wait for the create of the
+// VPC it is declared in; deletes wait for every other operation; a VPC's delete waits for the
+// deletes of its project's services. Every `needs` index is smaller than the operation's own.
+OperationGraph operations_of(const Plan& plan, const State& state, bool wait);
+
+}  // namespace dbform
