@@ -139,7 +139,10 @@ Service parse_service(json j) {
     s.pooler_endpoint = parse_endpoint(object_field(*pooler, "endpoint"));
   }
   s.vpc_endpoint = vpc_endpoint_of(j);
-  if (const json* ha = object_field(j, "ha_replicas")) s.replica_count = integer_field(*ha, "replica_count");
+  if (const json* ha = object_field(j, "ha_replicas")) {
+    s.replica_count = integer_field(*ha, "replica_count");
+    s.sync_replica_count = integer_field(*ha, "sync_replica_count");
+  }
   s.environment = nested_string(j, "metadata", "environment");
   s.raw = std::move(j);
   s.raw.erase("initial_password");  // the password lives in one field only, never in `raw`

@@ -41,6 +41,7 @@ struct Service {
   Endpoint pooler_endpoint;  // connection_pooler.endpoint
   nlohmann::json vpc_endpoint;  // raw, from vpcEndpoint or vpc_endpoint; null when absent
   std::optional<long long> replica_count;  // ha_replicas.replica_count
+  std::optional<long long> sync_replica_count;  // ha_replicas.sync_replica_count
   std::string environment;                 // metadata.environment
   nlohmann::json raw;  // the whole response object, initial_password removed
 };

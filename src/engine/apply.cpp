@@ -680,6 +680,11 @@ class ApplyRun {
     Op& op = ops_[o];
     if (op.deleting) return rec.status == "DELETED" ? forget(o) : schedule_poll(i, rec);
     switch (classify_status(rec.status)) {
+      case StatusVerdict::Paused:
+        if (!expects_pause(o))
+          return fail_op(o, "status PAUSED: it was paused outside dbform. Declare `paused: true` to keep it paused, "
+                            "or `paused: false` to have dbform start it");
+        [[fallthrough]];
       case StatusVerdict::Ready:
         if (rec.pending_call.is_object() && rec.pending_call.value("call", "") == "delete") {  // a stopped prune's delete did not happen
           rec.pending_call = nullptr;
@@ -697,6 +702,16 @@ class ApplyRun {
                               "run `dbform state rm " + rec.address + "` to create it again");
       case StatusVerdict::KeepWaiting: return schedule_poll(i, rec);
     }
+  }
+
+  // Whether PAUSED is what the operation may find (SPEC section 6): the service is declared paused,
+  // or the plan starts it (a start, and the watch before it), or this is its stop.
+  bool expects_pause(size_t o) {
+    const PlannedAction& a = *item_of(o).action;
+    if (a.after.value("paused", false)) return true;
+    const auto& calls = a.calls;
+    if (ops_[o].what.type == OpType::Call) return call_of(o).call == "stop" || call_of(o).call == "start";
+    return std::any_of(calls.begin(), calls.end(), [](const PlannedCall& c) { return c.call == "start"; });
   }
 
   void schedule_poll(size_t i, const ResourceRecord& rec) {

@@ -145,6 +145,8 @@ nlohmann::json observe(const Service& s, const nlohmann::json& recorded, const V
   if (!s.environment.empty()) seen["environment_tag"] = s.environment;
   if (!s.region_code.empty()) seen["region_code"] = s.region_code;
   if (s.replica_count) seen["replica_count"] = *s.replica_count;
+  if (s.sync_replica_count) seen["sync_replica_count"] = *s.sync_replica_count;
+  if (!s.status.empty()) seen["paused"] = s.status == "PAUSED" || s.status == "PAUSING";
   if (!s.service_type.empty()) {
     // The time-series addon is what makes a TIMESCALEDB (TIMESERIESDB) service; ai cannot be seen.
     std::vector<std::string> addons;
@@ -186,7 +188,12 @@ bool call_took_effect(const std::string& call, const nlohmann::json& body, const
   };
   if (call == "resize") return shows("cpu_millis", sent("cpu_millis")) && shows("memory_gbs", sent("memory_gbs"));
   if (call == "setEnvironment") return shows("environment_tag", sent("environment"));
-  if (call == "setHA") return shows("replica_count", sent("replica_count"));
+  if (call == "setHA")
+    return (sent("replica_count").is_null() || shows("replica_count", sent("replica_count"))) &&
+           (sent("sync_replica_count").is_null() || shows("sync_replica_count", sent("sync_replica_count")));
+  // Watched until PAUSED, or READY again.
+  if (call == "stop") return s.status == "PAUSED";
+  if (call == "start") return s.status == "READY";
   if (call == "enablePooler") return shows("connection_pooler", true);
   if (call == "disablePooler") return shows("connection_pooler", false);
   // An attachment whose VPC id is not known yet has not been made, whatever the service shows.

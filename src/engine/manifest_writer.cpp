@@ -71,9 +71,9 @@ void emit_value(YAML::Emitter& out, const std::string& key, const nlohmann::json
 }
 
 const std::vector<const char*> kVpcFields = {"cidr", "region_code"};
-const std::vector<const char*> kServiceFields = {"addons",        "cpu_millis",    "memory_gbs",
-                                                 "environment_tag", "region_code", "replica_count",
-                                                 "vpc",           "connection_pooler"};
+const std::vector<const char*> kServiceFields = {
+    "addons", "cpu_millis", "memory_gbs", "environment_tag", "region_code", "replica_count", "sync_replica_count",
+    "vpc",    "connection_pooler", "paused"};
 
 std::string emit(const std::string& project_id, const std::vector<ResourceRecord>& records) {
   YAML::Emitter out;

@@ -26,7 +26,7 @@ OpType first_of(const PlannedAction& a, const State& state) {
   // else (not READY, or a call of an earlier run whose answer is unknown) is watched until READY
   // first, and a call whose change shows by then is not sent again.
   const ResourceRecord* rec = state.find(a.address);
-  const bool settled = a.action == Action::Update && rec && rec->is_ready() && rec->pending_call.is_null();
+  const bool settled = a.action == Action::Update && rec && rec->is_settled() && rec->pending_call.is_null();
   return settled ? OpType::Password : OpType::Settle;
 }
 

@@ -8,6 +8,7 @@ namespace dbform {
 
 StatusVerdict classify_status(const std::string& status) {
   if (status == "READY") return StatusVerdict::Ready;
+  if (status == "PAUSED") return StatusVerdict::Paused;
   if (is_failed_status(status)) return StatusVerdict::Failed;
   return StatusVerdict::KeepWaiting;
 }

@@ -6,10 +6,11 @@
 
 namespace dbform {
 
-enum class StatusVerdict { Ready, KeepWaiting, Failed };
+enum class StatusVerdict { Ready, Paused, KeepWaiting, Failed };
 
-// READY is done; DELETING, DELETED, PAUSING and PAUSED fail; everything else (QUEUED, CONFIGURING,
-// UNSTABLE, RESUMING, UPGRADING, OPTIMIZING, unknown or missing) keeps waiting.
+// READY is done; PAUSED is done where a pause is expected (the watcher decides); DELETING and
+// DELETED fail; everything else (QUEUED, CONFIGURING, UNSTABLE, PAUSING, RESUMING, UPGRADING,
+// OPTIMIZING, unknown or missing) keeps waiting.
 StatusVerdict classify_status(const std::string& status);
 
 struct PollSchedule {

@@ -23,7 +23,8 @@ const MappingSpec kProject{"a project", {"id", "api_key_env", "vpcs", "services"
 const MappingSpec kVpc{"a VPC", {"name", "cidr", "region_code", "deletion_protection"}, {"name", "cidr", "region_code"}};
 const MappingSpec kService{"a service",
                            {"name", "addons", "cpu_millis", "memory_gbs", "environment_tag", "region_code",
-                            "replica_count", "vpc", "connection_pooler", "deletion_protection"},
+                            "replica_count", "sync_replica_count", "vpc", "connection_pooler", "deletion_protection",
+                            "paused"},
                            {"name"}};
 
 // How to add a missing required key, for the error's hint.
@@ -203,6 +204,15 @@ std::optional<DesiredService> DocumentReader::service(const Entry& e) {
   if (const Entry* f = fields->find("environment_tag")) s.environment_tag = values_.environment_tag(*f);
   if (const Entry* f = fields->find("region_code")) s.region_code = values_.region_code(*f);
   if (const Entry* f = fields->find("replica_count")) s.replica_count = values_.replica_count(*f);
+  if (const Entry* f = fields->find("sync_replica_count")) {
+    s.sync_replica_count = values_.replica_count(*f);
+    if (s.sync_replica_count && s.replica_count && *s.sync_replica_count > *s.replica_count)
+      values_.error(f->where, f->path,
+                    "sync_replica_count " + std::to_string(*s.sync_replica_count) + " is more than replica_count " +
+                        std::to_string(*s.replica_count) + ": the synchronous replicas are some of the HA replicas",
+                    "lower sync_replica_count, or raise replica_count");
+  }
+  if (const Entry* f = fields->find("paused")) s.paused = values_.boolean(*f);
   if (const Entry* f = fields->find("vpc")) {
     s.vpc = values_.name(*f);
     s.vpc_location = f->where;

@@ -18,6 +18,8 @@ nlohmann::json settings_json(const DesiredService& s) {
   if (s.environment_tag) j["environment_tag"] = *s.environment_tag;
   if (s.region_code) j["region_code"] = *s.region_code;
   if (s.replica_count) j["replica_count"] = *s.replica_count;
+  if (s.sync_replica_count) j["sync_replica_count"] = *s.sync_replica_count;
+  if (s.paused) j["paused"] = *s.paused;
   if (s.vpc) j["vpc"] = *s.vpc;
   if (s.connection_pooler) j["connection_pooler"] = *s.connection_pooler;
   return j;

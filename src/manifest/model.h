@@ -36,6 +36,8 @@ struct DesiredService {
   std::optional<std::string> environment_tag;  // "DEV" or "PROD"
   std::optional<std::string> region_code;
   std::optional<long long> replica_count;
+  std::optional<long long> sync_replica_count;  // synchronous HA replicas, at most replica_count
+  std::optional<bool> paused;                   // true: stopped (PAUSED); false: running
   // The project's VPC it is attached to. Unlike the other optional fields, no `vpc` is managed
   // too: it means "in no VPC" (SPEC section 2).
   std::optional<std::string> vpc;

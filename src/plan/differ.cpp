@@ -14,7 +14,7 @@ using nlohmann::json;
 namespace {
 
 // Fields set by calls after the create, never in the create's body.
-constexpr const char* kSetAfterCreate[] = {"vpc", "connection_pooler"};
+constexpr const char* kSetAfterCreate[] = {"vpc", "connection_pooler", "sync_replica_count", "paused"};
 
 // A service's fields that cannot change in place (SPEC section 3); every VPC field is such a field.
 bool needs_replacement(ResourceKind kind, const FieldChange& c) {
@@ -29,7 +29,9 @@ bool needs_replacement(ResourceKind kind, const FieldChange& c) {
 // so that declaring what the service already has is no change.
 json last_seen(const json& service, const std::string& field) {
   if (!service.is_object() || !service.contains("service_id")) return json();
-  auto object = [&](const char* key) { return service.contains(key) && service[key].is_object() ? service[key] : json(); };
+  auto object = [&](const char* key) {
+    return service.contains(key) && service[key].is_object() ? service[key] : json::object();
+  };
   if (field == "cpu_millis" || field == "memory_gbs") {
     if (!service.contains("resources") || !service["resources"].is_array() || service["resources"].empty() ||
         !service["resources"][0].is_object())
@@ -41,8 +43,11 @@ json last_seen(const json& service, const std::string& field) {
   if (field == "region_code" && service.value("region_code", json()).is_string()) return service["region_code"];
   if (field == "environment_tag" && object("metadata").value("environment", json()).is_string())
     return service["metadata"]["environment"];
-  if (field == "replica_count" && object("ha_replicas").value("replica_count", json()).is_number_integer())
-    return service["ha_replicas"]["replica_count"];
+  for (const char* count : {"replica_count", "sync_replica_count"})
+    if (field == count && object("ha_replicas").value(count, json()).is_number_integer())
+      return service["ha_replicas"][count];
+  if (field == "paused" && service.value("status", json()).is_string())
+    return service["status"] == "PAUSED" || service["status"] == "PAUSING";
   if (field == "connection_pooler") return service.contains("connection_pooler") && service["connection_pooler"].is_object();
   return json();
 }
@@ -122,9 +127,21 @@ CallPlan calls_between(const json& current, const json& declared, const json& ob
   if (differs("environment_tag"))
     out.calls.push_back({"setEnvironment", {{"environment", declared["environment_tag"]}}, "",
                          {{"environment_tag", declared["environment_tag"]}}});
-  if (differs("replica_count"))
-    out.calls.push_back({"setHA", {{"replica_count", declared["replica_count"]}}, "",
-                         {{"replica_count", declared["replica_count"]}}});
+  if (differs("replica_count") || differs("sync_replica_count")) {
+    // One setHA with both counts: an undeclared replica_count is sent as the service has it now.
+    json body = json::object(), sets = json::object();
+    for (const char* f : {"replica_count", "sync_replica_count"}) {
+      if (declared.contains(f)) sets[f] = declared[f];
+      if (const json& v = declared.contains(f) ? declared[f] : value(current, f); !v.is_null()) body[f] = v;
+    }
+    if (body.contains("sync_replica_count") && body.contains("replica_count") &&
+        body["sync_replica_count"].get<long long>() > body["replica_count"].get<long long>()) {
+      out.problem = "sync_replica_count " + body["sync_replica_count"].dump() + " is more than the service's " +
+                    "replica_count " + body["replica_count"].dump() + ": declare replica_count too";
+      return out;
+    }
+    out.calls.push_back({"setHA", body, "", sets});
+  }
   if (differs("connection_pooler")) {
     const bool on = declared["connection_pooler"].get<bool>();
     out.calls.push_back({on ? "enablePooler" : "disablePooler", json(), "", {{"connection_pooler", on}}});
@@ -143,6 +160,14 @@ CallPlan calls_between(const json& current, const json& declared, const json& ob
       out.calls.push_back({"attachToVPC", {{"vpc_id", vpc_id_of(state, project_id, to.get<std::string>())}},
                            to.get<std::string>(), {{"vpc", to}}});
   }
+  // A paused service is changed while it runs: started first, stopped last (SPEC section 3), so
+  // one declared paused, or whose pause is not managed, is paused again afterwards.
+  const bool paused = value(current, "paused") == true;
+  const json want = value(declared, "paused");
+  const bool start = paused && (want == false || !out.calls.empty());
+  const bool stop = want == true ? !paused || start : start && want.is_null();
+  if (start) out.calls.insert(out.calls.begin(), {"start", json(), "", {{"paused", false}}});
+  if (stop) out.calls.push_back({"stop", json(), "", {{"paused", true}}});
   return out;
 }
 
@@ -221,7 +246,8 @@ PlannedAction plan_declared(const std::string& project_id, ResourceKind kind, co
     return a;
   }
   if (kind == ResourceKind::Service) {
-    std::vector<std::string> fields = {"vpc", "cpu_millis", "memory_gbs"};  // resize sends both, declared or not
+    // resize sends both sizes and setHA both counts, declared or not; a paused service is started first.
+    std::vector<std::string> fields = {"vpc", "cpu_millis", "memory_gbs", "replica_count", "paused"};
     for (auto it = a.after.begin(); it != a.after.end(); ++it) fields.push_back(it.key());
     json current = json::object();
     for (const auto& f : fields)
@@ -233,13 +259,15 @@ PlannedAction plan_declared(const std::string& project_id, ResourceKind kind, co
       return a;
     }
     a.calls = std::move(plan.calls);
+    if (a.calls.size() > 2 && a.calls.front().call == "start" && a.calls.back().call == "stop")
+      a.reason = "paused: it is started for these changes and stopped again";
   }
   // Recorded at every apply, whatever else changes: an apply that only does this calls no API.
   if (rec->deletion_protection != protection)
     a.changes.push_back({"deletion_protection", rec->deletion_protection, protection, false});
-  if (!rec->is_ready() || !rec->pending_password.empty()) {
+  if (!rec->is_settled() || !rec->pending_password.empty()) {
     a.action = Action::Wait;
-    if (!rec->pending_password.empty() && rec->is_ready())
+    if (!rec->pending_password.empty() && rec->is_settled())
       a.reason = "a new password was recorded but the API has not confirmed it: it is set again";
     if (is_failed_status(rec->status))
       a.reason = "recorded status " + rec->status + ": it will not become READY by itself. Run `dbform state rm " +
@@ -313,6 +341,9 @@ std::string recorded_vpc_id(const State& state, const std::string& project_id, c
 json created_with(const json& declared) {
   json j = declared;
   for (const char* field : kSetAfterCreate) j.erase(field);
+  // What every new service has needs no call: it runs, with no synchronous replicas.
+  if (declared.contains("paused") && declared["paused"] == false) j["paused"] = false;
+  if (declared.contains("sync_replica_count") && declared["sync_replica_count"] == 0) j["sync_replica_count"] = 0;
   return j;
 }
 

@@ -17,7 +17,8 @@ const char* action_name(Action a) {
 }
 
 bool is_async_call(const std::string& call) {
-  return call == "resize" || call == "setHA" || call == "attachToVPC" || call == "detachFromVPC";
+  return call == "resize" || call == "setHA" || call == "attachToVPC" || call == "detachFromVPC" || call == "stop" ||
+         call == "start";
 }
 
 PlanSummary summarize(const std::vector<PlannedAction>& actions) {

@@ -24,6 +24,10 @@ struct SimService {
   // service shows UPGRADING with its old fields, then READY with these.
   std::optional<nlohmann::json> upgraded;
   Clock::TimePoint upgrade_done{};
+  // Stopped (stop) or running (start): PAUSING or RESUMING until `pause_done`, then PAUSED or as
+  // before.
+  bool paused = false;
+  Clock::TimePoint pause_done{};
   // A delete in progress: DELETING until `gone_at`, then 404 and absent from lists.
   std::optional<Clock::TimePoint> gone_at;
 };

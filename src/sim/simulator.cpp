@@ -18,11 +18,12 @@ namespace {
 using nlohmann::json;
 using sim::json_error;
 
-enum class RouteId { AuthInfo, Services, Service, ServiceAction, Vpcs, Vpc };
+enum class RouteId { AuthInfo, Services, Service, ServiceAction, Vpcs, Vpc, VpcRename };
 
 // The calls on one service after .../services/{service_id}/, all POST.
-const std::set<std::string> kServiceActions = {"resize",       "setEnvironment", "setHA",        "attachToVPC",
-                                               "detachFromVPC", "enablePooler",  "disablePooler", "updatePassword"};
+const std::set<std::string> kServiceActions = {"resize",       "setEnvironment", "setHA",          "attachToVPC",
+                                               "detachFromVPC", "enablePooler",  "disablePooler",  "updatePassword",
+                                               "stop",          "start",         "rename"};
 
 struct Route {
   RouteId id;
@@ -64,6 +65,8 @@ std::optional<Route> match_route(const std::string& path) {
   } else if (parts[2] == "vpcs") {
     if (parts.size() == 3) return Route{RouteId::Vpcs, vpcs, {"GET", "POST"}, project, "", ""};
     if (parts.size() == 4) return Route{RouteId::Vpc, vpcs + "/{vpc_id}", {"GET", "DELETE"}, project, parts[3], ""};
+    if (parts.size() == 5 && parts[4] == "rename")
+      return Route{RouteId::VpcRename, vpcs + "/{vpc_id}/rename", {"POST"}, project, parts[3], "rename"};
   }
   return std::nullopt;
 }
@@ -107,7 +110,7 @@ struct Simulator::Impl {
   SimResponse delete_service(sim::SimService& service);
   SimResponse delete_vpc(const std::string& project_id, const std::string& vpc_id);
   sim::SimService* find_service(const std::string& project_id, const std::string& service_id);  // live ones only
-  const sim::SimVpc* find_vpc(const std::string& project_id, const std::string& vpc_id) const;
+  sim::SimVpc* find_vpc(const std::string& project_id, const std::string& vpc_id);
   bool live(const sim::SimService& service) const { return !service.gone_at || clock.now() < *service.gone_at; }
   // The fields as they are now: a finished upgrade's, else the current ones.
   const json& fields_of(const sim::SimService& service) const;
@@ -192,11 +195,16 @@ SimResponse Simulator::Impl::dispatch(const SimRequest& request, const Route& ro
       }
       return json_answer(200, list);
     }
-    case RouteId::Vpc: {
+    case RouteId::Vpc:
+    case RouteId::VpcRename: {
       if (method == "DELETE") return delete_vpc(route.project_id, route.resource_id);
-      const sim::SimVpc* vpc = find_vpc(route.project_id, route.resource_id);
+      sim::SimVpc* vpc = find_vpc(route.project_id, route.resource_id);
       if (!vpc) return json_error(404, "NOT_FOUND", "vpc" + not_found);
-      return json_answer(200, vpc->fields);
+      if (route.id == RouteId::Vpc) return json_answer(200, vpc->fields);
+      const json body = json::parse(request.body, nullptr, false);
+      if (auto problem = sim::check_rename(body)) return json_error(400, "BAD_REQUEST", *problem);
+      vpc->fields["name"] = body["name"];
+      return json_answer(200, json{{"message", "vpc renamed"}});
     }
   }
   return json_error(500, "INTERNAL", "unhandled route");
@@ -236,7 +244,8 @@ std::optional<std::string> console_resize_body(json& request) {
 
 SimResponse Simulator::Impl::service_action(sim::SimService& service, const std::string& action,
                                             const std::string& body, bool console) {
-  const bool no_body = action == "enablePooler" || action == "disablePooler" || action == "delete";
+  const bool no_body = action == "enablePooler" || action == "disablePooler" || action == "delete" ||
+                       action == "stop" || action == "start";
   json request = no_body || body.empty() ? json::object() : json::parse(body, nullptr, false);
   if (request.is_discarded()) return json_error(400, "BAD_REQUEST", "request body is not valid JSON");
   if (service.upgraded && clock.now() >= service.upgrade_done) {  // fold a finished upgrade in
@@ -244,9 +253,11 @@ SimResponse Simulator::Impl::service_action(sim::SimService& service, const std:
     service.upgraded.reset();
   }
   const std::string status = status_of(service);
-  if (!console && action != "updatePassword" && status != "READY")
-    return json_error(409, "CONFLICT", "service " + service.service_id + " is " + status +
-                                           "; try again when it is READY");
+  // Only a READY service takes calls; a PAUSED one only start (and a new password).
+  const std::string needed = action == "start" ? "PAUSED" : "READY";
+  if (!console && action != "updatePassword" && status != needed)
+    return json_error(409, "CONFLICT", "service " + service.service_id + " is " + status + "; " + action +
+                                           " needs it " + needed);
   if (action == "updatePassword") {  // UpdatePasswordInput: a non-empty password; 204, no body
     if (!request.is_object() || !request.contains("password") || !request["password"].is_string() ||
         request["password"].get<std::string>().empty())
@@ -259,6 +270,18 @@ SimResponse Simulator::Impl::service_action(sim::SimService& service, const std:
   if (action == "delete") {
     service.gone_at = clock.now();
     return json_answer(200, message("deleted"));
+  }
+  if (action == "stop" || action == "start") {  // 202 with the Service: PAUSING or RESUMING for a while
+    service.paused = action == "stop";
+    service.pause_done = console ? clock.now() : clock.now() + config.upgrading_delay;
+    return json_answer(console ? 200 : 202, service_view(service, false));
+  }
+  if (action == "rename") {  // 200 with the Service
+    if (auto problem = sim::check_rename(request)) return json_error(400, "BAD_REQUEST", *problem);
+    service.name = request["name"].get<std::string>();
+    service.fields["name"] = service.name;
+    if (service.upgraded) (*service.upgraded)["name"] = service.name;
+    return json_answer(200, service_view(service, false));
   }
   json next = service.fields;
   bool async = false;
@@ -276,9 +299,14 @@ SimResponse Simulator::Impl::service_action(sim::SimService& service, const std:
     if (!problem) next["metadata"]["environment"] = request["environment"];
   } else if (action == "setHA") {
     problem = sim::check_set_ha(request);
-    if (!problem)
+    if (!problem) {
       for (const char* field : {"replica_count", "sync_replica_count"})
         if (request.contains(field)) next["ha_replicas"][field] = request[field];
+      const json& ha = next["ha_replicas"];
+      if (ha.value("sync_replica_count", 0LL) > ha.value("replica_count", 0LL))
+        problem = "sync_replica_count " + ha["sync_replica_count"].dump() + " is more than replica_count " +
+                  ha.value("replica_count", json(0)).dump();
+    }
     async = true;
   } else if (action == "attachToVPC" || action == "detachFromVPC") {
     problem = sim::check_vpc_attachment(request);
@@ -351,8 +379,8 @@ sim::SimService* Simulator::Impl::find_service(const std::string& project_id, co
   return nullptr;
 }
 
-const sim::SimVpc* Simulator::Impl::find_vpc(const std::string& project_id, const std::string& vpc_id) const {
-  for (const auto& vpc : vpcs)
+sim::SimVpc* Simulator::Impl::find_vpc(const std::string& project_id, const std::string& vpc_id) {
+  for (auto& vpc : vpcs)
     if (vpc.project_id == project_id && vpc.fields["id"] == vpc_id) return &vpc;
   return nullptr;
 }
@@ -364,6 +392,8 @@ const json& Simulator::Impl::fields_of(const sim::SimService& service) const {
 std::string Simulator::Impl::status_of(const sim::SimService& service) const {
   if (service.gone_at) return "DELETING";
   if (service.upgraded && clock.now() < service.upgrade_done) return "UPGRADING";
+  if (service.paused) return clock.now() < service.pause_done ? "PAUSING" : "PAUSED";
+  if (clock.now() < service.pause_done) return "RESUMING";
   auto age = std::chrono::duration_cast<Duration>(clock.now() - service.created_at);
   return sim::status_at(service.fate, age, config);
 }

@@ -485,8 +485,53 @@ TEST_CASE("sim: update bodies are checked as strictly as the published document"
   CHECK(h.act("setHA", {{"replica_count", -1}}).status == 400);
   CHECK(h.act("attachToVPC", {{"vpc_id", 12}}).status == 400);
   CHECK(h.act("attachToVPC", {{"vpc_id", "12"}}).status == 404);  // no such VPC
-  CHECK(h.act("rename", {{"name", "x"}}).status == 404);
+  CHECK(h.act("setHA", {{"replica_count", 1}, {"sync_replica_count", 2}}).status == 400);  // sync <= replicas
+  CHECK(h.act("setHA", {{"sync_replica_count", 1}}).status == 400);  // the service has no replicas
+  CHECK(h.act("rename", json::object()).status == 400);
+  CHECK(h.act("rename", {{"name", ""}}).status == 400);
+  CHECK(h.act("rename", {{"name", "x"}, {"extra", 1}}).status == 400);
+  CHECK(h.act("rebuild", {{"name", "x"}}).status == 404);  // no such call
   CHECK(h.status_of(h.id) == "READY");  // nothing was started
+}
+
+TEST_CASE("sim: stop and start: PAUSING, PAUSED, RESUMING, READY, and calls only when READY") {
+  UpdateHarness h;
+  CHECK(h.act("start").status == 409);  // it runs
+  auto stopped = h.act("stop");
+  REQUIRE(stopped.status == 202);
+  CHECK(body_of(stopped)["status"] == "PAUSING");
+  CHECK(h.act("stop").status == 409);
+  h.clock.advance(std::chrono::seconds(2));
+  CHECK(h.service()["status"] == "PAUSED");
+  CHECK(h.act("setEnvironment", {{"environment", "PROD"}}).status == 409);  // a paused service takes no change
+  CHECK(h.act("updatePassword", {{"password", "a-new-one"}}).status == 204);
+  auto started = h.act("start");
+  REQUIRE(started.status == 202);
+  CHECK(body_of(started)["status"] == "RESUMING");
+  h.clock.advance(std::chrono::seconds(2));
+  CHECK(h.service()["status"] == "READY");
+  // From the console: at once.
+  REQUIRE(h.sim.console(h.id, "stop", "").status == 200);
+  CHECK(h.service()["status"] == "PAUSED");
+  auto counts = h.sim.request_counts();
+  CHECK(counts["POST /projects/{project_id}/services/{service_id}/stop"] == 2);
+  CHECK(counts["POST /projects/{project_id}/services/{service_id}/start"] == 2);
+}
+
+TEST_CASE("sim: rename a service (200, the Service) and a VPC (200, a message), and setHA sets both counts") {
+  UpdateHarness h;
+  auto renamed = h.act("rename", {{"name", "orders-v2"}});
+  REQUIRE(renamed.status == 200);
+  CHECK(body_of(renamed)["name"] == "orders-v2");
+  CHECK(body_of(h.call("GET", "/projects/proj-a/services"))[0]["name"] == "orders-v2");
+  auto vpc = h.call("POST", "/projects/proj-a/vpcs/" + h.vpc + "/rename", json{{"name", "edge"}}.dump());
+  REQUIRE(vpc.status == 200);
+  CHECK(body_of(h.call("GET", "/projects/proj-a/vpcs/" + h.vpc))["name"] == "edge");
+  CHECK(h.call("POST", "/projects/proj-a/vpcs/" + h.vpc + "/rename", "{}").status == 400);
+  CHECK(h.call("POST", "/projects/proj-a/vpcs/999/rename", json{{"name", "x"}}.dump()).status == 404);
+  REQUIRE(h.act("setHA", {{"replica_count", 2}, {"sync_replica_count", 1}}).status == 202);
+  h.clock.advance(std::chrono::seconds(2));
+  CHECK(h.service()["ha_replicas"] == json{{"replica_count", 2}, {"sync_replica_count", 1}});
 }
 
 TEST_CASE("sim: setEnvironment and the pooler answer 200 and change at once") {

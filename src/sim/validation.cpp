@@ -172,6 +172,14 @@ std::optional<std::string> check_set_environment(const json& body) {
   return std::nullopt;
 }
 
+std::optional<std::string> check_rename(const json& body) {  // ServiceRename, VPCRename
+  if (!body.is_object()) return "request body must be a JSON object";
+  if (auto error = unknown_field(body, {"name"})) return error;
+  if (!body.contains("name") || !body["name"].is_string() || body["name"].get<std::string>().empty())
+    return "name is required: a non-empty string";
+  return std::nullopt;
+}
+
 std::optional<std::string> check_set_ha(const json& body) {
   if (!body.is_object()) return "request body must be a JSON object";
   if (auto error = unknown_field(body, {"replica_count", "sync_replica_count"})) return error;

@@ -7,7 +7,7 @@
 namespace dbform {
 
 bool is_failed_status(const std::string& status) {
-  return status == "DELETING" || status == "DELETED" || status == "PAUSING" || status == "PAUSED";
+  return status == "DELETING" || status == "DELETED";
 }
 
 void State::reindex() const {

@@ -53,10 +53,13 @@ struct ResourceRecord {
   nlohmann::json last_response;  // last API object seen, initial_password removed
 
   bool is_ready() const { return kind == ResourceKind::Vpc ? !id.empty() : status == "READY"; }
+  // READY, or PAUSED: nothing is under way, and calls may be planned (a paused service's are
+  // wrapped in start and stop).
+  bool is_settled() const { return is_ready() || (kind == ResourceKind::Service && status == "PAUSED"); }
 };
 
-// The statuses from which a service will not become READY by itself (SPEC section 6): DELETING,
-// DELETED, PAUSING, PAUSED. The one list the differ, the watcher and the lookups share.
+// The statuses from which a service will not become READY by itself (SPEC section 6): DELETING and
+// DELETED. The one list the differ, the watcher and the lookups share.
 bool is_failed_status(const std::string& status);
 
 struct State {

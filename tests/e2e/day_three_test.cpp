@@ -1,0 +1,185 @@
+// Day three (issue 20): pause and resume, synchronous HA replicas; through the real binary against
+// the simulator, counting the calls it saw.
+#include "common.h"
+
+using namespace e2e;
+
+namespace {
+
+const std::string kStop = "POST /projects/{project_id}/services/{service_id}/stop";
+const std::string kStart = "POST /projects/{project_id}/services/{service_id}/start";
+const std::string kResize = "POST /projects/{project_id}/services/{service_id}/resize";
+const std::string kSetHA = "POST /projects/{project_id}/services/{service_id}/setHA";
+
+std::string orders(const std::string& extra = "", int cpu = 1000, int memory = 4) {
+  return service_yaml("orders", cpu, memory) + extra;
+}
+
+json sim_service(Sandbox& sb, const std::string& name) {
+  for (const auto& s : sb.sim().all_services())
+    if (s["name"] == name) return s;
+  return json();
+}
+
+void check_clean(Sandbox& sb) {
+  for (const char* refresh : {"--detailed-exitcode", "--refresh"}) {
+    RunResult plan = sb.run({"plan", "--detailed-exitcode", refresh});
+    INFO(plan.describe());
+    CHECK(plan.exit_code == 0);
+  }
+}
+
+// Applies `services` (and the base VPC-less project); the run must succeed.
+RunResult apply_services(Sandbox& sb, const std::vector<std::string>& services) {
+  sb.write("dbform.yaml", manifest({}, services));
+  RunResult r = sb.apply();
+  INFO(r.describe() << "\ncounts: " << sb.counts().dump());
+  REQUIRE(r.exit_code == 0);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("e2e: paused: true stops a running service once and watches it to PAUSED, and false starts it again") {
+  Sandbox sb;
+  apply_services(sb, {orders()});
+  sb.write("dbform.yaml", manifest({}, {orders("        paused: true\n")}));
+  RunResult plan = sb.run({"plan", "--detailed-exitcode"});
+  INFO(plan.describe());
+  CHECK(plan.exit_code == 2);
+  CHECK(contains(plan.out, "stop"));
+  CHECK(contains(plan.out, "Plan: 0 to create, 1 to update"));
+
+  const json before = writes_of(sb.counts());
+  RunResult paused = apply_services(sb, {orders("        paused: true\n")});
+  CHECK(contains(paused.out, "PAUSING"));
+  json expected = before;
+  expected[kStop] = 1;
+  CHECK(writes_of(sb.counts()) == expected);
+  CHECK(sim_service(sb, "orders")["status"] == "PAUSED");
+  json rec = find_resource(sb.state(), service_address("orders"));
+  CHECK(rec["status"] == "PAUSED");
+  CHECK(rec["settings"]["paused"] == true);
+  CHECK_FALSE(rec.contains("pending_call"));
+  check_clean(sb);
+
+  apply_services(sb, {orders("        paused: false\n")});
+  expected[kStart] = 1;
+  CHECK(writes_of(sb.counts()) == expected);
+  CHECK(sim_service(sb, "orders")["status"] == "READY");
+  CHECK(find_resource(sb.state(), service_address("orders"))["status"] == "READY");
+  check_clean(sb);
+}
+
+TEST_CASE("e2e: a change to a service declared paused is made while it runs: start, the change, stop") {
+  Sandbox sb;
+  apply_services(sb, {orders("        paused: true\n")});  // created, then stopped
+  CHECK(sb.count(kStop) == 1);
+  CHECK(sim_service(sb, "orders")["status"] == "PAUSED");
+
+  sb.write("dbform.yaml", manifest({}, {orders("        paused: true\n", 2000, 8)}));
+  RunResult plan = sb.run({"plan"});
+  INFO(plan.describe());
+  const size_t start = plan.out.find("start"), resize = plan.out.find("resize"), stop = plan.out.rfind("stop");
+  CHECK(start < resize);
+  CHECK(resize < stop);
+  CHECK(stop != std::string::npos);
+  CHECK(contains(plan.out, "started for these changes and stopped again"));
+
+  apply_services(sb, {orders("        paused: true\n", 2000, 8)});
+  CHECK(sb.count(kStart) == 1);
+  CHECK(sb.count(kResize) == 1);
+  CHECK(sb.count(kStop) == 2);
+  json s = sim_service(sb, "orders");
+  CHECK(s["status"] == "PAUSED");
+  CHECK(s["resources"][0]["spec"]["cpu_millis"] == 2000);
+  check_clean(sb);
+}
+
+TEST_CASE("e2e: a service paused outside dbform is drift: the plan shows it and apply starts it") {
+  Sandbox sb;
+  apply_services(sb, {orders("        paused: false\n")});
+  const std::string id = find_resource(sb.state(), service_address("orders"))["id"];
+  REQUIRE(sb.sim().console(id, "stop", "").status == 200);
+
+  RunResult plan = sb.run({"plan", "--detailed-exitcode", "--refresh"});
+  INFO(plan.describe());
+  CHECK(plan.exit_code == 2);
+  CHECK(contains(plan.out, "paused"));
+  CHECK(contains(plan.out, "outside dbform"));
+  CHECK(contains(plan.out, "start"));
+  RunResult r = sb.run({"apply", "--auto-approve", "--refresh"});
+  INFO(r.describe());
+  REQUIRE(r.exit_code == 0);
+  CHECK(sb.count(kStart) == 1);
+  CHECK(sim_service(sb, "orders")["status"] == "READY");
+  check_clean(sb);
+}
+
+TEST_CASE("e2e: a service paused outside dbform and not declared paused fails its watch, naming paused") {
+  Sandbox sb;
+  apply_services(sb, {orders()});
+  const std::string id = find_resource(sb.state(), service_address("orders"))["id"];
+  // Paused in the console while dbform waits for its resize.
+  sb.write("dbform.yaml", manifest({}, {orders("", 2000, 8)}));
+  REQUIRE(sb.sim().console(id, "stop", "").status == 200);
+  RunResult r = sb.run({"apply", "--auto-approve", "--no-refresh"});
+  INFO(r.describe());
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.all(), "paused: true"));
+  CHECK(sb.count(kStart) == 0);  // not declared: dbform does not start it on its own
+}
+
+TEST_CASE("e2e: sync_replica_count: one setHA with both counts, then a clean plan") {
+  Sandbox sb;
+  apply_services(sb, {orders("        replica_count: 1\n")});
+  sb.write("dbform.yaml", manifest({}, {orders("        replica_count: 2\n        sync_replica_count: 1\n")}));
+  RunResult plan = sb.run({"plan"});
+  INFO(plan.describe());
+  CHECK(contains(plan.out, R"(setHA {"replica_count":2,"sync_replica_count":1})"));
+  apply_services(sb, {orders("        replica_count: 2\n        sync_replica_count: 1\n")});
+  CHECK(sb.count(kSetHA) == 1);
+  CHECK(sim_service(sb, "orders")["ha_replicas"] == json{{"replica_count", 2}, {"sync_replica_count", 1}});
+  check_clean(sb);
+  // Only the synchronous count changes: one setHA, with the declared replica_count.
+  apply_services(sb, {orders("        replica_count: 2\n        sync_replica_count: 2\n")});
+  CHECK(sb.count(kSetHA) == 2);
+  CHECK(sim_service(sb, "orders")["ha_replicas"]["sync_replica_count"] == 2);
+  check_clean(sb);
+}
+
+TEST_CASE("e2e: sync_replica_count above replica_count is a located error, and nothing is called") {
+  Sandbox sb;
+  sb.write("dbform.yaml", manifest({}, {orders("        replica_count: 1\n        sync_replica_count: 2\n")}));
+  for (const char* command : {"validate", "plan", "apply"}) {
+    RunResult r = command == std::string("apply") ? sb.run({"apply", "--auto-approve"}) : sb.run({command});
+    INFO(r.describe());
+    CHECK(r.exit_code != 0);
+    CHECK(contains(r.err, "dbform.yaml:"));
+    CHECK(contains(r.err, "sync_replica_count 2 is more than replica_count 1"));
+  }
+  CHECK(writes_of(sb.counts()).empty());
+}
+
+TEST_CASE("e2e: faults: a lost answer and a 504 after commit on stop and on start: each made once") {
+  using Kind = dbform::RouteFault::Kind;
+  for (Kind kind : {Kind::LoseAnswer, Kind::GatewayTimeout}) {
+    Sandbox sb;
+    apply_services(sb, {orders()});
+    sb.sim().set_route_faults({{kStop, kind, 1, 1}, {kStart, kind, 1, 1}});
+    apply_services(sb, {orders("        paused: true\n")});
+    CHECK(sb.count(kStop) >= 1);
+    CHECK(sim_service(sb, "orders")["status"] == "PAUSED");
+    apply_services(sb, {orders("        paused: false\n")});
+    CHECK(sim_service(sb, "orders")["status"] == "READY");
+    // A retry of the first send found the service PAUSING (or RESUMING) and was refused, or was
+    // not sent at all: the change was made once, and the state says so.
+    json rec = find_resource(sb.state(), service_address("orders"));
+    CHECK(rec["status"] == "READY");
+    CHECK_FALSE(rec.contains("pending_call"));
+    check_clean(sb);
+    const json faults = sb.sim().fault_counts();
+    INFO(faults.dump());
+    CHECK(!faults.empty());
+  }
+}
