@@ -345,4 +345,11 @@ std::optional<Service> ApiClient::update_service(const std::string& key, const s
   return map_response<Service>("POST", path, answer, parse_service);
 }
 
+void ApiClient::update_vpc(const std::string& key, const std::string& project_id, const std::string& vpc_id,
+                           const std::string& action, const json& body) {
+  const std::string path = project_path(project_id, "/vpcs/" + escape_path_segment(vpc_id) + "/" + action);
+  const std::string text = body.dump();
+  call(CallKind::Read, "POST", path, key, &text);
+}
+
 }  // namespace dbform

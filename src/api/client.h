@@ -97,6 +97,9 @@ class ApiClient {
   // like a read. False when it was gone already (404).
   bool delete_service(const std::string& key, const std::string& project_id, const std::string& service_id);
   bool delete_vpc(const std::string& key, const std::string& project_id, const std::string& vpc_id);
+  // POST .../vpcs/{vpc_id}/{action} (rename): an idempotent call answered with a SuccessMessage.
+  void update_vpc(const std::string& key, const std::string& project_id, const std::string& vpc_id,
+                  const std::string& action, const nlohmann::json& body);
 
   const std::string& base_url() const { return base_url_; }
   // A set flag ends every back-off and Retry-After wait at once: the call fails instead of waiting.

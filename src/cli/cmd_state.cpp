@@ -111,6 +111,19 @@ int rewrite_state(const Rekeying& how, const StateOptions& opts) {
   return 0;
 }
 
+// The address `text` names for a record moving from `from`: a full address, `KIND/NAME` or `NAME`,
+// always of the same project and kind.
+std::string moved_address(const ResourceRecord& from, const std::string& text) {
+  const std::string prefix = from.project_id + "/" + kind_plural(from.kind) + "/";
+  std::string name = text;
+  if (text.rfind(prefix, 0) == 0) name = text.substr(prefix.size());
+  else if (text.rfind(std::string(kind_plural(from.kind)) + "/", 0) == 0) name = text.substr(text.find('/') + 1);
+  if (!is_valid_name(name))
+    throw UsageError("`" + text + "` is not a new address for " + from.address + ": give " + prefix +
+                     "NAME (same project and kind) or a bare NAME (letters, digits, - and _)");
+  return prefix + name;
+}
+
 StateKey required_key(const char* operation) {
   auto key = state_key("DBFORM_STATE_PASSPHRASE", "DBFORM_STATE_KEY_FILE");
   if (!key)
@@ -161,6 +174,28 @@ void add_state_command(CLI::App& app, int& exit_code) {
     store->write(state);
     for (const auto& a : addresses)
       std::cout << "Removed " << a << " from the state. It still exists in the API; dbform no longer manages it.\n";
+    exit_code = 0;
+  });
+
+  auto* mv = cmd->add_subcommand("mv", "move a record to another name of the same project and kind (no API call; the "
+                                       "next plan renames the resource to match)");
+  add_state_options(*mv, *opts, true);
+  mv->add_option("old", *targets, "the recorded address, and the new address or name")->required()->expected(2);
+  mv->callback([opts, targets, &exit_code] {
+    auto store = open_state_store(*opts);
+    auto lock = store->lock("state mv", lock_timeout(*opts));
+    State state = read_state_to_repair(*store).value_or(new_state());
+    const ResourceRecord& from = resolve_address(state, (*targets)[0]);
+    const std::string to = moved_address(from, (*targets)[1]);
+    if (state.find(to)) throw UsageError("`" + to + "` is recorded already: `dbform state rm` it first, or choose another name");
+    if (from.create_pending && from.id.empty())
+      throw UsageError("`" + from.address + "`'s create has an unknown outcome (it would be looked up by its old name): "
+                       "run apply to settle it first");
+    const std::string old_address = from.address, old_name = from.name, name = to.substr(to.rfind('/') + 1);
+    move_record(state, old_address, to, name);
+    store->write(state);
+    std::cout << "Moved " << old_address << " to " << to << ". The API still names it `" << old_name
+              << "`: the next plan shows the rename call that makes it `" << name << "`.\n";
     exit_code = 0;
   });
 

@@ -87,6 +87,7 @@ class ApplyRun {
       : api_(api), store_(store), clock_(clock), events_(events), options_(options), keys_(keys), state_(state) {}
 
   ApplyResult execute(const Plan& plan) {
+    move_renamed(plan);
     build(plan);
     record_protection(plan);  // saved with the first write, before any call
     guard_names(plan);
@@ -130,6 +131,14 @@ class ApplyRun {
   // How long the main thread waits before looking at the stop flag again.
   static constexpr Duration kStopCheck{250};
   static constexpr std::optional<Duration> kForever{};
+
+  // The records of renames move to their new addresses, as the plan was made (saved with the first
+  // write, before any call).
+  void move_renamed(const Plan& plan) {
+    for (const auto& a : plan.actions)
+      if (!a.renamed_from.empty() && state_.find(a.renamed_from) && !state_.find(a.address))
+        for (const auto& address : move_record(state_, a.renamed_from, a.address, a.name)) changed_.insert(address);
+  }
 
   // The plan's operations, and the resources they act on.
   void build(const Plan& plan) {
@@ -573,10 +582,11 @@ class ApplyRun {
     const PlannedCall& call = call_of(o);
     rec.pending_call = nullptr;
     changed_.insert(rec.address);
+    const bool service = item_of(o).action->kind == ResourceKind::Service;
     if (!out.error.empty()) {
       // Busy (409) or no answer: the call may have been made (a gateway's 504 after it was, then a
       // retry refused as busy). The service tells, once it is READY again.
-      if ((out.http_status == 409 || out.transient) && op.sends < kMaxCallSends) {
+      if ((out.http_status == 409 || out.transient) && op.sends < kMaxCallSends && service) {
         spdlog::info("{}: {} was not confirmed ({}); checking the service", rec.address, call.call, out.error);
         op.awaiting = false;
         start_watch(o, clock_.now());
@@ -592,6 +602,10 @@ class ApplyRun {
     ++result_.updated;
     emit({EventKind::Updated, rec.address, rec.id, rec.status, Duration(0), call.call});
     if (rec.status != status) emit({EventKind::StatusChanged, rec.address, rec.id, rec.status, Duration(0), ""});
+    if (!service) {  // a VPC's call is made when it is answered: nothing to watch
+      record_call(o);
+      return complete(o);
+    }
     if (!options_.wait) return end_unconfirmed(o);
     // Watched until READY with its change: an asynchronous call takes a while; a synchronous one is
     // read back at once (a SuccessMessage does not carry what changed, such as a pooler's endpoint).
@@ -710,8 +724,10 @@ class ApplyRun {
     const PlannedAction& a = *item_of(o).action;
     if (a.after.value("paused", false)) return true;
     const auto& calls = a.calls;
-    if (ops_[o].what.type == OpType::Call) return call_of(o).call == "stop" || call_of(o).call == "start";
-    return std::any_of(calls.begin(), calls.end(), [](const PlannedCall& c) { return c.call == "start"; });
+    if (ops_[o].what.type == OpType::Call)
+      return call_of(o).call == "stop" || call_of(o).call == "start" || call_of(o).call == "rename";
+    return a.status == "PAUSED" ||
+           std::any_of(calls.begin(), calls.end(), [](const PlannedCall& c) { return c.call == "start"; });
   }
 
   void schedule_poll(size_t i, const ResourceRecord& rec) {
@@ -759,6 +775,7 @@ class ApplyRun {
         if (rec.observed.is_object()) rec.observed[it.key()] = it.value();
       }
     }
+    if (call.call == "rename" && rec.last_response.is_object()) rec.last_response["name"] = call.body["name"];
     if (rec.observed.is_object() && call.call == "detachFromVPC") rec.observed.erase("vpc_id");
     if (rec.observed.is_object() && call.call == "attachToVPC")
       rec.observed["vpc_id"] = call_body(*item_of(o).action, call)["vpc_id"];
@@ -775,8 +792,8 @@ class ApplyRun {
 
   bool shows_change(size_t o, const ResourceRecord& rec) {
     const PlannedCall& call = call_of(o);
-    return rec.last_response.is_object() &&
-           call_took_effect(call.call, call_body(*item_of(o).action, call), parse_service(rec.last_response));
+    const PlannedAction& a = *item_of(o).action;
+    return call_took_effect(call.call, call_body(a, call), rec.last_response, a.kind);
   }
 
   // Done: what waited for it may go; a resource whose every operation is done is READY.

@@ -180,6 +180,13 @@ VpcNames recorded_vpc_names(const State& state, const std::string& project_id) {
   return names;
 }
 
+bool call_took_effect(const std::string& call, const nlohmann::json& body, const nlohmann::json& shown,
+                      ResourceKind kind) {
+  if (!shown.is_object()) return false;
+  if (call == "rename") return shown.value("name", nlohmann::json()) == body.value("name", nlohmann::json());
+  return kind == ResourceKind::Service && call_took_effect(call, body, parse_service(shown));
+}
+
 bool call_took_effect(const std::string& call, const nlohmann::json& body, const Service& s) {
   const nlohmann::json seen = observe(s, nlohmann::json::object(), {});
   auto sent = [&](const char* field) { return body.is_object() ? body.value(field, nlohmann::json()) : nlohmann::json(); };
@@ -247,7 +254,8 @@ Outcome send_update(ApiClient& api, const PlannedAction& a, const std::string& s
   Outcome out;
   out.type = JobType::Call;
   try {
-    out.service = api.update_service(key, a.project_id, service_id, call, body);
+    if (a.kind == ResourceKind::Service) out.service = api.update_service(key, a.project_id, service_id, call, body);
+    else api.update_vpc(key, a.project_id, service_id, call, body);
   } catch (const std::exception& e) {
     note_poll_failure(out, e);
   }

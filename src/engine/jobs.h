@@ -59,7 +59,7 @@ nlohmann::json observe(const Vpc& v);
 // The project's recorded VPCs, id -> name.
 VpcNames recorded_vpc_names(const State& state, const std::string& project_id);
 
-// One update call; failures are reported in the outcome, never thrown.
+// One update call of a service or VPC; failures are reported in the outcome, never thrown.
 Outcome send_update(ApiClient& api, const PlannedAction& a, const std::string& service_id, const std::string& key,
                     const std::string& call, const nlohmann::json& body);
 // DELETE of the service or VPC; `gone` when it was gone already. Failures are reported in the
@@ -69,6 +69,9 @@ Outcome delete_resource(ApiClient& api, const PlannedAction& a, const std::strin
 // Whether the service shows the change `call` with `body` makes (for a call whose answer was lost,
 // or an asynchronous one that is still being made).
 bool call_took_effect(const std::string& call, const nlohmann::json& body, const Service& s);
+// The same, from the resource's last answer (`rename` is seen in its name, for VPCs too).
+bool call_took_effect(const std::string& call, const nlohmann::json& body, const nlohmann::json& shown,
+                      ResourceKind kind);
 
 // GET of one service; failures are reported in the outcome, never thrown.
 Outcome poll_service(ApiClient& api, const PlannedAction& a, const std::string& service_id, const std::string& key);

@@ -52,12 +52,13 @@ OperationGraph operations_of(const Plan& plan, const State& state, bool wait) {
     graph.actions.push_back(i);
     order[a.action == Action::Delete ? 2 : a.kind == ResourceKind::Vpc ? 0 : 1].push_back(i);
   }
-  for (size_t i : order[0]) {
+  for (size_t i : order[0]) {  // a VPC has no password; its calls follow its create
     const PlannedAction& a = plan.actions[i];
     const OpType first = first_of(a, state);
-    if (first == OpType::Password) continue;  // a VPC has no password and no calls
-    const size_t op = add(first, i, 0, {});
-    if (first == OpType::Create) vpc_creates[a.address] = op;
+    std::vector<size_t> needs;
+    if (first != OpType::Password) needs = {add(first, i, 0, {})};
+    if (first == OpType::Create) vpc_creates[a.address] = needs.front();
+    for (size_t c = 0; c < a.calls.size(); ++c) needs = {add(OpType::Call, i, c, std::move(needs))};
   }
   for (size_t i : order[1]) {
     const PlannedAction& a = plan.actions[i];

@@ -20,11 +20,12 @@ struct MappingSpec {
 
 const MappingSpec kTopLevel{"the manifest", {"version", "projects"}, {"version", "projects"}};
 const MappingSpec kProject{"a project", {"id", "api_key_env", "vpcs", "services"}, {"id"}};
-const MappingSpec kVpc{"a VPC", {"name", "cidr", "region_code", "deletion_protection"}, {"name", "cidr", "region_code"}};
+const MappingSpec kVpc{
+    "a VPC", {"name", "cidr", "region_code", "deletion_protection", "renamed_from"}, {"name", "cidr", "region_code"}};
 const MappingSpec kService{"a service",
                            {"name", "addons", "cpu_millis", "memory_gbs", "environment_tag", "region_code",
                             "replica_count", "sync_replica_count", "vpc", "connection_pooler", "deletion_protection",
-                            "paused"},
+                            "paused", "renamed_from"},
                            {"name"}};
 
 // How to add a missing required key, for the error's hint.
@@ -186,6 +187,7 @@ std::optional<DesiredVpc> DocumentReader::vpc(const Entry& e) {
   if (const Entry* f = fields->find("cidr")) v.cidr = values_.cidr(*f).value_or("");
   if (const Entry* f = fields->find("region_code")) v.region_code = values_.region_code(*f).value_or("");
   if (const Entry* f = fields->find("deletion_protection")) v.deletion_protection = values_.boolean(*f).value_or(false);
+  if (const Entry* f = fields->find("renamed_from")) v.renamed_from = values_.name(*f);
   if (!name) return std::nullopt;
   v.name = std::move(*name);
   return v;
@@ -219,6 +221,7 @@ std::optional<DesiredService> DocumentReader::service(const Entry& e) {
   }
   if (const Entry* f = fields->find("connection_pooler")) s.connection_pooler = values_.boolean(*f);
   if (const Entry* f = fields->find("deletion_protection")) s.deletion_protection = values_.boolean(*f).value_or(false);
+  if (const Entry* f = fields->find("renamed_from")) s.renamed_from = values_.name(*f);
   if (!name) return std::nullopt;
   s.name = std::move(*name);
   return s;

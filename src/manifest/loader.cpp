@@ -1,6 +1,7 @@
 #include "manifest/loader.h"
 
 #include <algorithm>
+#include <map>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -165,6 +166,30 @@ class ProjectMerger {
     }
   }
 
+  // A `renamed_from` names a recorded name that is no longer declared: not the resource's own
+  // name, not another declared resource, and not the old name of a second rename.
+  void check_renames() {
+    for (const auto& project : manifest_.projects) {
+      auto check = [&](const auto& resources, const char* noun) {
+        std::map<std::string, std::string> taken;  // old name -> who renames from it
+        for (const auto& r : resources) {
+          if (!r.renamed_from) continue;
+          const std::string& old = *r.renamed_from;
+          const bool declared = std::any_of(resources.begin(), resources.end(), [&](const auto& o) { return o.name == old; });
+          std::string problem;
+          if (old == r.name) problem = "renamed_from names the " + std::string(noun) + " itself";
+          else if (declared) problem = std::string(noun) + " `" + old + "` is still declared, so `" + r.name + "` cannot be renamed from it";
+          else if (!taken.emplace(old, r.name).second)
+            problem = "`" + taken[old] + "` is renamed from `" + old + "` too: one record cannot become two";
+          if (!problem.empty())
+            diags_.error(r.location, "renamed_from", problem, "remove `renamed_from`, or name the old name it was recorded under");
+        }
+      };
+      check(project.vpcs, "VPC");
+      check(project.services, "service");
+    }
+  }
+
   void add(DesiredProject&& p) {
     if (p.id.empty()) return;  // its id was invalid: already reported
     DesiredProject& target = project_for(p);
@@ -325,6 +350,7 @@ Manifest merge_files(std::vector<ParsedFile>& files, const EnvLookup& env, Diagn
     for (auto& project : f.projects) merger.add(std::move(project));
   }
   merger.check_vpc_references();
+  merger.check_renames();
   check_no_key_interpolated(manifest, env, uses, diags);
   manifest.digest = digest.hex();
   return manifest;

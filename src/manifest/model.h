@@ -25,6 +25,8 @@ struct DesiredVpc {
   std::string region_code;
   // Recorded in the state at every apply: a protected orphan is never deleted, even with --prune.
   bool deletion_protection = false;
+  // The name it is recorded under: its record moves to this name, and one rename call is made.
+  std::optional<std::string> renamed_from;
   Location location;
 };
 
@@ -44,6 +46,7 @@ struct DesiredService {
   Location vpc_location;
   std::optional<bool> connection_pooler;
   bool deletion_protection = false;  // as for VPCs
+  std::optional<std::string> renamed_from;  // as for VPCs
   Location location;
 };
 

@@ -1,6 +1,8 @@
 #include "plan/differ.h"
 
 #include <algorithm>
+#include <map>
+#include <optional>
 #include <iterator>
 #include <unordered_set>
 
@@ -262,6 +264,12 @@ PlannedAction plan_declared(const std::string& project_id, ResourceKind kind, co
     if (a.calls.size() > 2 && a.calls.front().call == "start" && a.calls.back().call == "stop")
       a.reason = "paused: it is started for these changes and stopped again";
   }
+  // The name the API shows (its last answer) differs: renamed (back) to the declared one, first.
+  if (const json shown = rec->last_response.is_object() ? rec->last_response.value("name", json()) : json();
+      shown.is_string() && shown != a.name) {
+    a.changes.insert(a.changes.begin(), {"name", shown, a.name, rec->observed.is_object()});
+    a.calls.insert(a.calls.begin(), {"rename", {{"name", a.name}}, "", json::object()});
+  }
   // Recorded at every apply, whatever else changes: an apply that only does this calls no API.
   if (rec->deletion_protection != protection)
     a.changes.push_back({"deletion_protection", rec->deletion_protection, protection, false});
@@ -355,7 +363,25 @@ std::string namesake_reason(ResourceKind kind, const std::string& address, const
          address + " " + ids.front() + "`), or declare the new " + noun + " under another name";
 }
 
-Plan make_plan(const Manifest& manifest, const State& state, const Namesakes* namesakes, bool prune) {
+Plan make_plan(const Manifest& manifest, const State& recorded, const Namesakes* namesakes, bool prune) {
+  // Renames first: the record of each `renamed_from` moves to its new address (in a copy of the
+  // state; apply moves it the same way), and is planned there: a rename call, never create + delete.
+  std::optional<State> renamed;
+  std::map<std::string, std::string> moved_from;  // new address -> old
+  auto rename = [&](const std::string& project_id, ResourceKind kind, const std::string& name,
+                    const std::optional<std::string>& from) {
+    if (!from) return;
+    const std::string old = resource_address(project_id, kind, *from), now = resource_address(project_id, kind, name);
+    if (!recorded.find(old) || recorded.find(now)) return;
+    if (!renamed) renamed = recorded;
+    move_record(*renamed, old, now, name);
+    moved_from[now] = old;
+  };
+  for (const auto& project : manifest.projects) {
+    for (const auto& v : project.vpcs) rename(project.id, ResourceKind::Vpc, v.name, v.renamed_from);
+    for (const auto& s : project.services) rename(project.id, ResourceKind::Service, s.name, s.renamed_from);
+  }
+  const State& state = renamed ? *renamed : recorded;
   Plan plan;
   plan.state_lineage = state.lineage;
   plan.state_serial = state.serial;
@@ -372,6 +398,15 @@ Plan make_plan(const Manifest& manifest, const State& state, const Namesakes* na
     for (const auto& s : project.services)
       plan.actions.push_back(plan_declared(project.id, ResourceKind::Service, s.name, settings_json(s),
                                            s.deletion_protection, s.location, state, namesakes));
+  }
+  for (auto& a : plan.actions) {
+    auto from = moved_from.find(a.address);
+    if (from == moved_from.end()) continue;
+    a.renamed_from = from->second;
+    for (auto& c : a.changes) c.drift = c.drift && c.field != "name";  // a rename of our own
+    if (a.action == Action::Update || a.action == Action::NoOp || a.action == Action::Wait)
+      a.reason = "renamed from `" + from->second + "`: its record moves here" +
+                 (a.calls.empty() || a.calls.front().call != "rename" ? "" : ", and one rename call is made");
   }
   declared.reserve(plan.actions.size());
   for (const auto& a : plan.actions) declared.insert(a.address);

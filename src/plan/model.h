@@ -33,7 +33,7 @@ struct FieldChange {
 
 // One update call on a service, made after its create (if any), in plan order, one at a time.
 struct PlannedCall {
-  std::string call;     // start, resize, setEnvironment, setHA, enablePooler, disablePooler, attachToVPC,
+  std::string call;     // rename, start, resize, setEnvironment, setHA, enablePooler, disablePooler, attachToVPC,
                         // detachFromVPC, stop
   nlohmann::json body;  // as sent; null: no body. attachToVPC's vpc_id is null until its VPC exists
   std::string vpc;      // attachToVPC, detachFromVPC: the VPC's name ("" when not one dbform knows)
@@ -51,6 +51,7 @@ struct PlannedAction {
   std::string project_id;
   std::string name;
   std::string resource_id;  // recorded id (wait, no-op, conflict, orphan)
+  std::string renamed_from;  // the address its record moves from (renamed_from); "" otherwise
   std::string status;       // recorded status
   nlohmann::json before;    // recorded settings; null when not recorded
   nlohmann::json after;     // declared settings; null for orphans

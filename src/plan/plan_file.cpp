@@ -31,6 +31,7 @@ ordered_json action_json(const PlannedAction& a) {
   ordered_json j = {{"address", a.address}, {"kind", kind_name(a.kind)}, {"project_id", a.project_id},
             {"name", a.name},       {"action", action_name(a.action)}};
   if (!a.resource_id.empty()) j["resource_id"] = a.resource_id;
+  if (!a.renamed_from.empty()) j["renamed_from"] = a.renamed_from;
   if (!a.status.empty()) j["status"] = a.status;
   j["before"] = a.before;
   j["after"] = a.after;
@@ -147,6 +148,10 @@ PlannedAction read_action(const Reader& r) {
     if (action == action_name(candidate)) a.action = candidate, known = true;
   if (!known) r.fail("action", "one of create, no-op, wait, adopt, update, delete, conflict, orphan");
   a.resource_id = r.str("resource_id");
+  a.renamed_from = r.str("renamed_from");
+  const std::string same_kind = a.project_id + "/" + kind_plural(a.kind) + "/";
+  if (!a.renamed_from.empty() && (a.renamed_from.rfind(same_kind, 0) != 0 || a.renamed_from == a.address))
+    r.fail("renamed_from", "another address of the same project and kind (" + same_kind + "NAME)");
   a.status = r.str("status");
   a.before = r.any("before");
   a.after = r.any("after");

@@ -253,9 +253,10 @@ SimResponse Simulator::Impl::service_action(sim::SimService& service, const std:
     service.upgraded.reset();
   }
   const std::string status = status_of(service);
-  // Only a READY service takes calls; a PAUSED one only start (and a new password).
+  // Only a READY service takes calls; a PAUSED one only start (and a new password or name).
   const std::string needed = action == "start" ? "PAUSED" : "READY";
-  if (!console && action != "updatePassword" && status != needed)
+  const bool any_settled = action == "rename" && status == "PAUSED";
+  if (!console && action != "updatePassword" && status != needed && !any_settled)
     return json_error(409, "CONFLICT", "service " + service.service_id + " is " + status + "; " + action +
                                            " needs it " + needed);
   if (action == "updatePassword") {  // UpdatePasswordInput: a non-empty password; 204, no body

@@ -51,6 +51,29 @@ bool State::remove(const std::string& address) {
   return true;
 }
 
+std::vector<std::string> move_record(State& state, const std::string& from, const std::string& to,
+                                     const std::string& new_name) {
+  ResourceRecord moved = *state.find(from);
+  const std::string old_name = moved.name;
+  state.remove(from);
+  moved.address = to;
+  moved.name = new_name;
+  state.upsert(moved);
+  std::vector<std::string> changed = {from, to};
+  if (moved.kind != ResourceKind::Vpc) return changed;
+  for (auto& r : state.resources) {
+    if (r.kind != ResourceKind::Service || r.project_id != moved.project_id) continue;
+    bool touched = false;
+    for (nlohmann::json* view : {&r.settings, &r.observed})
+      if (view->is_object() && view->value("vpc", nlohmann::json()) == old_name) {
+        (*view)["vpc"] = new_name;
+        touched = true;
+      }
+    if (touched) changed.push_back(r.address);
+  }
+  return changed;
+}
+
 std::string new_uuid() {
   unsigned char b[16];
   if (RAND_bytes(b, sizeof b) != 1) throw std::runtime_error("no randomness available for a state lineage");

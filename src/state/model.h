@@ -77,6 +77,12 @@ struct State {
   void reindex() const;
 };
 
+// Moves the record at `from` to `to` (same project and kind; `to` not recorded), renaming it; a
+// VPC's new name replaces the old one in the `vpc` of its project's services. Returns every
+// address whose record changed (`from` and `to` included).
+std::vector<std::string> move_record(State& state, const std::string& from, const std::string& to,
+                                     const std::string& new_name);
+
 // A new, empty state with a fresh random lineage.
 State new_state();
 std::string new_uuid();
