@@ -146,6 +146,7 @@ TEST_CASE("e2e: every whole rewrite of the state, killed before any file-changin
   const std::map<std::string, std::string> api = {{"DBFORM_API_URL", sb.api_url()}, {"DBFORM_API_KEY", kKey}};
 
   kill_everywhere(sb, plain, {"state rm", dbform + " state rm analytics", {}, {""}});
+  kill_everywhere(sb, plain, {"state mv", dbform + " state mv analytics reports", {}, {""}});
   // The journal folded into the document at the end of an apply (one that prunes `analytics`: the
   // first run deletes it, the later ones find it gone and forget it just the same).
   sb.write("plain/dbform.yaml", manifest({vpc_yaml("main")}, {service_yaml("orders"), service_yaml("billing")}));
