@@ -270,6 +270,14 @@ Service ApiClient::create_service(const std::string& key, const std::string& pro
   return map_create_response<Service>(path, response, parse_service, &Service::service_id, "service_id");
 }
 
+Service ApiClient::fork_service(const std::string& key, const std::string& project_id, const std::string& source_id,
+                                const json& body) {
+  const std::string path = project_path(project_id, "/services/" + escape_path_segment(source_id) + "/forkService");
+  const std::string text = body.dump();
+  HttpResponse response = call(CallKind::Create, "POST", path, key, &text);
+  return map_create_response<Service>(path, response, parse_service, &Service::service_id, "service_id");
+}
+
 std::optional<Service> ApiClient::get_service(const std::string& key, const std::string& project_id,
                                               const std::string& service_id) {
   const std::string path = project_path(project_id, "/services/" + escape_path_segment(service_id));

@@ -73,6 +73,10 @@ class ApiClient {
 
   AuthInfo auth_info(const std::string& key);
   Service create_service(const std::string& key, const std::string& project_id, const ServiceCreateRequest& req);
+  // POST .../services/{source_id}/forkService with a ForkServiceCreate body: a create (sent at most
+  // once, never replayed), answered with the new Service.
+  Service fork_service(const std::string& key, const std::string& project_id, const std::string& source_id,
+                       const nlohmann::json& body);
   std::optional<Service> get_service(const std::string& key, const std::string& project_id,
                                      const std::string& service_id);  // nullopt on 404
   std::vector<Service> list_services(const std::string& key, const std::string& project_id);

@@ -87,7 +87,9 @@ void render_action(std::string& out, const PlannedAction& a, const Terminal& t) 
       out += paint(t, kDim, "  - " + what) + ": kept (orphan). " + a.reason + "\n";
       break;
     case Action::NoOp:
-      return;
+      if (a.reason.empty()) return;
+      out += "  # " + a.address + id + " is unchanged: " + a.reason + "\n";
+      break;
   }
   out += "\n";
 }
@@ -121,6 +123,8 @@ std::string render_plan_text(const Plan& plan, const Terminal& term) {
     for (const auto& a : plan.actions) render_action(out, a, term);
   } else {
     out += "No changes. The declared resources match the state.\n\n";
+    for (const auto& a : plan.actions)  // what is declared but ignored, e.g. a changed `fork`
+      if (a.action == Action::NoOp) render_action(out, a, term);
   }
   out += plan_summary_line(plan.summary) + "\n";
   if (plan.summary.conflict)

@@ -337,7 +337,18 @@ class ApplyRun {
   bool journal(size_t o) {
     const PlannedAction& a = *item_of(o).action;
     switch (ops_[o].what.type) {
-      case OpType::Create: record_intent(a); return true;
+      case OpType::Create:
+        if (const std::string source = fork_source(a); !source.empty() && a.action == Action::Create) {
+          const ResourceRecord* from = state_.find(source);
+          if (!from || from->id.empty() || !from->is_ready()) {
+            fail_op(o, "not created: its fork source `" + source + "` is not READY (" +
+                           (from && !from->status.empty() ? "status " + from->status : "not created yet") +
+                           "); the next apply forks it once it is");
+            return false;
+          }
+        }
+        record_intent(a);
+        return true;
       case OpType::Password: return true;  // the pending password is recorded already
       case OpType::Delete: record_of(o).pending_call = {{"call", "delete"}}; break;
       case OpType::Call: {
@@ -385,12 +396,15 @@ class ApplyRun {
       case OpType::Create: {
         start_watch(o, clock_.now());  // a service's wait timeout counts from its create
         const bool look_first = a.action == Action::Adopt;
+        const ResourceRecord* source = state_.find(fork_source(a));
         emit({EventKind::CreateSent, a.address, "", "", Duration(0),
-              look_first ? "an earlier create's outcome is unknown: looking it up by name first" : ""});
-        return submit([this, &a, look_first, key] {
+              look_first ? "an earlier create's outcome is unknown: looking it up by name first"
+              : source   ? "a fork of " + source->address + " (" + source->id + ")"
+                         : ""});
+        return submit([this, &a, look_first, key, from = source ? source->id : std::string()] {
           try {
             return create_or_adopt(CreateContext{api_, clock_, options_.settle_window, options_.stop}, a, key,
-                                   look_first);
+                                   look_first, from);
           } catch (const std::exception& e) {  // e.g. the lookup failed: the outcome is still unknown
             Outcome out;
             out.error = describe_exception(e) + "; the create's outcome is unknown, so the next apply looks for `" +
@@ -843,8 +857,9 @@ class ApplyRun {
     const PlannedAction& needed = *item_of(need).action;
     const bool attach = ops_[o].what.type == OpType::Call;
     return std::string(attach ? "not attached" : "not created") + ": its " +
-           (needed.kind == ResourceKind::Vpc ? "VPC" : "service") + " `" + needed.name +
-           "` was not created (see above); the next apply " + (attach ? "attaches it" : "creates it");
+           (needed.kind == ResourceKind::Vpc ? "VPC" : "fork source") + " `" + needed.name + "` " +
+           (ops_[need].what.type == OpType::Create ? "was not created" : "is not as declared") +
+           " (see above); the next apply " + (attach ? "attaches it" : "creates it");
   }
 
   void report_failure(Item& item, const std::string& why) {

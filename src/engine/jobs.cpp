@@ -31,6 +31,16 @@ ServiceCreateRequest service_request(const PlannedAction& a) {
   return r;
 }
 
+// A ForkServiceCreate body: the sizes and tag as declared, the rest inherited from the source.
+nlohmann::json fork_request(const PlannedAction& a) {
+  const nlohmann::json& fork = a.after["fork"];
+  nlohmann::json body = {{"name", a.name}, {"fork_strategy", fork["strategy"]}};
+  if (fork.contains("target_time")) body["target_time"] = fork["target_time"];
+  for (const char* field : {"cpu_millis", "memory_gbs", "environment_tag"})
+    if (a.after.contains(field)) body[field] = a.after[field];
+  return body;
+}
+
 VpcCreateRequest vpc_request(const PlannedAction& a) {
   return {a.name, a.after.value("cidr", ""), a.after.value("region_code", "")};
 }
@@ -80,7 +90,8 @@ bool stopped(const CreateContext& ctx) { return ctx.stop && ctx.stop->load(); }
 
 }  // namespace
 
-Outcome create_or_adopt(const CreateContext& ctx, const PlannedAction& a, const std::string& key, bool look_first) {
+Outcome create_or_adopt(const CreateContext& ctx, const PlannedAction& a, const std::string& key, bool look_first,
+                        const std::string& fork_from) {
   Outcome out;
   for (int attempt = 1; attempt <= kMaxCreateAttempts; ++attempt) {
     if (look_first) {
@@ -107,7 +118,8 @@ Outcome create_or_adopt(const CreateContext& ctx, const PlannedAction& a, const 
       return out;
     }
     try {
-      if (a.kind == ResourceKind::Service) out.service = ctx.api.create_service(key, a.project_id, service_request(a));
+      if (!fork_from.empty()) out.service = ctx.api.fork_service(key, a.project_id, fork_from, fork_request(a));
+      else if (a.kind == ResourceKind::Service) out.service = ctx.api.create_service(key, a.project_id, service_request(a));
       else out.vpc = ctx.api.create_vpc(key, a.project_id, vpc_request(a));
       return out;
     } catch (const ApiError& e) {

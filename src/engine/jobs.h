@@ -46,8 +46,9 @@ struct CreateContext {
 // Creates the resource, or adopts the one resource of that name when an earlier attempt's outcome
 // is unknown (`look_first`: an intent without an id was found in the state). Never sends a create
 // while a resource of that name may already exist, nor after a stop. Throws when a lookup fails:
-// the outcome then stays unknown.
-Outcome create_or_adopt(const CreateContext& ctx, const PlannedAction& a, const std::string& key, bool look_first);
+// the outcome then stays unknown. With `fork_from` (a service id) the create is a forkService of it.
+Outcome create_or_adopt(const CreateContext& ctx, const PlannedAction& a, const std::string& key, bool look_first,
+                        const std::string& fork_from = "");
 
 // The settings as the API shows them, in the manifest's terms (ResourceRecord::observed): sizes as
 // digit strings, environment_tag, region_code, replica_count, addons, connection_pooler, and vpc

@@ -1,5 +1,6 @@
 #include "engine/operations.h"
 
+#include <functional>
 #include <map>
 #include <string>
 
@@ -32,6 +33,35 @@ OpType first_of(const PlannedAction& a, const State& state) {
 
 }  // namespace
 
+std::string fork_source(const PlannedAction& a) {
+  const nlohmann::json fork = a.after.is_object() ? a.after.value("fork", nlohmann::json()) : nlohmann::json();
+  return fork.is_object() && fork.value("from", nlohmann::json()).is_string()
+             ? resource_address(a.project_id, ResourceKind::Service, fork["from"].get<std::string>())
+             : "";
+}
+
+namespace {
+
+// The services' actions with the source of every fork before the fork (a circle, which the
+// manifest's checks refuse, keeps its order).
+std::vector<size_t> sources_first(const Plan& plan, const std::vector<size_t>& services) {
+  std::map<std::string, size_t> position;
+  for (size_t i : services) position[plan.actions[i].address] = i;
+  std::vector<size_t> out;
+  std::map<size_t, int> state;  // 1: being placed, 2: placed
+  std::function<void(size_t)> place = [&](size_t i) {
+    if (state[i]) return;
+    state[i] = 1;
+    if (auto source = position.find(fork_source(plan.actions[i])); source != position.end()) place(source->second);
+    state[i] = 2;
+    out.push_back(i);
+  };
+  for (size_t i : services) place(i);
+  return out;
+}
+
+}  // namespace
+
 OperationGraph operations_of(const Plan& plan, const State& state, bool wait) {
   OperationGraph graph;
   auto& ops = graph.ops;
@@ -60,13 +90,16 @@ OperationGraph operations_of(const Plan& plan, const State& state, bool wait) {
     if (first == OpType::Create) vpc_creates[a.address] = needs.front();
     for (size_t c = 0; c < a.calls.size(); ++c) needs = {add(OpType::Call, i, c, std::move(needs))};
   }
-  for (size_t i : order[1]) {
+  std::map<std::string, size_t> last_of;  // service address -> its last operation
+  for (size_t i : sources_first(plan, order[1])) {
     const PlannedAction& a = plan.actions[i];
     std::vector<size_t> needs;
     const OpType first = first_of(a, state);
     if (first != OpType::Password) {
       if (first == OpType::Create && a.after.value("vpc", nlohmann::json()).is_string())
         vpc_create(a.project_id, a.after["vpc"].get<std::string>(), needs);
+      if (const std::string source = fork_source(a); first == OpType::Create && !source.empty())
+        if (auto found = last_of.find(source); found != last_of.end()) needs.push_back(found->second);
       needs = {add(first, i, 0, std::move(needs))};
     }
     needs = {add(OpType::Password, i, 0, std::move(needs))};
@@ -74,6 +107,7 @@ OperationGraph operations_of(const Plan& plan, const State& state, bool wait) {
       if (a.calls[c].call == "attachToVPC" && !a.calls[c].vpc.empty()) vpc_create(a.project_id, a.calls[c].vpc, needs);
       needs = {add(OpType::Call, i, c, std::move(needs))};
     }
+    last_of[a.address] = needs.front();
   }
   if (order[2].empty()) return graph;
   std::vector<size_t> everything(ops.size());

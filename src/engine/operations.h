@@ -5,6 +5,7 @@
 // edges whose inputs are ready, Terraform's graph walk).
 #include <cstddef>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "plan/model.h"
@@ -38,8 +39,11 @@ struct OperationGraph {
 // The operations of the plan's create, adopt, update, delete and (when `wait`) wait actions: per
 // resource a chain (settle or create, then for a service its password and its calls, one at a
 // time), and across resources: a service's create and its attachment wait for the create of the
-// VPC it is declared in; deletes wait for every other operation; a VPC's delete waits for the
+// VPC it is declared in; a fork's create for everything of its source in the run (READY); deletes wait for every other operation; a VPC's delete waits for the
 // deletes of its project's services. Every `needs` index is smaller than the operation's own.
+// The address of the service a planned fork is made from; "" when the action is no fork.
+std::string fork_source(const PlannedAction& a);
+
 OperationGraph operations_of(const Plan& plan, const State& state, bool wait);
 
 }  // namespace dbform

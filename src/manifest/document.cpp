@@ -22,10 +22,11 @@ const MappingSpec kTopLevel{"the manifest", {"version", "projects"}, {"version",
 const MappingSpec kProject{"a project", {"id", "api_key_env", "vpcs", "services"}, {"id"}};
 const MappingSpec kVpc{
     "a VPC", {"name", "cidr", "region_code", "deletion_protection", "renamed_from"}, {"name", "cidr", "region_code"}};
+const MappingSpec kFork{"a fork", {"from", "strategy", "target_time"}, {"from", "strategy"}};
 const MappingSpec kService{"a service",
                            {"name", "addons", "cpu_millis", "memory_gbs", "environment_tag", "region_code",
                             "replica_count", "sync_replica_count", "vpc", "connection_pooler", "deletion_protection",
-                            "paused", "renamed_from"},
+                            "paused", "renamed_from", "fork"},
                            {"name"}};
 
 // How to add a missing required key, for the error's hint.
@@ -86,6 +87,7 @@ class DocumentReader {
   std::optional<DesiredProject> project(const Entry& e);
   std::optional<DesiredVpc> vpc(const Entry& e);
   std::optional<DesiredService> service(const Entry& e);
+  std::optional<DesiredFork> fork(const Entry& e);
 
   ValueReader values_;
 };
@@ -193,6 +195,28 @@ std::optional<DesiredVpc> DocumentReader::vpc(const Entry& e) {
   return v;
 }
 
+std::optional<DesiredFork> DocumentReader::fork(const Entry& e) {
+  auto fields = mapping(e, kFork);
+  if (!fields) return std::nullopt;
+  DesiredFork f;
+  f.location = e.where;
+  std::optional<std::string> from, strategy;
+  if (const Entry* v = fields->find("from")) from = values_.name(*v);
+  if (const Entry* v = fields->find("strategy")) strategy = values_.fork_strategy(*v);
+  const Entry* time = fields->find("target_time");
+  if (time) f.target_time = values_.utc_time(*time).value_or("");
+  if (!from || !strategy) return std::nullopt;
+  if (*strategy == "PITR" && !time)
+    values_.error(e.where, e.path + ".target_time", "a fork with strategy PITR needs `target_time`",
+                  "add the moment to fork from, like `target_time: 2026-11-01T00:00:00Z`");
+  if (*strategy != "PITR" && time)
+    values_.error(time->where, time->path, "`target_time` is only for strategy PITR, not " + *strategy,
+                  "remove it, or use `strategy: PITR`");
+  f.from = std::move(*from);
+  f.strategy = std::move(*strategy);
+  return f;
+}
+
 std::optional<DesiredService> DocumentReader::service(const Entry& e) {
   auto fields = mapping(e, kService);
   if (!fields) return std::nullopt;
@@ -222,6 +246,7 @@ std::optional<DesiredService> DocumentReader::service(const Entry& e) {
   if (const Entry* f = fields->find("connection_pooler")) s.connection_pooler = values_.boolean(*f);
   if (const Entry* f = fields->find("deletion_protection")) s.deletion_protection = values_.boolean(*f).value_or(false);
   if (const Entry* f = fields->find("renamed_from")) s.renamed_from = values_.name(*f);
+  if (const Entry* f = fields->find("fork")) s.fork = fork(*f);
   if (!name) return std::nullopt;
   s.name = std::move(*name);
   return s;

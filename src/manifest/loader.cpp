@@ -190,6 +190,40 @@ class ProjectMerger {
     }
   }
 
+  // A fork's `from` names another service its project declares (in any of the files), and forks do
+  // not go round in a circle.
+  void check_fork_sources() {
+    for (const auto& project : manifest_.projects) {
+      std::map<std::string, std::string> source_of;  // fork -> source
+      std::vector<std::string> names;
+      for (const auto& s : project.services) names.push_back(s.name);
+      for (const auto& s : project.services) {
+        if (!s.fork) continue;
+        const bool known = std::find(names.begin(), names.end(), s.fork->from) != names.end();
+        if (s.fork->from == s.name || !known) {
+          std::string guess = closest_match(s.fork->from, names);
+          diags_.error(s.fork->location, "fork.from",
+                       s.fork->from == s.name ? "service `" + s.name + "` cannot be a fork of itself"
+                                              : "service `" + s.name + "` is a fork of `" + s.fork->from +
+                                                    "`, which project `" + project.id + "` does not declare",
+                       guess.empty() || guess == s.name ? "declare the source service in the same project"
+                                                        : "did you mean `" + guess + "`?");
+          continue;
+        }
+        source_of[s.name] = s.fork->from;
+      }
+      for (const auto& [fork, first] : source_of) {
+        std::string at = first;
+        for (size_t steps = 0; steps <= source_of.size() && source_of.count(at); ++steps) at = source_of[at];
+        if (source_of.count(at))  // still a fork after as many steps as there are forks: a circle
+          for (const auto& s : project.services)
+            if (s.name == fork)
+              diags_.error(s.fork->location, "fork.from", "forks of project `" + project.id + "` go round in a "
+                           "circle through `" + fork + "`", "one of them must be an ordinary service");
+      }
+    }
+  }
+
   void add(DesiredProject&& p) {
     if (p.id.empty()) return;  // its id was invalid: already reported
     DesiredProject& target = project_for(p);
@@ -351,6 +385,7 @@ Manifest merge_files(std::vector<ParsedFile>& files, const EnvLookup& env, Diagn
   }
   merger.check_vpc_references();
   merger.check_renames();
+  merger.check_fork_sources();
   check_no_key_interpolated(manifest, env, uses, diags);
   manifest.digest = digest.hex();
   return manifest;

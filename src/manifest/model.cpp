@@ -22,6 +22,10 @@ nlohmann::json settings_json(const DesiredService& s) {
   if (s.paused) j["paused"] = *s.paused;
   if (s.vpc) j["vpc"] = *s.vpc;
   if (s.connection_pooler) j["connection_pooler"] = *s.connection_pooler;
+  if (s.fork) {
+    j["fork"] = {{"from", s.fork->from}, {"strategy", s.fork->strategy}};
+    if (!s.fork->target_time.empty()) j["fork"]["target_time"] = s.fork->target_time;
+  }
   return j;
 }
 

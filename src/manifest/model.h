@@ -30,6 +30,14 @@ struct DesiredVpc {
   Location location;
 };
 
+// A service created as a fork of another service of its project (create-time only).
+struct DesiredFork {
+  std::string from;      // the source service's name
+  std::string strategy;  // LAST_SNAPSHOT, NOW or PITR
+  std::string target_time;  // PITR: RFC 3339 UTC; "" otherwise
+  Location location;
+};
+
 struct DesiredService {
   std::string name;
   std::vector<std::string> addons;           // as declared, each "time-series" or "ai"
@@ -47,6 +55,7 @@ struct DesiredService {
   std::optional<bool> connection_pooler;
   bool deletion_protection = false;  // as for VPCs
   std::optional<std::string> renamed_from;  // as for VPCs
+  std::optional<DesiredFork> fork;
   Location location;
 };
 

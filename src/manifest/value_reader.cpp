@@ -1,5 +1,9 @@
 #include "manifest/value_reader.h"
 
+#include <ctime>
+#include <iomanip>
+#include <sstream>
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -247,6 +251,37 @@ std::optional<std::string> ValueReader::environment_tag(const Entry& e) {
     std::string guess = closest_match(upper(v->text), {"DEV", "PROD"});
     wrong(e, expected, *v, guess.empty() ? "" : "did you mean `" + guess + "`? tags are upper-case");
     return std::nullopt;
+  }
+  wrong(e, expected, *v);
+  return std::nullopt;
+}
+
+std::optional<std::string> ValueReader::fork_strategy(const Entry& e) {
+  constexpr std::string_view expected = "LAST_SNAPSHOT, NOW or PITR";
+  auto v = scalar(e, expected);
+  if (!v) return std::nullopt;
+  if (v->text == "LAST_SNAPSHOT" || v->text == "NOW" || v->text == "PITR") return std::move(v->text);
+  std::string guess = closest_match(upper(v->text), {"LAST_SNAPSHOT", "NOW", "PITR"});
+  wrong(e, expected, *v, guess.empty() ? "" : "did you mean `" + guess + "`?");
+  return std::nullopt;
+}
+
+std::optional<std::string> ValueReader::utc_time(const Entry& e) {
+  constexpr std::string_view expected = "a UTC time like 2026-11-01T00:00:00Z";
+  auto v = scalar(e, expected);
+  if (!v) return std::nullopt;
+  std::tm tm{};
+  std::istringstream in(v->text);
+  in >> std::get_time(&tm, "%Y-%m-%dT%H:%M:%SZ");
+  char canonical[32];
+  // Read back and written again: a date that does not exist (2026-02-30) is not the same text.
+  if (!in.fail() && in.peek() == EOF && v->text.size() == 20) {
+    std::tm check = tm;
+    const time_t t = timegm(&check);
+    std::tm round{};
+    if (t != -1 && gmtime_r(&t, &round) && std::strftime(canonical, sizeof canonical, "%Y-%m-%dT%H:%M:%SZ", &round) &&
+        v->text == canonical)
+      return std::move(v->text);
   }
   wrong(e, expected, *v);
   return std::nullopt;

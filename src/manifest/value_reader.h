@@ -57,6 +57,8 @@ class ValueReader {
   std::optional<long long> replica_count(const Entry& e);
   std::optional<std::vector<std::string>> addons(const Entry& e);
   std::optional<bool> boolean(const Entry& e);
+  std::optional<std::string> fork_strategy(const Entry& e);  // LAST_SNAPSHOT, NOW or PITR
+  std::optional<std::string> utc_time(const Entry& e);       // 2026-11-01T00:00:00Z
 
  private:
   std::optional<ScalarValue> scalar(const Entry& e, std::string_view expected);

@@ -71,6 +71,7 @@ std::vector<FieldChange> changes_of(const ResourceRecord& rec, const json& decla
   if (rec.kind == ResourceKind::Service && !declared.contains("vpc")) fields.push_back("vpc");
   std::vector<FieldChange> changes;
   for (const auto& field : fields) {
+    if (field == "fork") continue;  // create-time only (see plan_declared)
     FieldChange c{field, current_value(rec, field), declared.contains(field) ? declared[field] : json(), false};
     if (c.before == c.after) continue;
     const json recorded = rec.settings.contains(field) ? rec.settings[field] : json();
@@ -198,10 +199,9 @@ PlannedAction plan_declared(const std::string& project_id, ResourceKind kind, co
   const ResourceRecord* rec = state.find(a.address);
   // What a create leaves to calls (a VPC attachment, the pooler), as made right after it.
   auto calls_after_create = [&] {
-    const bool any = std::any_of(std::begin(kSetAfterCreate), std::end(kSetAfterCreate),
-                                 [&](const char* field) { return a.after.contains(field); });
-    return any ? calls_between(created_with(a.after), a.after, json(), state, project_id).calls
-               : std::vector<PlannedCall>{};
+    const json created = created_with(a.after);
+    return created != a.after ? calls_between(created, a.after, json(), state, project_id).calls
+                              : std::vector<PlannedCall>{};
   };
   if (!rec || rec->deleted_outside) {
     a.action = Action::Create;
@@ -270,6 +270,10 @@ PlannedAction plan_declared(const std::string& project_id, ResourceKind kind, co
     a.changes.insert(a.changes.begin(), {"name", shown, a.name, rec->observed.is_object()});
     a.calls.insert(a.calls.begin(), {"rename", {{"name", a.name}}, "", json::object()});
   }
+  const json recorded_fork = rec->settings.value("fork", json()), declared_fork = a.after.value("fork", json());
+  if (recorded_fork != declared_fork)
+    a.reason = "`fork` is create-time only: its change (" + dump_json(recorded_fork) + " -> " + dump_json(declared_fork) +
+               ") is ignored";
   // Recorded at every apply, whatever else changes: an apply that only does this calls no API.
   if (rec->deletion_protection != protection)
     a.changes.push_back({"deletion_protection", rec->deletion_protection, protection, false});
@@ -349,6 +353,13 @@ std::string recorded_vpc_id(const State& state, const std::string& project_id, c
 json created_with(const json& declared) {
   json j = declared;
   for (const char* field : kSetAfterCreate) j.erase(field);
+  // A fork inherits its type and region, and starts with no HA replicas: those are not in its
+  // create, and its replicas come by setHA after it.
+  if (declared.contains("fork")) {
+    j.erase("addons");
+    j.erase("region_code");
+    if (declared.value("replica_count", 0LL) != 0) j.erase("replica_count");
+  }
   // What every new service has needs no call: it runs, with no synchronous replicas.
   if (declared.contains("paused") && declared["paused"] == false) j["paused"] = false;
   if (declared.contains("sync_replica_count") && declared["sync_replica_count"] == 0) j["sync_replica_count"] = 0;

@@ -23,7 +23,7 @@ enum class RouteId { AuthInfo, Services, Service, ServiceAction, Vpcs, Vpc, VpcR
 // The calls on one service after .../services/{service_id}/, all POST.
 const std::set<std::string> kServiceActions = {"resize",       "setEnvironment", "setHA",          "attachToVPC",
                                                "detachFromVPC", "enablePooler",  "disablePooler",  "updatePassword",
-                                               "stop",          "start",         "rename"};
+                                               "stop",          "start",         "rename",         "forkService"};
 
 struct Route {
   RouteId id;
@@ -96,12 +96,15 @@ struct Simulator::Impl {
   std::vector<sim::SimVpc> vpcs;
   std::set<std::string> ids_in_use;
   std::map<std::string, long long> counts;
+  std::map<std::string, std::string> last_bodies;  // route -> the body of its last request
 
   SimResponse handle_locked(const SimRequest& request);
   const SimKey* find_key(const std::string& authorization) const;  // nullptr: missing or unknown
   SimResponse dispatch(const SimRequest& request, const Route& route, const SimKey& key);
   SimResponse create_service(const std::string& project_id, const std::string& body);
   SimResponse create_vpc(const std::string& project_id, const std::string& body);
+  // A new service from a READY one: its type and region, the declared (else its) sizes, no HA.
+  SimResponse fork_service(const sim::SimService& source, const std::string& body);
   SimResponse after_create(SimResponse answer);
   // A service action on a service, from the API (`console` false: only when READY, asynchronous
   // ones through UPGRADING) or from the console (at once, whatever the status).
@@ -128,6 +131,7 @@ SimResponse Simulator::Impl::handle_locked(const SimRequest& request) {
   }
   const std::string route_name = request.method + " " + route->path_template;
   const long long nth = ++counts[route_name];
+  last_bodies[route_name] = request.body;
   bool allowed = std::find(route->methods.begin(), route->methods.end(), request.method) != route->methods.end();
   if (!allowed) {
     SimResponse response = json_error(405, "METHOD_NOT_ALLOWED",
@@ -183,6 +187,7 @@ SimResponse Simulator::Impl::dispatch(const SimRequest& request, const Route& ro
     case RouteId::ServiceAction: {
       sim::SimService* service = find_service(route.project_id, route.resource_id);
       if (!service) return json_error(404, "NOT_FOUND", "service" + not_found);
+      if (route.action == "forkService") return fork_service(*service, request.body);
       if (route.id == RouteId::ServiceAction) return service_action(*service, route.action, request.body, false);
       if (method == "DELETE") return delete_service(*service);
       return json_answer(200, service_view(*service, false));
@@ -217,6 +222,29 @@ SimResponse Simulator::Impl::create_service(const std::string& project_id, const
   std::string name = request["name"].get<std::string>();
   services.push_back(sim::make_service(request, project_id, new_id(false), random, clock.now(),
                                        format_utc(clock.wall_now()), sim::fate_for(config.faults, name)));
+  return after_create(json_answer(202, service_view(services.back(), true)));
+}
+
+SimResponse Simulator::Impl::fork_service(const sim::SimService& source, const std::string& body) {
+  json request = json::parse(body, nullptr, false);
+  if (request.is_discarded()) return json_error(400, "BAD_REQUEST", "request body is not valid JSON");
+  if (auto problem = sim::check_fork(request)) return json_error(400, "BAD_REQUEST", *problem);
+  if (const std::string status = status_of(source); status != "READY")
+    return json_error(409, "CONFLICT", "service " + source.service_id + " is " + status + "; forkService needs it READY");
+  const json& from = fields_of(source);
+  json create = {{"name", request.value("name", source.name + "-fork")},
+                 {"region_code", from["region_code"]},
+                 {"environment_tag", request.value("environment_tag", std::string("DEV"))}};
+  if (from["service_type"] == "TIMESCALEDB") create["addons"] = {"time-series"};
+  const json& spec = from["resources"][0]["spec"];
+  for (const char* field : {"cpu_millis", "memory_gbs"})
+    create[field] = request.contains(field) ? request[field] : json(std::to_string(spec[field].get<long long>()));
+  const std::string name = create["name"];
+  // `source` lives in `services`: what is needed of it is copied before another is added.
+  const json forked_from = {{"project_id", source.project_id}, {"service_id", source.service_id}};
+  services.push_back(sim::make_service(create, source.project_id, new_id(false), random, clock.now(),
+                                       format_utc(clock.wall_now()), sim::fate_for(config.faults, name)));
+  services.back().fields["forked_from"] = forked_from;
   return after_create(json_answer(202, service_view(services.back(), true)));
 }
 
@@ -469,6 +497,12 @@ json Simulator::all_services() const {
   for (const auto& service : impl_->services)
     if (impl_->live(service)) list.push_back(impl_->service_view(service, false));
   return list;
+}
+
+std::string Simulator::last_body(const std::string& route) const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto found = impl_->last_bodies.find(route);
+  return found == impl_->last_bodies.end() ? "" : found->second;
 }
 
 SimResponse Simulator::console(const std::string& service_id, const std::string& action, const std::string& body) {

@@ -106,6 +106,9 @@ class Simulator {
   // The password a service has now (its initial one, or the last set by updatePassword); "" for an
   // unknown id. For tests: never served over HTTP.
   std::string current_password(const std::string& service_id) const;
+  // The body of the last request on a route ("POST /projects/{project_id}/services/{service_id}/forkService"),
+  // "" when none came. For tests: never served over HTTP.
+  std::string last_body(const std::string& route) const;
   // A change made "outside dbform" (in the console): `action` is one of resize ({"cpu_millis",
   // "memory_gbs"}, numbers or digit strings), setEnvironment, setHA, enablePooler, disablePooler,
   // attachToVPC, detachFromVPC (bodies as in the API) or delete. Done at once, without UPGRADING or

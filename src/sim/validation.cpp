@@ -139,6 +139,26 @@ std::optional<std::string> check_service_create(const json& body) {
   return check_optional_fields(body);
 }
 
+std::optional<std::string> check_fork(const json& body) {  // ForkServiceCreate
+  if (!body.is_object()) return "request body must be a JSON object";
+  if (auto error = unknown_field(body, {"name", "cpu_millis", "memory_gbs", "fork_strategy", "target_time",
+                                        "environment_tag"}))
+    return error;
+  if (auto error = check_required_string(body, "fork_strategy")) return error;
+  const std::string strategy = body["fork_strategy"];
+  if (strategy != "LAST_SNAPSHOT" && strategy != "NOW" && strategy != "PITR")
+    return "fork_strategy must be LAST_SNAPSHOT, NOW or PITR, got \"" + strategy + "\"";
+  if (strategy == "PITR" && (!body.contains("target_time") || !body["target_time"].is_string()))
+    return "target_time (date-time) is required when fork_strategy is PITR";
+  if (body.contains("target_time") && !body["target_time"].is_string()) return "target_time must be a date-time string";
+  if (body.contains("name") && (!body["name"].is_string() || body["name"].get<std::string>().empty() ||
+                                utf8_length(body["name"].get<std::string>()) > 128))
+    return "name must be a string of 1 to 128 characters";
+  if (auto error = check_resource_text(body, "cpu_millis", true)) return error;
+  if (auto error = check_resource_text(body, "memory_gbs", false)) return error;
+  return check_optional_fields(body);
+}
+
 std::optional<std::string> check_vpc_create(const json& body) {
   if (!body.is_object()) return "request body must be a JSON object";
   if (auto error = unknown_field(body, {"name", "cidr", "region_code"})) return error;

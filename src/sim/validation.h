@@ -20,6 +20,7 @@ std::optional<std::string> check_resize(const nlohmann::json& body);
 std::optional<std::string> check_set_environment(const nlohmann::json& body);
 std::optional<std::string> check_set_ha(const nlohmann::json& body);
 std::optional<std::string> check_rename(const nlohmann::json& body);
+std::optional<std::string> check_fork(const nlohmann::json& body);
 std::optional<std::string> check_vpc_attachment(const nlohmann::json& body);
 
 // "1000" yes; "0", "-1", "1.5", " 1" no.

@@ -307,3 +307,73 @@ TEST_CASE("e2e: faults: a lost answer and a 504 after commit on rename: renamed 
     check_clean(sb);
   }
 }
+
+namespace {
+
+const std::string kFork = "POST /projects/{project_id}/services/{service_id}/forkService";
+
+std::string staging_fork(const std::string& strategy = "LAST_SNAPSHOT", const std::string& extra = "") {
+  return "      - name: orders-staging\n        fork:\n          from: orders\n          strategy: " + strategy + "\n" +
+         extra;
+}
+
+}  // namespace
+
+TEST_CASE("e2e: a fork of a service the same apply creates waits for it to be READY, then one forkService") {
+  Sandbox sb;
+  RunResult r = apply_services(sb, {staging_fork(), orders()});  // the fork is declared first
+  CHECK(sb.count(kFork) == 1);
+  CHECK(sb.count("POST /projects/{project_id}/services") == 1);
+  const json source = find_resource(sb.state(), service_address("orders"));
+  const json fork = find_resource(sb.state(), service_address("orders-staging"));
+  CHECK(fork["status"] == "READY");
+  CHECK_FALSE(fork["initial_password"].get<std::string>().empty());
+  CHECK(sim_service(sb, "orders-staging")["forked_from"]["service_id"] == source["id"]);
+  const json sent = json::parse(sb.sim().last_body(kFork));
+  CHECK(sent == json{{"name", "orders-staging"}, {"fork_strategy", "LAST_SNAPSHOT"}});
+  check_clean(sb);
+
+  // `fork` is create-time only: a later change is shown as ignored, and nothing is called.
+  sb.write("dbform.yaml", manifest({}, {staging_fork("NOW"), orders()}));
+  RunResult plan = sb.run({"plan", "--detailed-exitcode"});
+  INFO(plan.describe());
+  CHECK(plan.exit_code == 0);
+  CHECK(contains(plan.out, "create-time only"));
+}
+
+TEST_CASE("e2e: a point-in-time fork sends its target_time, and a fork without a declared source is a located error") {
+  Sandbox sb;
+  apply_services(sb, {orders()});
+  apply_services(sb, {orders(), staging_fork("PITR", "          target_time: 2026-11-01T00:00:00Z\n")});
+  const json sent = json::parse(sb.sim().last_body(kFork));
+  CHECK(sent["fork_strategy"] == "PITR");
+  CHECK(sent["target_time"] == "2026-11-01T00:00:00Z");
+
+  for (const std::string& bad : {staging_fork("PITR"), staging_fork("NOW", "          target_time: 2026-11-01T00:00:00Z\n"),
+                                 staging_fork("LATEST"), staging_fork("PITR", "          target_time: 2026-02-30T00:00:00Z\n"),
+                                 std::string("      - name: orders-staging\n        fork:\n          from: ordres\n"
+                                             "          strategy: NOW\n")}) {
+    sb.write("dbform.yaml", manifest({}, {orders(), bad}));
+    RunResult r = sb.run({"validate"});
+    INFO(bad << r.describe());
+    CHECK(r.exit_code != 0);
+    CHECK(contains(r.err, "dbform.yaml:"));
+  }
+}
+
+TEST_CASE("e2e: faults: a lost answer and a 504 after commit on forkService: one fork, adopted by name") {
+  using Kind = dbform::RouteFault::Kind;
+  for (Kind kind : {Kind::LoseAnswer, Kind::GatewayTimeout}) {
+    Sandbox sb;
+    apply_services(sb, {orders()});
+    sb.sim().set_route_faults({{kFork, kind, 1, 1}});
+    RunResult r = apply_services(sb, {orders(), staging_fork()});
+    CHECK(sb.count(kFork) == 1);  // never re-sent: looked up by name, and adopted
+    CHECK(sb.sim().all_services().size() == 2);
+    const json fork = find_resource(sb.state(), service_address("orders-staging"));
+    CHECK(fork["status"] == "READY");
+    // The answer with its password was lost: a new one was set, and is recorded.
+    CHECK(fork["initial_password"] == sb.sim().current_password(fork["id"]));
+    check_clean(sb);
+  }
+}
