@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "engine/jobs.h"
+#include "engine/kinds.h"
 #include "engine/namesakes.h"
 #include "engine/operations.h"
 #include "engine/work_queue.h"
@@ -150,7 +151,7 @@ class ApplyRun {
       if (!keys_.count(a.project_id))  // before anything is sent, not as a crash half-way
         throw Error("no API key was resolved for project `" + a.project_id + "`");
       item_of[i] = items_.size();
-      if (a.kind == ResourceKind::Service) services_of_project_[a.project_id].push_back(items_.size());
+      if (type_of(a.kind).watched) watched_together_[together(a)].push_back(items_.size());
       items_.emplace_back().action = &a;
     }
     ops_.reserve(graph.ops.size());
@@ -266,6 +267,9 @@ class ApplyRun {
     return (options_.stop && options_.stop->load()) || !result_.save_error.empty() || !worker_failure_.empty();
   }
 
+  // The resources one list answers for: one kind in one project.
+  static std::string together(const PlannedAction& a) { return a.project_id + "/" + kind_name(a.kind); }
+
   const std::string& key_of(const PlannedAction& a) const { return keys_.at(a.project_id).key; }
   Item& item_of(size_t o) { return items_[ops_[o].item]; }
   ResourceRecord& record_of(size_t o) { return *state_.find(item_of(o).action->address); }
@@ -338,12 +342,12 @@ class ApplyRun {
     const PlannedAction& a = *item_of(o).action;
     switch (ops_[o].what.type) {
       case OpType::Create:
-        if (const std::string source = fork_source(a); !source.empty() && a.action == Action::Create) {
-          const ResourceRecord* from = state_.find(source);
-          if (!from || from->id.empty() || !from->is_ready()) {
-            fail_op(o, "not created: its fork source `" + source + "` is not READY (" +
-                           (from && !from->status.empty() ? "status " + from->status : "not created yet") +
-                           "); the next apply forks it once it is");
+        for (const Dependency& d : type_of(a.kind).needs(a)) {
+          const ResourceRecord* needed = state_.find(d.address);
+          if (a.action == Action::Create && d.settled && (!needed || needed->id.empty() || !needed->is_ready())) {
+            fail_op(o, "not created: its " + d.role + " `" + d.address + "` is not READY (" +
+                           (needed && !needed->status.empty() ? "status " + needed->status : "not created yet") +
+                           "); the next apply creates it once it is");
             return false;
           }
         }
@@ -396,11 +400,12 @@ class ApplyRun {
       case OpType::Create: {
         start_watch(o, clock_.now());  // a service's wait timeout counts from its create
         const bool look_first = a.action == Action::Adopt;
-        const ResourceRecord* source = state_.find(fork_source(a));
+        const ResourceRecord* source = nullptr;
+        std::string made_from;
+        for (const Dependency& d : type_of(a.kind).needs(a))
+          if (d.source && (source = state_.find(d.address))) made_from = "from its " + d.role + " " + d.address + " (" + source->id + ")";
         emit({EventKind::CreateSent, a.address, "", "", Duration(0),
-              look_first ? "an earlier create's outcome is unknown: looking it up by name first"
-              : source   ? "a fork of " + source->address + " (" + source->id + ")"
-                         : ""});
+              look_first ? "an earlier create's outcome is unknown: looking it up by name first" : made_from});
         return submit([this, &a, look_first, key, from = source ? source->id : std::string()] {
           try {
             return create_or_adopt(CreateContext{api_, clock_, options_.settle_window, options_.stop}, a, key,
@@ -465,7 +470,7 @@ class ApplyRun {
       const PlannedAction& a = *items_[first].action;
       std::vector<size_t> round = {first};
       if (!items_[first].get_next)
-        for (size_t j : services_of_project_[a.project_id]) {
+        for (size_t j : watched_together_[together(a)]) {
           const Item& other = items_[j];
           if (j != first && watching(other) && !other.polling && !other.get_next) round.push_back(j);
         }
@@ -475,15 +480,15 @@ class ApplyRun {
           cancel_timer(j);
           items_[j].polling = true;
         }
-        workers.submit([this, round, project = a.project_id, key = key_of(a)] {
-          Outcome out = poll_project(api_, project, key);
+        workers.submit([this, round, &a, key = key_of(a)] {
+          Outcome out = poll_list(api_, type_of(a.kind), a.project_id, key);
           out.items = round;
           return out;
         });
       } else {
         items_[first].polling = true;
         workers.submit([this, first, &a, id = state_.find(a.address)->id, key = key_of(a)] {
-          Outcome out = poll_service(api_, a, id, key);
+          Outcome out = poll_resource(api_, a, id, key);
           out.item = first;
           return out;
         });
@@ -545,14 +550,14 @@ class ApplyRun {
     ResourceRecord& rec = record_of(o);
     const std::string now = format_utc(clock_.wall_now());
     rec.create_pending = false;
-    if (out.service) record_service(rec, *out.service, now);
-    if (out.vpc) record_vpc(rec, *out.vpc, now);
-    if (out.adopted) rec.observed = out.service ? observe(*out.service, rec.settings, recorded_vpc_names(state_, a.project_id))
-                                              : observe(*out.vpc);
+    const ResourceType& type = type_of(a.kind);
+    if (out.shown) record_answer(rec, *out.shown, now);
+    if (out.adopted && out.shown)
+      rec.observed = type.observe(*out.shown, rec.settings, recorded_vpc_names(state_, a.project_id));
     changed_.insert(a.address);
     (out.adopted ? result_.adopted : result_.created)++;
     std::string note;
-    if (out.adopted && a.kind == ResourceKind::Service && rec.initial_password.empty()) {
+    if (out.adopted && type.has_password && rec.initial_password.empty()) {
       // Its initial password was in the answer that was lost, so nobody knows it: a new one is
       // chosen now, recorded, and set once the service is READY. One chosen by an earlier run whose
       // answer was lost too is kept: the service may have it already.
@@ -564,7 +569,7 @@ class ApplyRun {
       note += std::string(note.empty() ? "" : "; ") +
               "its settings differ from the declaration, recorded as found: the next plan shows the difference";
     emit({out.adopted ? EventKind::Adopted : EventKind::Created, a.address, rec.id, rec.status, Duration(0), note});
-    if (a.kind == ResourceKind::Vpc) return complete(o);
+    if (!type.watched) return complete(o);
     if (!options_.wait) return end_unconfirmed(o);
     after_status(ops_[o].item, rec);
   }
@@ -596,11 +601,11 @@ class ApplyRun {
     const PlannedCall& call = call_of(o);
     rec.pending_call = nullptr;
     changed_.insert(rec.address);
-    const bool service = item_of(o).action->kind == ResourceKind::Service;
+    const bool watched = type_of(item_of(o).action->kind).watched;
     if (!out.error.empty()) {
       // Busy (409) or no answer: the call may have been made (a gateway's 504 after it was, then a
       // retry refused as busy). The service tells, once it is READY again.
-      if ((out.http_status == 409 || out.transient) && op.sends < kMaxCallSends && service) {
+      if ((out.http_status == 409 || out.transient) && op.sends < kMaxCallSends && watched) {
         spdlog::info("{}: {} was not confirmed ({}); checking the service", rec.address, call.call, out.error);
         op.awaiting = false;
         start_watch(o, clock_.now());
@@ -611,12 +616,12 @@ class ApplyRun {
     // Its settings are recorded once the service shows the change: a refresh while it is being
     // made sees the old values, which are then not taken for a change outside dbform.
     const std::string now = format_utc(clock_.wall_now()), status = rec.status;
-    if (out.service) record_service(rec, *out.service, now);
+    if (out.shown) record_answer(rec, *out.shown, now);
     rec.updated_at = now;
     ++result_.updated;
     emit({EventKind::Updated, rec.address, rec.id, rec.status, Duration(0), call.call});
     if (rec.status != status) emit({EventKind::StatusChanged, rec.address, rec.id, rec.status, Duration(0), ""});
-    if (!service) {  // a VPC's call is made when it is answered: nothing to watch
+    if (!watched) {  // made when it is answered: nothing to watch
       record_call(o);
       return complete(o);
     }
@@ -630,16 +635,14 @@ class ApplyRun {
   }
 
   void handle_delete(size_t o, const Outcome& out) {
-    const PlannedAction& a = *item_of(o).action;
+    const ResourceType& type = type_of(item_of(o).action->kind);
     ResourceRecord& rec = record_of(o);
     rec.pending_call = nullptr;
     changed_.insert(rec.address);
     if (!out.error.empty())
-      return fail_op(o, "not deleted: " + out.error +
-                            (out.http_status == 409 && a.kind == ResourceKind::Vpc ? " (is a service still attached to it?)"
-                                                                                   : "") +
+      return fail_op(o, "not deleted: " + out.error + (out.http_status == 409 ? type.busy_delete_hint : "") +
                             ". It stays recorded; the next apply --prune tries again");
-    if (out.gone || a.kind == ResourceKind::Vpc) return forget(o);
+    if (out.gone || !type.watched) return forget(o);
     ops_[o].deleting = true;  // DELETING until it is gone
     schedule_poll(ops_[o].item, rec);
   }
@@ -653,15 +656,15 @@ class ApplyRun {
     const ResourceRecord& rec = *state_.find(item.action->address);
     if (out.gone && ops_[item.watched].deleting) return forget(item.watched);
     if (out.gone)
-      return fail_op(item.watched, "the service " + rec.id + " no longer exists (404). Run `dbform state rm " +
+      return fail_op(item.watched, "the " + std::string(kind_name(rec.kind)) + " " + rec.id + " no longer exists (404). Run `dbform state rm " +
                                        rec.address + "` to forget it and create it again");
     if (!out.error.empty()) return poll_failed(i, out);
-    seen(i, *out.service);
+    seen(i, *out.shown);
   }
 
   void handle_poll_list(const Outcome& out) {
-    std::unordered_map<std::string, const Service*> by_id;
-    for (const auto& s : out.listed) by_id.emplace(s.service_id, &s);
+    std::unordered_map<std::string, const Shown*> by_id;
+    for (const auto& s : out.listed) by_id.emplace(s.id, &s);
     for (size_t i : out.items) {
       Item& item = items_[i];
       item.polling = false;
@@ -689,12 +692,12 @@ class ApplyRun {
     schedule_poll(i, *state_.find(item.action->address));
   }
 
-  // What a status check saw of a service.
-  void seen(size_t i, const Service& service) {
+  // What a status check saw of the resource.
+  void seen(size_t i, const Shown& shown) {
     Item& item = items_[i];
     ResourceRecord& rec = *state_.find(item.action->address);
     const std::string before = rec.status, host = rec.endpoint_host, pooler = rec.pooler_host;
-    record_service(rec, service, format_utc(clock_.wall_now()));
+    record_answer(rec, shown, format_utc(clock_.wall_now()));
     // A poll that saw nothing new costs no write; the end of the run writes the last answers.
     if (rec.status != before || rec.endpoint_host != host || rec.pooler_host != pooler) changed_.insert(rec.address);
     if (rec.status != before)
@@ -707,7 +710,7 @@ class ApplyRun {
     const size_t o = items_[i].watched;
     Op& op = ops_[o];
     if (op.deleting) return rec.status == "DELETED" ? forget(o) : schedule_poll(i, rec);
-    switch (classify_status(rec.status)) {
+    switch (type_of(rec.kind).verdict(rec.status)) {
       case StatusVerdict::Paused:
         if (!expects_pause(o))
           return fail_op(o, "status PAUSED: it was paused outside dbform. Declare `paused: true` to keep it paused, "
@@ -807,7 +810,7 @@ class ApplyRun {
   bool shows_change(size_t o, const ResourceRecord& rec) {
     const PlannedCall& call = call_of(o);
     const PlannedAction& a = *item_of(o).action;
-    return call_took_effect(call.call, call_body(a, call), rec.last_response, a.kind);
+    return call_took_effect(type_of(a.kind), call.call, call_body(a, call), rec.last_response);
   }
 
   // Done: what waited for it may go; a resource whose every operation is done is READY.
@@ -854,12 +857,16 @@ class ApplyRun {
     if (ops_[o].what.type == OpType::Delete)
       return "not deleted: other changes of this apply failed (see above), and deletes are made only after all of "
              "them succeeded. Run apply --prune again once they do";
+    if (ops_[o].what.type == OpType::Barrier) return "";
+    const PlannedAction& a = *item_of(o).action;
     const PlannedAction& needed = *item_of(need).action;
-    const bool attach = ops_[o].what.type == OpType::Call;
-    return std::string(attach ? "not attached" : "not created") + ": its " +
-           (needed.kind == ResourceKind::Vpc ? "VPC" : "fork source") + " `" + needed.name + "` " +
-           (ops_[need].what.type == OpType::Create ? "was not created" : "is not as declared") +
-           " (see above); the next apply " + (attach ? "attaches it" : "creates it");
+    std::string role = kind_name(needed.kind);
+    for (const Dependency& d : type_of(a.kind).needs(a))
+      if (d.address == needed.address) role = d.role;
+    const bool call = ops_[o].what.type == OpType::Call;
+    return (call ? "`" + call_of(o).call + "` not sent" : std::string("not created")) + ": its " + role + " `" +
+           needed.name + "` " + (ops_[need].what.type == OpType::Create ? "was not created" : "is not as declared") +
+           " (see above); the next apply " + (call ? "sends it" : "creates it");
   }
 
   void report_failure(Item& item, const std::string& why) {
@@ -970,7 +977,8 @@ class ApplyRun {
   int live_timers_ = 0;
   size_t sends_in_flight_ = 0;  // calls on the way (creates, updates, passwords, deletes), at most --parallelism
   int polls_in_flight_ = 0;     // status checks, at most kPollLane
-  std::unordered_map<std::string, std::vector<size_t>> services_of_project_;
+  // Resources of one kind in one project, watched by one list when several are (see together()).
+  std::unordered_map<std::string, std::vector<size_t>> watched_together_;
   std::set<std::string> changed_;  // addresses changed in memory since the last save
   std::vector<Event> unreported_;  // waiting for the save that records what they tell
   ApplyResult result_;

@@ -466,6 +466,7 @@ TEST_CASE("engine: the name guard creates nothing beside an unrecorded namesake,
             R::response(200, "[" + service_json("svc-old", "legacy", "READY") + "," +
                                  service_json("svc-gone", "fresh", "DELETING") + "]"));
   h.fake.on("GET", "/projects/p1/vpcs", R::response(200, "[]"));
+  h.fake.always("GET", "/projects/p2/vpcs", R::response(200, "[]"));
   h.fake.always("GET", "/projects/p2/services", R::response(503, R"({"message":"down"})"));
   h.fake.always("POST", "/projects/p1/services", R::response(202, service_json("svc-new", "fresh", "QUEUED")));
   ApplyResult result = h.apply();

@@ -14,57 +14,45 @@ nlohmann::json as_set(nlohmann::json observed) {
   return observed;
 }
 
-ResourceRecord blank_record(ResourceKind kind, const std::string& address, const std::string& project_id,
-                            const std::string& name, const std::string& now) {
+// The record of an existing resource, as the API shows it: id, status, endpoints, and its
+// settings as observed (and as set, so nothing counts as drift). No password: the API returns one
+// only to its create; `rotate-password` sets a known one.
+ResourceRecord imported_record(ResourceKind kind, const Shown& shown, const std::string& address,
+                               const std::string& project_id, const VpcNames& vpc_names, const std::string& now) {
   ResourceRecord r;
   r.address = address;
   r.project_id = project_id;
   r.kind = kind;
-  r.name = name;
+  r.name = address.substr(address.rfind('/') + 1);
   r.created_at = now;
+  record_answer(r, shown, now);
+  r.initial_password.clear();  // never from a read; and a list never carries one
+  r.observed = type_of(kind).observe(shown, nlohmann::json::object(), vpc_names);
+  r.settings = as_set(r.observed);
   return r;
 }
 
 }  // namespace
 
-ResourceRecord imported_record(const Service& s, const std::string& address, const std::string& project_id,
-                               const std::string& name, const VpcNames& vpc_names, const std::string& now) {
-  ResourceRecord r = blank_record(ResourceKind::Service, address, project_id, name, now);
-  record_service(r, s, now);
-  r.initial_password.clear();  // never from a read; and a list never carries one
-  r.observed = observe(s, nlohmann::json::object(), vpc_names);
-  r.settings = as_set(r.observed);
-  return r;
-}
-
-ResourceRecord imported_record(const Vpc& v, const std::string& address, const std::string& project_id,
-                               const std::string& name, const std::string& now) {
-  ResourceRecord r = blank_record(ResourceKind::Vpc, address, project_id, name, now);
-  record_vpc(r, v, now);
-  r.observed = observe(v);
-  r.settings = r.observed;
-  return r;
-}
-
 ResourceRecord import_by_id(ApiClient& api, const std::string& key, const std::string& address, const State& state,
                             const std::string& id, const std::string& now) {
   const auto first = address.find('/'), last = address.rfind('/');
-  const std::string project = address.substr(0, first), name = address.substr(last + 1);
-  const bool service = address.substr(first + 1, last - first - 1) == "services";
+  const std::string project = address.substr(0, first), plural = address.substr(first + 1, last - first - 1);
   for (const auto& r : state.resources)
     if (r.id == id && r.project_id == project)
       throw Error("id " + id + " is recorded already, as " + r.address + "; nothing was changed");
-  if (service) {
-    std::optional<Service> s = api.get_service(key, project, id);
-    if (!s || (!s->project_id.empty() && s->project_id != project))
-      throw Error("project " + project + " has no service with id " + id + " (GET answered 404); nothing was changed");
-    if (s->status == "DELETED" || s->status == "DELETING")
-      throw Error("service " + id + " is " + s->status + "; nothing was changed");
-    return imported_record(*s, address, project, name, recorded_vpc_names(state, project), now);
+  for (const ResourceType* type : resource_types()) {
+    if (plural != kind_plural(type->kind)) continue;
+    const std::string kind = kind_name(type->kind);
+    std::optional<Shown> shown = type->get(api, key, project, id);
+    const nlohmann::json owner = shown ? shown->raw.value("project_id", nlohmann::json()) : nlohmann::json();
+    if (!shown || (owner.is_string() && owner != project))
+      throw Error("project " + project + " has no " + kind + " with id " + id + " (GET answered 404); nothing was changed");
+    if (!type->is_live(*shown))
+      throw Error(kind + " " + id + " is " + shown->status + "; nothing was changed");
+    return imported_record(type->kind, *shown, address, project, recorded_vpc_names(state, project), now);
   }
-  std::optional<Vpc> v = api.get_vpc(key, project, id);
-  if (!v) throw Error("project " + project + " has no VPC with id " + id + " (GET answered 404); nothing was changed");
-  return imported_record(*v, address, project, name, now);
+  throw Error("`" + address + "` is not the address of a resource dbform can import");
 }
 
 std::vector<std::string> name_attachments(State& state, const std::string& project_id, const std::string& vpc_id,
@@ -107,26 +95,28 @@ std::vector<ResourceRecord> unrecorded_resources(const ProjectListing& listing, 
   };
   VpcNames vpc_names = recorded_vpc_names(state, project_id);
   std::set<std::string> new_vpcs;  // declared by the manifest this import writes
-  for (const auto& v : listing.vpcs) {
-    if (recorded_ids.count(v.id)) continue;
-    out.push_back(imported_record(v, check_name(ResourceKind::Vpc, v.name, v.id), project_id, v.name, now));
-    vpc_names[v.id] = v.name;
-    new_vpcs.insert(v.name);
-  }
-  for (const auto& s : listing.services) {
-    if (recorded_ids.count(s.service_id) || !is_live_namesake(s)) continue;
-    ResourceRecord r = imported_record(s, check_name(ResourceKind::Service, s.name, s.service_id), project_id,
-                                       s.name, vpc_names, now);
-    const std::string vpc = r.observed.value("vpc", "");
-    if (vpc.rfind("id:", 0) == 0)
-      problems.push_back("service " + s.service_id + " is attached to VPC " + r.observed.value("vpc_id", "") +
-                         ", which project " + project_id + " does not list; try again later");
-    else if (!vpc.empty() && !new_vpcs.count(vpc))
-      problems.push_back("service " + s.service_id + " (`" + s.name + "`) is attached to VPC `" + vpc +
-                         "`, which the state records already: declare the service beside that VPC's declaration, "
-                         "then `dbform import " + resource_address(project_id, ResourceKind::Service, s.name) + " " +
-                         s.service_id + "`");
-    out.push_back(std::move(r));
+  for (const ResourceType* type : resource_types()) {  // VPCs first: what the others are attached to
+    auto listed = listing.find(type->kind);
+    if (listed == listing.end()) continue;
+    for (const Shown& found : listed->second) {
+      if (recorded_ids.count(found.id) || !type->is_live(found)) continue;
+      const std::string kind = kind_name(type->kind);
+      ResourceRecord r = imported_record(type->kind, found, check_name(type->kind, found.name, found.id), project_id,
+                                         vpc_names, now);
+      if (type->kind == ResourceKind::Vpc) {
+        vpc_names[found.id] = found.name;
+        new_vpcs.insert(found.name);
+      }
+      const std::string vpc = r.observed.value("vpc", "");
+      if (vpc.rfind("id:", 0) == 0)
+        problems.push_back(kind + " " + found.id + " is attached to VPC " + r.observed.value("vpc_id", "") +
+                           ", which project " + project_id + " does not list; try again later");
+      else if (!vpc.empty() && !new_vpcs.count(vpc))
+        problems.push_back(kind + " " + found.id + " (`" + found.name + "`) is attached to VPC `" + vpc +
+                           "`, which the state records already: declare it beside that VPC's declaration, then "
+                           "`dbform import " + r.address + " " + found.id + "`");
+      out.push_back(std::move(r));
+    }
   }
   if (!problems.empty())
     throw Error("nothing was imported:\n  " + join(problems, "\n  "));

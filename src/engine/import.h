@@ -6,19 +6,11 @@
 #include <vector>
 
 #include "api/client.h"
-#include "engine/jobs.h"
+#include "engine/kinds.h"
 #include "engine/namesakes.h"
 #include "state/model.h"
 
 namespace dbform {
-
-// The record of an existing service or VPC, as the API shows it: id, status, endpoints, and its
-// settings as observed (and as set, so nothing counts as drift). No password: the API returns one
-// only to its create; `rotate-password` sets a known one.
-ResourceRecord imported_record(const Service& s, const std::string& address, const std::string& project_id,
-                               const std::string& name, const VpcNames& vpc_names, const std::string& now);
-ResourceRecord imported_record(const Vpc& v, const std::string& address, const std::string& project_id,
-                               const std::string& name, const std::string& now);
 
 // Reads the resource by id with the project's key and makes its record. Throws Error (changing
 // nothing) when the id does not exist there, or names a resource of another project.

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "api/client.h"
+#include "engine/kinds.h"
 #include "plan/model.h"
 #include "state/model.h"
 
@@ -20,9 +21,8 @@ struct Outcome {
   size_t item = 0;                // the engine's operation (a call) or resource (a status check)
   std::vector<size_t> items;      // PollList: the resources the list answers for
   JobType type = JobType::Create;
-  std::optional<Service> service;
-  std::vector<Service> listed;  // PollList: every service of the project
-  std::optional<Vpc> vpc;
+  std::optional<Shown> shown;    // the resource as the answer showed it
+  std::vector<Shown> listed;     // PollList: every resource of its kind in the project
   bool adopted = false;          // found by name instead of created
   bool gone = false;             // poll: 404
   std::string error;             // non-empty on failure
@@ -46,47 +46,24 @@ struct CreateContext {
 // Creates the resource, or adopts the one resource of that name when an earlier attempt's outcome
 // is unknown (`look_first`: an intent without an id was found in the state). Never sends a create
 // while a resource of that name may already exist, nor after a stop. Throws when a lookup fails:
-// the outcome then stays unknown. With `fork_from` (a service id) the create is a forkService of it.
+// the outcome then stays unknown. `source_id`: the id of the dependency the create is made from.
 Outcome create_or_adopt(const CreateContext& ctx, const PlannedAction& a, const std::string& key, bool look_first,
-                        const std::string& fork_from = "");
+                        const std::string& source_id = "");
 
-// The settings as the API shows them, in the manifest's terms (ResourceRecord::observed): sizes as
-// digit strings, environment_tag, region_code, replica_count, addons, connection_pooler, and vpc
-// (its name through `vpc_names`, id -> name, else "id:ID") with vpc_id. What the API cannot show
-// is taken from `recorded`: "shared" sizes, the ai addon.
-using VpcNames = std::map<std::string, std::string>;
-nlohmann::json observe(const Service& s, const nlohmann::json& recorded, const VpcNames& vpc_names);
-nlohmann::json observe(const Vpc& v);
-// The project's recorded VPCs, id -> name.
-VpcNames recorded_vpc_names(const State& state, const std::string& project_id);
-
-// One update call of a service or VPC; failures are reported in the outcome, never thrown.
-Outcome send_update(ApiClient& api, const PlannedAction& a, const std::string& service_id, const std::string& key,
+// One update call; failures are reported in the outcome, never thrown.
+Outcome send_update(ApiClient& api, const PlannedAction& a, const std::string& id, const std::string& key,
                     const std::string& call, const nlohmann::json& body);
-// DELETE of the service or VPC; `gone` when it was gone already. Failures are reported in the
-// outcome, never thrown.
+// The delete; `gone` when it was gone already. Failures are reported in the outcome, never thrown.
 Outcome delete_resource(ApiClient& api, const PlannedAction& a, const std::string& id, const std::string& key);
 
-// Whether the service shows the change `call` with `body` makes (for a call whose answer was lost,
-// or an asynchronous one that is still being made).
-bool call_took_effect(const std::string& call, const nlohmann::json& body, const Service& s);
-// The same, from the resource's last answer (`rename` is seen in its name, for VPCs too).
-bool call_took_effect(const std::string& call, const nlohmann::json& body, const nlohmann::json& shown,
-                      ResourceKind kind);
-
-// GET of one service; failures are reported in the outcome, never thrown.
-Outcome poll_service(ApiClient& api, const PlannedAction& a, const std::string& service_id, const std::string& key);
-// One list of the project's services, answering for every item waited for there; failures are
-// reported in the outcome, never thrown.
-Outcome poll_project(ApiClient& api, const std::string& project_id, const std::string& key);
+// GET of one resource; failures are reported in the outcome, never thrown.
+Outcome poll_resource(ApiClient& api, const PlannedAction& a, const std::string& id, const std::string& key);
+// One list of the project's resources of a kind, answering for every item waited for there;
+// failures are reported in the outcome, never thrown.
+Outcome poll_list(ApiClient& api, const ResourceType& type, const std::string& project_id, const std::string& key);
 
 // Sets `password` on the service; failures are reported in the outcome, never thrown.
 Outcome set_password(ApiClient& api, const PlannedAction& a, const std::string& service_id, const std::string& key,
                      const std::string& password);
-
-// Copies what the API said into the record. A password, once recorded, is never replaced by "", and
-// an id, once recorded, is never changed.
-void record_service(ResourceRecord& rec, const Service& s, const std::string& now);
-void record_vpc(ResourceRecord& rec, const Vpc& v, const std::string& now);
 
 }  // namespace dbform

@@ -8,8 +8,6 @@
 
 namespace dbform {
 
-bool is_live_namesake(const Service& s) { return s.status != "DELETING" && s.status != "DELETED"; }
-
 ProjectListings list_projects(ApiClient& api, const std::vector<std::string>& projects,
                               const std::map<std::string, ProjectKey>& keys, int parallelism) {
   for (const auto& project : projects)
@@ -18,11 +16,13 @@ ProjectListings list_projects(ApiClient& api, const std::vector<std::string>& pr
     std::optional<ProjectListing> listing;
     std::string error;
   };
-  // Each project is two short calls: `parallelism` projects at a time.
+  // Each project is a short call per kind: `parallelism` projects at a time.
   auto listed = in_parallel<Listed>(projects.size(), static_cast<size_t>(std::max(1, parallelism)), [&](size_t i) {
     const std::string& key = keys.at(projects[i]).key;
     try {
-      return Listed{ProjectListing{api.list_services(key, projects[i]), api.list_vpcs(key, projects[i])}, ""};
+      ProjectListing listing;
+      for (const ResourceType* type : resource_types()) listing[type->kind] = type->list(api, key, projects[i]);
+      return Listed{std::move(listing), ""};
     } catch (const std::exception& e) {
       return Listed{std::nullopt, describe_exception(e)};
     }
@@ -42,14 +42,11 @@ Namesakes namesakes_in(const Plan& plan, const ProjectListings& listings) {
     auto listing = listings.listed.find(a.project_id);
     if (listing == listings.listed.end()) continue;
     std::vector<std::string> ids;
-    if (a.kind == ResourceKind::Service) {
-      for (const auto& s : listing->second.services)
-        // A recorded service deleted outside dbform may still be listed as DELETING: not a namesake.
-        if (s.name == a.name && is_live_namesake(s) && s.service_id != a.resource_id) ids.push_back(s.service_id);
-    } else {
-      for (const auto& v : listing->second.vpcs)
-        if (v.name == a.name && v.id != a.resource_id) ids.push_back(v.id);
-    }
+    const ResourceType& type = type_of(a.kind);
+    if (auto of_kind = listing->second.find(a.kind); of_kind != listing->second.end())
+      for (const auto& s : of_kind->second)
+        // A recorded resource deleted outside dbform may still be listed as being deleted: not a namesake.
+        if (s.name == a.name && type.is_live(s) && s.id != a.resource_id) ids.push_back(s.id);
     if (!ids.empty()) found[a.address] = std::move(ids);
   }
   return found;

@@ -7,16 +7,14 @@
 #include <vector>
 
 #include "api/client.h"
+#include "engine/kinds.h"
 #include "engine/keys.h"
 #include "plan/model.h"
 
 namespace dbform {
 
-// What one project holds, as listed (one call per kind).
-struct ProjectListing {
-  std::vector<Service> services;
-  std::vector<Vpc> vpcs;
-};
+// What one project holds, as listed (one call per kind): kind -> its resources.
+using ProjectListing = std::map<ResourceKind, std::vector<Shown>>;
 
 struct ProjectListings {
   std::map<std::string, ProjectListing> listed;  // project -> what it holds
@@ -38,9 +36,5 @@ NamesakeScan scan_namesakes(ApiClient& api, const Plan& plan, const std::map<std
                             int parallelism);
 // The namesakes of the plan's creates among what was listed.
 Namesakes namesakes_in(const Plan& plan, const ProjectListings& listings);
-
-// Whether a listed service of a declared name stands in the way of creating (or, after an unknown
-// outcome, is) that service: one being deleted is not.
-bool is_live_namesake(const Service& s);
 
 }  // namespace dbform

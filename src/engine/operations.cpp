@@ -1,8 +1,11 @@
 #include "engine/operations.h"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <string>
+
+#include "engine/kinds.h"
 
 namespace dbform {
 
@@ -31,33 +34,31 @@ OpType first_of(const PlannedAction& a, const State& state) {
   return settled ? OpType::Password : OpType::Settle;
 }
 
-}  // namespace
-
-std::string fork_source(const PlannedAction& a) {
-  const nlohmann::json fork = a.after.is_object() ? a.after.value("fork", nlohmann::json()) : nlohmann::json();
-  return fork.is_object() && fork.value("from", nlohmann::json()).is_string()
-             ? resource_address(a.project_id, ResourceKind::Service, fork["from"].get<std::string>())
-             : "";
-}
-
-namespace {
-
-// The services' actions with the source of every fork before the fork (a circle, which the
-// manifest's checks refuse, keeps its order).
-std::vector<size_t> sources_first(const Plan& plan, const std::vector<size_t>& services) {
+// The actions with what each needs first before it (a circle, which the manifest's checks refuse,
+// keeps its order).
+std::vector<size_t> dependencies_first(const Plan& plan, const std::vector<size_t>& actions) {
   std::map<std::string, size_t> position;
-  for (size_t i : services) position[plan.actions[i].address] = i;
+  for (size_t i : actions) position[plan.actions[i].address] = i;
   std::vector<size_t> out;
   std::map<size_t, int> state;  // 1: being placed, 2: placed
   std::function<void(size_t)> place = [&](size_t i) {
     if (state[i]) return;
     state[i] = 1;
-    if (auto source = position.find(fork_source(plan.actions[i])); source != position.end()) place(source->second);
+    const PlannedAction& a = plan.actions[i];
+    for (const Dependency& d : type_of(a.kind).needs(a))
+      if (auto found = position.find(d.address); found != position.end()) place(found->second);
     state[i] = 2;
     out.push_back(i);
   };
-  for (size_t i : services) place(i);
+  for (size_t i : actions) place(i);
   return out;
+}
+
+// How many kinds' deletes go before this kind's (ResourceType::deleted_after), at most.
+size_t delete_depth(ResourceKind kind) {
+  size_t depth = 0;
+  for (ResourceKind before : type_of(kind).deleted_after) depth = std::max(depth, 1 + delete_depth(before));
+  return depth;
 }
 
 }  // namespace
@@ -69,59 +70,53 @@ OperationGraph operations_of(const Plan& plan, const State& state, bool wait) {
     ops.push_back({type, action, call, std::move(needs)});
     return ops.size() - 1;
   };
-  std::map<std::string, size_t> vpc_creates;  // VPC address -> its create
-  auto vpc_create = [&](const std::string& project_id, const std::string& vpc, std::vector<size_t>& needs) {
-    auto found = vpc_creates.find(resource_address(project_id, ResourceKind::Vpc, vpc));
-    if (found != vpc_creates.end()) needs.push_back(found->second);
-  };
-  // VPCs first, so that what waits for a VPC's create comes after it; deletes last.
-  std::vector<size_t> order[3];
+  std::vector<size_t> changes, deletes;
   for (size_t i = 0; i < plan.actions.size(); ++i) {
-    const PlannedAction& a = plan.actions[i];
-    if (!has_work(a, wait)) continue;
+    if (!has_work(plan.actions[i], wait)) continue;
     graph.actions.push_back(i);
-    order[a.action == Action::Delete ? 2 : a.kind == ResourceKind::Vpc ? 0 : 1].push_back(i);
+    (plan.actions[i].action == Action::Delete ? deletes : changes).push_back(i);
   }
-  for (size_t i : order[0]) {  // a VPC has no password; its calls follow its create
+  std::map<std::string, size_t> created, last;  // address -> its create, its last operation
+  for (size_t i : dependencies_first(plan, changes)) {
     const PlannedAction& a = plan.actions[i];
-    const OpType first = first_of(a, state);
+    const ResourceType& type = type_of(a.kind);
+    const std::vector<Dependency> deps = type.needs(a);
+    auto wait_for = [&](size_t call, std::vector<size_t>& needs) {
+      for (const Dependency& d : deps) {
+        const auto& done = d.settled ? last : created;
+        if (auto found = done.find(d.address); d.call == call && found != done.end()) needs.push_back(found->second);
+      }
+    };
     std::vector<size_t> needs;
-    if (first != OpType::Password) needs = {add(first, i, 0, {})};
-    if (first == OpType::Create) vpc_creates[a.address] = needs.front();
-    for (size_t c = 0; c < a.calls.size(); ++c) needs = {add(OpType::Call, i, c, std::move(needs))};
-  }
-  std::map<std::string, size_t> last_of;  // service address -> its last operation
-  for (size_t i : sources_first(plan, order[1])) {
-    const PlannedAction& a = plan.actions[i];
-    std::vector<size_t> needs;
-    const OpType first = first_of(a, state);
-    if (first != OpType::Password) {
-      if (first == OpType::Create && a.after.value("vpc", nlohmann::json()).is_string())
-        vpc_create(a.project_id, a.after["vpc"].get<std::string>(), needs);
-      if (const std::string source = fork_source(a); first == OpType::Create && !source.empty())
-        if (auto found = last_of.find(source); found != last_of.end()) needs.push_back(found->second);
+    if (const OpType first = first_of(a, state); first != OpType::Password) {
+      if (first == OpType::Create) wait_for(kBeforeCreate, needs);
       needs = {add(first, i, 0, std::move(needs))};
+      if (first == OpType::Create) created[a.address] = needs.front();
     }
-    needs = {add(OpType::Password, i, 0, std::move(needs))};
+    if (type.has_password) needs = {add(OpType::Password, i, 0, std::move(needs))};
     for (size_t c = 0; c < a.calls.size(); ++c) {
-      if (a.calls[c].call == "attachToVPC" && !a.calls[c].vpc.empty()) vpc_create(a.project_id, a.calls[c].vpc, needs);
+      wait_for(c, needs);
       needs = {add(OpType::Call, i, c, std::move(needs))};
     }
-    last_of[a.address] = needs.front();
+    if (!needs.empty()) last[a.address] = needs.front();
   }
-  if (order[2].empty()) return graph;
+  if (deletes.empty()) return graph;
   std::vector<size_t> everything(ops.size());
   for (size_t op = 0; op < ops.size(); ++op) everything[op] = op;
   const size_t barrier = add(OpType::Barrier, kNoAction, 0, std::move(everything));
-  std::map<std::string, std::vector<size_t>> service_deletes;  // project -> its service deletes
-  for (size_t i : order[2])
-    if (plan.actions[i].kind == ResourceKind::Service)
-      service_deletes[plan.actions[i].project_id].push_back(add(OpType::Delete, i, 0, {barrier}));
-  for (size_t i : order[2]) {
-    if (plan.actions[i].kind != ResourceKind::Vpc) continue;
-    std::vector<size_t> needs = service_deletes[plan.actions[i].project_id];
+  std::stable_sort(deletes.begin(), deletes.end(), [&](size_t x, size_t y) {
+    return delete_depth(plan.actions[x].kind) < delete_depth(plan.actions[y].kind);
+  });
+  std::map<std::pair<std::string, ResourceKind>, std::vector<size_t>> deletes_of;  // project, kind -> deletes
+  for (size_t i : deletes) {
+    const PlannedAction& a = plan.actions[i];
+    std::vector<size_t> needs;
+    for (ResourceKind before : type_of(a.kind).deleted_after) {
+      const auto& first = deletes_of[{a.project_id, before}];
+      needs.insert(needs.end(), first.begin(), first.end());
+    }
     needs.push_back(barrier);
-    add(OpType::Delete, i, 0, std::move(needs));
+    deletes_of[{a.project_id, a.kind}].push_back(add(OpType::Delete, i, 0, std::move(needs)));
   }
   return graph;
 }

@@ -37,13 +37,11 @@ struct OperationGraph {
 };
 
 // The operations of the plan's create, adopt, update, delete and (when `wait`) wait actions: per
-// resource a chain (settle or create, then for a service its password and its calls, one at a
-// time), and across resources: a service's create and its attachment wait for the create of the
-// VPC it is declared in; a fork's create for everything of its source in the run (READY); deletes wait for every other operation; a VPC's delete waits for the
-// deletes of its project's services. Every `needs` index is smaller than the operation's own.
-// The address of the service a planned fork is made from; "" when the action is no fork.
-std::string fork_source(const PlannedAction& a);
-
+// resource a chain (settle or create, then its password where its kind has one, then its calls, one
+// at a time); across resources, what its kind says it needs (ResourceType::needs: a service's
+// create and attachment wait for its VPC's create, a fork's create for its source to be READY);
+// deletes wait for every other operation, and for the deletes of the kinds that go first in the
+// same project (ResourceType::deleted_after). Every `needs` index is smaller than the operation's own.
 OperationGraph operations_of(const Plan& plan, const State& state, bool wait);
 
 }  // namespace dbform

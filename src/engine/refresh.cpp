@@ -29,42 +29,26 @@ class Refresher {
   // Works on copies: nothing of the state changes unless every read succeeded.
   void read_project(const std::string& project, const ProjectListing& listing, const std::vector<size_t>& records,
                     std::vector<ResourceRecord>& seen) {
-    std::unordered_map<std::string, const Service*> services;
-    std::unordered_map<std::string, const Vpc*> vpcs;
-    for (const auto& s : listing.services) services.emplace(s.service_id, &s);
-    for (const auto& v : listing.vpcs) vpcs.emplace(v.id, &v);
+    std::unordered_map<std::string, const Shown*> listed;  // KIND/ID -> what the listing shows
+    for (const auto& [kind, resources] : listing)
+      for (const auto& r : resources) listed.emplace(kind_name(kind) + ("/" + r.id), &r);
     const VpcNames names = recorded_vpc_names(state_, project);
     const std::string& key = keys_.at(project).key;
     for (size_t i : records) {
       const ResourceRecord& rec = state_.resources[i];
       if (rec.id.empty()) continue;
+      const ResourceType& type = type_of(rec.kind);
       ResourceRecord next = rec;
-      if (rec.kind == ResourceKind::Service) {
-        std::optional<Service> by_id;
-        const Service* read = nullptr;
-        if (auto it = services.find(rec.id); it != services.end()) read = it->second;
-        else if ((by_id = api_.get_service(key, project, rec.id))) read = &*by_id;  // not listed (yet?): asked by id
-        if (read && read->status != "DELETED") {
-          record_service(next, *read, now_);
-          next.observed = observe(*read, rec.settings, names);
-          next.deleted_outside = false;
-        } else {
-          next.deleted_outside = true;
-        }
-      } else {
-        std::optional<Vpc> by_id;
-        const Vpc* read = nullptr;
-        if (auto it = vpcs.find(rec.id); it != vpcs.end()) read = it->second;
-        else if ((by_id = api_.get_vpc(key, project, rec.id))) read = &*by_id;
-        if (read) {
-          record_vpc(next, *read, now_);
-          next.observed = observe(*read);
-          next.deleted_outside = false;
-        } else {
-          next.deleted_outside = true;
-        }
+      std::optional<Shown> by_id;
+      const Shown* read = nullptr;
+      if (auto it = listed.find(kind_name(rec.kind) + ("/" + rec.id)); it != listed.end()) read = it->second;
+      else if ((by_id = type.get(api_, key, project, rec.id))) read = &*by_id;  // not listed (yet?): asked by id
+      next.deleted_outside = !read || type.is_gone(*read);
+      if (!next.deleted_outside) {
+        record_answer(next, *read, now_);
+        next.observed = type.observe(*read, rec.settings, names);
+        next.pending_call = nullptr;  // what the API shows settles it
       }
-      if (!next.deleted_outside) next.pending_call = nullptr;  // what the API shows settles it
       if (!same_view(rec, next)) seen.push_back(std::move(next));
     }
   }

@@ -1,0 +1,106 @@
+#pragma once
+// The kinds of resource as the engine knows them (SPEC sections 1, 3 and 6): how each is created,
+// read, changed, watched and deleted, and what it needs first. The scheduler, the refresh, the
+// import and the name guard read these descriptions; none of them asks which kind a resource is.
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/client.h"
+#include "engine/watch.h"
+#include "plan/model.h"
+#include "state/model.h"
+
+namespace dbform {
+
+// One resource of any kind as the API showed it.
+struct Shown {
+  std::string id;
+  std::string name;
+  std::string status;  // "" for a kind without one (a VPC)
+  Endpoint endpoint;
+  Endpoint pooler_endpoint;
+  std::string initial_password;  // in a create's answer only
+  nlohmann::json raw;            // the answer, its password removed
+};
+
+constexpr size_t kBeforeCreate = std::numeric_limits<size_t>::max();
+
+// Another resource that must be there before this one's create (or one of its calls) is sent.
+struct Dependency {
+  std::string address;
+  std::string role;             // how messages name it: "VPC", "fork source"
+  bool settled = false;         // READY, with every operation of this run on it done; else: created
+  bool source = false;          // its id goes into the create (the service a fork is made from)
+  size_t call = kBeforeCreate;  // the call (PlannedAction::calls) that needs it; else the create
+};
+
+// The project's recorded VPCs, id -> name: a service shows the id of the VPC it is attached to.
+using VpcNames = std::map<std::string, std::string>;
+
+struct ResourceType {
+  ResourceKind kind;
+  // A create's answer carries the password, and a lost answer's is replaced by a pending one
+  // (SPEC section 5), set by a Password operation after the create.
+  bool has_password = false;
+  // Its create, calls and delete are watched until its status shows them; else each is done
+  // when its call is answered.
+  bool watched = false;
+  // The kinds whose deletes in the same project go before this kind's (what may still use it).
+  std::vector<ResourceKind> deleted_after;
+  const char* busy_delete_hint = "";  // said of a 409 answer to its delete
+  // Statuses: being deleted and deleted (a namesake in either is not live; a deleted one is gone).
+  const char* deleting_status = "";
+  const char* deleted_status = "";
+  StatusVerdict (*verdict)(const std::string& status) = nullptr;
+
+  // What a planned resource of this kind needs first.
+  std::vector<Dependency> (*needs)(const PlannedAction& a) = nullptr;
+  // The settings the answer shows, in the manifest's terms (ResourceRecord::observed). What the
+  // API cannot show is taken from `recorded`.
+  nlohmann::json (*observe)(const Shown& shown, const nlohmann::json& recorded, const VpcNames& vpcs) = nullptr;
+  // Whether the resource as last shown (`shown`, an API object) has the change `call` with `body`
+  // makes: for a call whose answer was lost, or one still being made.
+  bool (*took_effect)(const std::string& call, const nlohmann::json& body, const nlohmann::json& shown) = nullptr;
+
+  // The API. `source_id` is the id of the dependency marked `source` ("" without one).
+  Shown (*create)(ApiClient& api, const std::string& key, const PlannedAction& a, const std::string& source_id) = nullptr;
+  std::vector<Shown> (*list)(ApiClient& api, const std::string& key, const std::string& project_id) = nullptr;
+  std::optional<Shown> (*get)(ApiClient& api, const std::string& key, const std::string& project_id,
+                              const std::string& id) = nullptr;  // nullopt: 404
+  // nullopt when the answer does not show the resource.
+  std::optional<Shown> (*update)(ApiClient& api, const std::string& key, const std::string& project_id,
+                                 const std::string& id, const std::string& call, const nlohmann::json& body) = nullptr;
+  bool (*remove)(ApiClient& api, const std::string& key, const std::string& project_id,
+                 const std::string& id) = nullptr;  // false: it was gone (404)
+
+  // Whether a listed namesake stands in the way of a create (or, after an unknown outcome, is the
+  // one created): one being deleted is not.
+  bool is_live(const Shown& s) const { return !is_gone(s) && !(*deleting_status && s.status == deleting_status); }
+  bool is_gone(const Shown& s) const { return *deleted_status && s.status == deleted_status; }
+};
+
+const ResourceType& type_of(ResourceKind kind);
+// Every kind, those that others refer to (VPCs) first.
+const std::vector<const ResourceType*>& resource_types();
+
+Shown shown_of(Service s);
+Shown shown_of(Vpc v);
+
+// The project's recorded VPCs.
+VpcNames recorded_vpc_names(const State& state, const std::string& project_id);
+
+// Copies what the API showed into the record. A password, once recorded, is never replaced by "",
+// and an id, once recorded, is never changed.
+void record_answer(ResourceRecord& rec, const Shown& shown, const std::string& now);
+
+// Whether `call` with `body` shows in the resource's last answer (a rename in its name).
+bool call_took_effect(const ResourceType& type, const std::string& call, const nlohmann::json& body,
+                      const nlohmann::json& shown);
+
+// The address of the service a planned fork is made from; "" when the action is no fork.
+std::string fork_source(const PlannedAction& a);
+
+}  // namespace dbform
