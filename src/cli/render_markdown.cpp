@@ -129,7 +129,7 @@ std::string table_row(const PlannedAction& a) {
     case Action::Conflict: action = "**conflict**"; details = id + changes_text(a); break;
     case Action::Delete: action = "**delete**"; details = id + md(a.reason); break;
     case Action::Orphan: action = "orphan, kept"; details = id + "no longer declared"; break;
-    case Action::NoOp: break;
+    case Action::NoOp: action = "no change"; details = id + md(a.reason); break;
   }
   return "| `" + std::string(symbol(a.action)) + "` | " + code(a.name) + " | " + kind_name(a.kind) + " | " + action +
          " | " + details + " |\n";
@@ -209,14 +209,15 @@ void project_tables(Comment& c, const Plan& plan) {
     by_project[a.project_id].push_back(&a);
   }
   for (const auto& project : order) {
-    std::vector<std::string> rows;
+    std::vector<std::string> rows;  // every action, and what is unchanged with a reason (a declaration ignored)
     int unchanged = 0;
     for (const auto* a : by_project[project]) {
-      if (a->action == Action::NoOp) ++unchanged;
-      else rows.push_back(table_row(*a));
+      unchanged += a->action == Action::NoOp;
+      if (a->action != Action::NoOp || !a->reason.empty()) rows.push_back(table_row(*a));
     }
+    const int actions = static_cast<int>(by_project[project].size()) - unchanged;
     std::string title = "\n#### Project " + code(project) + ": ";
-    title += rows.empty() ? "no changes" : count(static_cast<int>(rows.size()), "action", "actions");
+    title += actions == 0 ? "no changes" : count(actions, "action", "actions");
     if (unchanged) title += ", " + std::to_string(unchanged) + " unchanged";
     if (rows.empty()) {
       c.optional(title + "\n", "the heading of project " + code(project));

@@ -339,6 +339,10 @@ TEST_CASE("e2e: a fork of a service the same apply creates waits for it to be RE
   INFO(plan.describe());
   CHECK(plan.exit_code == 0);
   CHECK(contains(plan.out, "create-time only"));
+  RunResult markdown = sb.run({"plan", "--format", "markdown"});  // the pull request sees it too
+  CHECK(contains(markdown.out, "| no change | "));
+  CHECK(contains(markdown.out, "create-time only"));
+  CHECK(contains(markdown.out, "no changes, 2 unchanged"));
 }
 
 TEST_CASE("e2e: a point-in-time fork sends its target_time, and a fork without a declared source is a located error") {

@@ -188,9 +188,12 @@ TEST_CASE("e2e: applies of updates killed with SIGKILL at random moments end as 
 
 namespace {
 
-// One trial of day three: the 8 services are created; then s1-s4 are renamed (renamed_from) and
-// s5-s8 paused with a resize (start, resize, stop) by applies killed at random moments; then one
-// run is let finish. Nothing may be created or deleted, and everything must end as declared.
+const std::vector<std::string> kForks = {"f1", "f2"};  // forks of the first two services, once renamed
+
+// One trial of day three: the 8 services are created; then s1-s4 are renamed (renamed_from), s5-s8
+// paused with a resize (start, resize, stop), and two forks made of renamed ones by applies killed
+// at random moments; then one run is let finish. Nothing may be created but the two forks, each
+// once; nothing may be deleted, and everything must end as declared.
 UpdateTrialOutcome run_day_three_trial(unsigned seed, std::mt19937& rng) {
   auto config = default_sim_config();
   config.seed = seed;
@@ -206,6 +209,9 @@ UpdateTrialOutcome run_day_three_trial(unsigned seed, std::mt19937& rng) {
     services.push_back(i < 4 ? service_yaml(old + "-renamed") + "        renamed_from: " + old + "\n"
                              : service_yaml(old, 2000, 8) + "        paused: true\n");
   }
+  for (size_t i = 0; i < kForks.size(); ++i)
+    services.push_back("      - name: " + kForks[i] + "\n        fork:\n          from: " + kKillServices[i] +
+                       "-renamed\n          strategy: " + (i ? "NOW" : "LAST_SNAPSHOT") + "\n");
   sb.write("dbform.yaml", manifest({vpc_yaml("net")}, services));
   UpdateTrialOutcome outcome;
   for (int kill = 0; kill < 2; ++kill) outcome.killed_mid_run += kill_an_apply(sb, rng, 900, seed);
@@ -216,13 +222,14 @@ UpdateTrialOutcome run_day_three_trial(unsigned seed, std::mt19937& rng) {
   outcome.created = static_cast<int>(sb.count(kPostService) - creates);
   json state = sb.state();
   const json all = sb.sim().all_services();
-  CHECK(all.size() == kKillServices.size());
+  CHECK(all.size() == kKillServices.size() + kForks.size());  // each fork once
   for (const auto& s : all) {
     const std::string name = s["name"];
-    const bool renamed = name.ends_with("-renamed");
+    const bool running = name.ends_with("-renamed") || name.starts_with("f");
     json rec = find_resource(state, service_address(name));
+    if (name.starts_with("f")) CHECK(s["forked_from"]["service_id"].is_string());
     const bool agree = rec.is_object() && rec["id"] == s["service_id"] && !rec.contains("pending_call") &&
-                       (renamed ? s["status"] == "READY" && rec["status"] == "READY"
+                       (running ? s["status"] == "READY" && rec["status"] == "READY"
                                 : s["status"] == "PAUSED" && rec["status"] == "PAUSED" &&
                                       s["resources"][0]["spec"]["cpu_millis"] == 2000);
     if (!agree) {
@@ -230,7 +237,7 @@ UpdateTrialOutcome run_day_three_trial(unsigned seed, std::mt19937& rng) {
       WARN("seed " << seed << ": " << s.dump() << "\nrecorded: " << rec.dump());
     }
   }
-  CHECK(state["resources"].size() == kKillServices.size() + 1);
+  CHECK(state["resources"].size() == kKillServices.size() + kForks.size() + 1);
   RunResult plan = sb.run({"plan", "--refresh", "--detailed-exitcode"});
   INFO(plan.describe());
   CHECK(plan.exit_code == 0);
@@ -239,7 +246,7 @@ UpdateTrialOutcome run_day_three_trial(unsigned seed, std::mt19937& rng) {
 
 }  // namespace
 
-TEST_CASE("e2e: applies of renames and pauses killed with SIGKILL at random moments end as declared") {
+TEST_CASE("e2e: applies of renames, pauses and forks killed with SIGKILL at random moments end as declared") {
   const int trials = env_int("DBFORM_KILL_RUNS", 20) / 4;
   const unsigned seed = static_cast<unsigned>(env_int("DBFORM_KILL_SEED", 20261122));
   std::mt19937 rng(seed + 2);
@@ -252,7 +259,7 @@ TEST_CASE("e2e: applies of renames and pauses killed with SIGKILL at random mome
   }
   WARN("day-three kill test (seed " << seed << "): " << trials << " trials, " << 2 * trials << " SIGKILLs of which "
                                     << total.killed_mid_run << " hit a running apply; " << total.created
-                                    << " services created, " << total.disagreeing << " not as declared");
+                                    << " services created besides the forks, " << total.disagreeing << " not as declared");
   CHECK(total.killed_mid_run >= trials);
   CHECK(total.created == 0);
   CHECK(total.disagreeing == 0);
