@@ -345,6 +345,21 @@ TEST_CASE("e2e: a fork of a service the same apply creates waits for it to be RE
   CHECK(contains(markdown.out, "no changes, 2 unchanged"));
 }
 
+TEST_CASE("e2e: with --no-wait, a fork of a source the same apply creates is not sent, and the next apply makes it") {
+  Sandbox sb;
+  sb.write("dbform.yaml", manifest({}, {orders(), staging_fork()}));
+  RunResult r = sb.run({"apply", "--auto-approve", "--no-wait"});
+  INFO(r.describe());
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.err, "orders-staging: not created: its fork source"));
+  CHECK(contains(r.err, "is not READY"));
+  CHECK(sb.count(kFork) == 0);
+  CHECK(sb.count("POST /projects/{project_id}/services") == 1);  // the source is created
+  apply_services(sb, {orders(), staging_fork()});
+  CHECK(sb.count(kFork) == 1);
+  check_clean(sb);
+}
+
 TEST_CASE("e2e: a point-in-time fork sends its target_time, and a fork without a declared source is a located error") {
   Sandbox sb;
   apply_services(sb, {orders()});
