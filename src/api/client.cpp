@@ -108,6 +108,15 @@ T map_response(const std::string& method, const std::string& path, json j, Parse
   }
 }
 
+// The items of a list answer, each mapped with `parse`.
+template <typename T, typename Parse>
+std::vector<T> map_list(const std::string& path, const HttpResponse& response, Parse parse, const char* items) {
+  json body = parse_body("GET", path, response);
+  std::vector<T> out;
+  for (json& item : require_array("GET", path, body, items)) out.push_back(map_response<T>("GET", path, std::move(item), parse));
+  return out;
+}
+
 // The 2xx answer to a create that cannot be read still means the resource was (probably) made:
 // report it as an unknown outcome so the caller adopts by name instead of creating it twice.
 template <typename T, typename Parse>
@@ -288,13 +297,7 @@ std::optional<Service> ApiClient::get_service(const std::string& key, const std:
 
 std::vector<Service> ApiClient::list_services(const std::string& key, const std::string& project_id) {
   const std::string path = project_path(project_id, "/services");
-  HttpResponse response = call(CallKind::Read, "GET", path, key, nullptr);
-  json body = parse_body("GET", path, response);
-  std::vector<Service> services;
-  for (json& item : require_array("GET", path, body, "services")) {
-    services.push_back(map_response<Service>("GET", path, std::move(item), parse_service));
-  }
-  return services;
+  return map_list<Service>(path, call(CallKind::Read, "GET", path, key, nullptr), parse_service, "services");
 }
 
 Vpc ApiClient::create_vpc(const std::string& key, const std::string& project_id, const VpcCreateRequest& req) {
@@ -313,13 +316,7 @@ std::optional<Vpc> ApiClient::get_vpc(const std::string& key, const std::string&
 
 std::vector<Vpc> ApiClient::list_vpcs(const std::string& key, const std::string& project_id) {
   const std::string path = project_path(project_id, "/vpcs");
-  HttpResponse response = call(CallKind::Read, "GET", path, key, nullptr);
-  json body = parse_body("GET", path, response);
-  std::vector<Vpc> vpcs;
-  for (json& item : require_array("GET", path, body, "VPCs")) {
-    vpcs.push_back(map_response<Vpc>("GET", path, std::move(item), parse_vpc));
-  }
-  return vpcs;
+  return map_list<Vpc>(path, call(CallKind::Read, "GET", path, key, nullptr), parse_vpc, "VPCs");
 }
 
 void ApiClient::update_password(const std::string& key, const std::string& project_id, const std::string& service_id,
@@ -358,6 +355,72 @@ void ApiClient::update_vpc(const std::string& key, const std::string& project_id
   const std::string path = project_path(project_id, "/vpcs/" + escape_path_segment(vpc_id) + "/" + action);
   const std::string text = body.dump();
   call(CallKind::Read, "POST", path, key, &text);
+}
+
+namespace {
+
+std::string replica_sets_path(const std::string& project_id, const std::string& service_id) {
+  return project_path(project_id, "/services/" + escape_path_segment(service_id) + "/replicaSets");
+}
+
+std::string peerings_path(const std::string& project_id, const std::string& vpc_id) {
+  return project_path(project_id, "/vpcs/" + escape_path_segment(vpc_id) + "/peerings");
+}
+
+}  // namespace
+
+ReplicaSet ApiClient::create_replica_set(const std::string& key, const std::string& project_id,
+                                         const std::string& service_id, const ReplicaSetCreateRequest& req) {
+  const std::string path = replica_sets_path(project_id, service_id), body = to_json(req).dump();
+  HttpResponse response = call(CallKind::Create, "POST", path, key, &body);
+  return map_create_response<ReplicaSet>(path, response, parse_replica_set, &ReplicaSet::id, "id");
+}
+
+std::vector<ReplicaSet> ApiClient::list_replica_sets(const std::string& key, const std::string& project_id,
+                                                     const std::string& service_id) {
+  const std::string path = replica_sets_path(project_id, service_id);
+  return map_list<ReplicaSet>(path, call(CallKind::Read, "GET", path, key, nullptr), parse_replica_set,
+                              "replica sets");
+}
+
+void ApiClient::update_replica_set(const std::string& key, const std::string& project_id, const std::string& service_id,
+                                   const std::string& set_id, const std::string& action, const json& body) {
+  const std::string path = replica_sets_path(project_id, service_id) + "/" + escape_path_segment(set_id) + "/" + action;
+  const std::string text = body.is_null() ? std::string() : body.dump();
+  call(CallKind::Read, "POST", path, key, body.is_null() ? nullptr : &text);
+}
+
+bool ApiClient::delete_replica_set(const std::string& key, const std::string& project_id, const std::string& service_id,
+                                   const std::string& set_id) {
+  const std::string path = replica_sets_path(project_id, service_id) + "/" + escape_path_segment(set_id);
+  return call(CallKind::Read, "DELETE", path, key, nullptr, /*allow_404=*/true).status != 404;
+}
+
+Peering ApiClient::create_peering(const std::string& key, const std::string& project_id, const std::string& vpc_id,
+                                  const PeeringCreateRequest& req) {
+  const std::string path = peerings_path(project_id, vpc_id), body = to_json(req).dump();
+  HttpResponse response = call(CallKind::Create, "POST", path, key, &body);
+  return map_create_response<Peering>(path, response, parse_peering, &Peering::id, "id");
+}
+
+std::vector<Peering> ApiClient::list_peerings(const std::string& key, const std::string& project_id,
+                                              const std::string& vpc_id) {
+  const std::string path = peerings_path(project_id, vpc_id);
+  return map_list<Peering>(path, call(CallKind::Read, "GET", path, key, nullptr), parse_peering, "peerings");
+}
+
+std::optional<Peering> ApiClient::get_peering(const std::string& key, const std::string& project_id,
+                                              const std::string& vpc_id, const std::string& peering_id) {
+  const std::string path = peerings_path(project_id, vpc_id) + "/" + escape_path_segment(peering_id);
+  HttpResponse response = call(CallKind::Read, "GET", path, key, nullptr, /*allow_404=*/true);
+  if (response.status == 404) return std::nullopt;
+  return map_response<Peering>("GET", path, parse_body("GET", path, response), parse_peering);
+}
+
+bool ApiClient::delete_peering(const std::string& key, const std::string& project_id, const std::string& vpc_id,
+                               const std::string& peering_id) {
+  const std::string path = peerings_path(project_id, vpc_id) + "/" + escape_path_segment(peering_id);
+  return call(CallKind::Read, "DELETE", path, key, nullptr, /*allow_404=*/true).status != 404;
 }
 
 }  // namespace dbform

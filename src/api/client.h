@@ -105,6 +105,30 @@ class ApiClient {
   void update_vpc(const std::string& key, const std::string& project_id, const std::string& vpc_id,
                   const std::string& action, const nlohmann::json& body);
 
+  // A service's read replica sets (.../services/{service_id}/replicaSets). The document has no GET
+  // of one set: the list answers for it. The create is a create (sent at most once, never
+  // replayed); the calls after .../replicaSets/{id}/ (resize, enablePooler, disablePooler,
+  // setEnvironment) answer a SuccessMessage and are retried like reads, as is the delete (false
+  // when it was gone already).
+  ReplicaSet create_replica_set(const std::string& key, const std::string& project_id, const std::string& service_id,
+                                const ReplicaSetCreateRequest& req);
+  std::vector<ReplicaSet> list_replica_sets(const std::string& key, const std::string& project_id,
+                                            const std::string& service_id);
+  void update_replica_set(const std::string& key, const std::string& project_id, const std::string& service_id,
+                          const std::string& set_id, const std::string& action, const nlohmann::json& body);
+  bool delete_replica_set(const std::string& key, const std::string& project_id, const std::string& service_id,
+                          const std::string& set_id);
+
+  // A VPC's peerings (.../vpcs/{vpc_id}/peerings): create (a create), list, get (nullopt on 404) and
+  // delete (false when it was gone already).
+  Peering create_peering(const std::string& key, const std::string& project_id, const std::string& vpc_id,
+                         const PeeringCreateRequest& req);
+  std::vector<Peering> list_peerings(const std::string& key, const std::string& project_id, const std::string& vpc_id);
+  std::optional<Peering> get_peering(const std::string& key, const std::string& project_id, const std::string& vpc_id,
+                                     const std::string& peering_id);
+  bool delete_peering(const std::string& key, const std::string& project_id, const std::string& vpc_id,
+                      const std::string& peering_id);
+
   const std::string& base_url() const { return base_url_; }
   // A set flag ends every back-off and Retry-After wait at once: the call fails instead of waiting.
   void stop_waits_on(const std::atomic<bool>* stop) { stop_ = stop; }

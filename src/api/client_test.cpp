@@ -377,3 +377,62 @@ TEST_CASE("api: updates post the document's bodies, are retried like reads, and 
   CHECK(sent[2].body.empty());
   CHECK(FakeTransport::header_of(sent[2], "Content-Type").empty());
 }
+
+TEST_CASE("api: read replica sets: the create sends integers once, the resize digit strings, lists answer for one set") {
+  Fixture f;
+  f.transport.on("POST", "/services/s1/replicaSets",
+                 FakeTransport::response(202, R"({"id":"rs1","name":"reporting","status":"creating","nodes":2,)"
+                                              R"("cpu_millis":1000,"memory_gbs":4,"endpoint":{"host":"h","port":5432}})"));
+  const dbform::ReplicaSet created = f.client.create_replica_set(kKey, "p1", "s1", {"reporting", 2, 1000, 4});
+  CHECK(created.id == "rs1");
+  CHECK(created.status == "creating");
+  CHECK(created.nodes == 2);
+  CHECK(created.endpoint.str() == "h:5432");
+  auto sent = f.transport.requests();
+  REQUIRE(sent.size() == 1);
+  CHECK(json::parse(sent[0].body) == json{{"name", "reporting"}, {"nodes", 2}, {"cpu_millis", 1000}, {"memory_gbs", 4}});
+
+  f.transport.on("POST", "/services/s1/replicaSets", FakeTransport::response(503, "{}"));
+  CHECK_THROWS_AS(f.client.create_replica_set(kKey, "p1", "s1", {"reporting", 2, 1000, 4}), ApiError);
+  CHECK(f.transport.count("POST", "/services/s1/replicaSets") == 2);  // a create: never re-sent
+
+  f.transport.on("POST", "/replicaSets/rs1/resize", FakeTransport::response(503, "{}"));
+  f.transport.on("POST", "/replicaSets/rs1/resize", FakeTransport::response(202, R"({"message":"ok"})"));
+  f.client.update_replica_set(kKey, "p1", "s1", "rs1", "resize", {{"cpu_millis", "2000"}, {"memory_gbs", "8"}});
+  CHECK(f.transport.count("POST", "/projects/p1/services/s1/replicaSets/rs1/resize") == 2);  // retried like a read
+  CHECK(json::parse(f.transport.requests().back().body) == json{{"cpu_millis", "2000"}, {"memory_gbs", "8"}});
+  f.transport.on("POST", "/replicaSets/rs1/enablePooler", FakeTransport::response(200, R"({"message":"ok"})"));
+  f.client.update_replica_set(kKey, "p1", "s1", "rs1", "enablePooler", nullptr);
+  CHECK(f.transport.requests().back().body.empty());
+
+  f.transport.on("GET", "/services/s1/replicaSets",
+                 FakeTransport::response(200, R"([{"id":"rs1","name":"reporting","status":"active","metadata":)"
+                                              R"({"environment":"PROD"},"connection_pooler":{"endpoint":{"host":"p","port":6432}}}])"));
+  const auto listed = f.client.list_replica_sets(kKey, "p1", "s1");
+  REQUIRE(listed.size() == 1);
+  CHECK(listed[0].environment == "PROD");
+  CHECK(listed[0].pooler_endpoint.str() == "p:6432");
+  f.transport.on("DELETE", "/replicaSets/rs1", FakeTransport::response(404, "{}"));
+  CHECK_FALSE(f.client.delete_replica_set(kKey, "p1", "s1", "rs1"));
+}
+
+TEST_CASE("api: peerings: create once with the peer, get maps 404 to nullopt, delete") {
+  Fixture f;
+  f.transport.on("POST", "/vpcs/v1/peerings",
+                 FakeTransport::response(201, R"({"id":"pr1","peer_account_id":"123","peer_region_code":"us-east-1",)"
+                                              R"("peer_vpc_id":"vpc-0abc","status":"pending"})"));
+  const dbform::Peering created = f.client.create_peering(kKey, "p1", "v1", {"123", "us-east-1", "vpc-0abc"});
+  CHECK(created.id == "pr1");
+  CHECK(created.peer_vpc_id == "vpc-0abc");
+  CHECK(json::parse(f.transport.requests()[0].body) ==
+        json{{"peer_account_id", "123"}, {"peer_region_code", "us-east-1"}, {"peer_vpc_id", "vpc-0abc"}});
+  f.transport.on("GET", "/peerings/pr1",
+                 FakeTransport::response(200, R"({"id":"pr1","status":"failed","error_message":"VPC not found"})"));
+  CHECK(f.client.get_peering(kKey, "p1", "v1", "pr1")->error_message == "VPC not found");
+  f.transport.on("GET", "/peerings/pr1", FakeTransport::response(404, "{}"));
+  CHECK_FALSE(f.client.get_peering(kKey, "p1", "v1", "pr1"));
+  f.transport.on("DELETE", "/peerings/pr1", FakeTransport::response(204, ""));
+  CHECK(f.client.delete_peering(kKey, "p1", "v1", "pr1"));
+  f.transport.on("GET", "/vpcs/v1/peerings", FakeTransport::response(200, R"({"not":"a list"})"));
+  CHECK_THROWS_WITH(f.client.list_peerings(kKey, "p1", "v1"), Catch::Contains("GET /projects/p1/vpcs/v1/peerings"));
+}

@@ -92,8 +92,9 @@ const std::unordered_set<std::string>& api_field_names() {
       "endpoint", "host", "port", "connection_pooler", "vpc_endpoint", "vpcEndpoint", "vpc_id", "ha_replicas",
       "replica_count", "sync_replica_count", "metadata", "environment", "resources", "id", "spec", "cpu_millis",
       "memory_gbs", "volume_type", "paused", "forked_from",
-      // VPC
-      "cidr",
+      // VPC, ReadReplicaSet, Peering
+      "cidr", "nodes", "read_replica_sets", "peer_account_id", "peer_region_code", "peer_vpc_id", "provisioned_id",
+      "error_message",
       // AuthInfo
       "type", "api_key", "apiKey", "public_key", "project", "plan_type", "issuing_user", "email",
       // Error and SuccessMessage
@@ -158,6 +159,45 @@ Vpc parse_vpc(json j) {
   v.region_code = string_field(j, "region_code");
   v.raw = std::move(j);
   return v;
+}
+
+ReplicaSet parse_replica_set(json j) {
+  require_object(j, "replica set");
+  ReplicaSet r;
+  r.id = required_type_string(j, "id", "replica set");
+  r.name = string_field(j, "name");
+  r.status = string_field(j, "status");
+  r.nodes = integer_field(j, "nodes");
+  r.cpu_millis = integer_field(j, "cpu_millis");
+  r.memory_gbs = integer_field(j, "memory_gbs");
+  r.environment = nested_string(j, "metadata", "environment");
+  r.endpoint = parse_endpoint(object_field(j, "endpoint"));
+  if (const json* pooler = object_field(j, "connection_pooler"))
+    r.pooler_endpoint = parse_endpoint(object_field(*pooler, "endpoint"));
+  r.raw = std::move(j);
+  return r;
+}
+
+Peering parse_peering(json j) {
+  require_object(j, "peering");
+  Peering p;
+  p.id = required_type_string(j, "id", "peering");
+  p.peer_account_id = string_field(j, "peer_account_id");
+  p.peer_region_code = string_field(j, "peer_region_code");
+  p.peer_vpc_id = string_field(j, "peer_vpc_id");
+  p.provisioned_id = string_field(j, "provisioned_id");
+  p.status = string_field(j, "status");
+  p.error_message = string_field(j, "error_message");
+  p.raw = std::move(j);
+  return p;
+}
+
+json to_json(const ReplicaSetCreateRequest& r) {
+  return {{"name", r.name}, {"nodes", r.nodes}, {"cpu_millis", r.cpu_millis}, {"memory_gbs", r.memory_gbs}};
+}
+
+json to_json(const PeeringCreateRequest& r) {
+  return {{"peer_account_id", r.peer_account_id}, {"peer_region_code", r.peer_region_code}, {"peer_vpc_id", r.peer_vpc_id}};
 }
 
 json to_json(const ServiceCreateRequest& r) {

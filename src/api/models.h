@@ -54,6 +54,28 @@ struct Vpc {
   nlohmann::json raw;
 };
 
+// A read replica set of a service (ReadReplicaSet): its sizes are integers.
+struct ReplicaSet {
+  std::string id;
+  std::string name;
+  std::string status;  // creating, active, resizing, deleting, error; as sent
+  std::optional<long long> nodes, cpu_millis, memory_gbs;
+  std::string environment;   // metadata.environment
+  Endpoint endpoint;
+  Endpoint pooler_endpoint;  // connection_pooler.endpoint
+  nlohmann::json raw;
+};
+
+// A VPC peering (Peering): no name; known by its peer.
+struct Peering {
+  std::string id;
+  std::string peer_account_id, peer_region_code, peer_vpc_id;
+  std::string provisioned_id;
+  std::string status;  // as sent ("pending", "active", ...)
+  std::string error_message;
+  nlohmann::json raw;
+};
+
 // What a create-service call sends. Strings for cpu/memory, as the API wants.
 struct ServiceCreateRequest {
   std::string name;
@@ -71,6 +93,20 @@ struct VpcCreateRequest {
   std::string region_code;
 };
 
+// ReadReplicaSetCreate: integers, unlike a service's create and a replica set's resize.
+struct ReplicaSetCreateRequest {
+  std::string name;
+  long long nodes = 1;
+  long long cpu_millis = 0;
+  long long memory_gbs = 0;
+};
+
+struct PeeringCreateRequest {
+  std::string peer_account_id;
+  std::string peer_region_code;
+  std::string peer_vpc_id;
+};
+
 // Every field name the mappings below read, at any depth: an answer is parsed keeping only these
 // (unknown fields, however large or deep, are skipped unbuilt).
 const std::unordered_set<std::string>& api_field_names();
@@ -81,7 +117,11 @@ constexpr size_t kMaxAnswerDepth = 32;
 AuthInfo parse_auth_info(const nlohmann::json& j);
 Service parse_service(nlohmann::json j);  // `raw` takes `j` over
 Vpc parse_vpc(nlohmann::json j);
+ReplicaSet parse_replica_set(nlohmann::json j);
+Peering parse_peering(nlohmann::json j);
 nlohmann::json to_json(const ServiceCreateRequest& r);  // unset fields omitted, never null
 nlohmann::json to_json(const VpcCreateRequest& r);
+nlohmann::json to_json(const ReplicaSetCreateRequest& r);
+nlohmann::json to_json(const PeeringCreateRequest& r);
 
 }  // namespace dbform

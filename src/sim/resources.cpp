@@ -82,4 +82,40 @@ SimVpc make_vpc(const json& request, const std::string& project_id, const std::s
   return vpc;
 }
 
+SimReplicaSet make_replica_set(const json& request, const SimService& service, const std::string& set_id,
+                               RandomSource& random, Clock::TimePoint created_at, ServiceFate fate) {
+  SimReplicaSet set;
+  set.project_id = service.project_id;
+  set.service_id = service.service_id;
+  set.created_at = created_at;
+  set.fate = fate;
+  set.fields = {
+      {"id", set_id},
+      {"name", request["name"]},
+      {"nodes", request["nodes"]},
+      {"cpu_millis", request["cpu_millis"]},
+      {"memory_gbs", request["memory_gbs"]},
+      {"metadata", {{"environment", "DEV"}}},
+      {"endpoint", endpoint(set_id + "." + service.service_id + ".tsdb.sim.local", random.between(30000, 39999))},
+  };
+  return set;
+}
+
+SimPeering make_peering(const json& request, const std::string& project_id, const std::string& vpc_id,
+                        const std::string& peering_id, RandomSource& random, Clock::TimePoint created_at) {
+  SimPeering peering;
+  peering.project_id = project_id;
+  peering.vpc_id = vpc_id;
+  peering.created_at = created_at;
+  peering.fields = {
+      {"id", peering_id},
+      {"peer_account_id", request["peer_account_id"]},
+      {"peer_region_code", request["peer_region_code"]},
+      {"peer_vpc_id", request["peer_vpc_id"]},
+      {"provisioned_id", "pcx-" + random.lower_alnum(17)},
+      {"status", "pending"},
+  };
+  return peering;
+}
+
 }  // namespace dbform::sim

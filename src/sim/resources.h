@@ -38,6 +38,28 @@ struct SimVpc {
   nlohmann::json fields;  // the Vpc object
 };
 
+// A read replica set of a service. Its status follows the service timeline of its fate: creating
+// while a service would be QUEUED, CONFIGURING or UNSTABLE, then active (error where a service
+// would end DELETED); resizing for a while after a resize; deleting until it is gone.
+struct SimReplicaSet {
+  std::string project_id;
+  std::string service_id;  // its primary
+  Clock::TimePoint created_at;
+  ServiceFate fate = ServiceFate::Normal;
+  nlohmann::json fields;  // the ReadReplicaSet object without `status`
+  std::optional<nlohmann::json> resized;  // a resize in progress: these fields from `resize_done` on
+  Clock::TimePoint resize_done{};
+  std::optional<Clock::TimePoint> gone_at;  // a delete: deleting until then, then gone
+};
+
+// A VPC peering: `pending` until the console accepts it (active) or fails it (with its message).
+struct SimPeering {
+  std::string project_id;
+  std::string vpc_id;
+  Clock::TimePoint created_at;
+  nlohmann::json fields;  // the Peering object
+};
+
 // A new service from a ServiceCreate body that check_service_create() accepted. `service_id` is
 // chosen by the caller, who knows which ids are taken.
 SimService make_service(const nlohmann::json& request, const std::string& project_id, const std::string& service_id,
@@ -46,5 +68,13 @@ SimService make_service(const nlohmann::json& request, const std::string& projec
 
 SimVpc make_vpc(const nlohmann::json& request, const std::string& project_id, const std::string& vpc_id,
                Clock::TimePoint created_at);
+
+// From a ReadReplicaSetCreate body that check_replica_set_create() accepted, of `service`.
+SimReplicaSet make_replica_set(const nlohmann::json& request, const SimService& service, const std::string& set_id,
+                               RandomSource& random, Clock::TimePoint created_at, ServiceFate fate);
+
+// From a PeeringCreate body that check_peering_create() accepted.
+SimPeering make_peering(const nlohmann::json& request, const std::string& project_id, const std::string& vpc_id,
+                        const std::string& peering_id, RandomSource& random, Clock::TimePoint created_at);
 
 }  // namespace dbform::sim

@@ -94,6 +94,12 @@ void SimServer::Impl::install_routes() {
   server.Get("/_sim/vpcs", [this](const httplib::Request& req, httplib::Response& res) {
     serve_json(req, res, sim.all_vpcs());
   });
+  server.Get("/_sim/replica_sets", [this](const httplib::Request& req, httplib::Response& res) {
+    serve_json(req, res, sim.all_replica_sets());
+  });
+  server.Get("/_sim/peerings", [this](const httplib::Request& req, httplib::Response& res) {
+    serve_json(req, res, sim.all_peerings());
+  });
   // Changes made "outside dbform", as in the vendor's console: no key, no waiting.
   auto console = [this](const httplib::Request& req, httplib::Response& res, const std::string& action) {
     SimResponse answer = sim.console(req.matches[1], action, req.body);
@@ -103,6 +109,12 @@ void SimServer::Impl::install_routes() {
   server.Post(R"(/_sim/services/([^/]+)/([A-Za-z]+))", [console](const httplib::Request& req, httplib::Response& res) {
     console(req, res, req.matches[2]);
   });
+  server.Post(R"(/_sim/(replica_sets|peerings)/([^/]+)/([A-Za-z]+))",
+              [this](const httplib::Request& req, httplib::Response& res) {
+                SimResponse answer = sim.console_nested(req.matches[1], req.matches[2], req.matches[3], req.body);
+                res.status = answer.status;
+                send_body(req, res, answer.body);
+              });
   server.Post(R"(/_sim/projects/([^/]+)/(services|vpcs))", [this](const httplib::Request& req, httplib::Response& res) {
     SimResponse answer = sim.console_create(req.matches[1], req.matches[2], req.body);
     res.status = answer.status;

@@ -7,6 +7,7 @@
 
 #include "sim/auth.h"
 #include "sim/faults.h"
+#include "sim/impl.h"
 #include "sim/resources.h"
 #include "sim/validation.h"
 #include "util/text.h"
@@ -15,24 +16,15 @@ namespace dbform {
 
 namespace {
 
-using nlohmann::json;
 using sim::json_error;
-
-enum class RouteId { AuthInfo, Services, Service, ServiceAction, Vpcs, Vpc, VpcRename };
+using sim::Route;
+using sim::RouteId;
 
 // The calls on one service after .../services/{service_id}/, all POST.
 const std::set<std::string> kServiceActions = {"resize",       "setEnvironment", "setHA",          "attachToVPC",
                                                "detachFromVPC", "enablePooler",  "disablePooler",  "updatePassword",
                                                "stop",          "start",         "rename",         "forkService"};
 
-struct Route {
-  RouteId id;
-  std::string path_template;  // as counted: "/projects/{project_id}/services"
-  std::vector<std::string> methods;
-  std::string project_id;
-  std::string resource_id;  // service_id or vpc_id
-  std::string action;       // ServiceAction: "resize", ...
-};
 
 std::vector<std::string> split_path(const std::string& path) {
   std::vector<std::string> parts;
@@ -52,76 +44,43 @@ std::optional<Route> match_route(const std::string& path) {
   for (const auto& part : parts) {
     if (part.empty()) return std::nullopt;
   }
-  if (parts == std::vector<std::string>{"auth", "info"}) return Route{RouteId::AuthInfo, "/auth/info", {"GET"}, "", "", ""};
+  if (parts == std::vector<std::string>{"auth", "info"})
+    return Route{RouteId::AuthInfo, "/auth/info", {"GET"}, "", "", "", ""};
   if (parts.size() < 3 || parts[0] != "projects") return std::nullopt;
   const std::string& project = parts[1];
   const std::string services = "/projects/{project_id}/services", vpcs = "/projects/{project_id}/vpcs";
   if (parts[2] == "services") {
-    if (parts.size() == 3) return Route{RouteId::Services, services, {"GET", "POST"}, project, "", ""};
+    if (parts.size() == 3) return Route{RouteId::Services, services, {"GET", "POST"}, project, "", "", ""};
     if (parts.size() == 4)
-      return Route{RouteId::Service, services + "/{service_id}", {"GET", "DELETE"}, project, parts[3], ""};
+      return Route{RouteId::Service, services + "/{service_id}", {"GET", "DELETE"}, project, parts[3], "", ""};
     if (parts.size() == 5 && kServiceActions.count(parts[4]))
-      return Route{RouteId::ServiceAction, services + "/{service_id}/" + parts[4], {"POST"}, project, parts[3], parts[4]};
+      return Route{RouteId::ServiceAction, services + "/{service_id}/" + parts[4], {"POST"}, project, parts[3], parts[4],
+                   ""};
+    const std::string sets = services + "/{service_id}/replicaSets";
+    if (parts.size() >= 5 && parts[4] == "replicaSets") {
+      if (parts.size() == 5) return Route{RouteId::ReplicaSets, sets, {"GET", "POST"}, project, parts[3], "", ""};
+      if (parts.size() == 6)
+        return Route{RouteId::ReplicaSets, sets + "/{replica_set_id}", {"DELETE"}, project, parts[3], "", parts[5]};
+      if (parts.size() == 7 && (parts[6] == "resize" || parts[6] == "enablePooler" || parts[6] == "disablePooler" ||
+                                parts[6] == "setEnvironment"))
+        return Route{RouteId::ReplicaSets, sets + "/{replica_set_id}/" + parts[6], {"POST"}, project, parts[3],
+                     parts[6], parts[5]};
+    }
   } else if (parts[2] == "vpcs") {
-    if (parts.size() == 3) return Route{RouteId::Vpcs, vpcs, {"GET", "POST"}, project, "", ""};
-    if (parts.size() == 4) return Route{RouteId::Vpc, vpcs + "/{vpc_id}", {"GET", "DELETE"}, project, parts[3], ""};
+    if (parts.size() == 3) return Route{RouteId::Vpcs, vpcs, {"GET", "POST"}, project, "", "", ""};
+    if (parts.size() == 4) return Route{RouteId::Vpc, vpcs + "/{vpc_id}", {"GET", "DELETE"}, project, parts[3], "", ""};
     if (parts.size() == 5 && parts[4] == "rename")
-      return Route{RouteId::VpcRename, vpcs + "/{vpc_id}/rename", {"POST"}, project, parts[3], "rename"};
+      return Route{RouteId::VpcRename, vpcs + "/{vpc_id}/rename", {"POST"}, project, parts[3], "rename", ""};
+    if (parts.size() == 5 && parts[4] == "peerings")
+      return Route{RouteId::Peerings, vpcs + "/{vpc_id}/peerings", {"GET", "POST"}, project, parts[3], "", ""};
+    if (parts.size() == 6 && parts[4] == "peerings")
+      return Route{RouteId::Peerings, vpcs + "/{vpc_id}/peerings/{peering_id}", {"GET", "DELETE"}, project, parts[3],
+                   "", parts[5]};
   }
   return std::nullopt;
 }
 
-SimResponse json_answer(int status, const json& body) {
-  SimResponse response;
-  response.status = status;
-  response.body = body.dump();
-  return response;
-}
-
 }  // namespace
-
-struct Simulator::Impl {
-  Impl(SimConfig c, Clock& clk)
-      : config(std::move(c)), clock(clk), started_utc(format_utc(clk.wall_now())), faults(config.faults, config.seed),
-        random(config.seed, 2) {}
-
-  SimConfig config;
-  Clock& clock;
-  std::string started_utc;  // when the keys were "created"
-
-  mutable std::mutex mu;  // guards everything below
-  sim::FaultInjector faults;
-  sim::RandomSource random;  // ids, ports and passwords
-  std::vector<sim::SimService> services;  // in creation order, all projects
-  std::vector<sim::SimVpc> vpcs;
-  std::set<std::string> ids_in_use;
-  std::map<std::string, long long> counts;
-  std::map<std::string, std::string> last_bodies;  // route -> the body of its last request
-
-  SimResponse handle_locked(const SimRequest& request);
-  const SimKey* find_key(const std::string& authorization) const;  // nullptr: missing or unknown
-  SimResponse dispatch(const SimRequest& request, const Route& route, const SimKey& key);
-  SimResponse create_service(const std::string& project_id, const std::string& body);
-  SimResponse create_vpc(const std::string& project_id, const std::string& body);
-  // A new service from a READY one: its type and region, the declared (else its) sizes, no HA.
-  SimResponse fork_service(const sim::SimService& source, const std::string& body);
-  SimResponse after_create(SimResponse answer);
-  // A service action on a service, from the API (`console` false: only when READY, asynchronous
-  // ones through UPGRADING) or from the console (at once, whatever the status).
-  SimResponse service_action(sim::SimService& service, const std::string& action, const std::string& body,
-                             bool console);
-  SimResponse delete_service(sim::SimService& service);
-  SimResponse delete_vpc(const std::string& project_id, const std::string& vpc_id);
-  sim::SimService* find_service(const std::string& project_id, const std::string& service_id);  // live ones only
-  sim::SimVpc* find_vpc(const std::string& project_id, const std::string& vpc_id);
-  bool live(const sim::SimService& service) const { return !service.gone_at || clock.now() < *service.gone_at; }
-  // The fields as they are now: a finished upgrade's, else the current ones.
-  const json& fields_of(const sim::SimService& service) const;
-  std::string status_of(const sim::SimService& service) const;
-  bool listed(Clock::TimePoint created_at) const;
-  json service_view(const sim::SimService& service, bool with_password) const;
-  std::string new_id(bool numeric);
-};
 
 SimResponse Simulator::Impl::handle_locked(const SimRequest& request) {
   auto route = match_route(request.path);
@@ -168,7 +127,7 @@ const SimKey* Simulator::Impl::find_key(const std::string& authorization) const 
   return nullptr;
 }
 
-SimResponse Simulator::Impl::dispatch(const SimRequest& request, const Route& route, const SimKey& key) {
+SimResponse Simulator::Impl::dispatch(const SimRequest& request, const sim::Route& route, const SimKey& key) {
   const std::string& method = request.method;
   const std::string not_found = " " + route.resource_id + " not found in project " + route.project_id;
   switch (route.id) {
@@ -184,9 +143,12 @@ SimResponse Simulator::Impl::dispatch(const SimRequest& request, const Route& ro
       return json_answer(200, list);
     }
     case RouteId::Service:
-    case RouteId::ServiceAction: {
+    case RouteId::ServiceAction:
+    case RouteId::ReplicaSets: {
       sim::SimService* service = find_service(route.project_id, route.resource_id);
       if (!service) return json_error(404, "NOT_FOUND", "service" + not_found);
+      if (route.id == RouteId::ReplicaSets)
+        return replica_set_route(method, *service, route.child_id, route.action, request.body);
       if (route.action == "forkService") return fork_service(*service, request.body);
       if (route.id == RouteId::ServiceAction) return service_action(*service, route.action, request.body, false);
       if (method == "DELETE") return delete_service(*service);
@@ -201,10 +163,12 @@ SimResponse Simulator::Impl::dispatch(const SimRequest& request, const Route& ro
       return json_answer(200, list);
     }
     case RouteId::Vpc:
-    case RouteId::VpcRename: {
-      if (method == "DELETE") return delete_vpc(route.project_id, route.resource_id);
+    case RouteId::VpcRename:
+    case RouteId::Peerings: {
+      if (method == "DELETE" && route.id == RouteId::Vpc) return delete_vpc(route.project_id, route.resource_id);
       sim::SimVpc* vpc = find_vpc(route.project_id, route.resource_id);
       if (!vpc) return json_error(404, "NOT_FOUND", "vpc" + not_found);
+      if (route.id == RouteId::Peerings) return peering_route(method, *vpc, route.child_id, request.body);
       if (route.id == RouteId::Vpc) return json_answer(200, vpc->fields);
       const json body = json::parse(request.body, nullptr, false);
       if (auto problem = sim::check_rename(body)) return json_error(400, "BAD_REQUEST", *problem);
@@ -381,6 +345,8 @@ SimResponse Simulator::Impl::service_action(sim::SimService& service, const std:
 }
 
 SimResponse Simulator::Impl::delete_service(sim::SimService& service) {
+  if (has_live_replica_sets(service))
+    return json_error(409, "CONFLICT", "service " + service.service_id + " has read replica sets; delete them first");
   if (!service.gone_at) service.gone_at = clock.now() + config.deleting_delay;
   return json_answer(202, message("delete accepted"));
 }
@@ -394,6 +360,10 @@ SimResponse Simulator::Impl::delete_vpc(const std::string& project_id, const std
       return json_error(409, "CONFLICT", "vpc " + vpc_id + " has service " + service.service_id +
                                              " attached; detach it first");
   }
+  for (const auto& peering : peerings)
+    if (peering.project_id == project_id && peering.vpc_id == vpc_id)
+      return json_error(409, "CONFLICT", "vpc " + vpc_id + " has peering " + peering.fields["id"].get<std::string>() +
+                                             "; delete it first");
   vpcs.erase(std::remove_if(vpcs.begin(), vpcs.end(),
                             [&](const sim::SimVpc& v) { return v.project_id == project_id && v.fields["id"] == vpc_id; }),
              vpcs.end());

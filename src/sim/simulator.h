@@ -40,16 +40,17 @@ struct SimFaults {
   Duration latency{0};              // added to every answer
   int rate_limit_every = 0;         // every Nth API call is answered 429 with Retry-After
   int retry_after_seconds = 1;
-  std::vector<std::string> stuck;     // service names (glob with *) that never leave CONFIGURING
-  std::vector<std::string> deleted;   // service names that end DELETED instead of READY
-  std::vector<std::string> unstable;  // service names that are UNSTABLE for one configuring_delay before READY
-  int drop_create_every = 0;        // every Nth create (service or VPC) is performed but its connection dropped
-  // The faults of real networks (SPEC section 7). Every Nth create (service or VPC, counted together
+  // Service names (glob with *), and read replica set names likewise (creating, error, creating):
+  std::vector<std::string> stuck;     // never leave CONFIGURING
+  std::vector<std::string> deleted;   // end DELETED instead of READY
+  std::vector<std::string> unstable;  // UNSTABLE for one configuring_delay before READY
+  int drop_create_every = 0;        // every Nth create (of any kind) is performed but its connection dropped
+  // The faults of real networks (SPEC section 7). Every Nth create (of any kind, counted together
   // with drop_create_every; the first that matches decides) is performed, and then:
   int lose_answer_every = 0;      // the connection closes before one byte of the answer (a client that
                                   // re-sends on a reused connection performs it twice)
   int gateway_timeout_every = 0;  // a gateway answers 504 although the backend committed it
-  Duration list_lag{0};           // lists show a new service or VPC only this long after its create
+  Duration list_lag{0};           // lists show a new resource of any kind only this long after its create
   Duration create_answer_delay{0};  // a create's answer leaves this long after it was performed
   bool garbled_errors = false;    // error bodies carry bytes that are not valid UTF-8
   // Hostile answers (as a broken or malicious API, or a proxy, would send them):
@@ -119,6 +120,17 @@ class Simulator {
   // bodies as in the API), READY at once, without a key; not counted as an API call. The answer
   // carries the new resource (a service's initial password included) or the 400.
   SimResponse console_create(const std::string& project_id, const std::string& kind, const std::string& body);
+  // A change to a read replica set or peering made in the console (POST /_sim/replica_sets/{id}/
+  // {action} or /_sim/peerings/{id}/{action}): a replica set takes the actions of `console` that
+  // it has (resize, setEnvironment, enablePooler, disablePooler, delete), at once; a peering is
+  // accepted by its peer (`accept`: active) or fails (`fail`, {"error_message"}). `kind` is
+  // "replica_sets" or "peerings". Returns 200 with the resource, or an error.
+  SimResponse console_nested(const std::string& kind, const std::string& id, const std::string& action,
+                             const std::string& body);
+  // Every live read replica set with its service_id (GET /_sim/replica_sets); every peering with
+  // its vpc_id (GET /_sim/peerings).
+  nlohmann::json all_replica_sets() const;
+  nlohmann::json all_peerings() const;
   // Replaces the route faults from the next call on (a test changing the network mid-way).
   void set_route_faults(std::vector<RouteFault> faults);
   // How often each injected fault happened, e.g. {"lost answer": 2} (GET /_sim/faults).

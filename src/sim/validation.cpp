@@ -170,6 +170,30 @@ std::optional<std::string> check_vpc_create(const json& body) {
   return std::nullopt;
 }
 
+std::optional<std::string> check_replica_set_create(const json& body) {  // ReadReplicaSetCreate
+  if (!body.is_object()) return "request body must be a JSON object";
+  if (auto error = unknown_field(body, {"name", "nodes", "cpu_millis", "memory_gbs"})) return error;
+  if (auto error = check_required_string(body, "name")) return error;
+  if (utf8_length(body["name"].get<std::string>()) > 128) return "name must be at most 128 characters";
+  // Integers here, unlike a service's create and a replica set's resize: the check a client most
+  // easily gets wrong.
+  for (const char* field : {"nodes", "cpu_millis", "memory_gbs"}) {
+    if (!body.contains(field)) return std::string(field) + " is required";
+    const json& value = body[field];
+    if (!value.is_number_integer()) return std::string(field) + " must be an integer, got " + json_type(value);
+    if (value.get<long long>() < 1) return std::string(field) + " must be at least 1, got " + value.dump();
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> check_peering_create(const json& body) {  // PeeringCreate
+  if (!body.is_object()) return "request body must be a JSON object";
+  if (auto error = unknown_field(body, {"peer_account_id", "peer_region_code", "peer_vpc_id"})) return error;
+  for (const char* field : {"peer_account_id", "peer_region_code", "peer_vpc_id"})
+    if (auto error = check_required_string(body, field)) return error;
+  return std::nullopt;
+}
+
 std::optional<std::string> check_resize(const json& body) {
   if (!body.is_object()) return "request body must be a JSON object";
   if (auto error = unknown_field(body, {"cpu_millis", "memory_gbs"})) return error;

@@ -13,6 +13,9 @@ std::optional<std::string> check_service_create(const nlohmann::json& body);
 
 // nullopt when the body is a valid VPCCreate, else the message of the 400 answer.
 std::optional<std::string> check_vpc_create(const nlohmann::json& body);
+// The same for ReadReplicaSetCreate (whose sizes are integers) and PeeringCreate.
+std::optional<std::string> check_replica_set_create(const nlohmann::json& body);
+std::optional<std::string> check_peering_create(const nlohmann::json& body);
 
 // The bodies of the update calls, as strict as ResizeInput, SetEnvironmentInput, SetHAReplicaInput
 // and ServiceVPCInput: nullopt when valid, else the message of the 400 answer.
