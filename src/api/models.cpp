@@ -74,6 +74,12 @@ Endpoint parse_endpoint(const json* object) {
   return endpoint;
 }
 
+// connection_pooler.endpoint (of a service or a read replica set); empty without a pooler.
+Endpoint pooler_endpoint_of(const json& j) {
+  const json* pooler = object_field(j, "connection_pooler");
+  return parse_endpoint(pooler ? object_field(*pooler, "endpoint") : nullptr);
+}
+
 // The documented `vpc_endpoint` wins over the deprecated `vpcEndpoint` when both are sent.
 json vpc_endpoint_of(const json& j) {
   for (const char* name : {"vpc_endpoint", "vpcEndpoint"}) {
@@ -136,9 +142,7 @@ Service parse_service(json j) {
     s.initial_password = password->get<std::string>();
   remember_secret(s.initial_password);
   s.endpoint = parse_endpoint(object_field(j, "endpoint"));
-  if (const json* pooler = object_field(j, "connection_pooler")) {
-    s.pooler_endpoint = parse_endpoint(object_field(*pooler, "endpoint"));
-  }
+  s.pooler_endpoint = pooler_endpoint_of(j);
   s.vpc_endpoint = vpc_endpoint_of(j);
   if (const json* ha = object_field(j, "ha_replicas")) {
     s.replica_count = integer_field(*ha, "replica_count");
@@ -172,8 +176,7 @@ ReplicaSet parse_replica_set(json j) {
   r.memory_gbs = integer_field(j, "memory_gbs");
   r.environment = nested_string(j, "metadata", "environment");
   r.endpoint = parse_endpoint(object_field(j, "endpoint"));
-  if (const json* pooler = object_field(j, "connection_pooler"))
-    r.pooler_endpoint = parse_endpoint(object_field(*pooler, "endpoint"));
+  r.pooler_endpoint = pooler_endpoint_of(j);
   r.raw = std::move(j);
   return r;
 }
