@@ -188,9 +188,7 @@ void add_state_command(CLI::App& app, int& exit_code) {
     const ResourceRecord& from = resolve_address(state, (*targets)[0]);
     const std::string to = moved_address(from, (*targets)[1]);
     if (state.find(to)) throw UsageError("`" + to + "` is recorded already: `dbform state rm` it first, or choose another name");
-    if (from.create_pending && from.id.empty())
-      throw UsageError("`" + from.address + "`'s create has an unknown outcome (it would be looked up by its old name): "
-                       "run apply to settle it first");
+    if (auto why = unmovable_reason(from); !why.empty()) throw UsageError(why);
     const std::string old_address = from.address, old_name = from.name, name = to.substr(to.rfind('/') + 1);
     move_record(state, old_address, to, name);
     store->write(state);

@@ -379,11 +379,17 @@ Plan make_plan(const Manifest& manifest, const State& recorded, const Namesakes*
   // state; apply moves it the same way), and is planned there: a rename call, never create + delete.
   std::optional<State> renamed;
   std::map<std::string, std::string> moved_from;  // new address -> old
+  std::map<std::string, std::pair<std::string, std::string>> unmovable;  // new address -> old, why not
   auto rename = [&](const std::string& project_id, ResourceKind kind, const std::string& name,
                     const std::optional<std::string>& from) {
     if (!from) return;
     const std::string old = resource_address(project_id, kind, *from), now = resource_address(project_id, kind, name);
-    if (!recorded.find(old) || recorded.find(now)) return;
+    const ResourceRecord* rec = recorded.find(old);
+    if (!rec || recorded.find(now)) return;
+    if (auto why = unmovable_reason(*rec); !why.empty()) {
+      unmovable[now] = {old, why};
+      return;
+    }
     if (!renamed) renamed = recorded;
     move_record(*renamed, old, now, name);
     moved_from[now] = old;
@@ -411,6 +417,12 @@ Plan make_plan(const Manifest& manifest, const State& recorded, const Namesakes*
                                            s.deletion_protection, s.location, state, namesakes));
   }
   for (auto& a : plan.actions) {
+    if (auto stuck = unmovable.find(a.address); stuck != unmovable.end()) {
+      a.action = Action::Conflict;
+      a.reason = "renamed from `" + stuck->second.first + "`, but " + stuck->second.second;
+      a.calls.clear();
+      continue;
+    }
     auto from = moved_from.find(a.address);
     if (from == moved_from.end()) continue;
     a.renamed_from = from->second;
@@ -421,6 +433,7 @@ Plan make_plan(const Manifest& manifest, const State& recorded, const Namesakes*
   }
   declared.reserve(plan.actions.size());
   for (const auto& a : plan.actions) declared.insert(a.address);
+  for (const auto& [now, stuck] : unmovable) declared.insert(stuck.first);  // kept where it is, not an orphan
   for (const auto& rec : state.resources)
     if (!declared.count(rec.address)) plan.actions.push_back(plan_undeclared(rec, prune));
   plan.summary = summarize(plan.actions);

@@ -51,6 +51,12 @@ bool State::remove(const std::string& address) {
   return true;
 }
 
+std::string unmovable_reason(const ResourceRecord& rec) {
+  if (!rec.create_pending || !rec.id.empty()) return "";
+  return "the earlier create of `" + rec.address + "` stopped before its outcome was known, and it is found by the "
+         "name it was sent with: apply under the old name to settle it first, then rename";
+}
+
 std::vector<std::string> move_record(State& state, const std::string& from, const std::string& to,
                                      const std::string& new_name) {
   ResourceRecord moved = *state.find(from);

@@ -77,6 +77,10 @@ struct State {
   void reindex() const;
 };
 
+// Why the record may not move to another name, or "" when it may: a create whose outcome is
+// unknown is settled by looking its resource up by the name it was sent with.
+std::string unmovable_reason(const ResourceRecord& rec);
+
 // Moves the record at `from` to `to` (same project and kind; `to` not recorded), renaming it; a
 // VPC's new name replaces the old one in the `vpc` of its project's services. Returns every
 // address whose record changed (`from` and `to` included).

@@ -41,6 +41,30 @@ inline std::string console_service(Sandbox& sb, const json& body) {
   return json::parse(r.body)["service_id"];
 }
 
+// A state left by a run that died between recording its intent and hearing the create's answer.
+inline std::string state_with_pending_intent(const std::string& name) {
+  json record = {{"address", service_address(name)},
+                 {"project_id", kProject},
+                 {"kind", "service"},
+                 {"name", name},
+                 {"settings", {{"cpu_millis", "1000"}, {"memory_gbs", "4"}, {"region_code", "us-east-1"}}},
+                 {"id", ""},
+                 {"create_pending", true},
+                 {"status", ""},
+                 {"endpoint", nullptr},
+                 {"pooler_endpoint", nullptr},
+                 {"initial_password", ""},
+                 {"created_at", "2026-01-01T00:00:00Z"},
+                 {"updated_at", "2026-01-01T00:00:00Z"},
+                 {"last_response", nullptr}};
+  json state = {{"format", "dbform-state"},
+                {"version", 1},
+                {"lineage", "5b4f7c1e-0000-4000-8000-000000000003"},
+                {"serial", 2},
+                {"resources", json::array({record})}};
+  return state.dump(2) + "\n";
+}
+
 // Writes the base manifest and applies it; the run must succeed.
 inline RunResult apply_base(Sandbox& sb) {
   sb.write("dbform.yaml", base_manifest());

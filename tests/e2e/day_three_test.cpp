@@ -396,3 +396,30 @@ TEST_CASE("e2e: faults: a lost answer and a 504 after commit on forkService: one
     check_clean(sb);
   }
 }
+
+TEST_CASE("e2e: renamed_from on a record whose create has an unknown outcome is a conflict, and nothing is created") {
+  Sandbox sb;
+  console_service(sb, {{"name", "orders-db"}});  // the earlier run's create arrived; its answer did not
+  sb.write("dbform.state.json", state_with_pending_intent("orders-db"));
+  sb.write("dbform.yaml", manifest({}, {service_yaml("orders") + "        renamed_from: orders-db\n"}));
+  for (const char* prune : {"--refresh", "--prune"}) {
+    RunResult plan = sb.run({"plan", prune});
+    INFO(plan.describe());
+    CHECK(plan.exit_code != 0);
+    CHECK(contains(plan.out, "apply under the old name to settle it first"));
+    CHECK_FALSE(contains(plan.out, "destroy"));
+    RunResult r = sb.run({"apply", "--auto-approve", prune});
+    INFO(r.describe());
+    CHECK(r.exit_code != 0);
+    CHECK(writes_of(sb.counts()).empty());
+  }
+  CHECK(find_resource(sb.state(), service_address("orders-db"))["create_pending"] == true);
+
+  // Settled under its old name (adopted, not created), then renamed with one call.
+  apply_services(sb, {service_yaml("orders-db")});
+  apply_services(sb, {service_yaml("orders") + "        renamed_from: orders-db\n"});
+  CHECK(sb.count("POST /projects/{project_id}/services") == 0);
+  CHECK(sb.count(kRenameService) == 1);
+  CHECK(sb.sim().all_services().size() == 1);
+  check_clean(sb);
+}

@@ -319,30 +319,6 @@ TEST_CASE("e2e: an unreachable API fails the preflight clearly and creates nothi
 
 namespace {
 
-// A state left by a run that died between recording its intent and hearing the create's answer.
-std::string state_with_pending_intent(const std::string& name) {
-  json record = {{"address", service_address(name)},
-                 {"project_id", kProject},
-                 {"kind", "service"},
-                 {"name", name},
-                 {"settings", {{"cpu_millis", "1000"}, {"memory_gbs", "4"}, {"region_code", "us-east-1"}}},
-                 {"id", ""},
-                 {"create_pending", true},
-                 {"status", ""},
-                 {"endpoint", nullptr},
-                 {"pooler_endpoint", nullptr},
-                 {"initial_password", ""},
-                 {"created_at", "2026-01-01T00:00:00Z"},
-                 {"updated_at", "2026-01-01T00:00:00Z"},
-                 {"last_response", nullptr}};
-  json state = {{"format", "dbform-state"},
-                {"version", 1},
-                {"lineage", "5b4f7c1e-0000-4000-8000-000000000003"},
-                {"serial", 2},
-                {"resources", json::array({record})}};
-  return state.dump(2) + "\n";
-}
-
 // Creates a service behind dbform's back, as the lost create of a crashed run would have.
 std::string create_directly(Sandbox& sb, const std::string& name) {
   httplib::Client client("127.0.0.1", sb.port());
