@@ -50,6 +50,9 @@ struct ResourceType {
   bool watched = false;
   // The kinds whose deletes in the same project go before this kind's (what may still use it).
   std::vector<ResourceKind> deleted_after;
+  // The call after which it is not READY (a service's stop): made after everything of the run
+  // that needs it READY (a fork of it).
+  const char* unready_call = "";
   const char* busy_delete_hint = "";  // said of a 409 answer to its delete
   // Statuses: being deleted and deleted (a namesake in either is not live; a deleted one is gone).
   const char* deleting_status = "";

@@ -11,6 +11,8 @@ namespace dbform {
 
 namespace {
 
+constexpr size_t kNoCall = kBeforeCreate - 1;  // an operation no dependency names (settle, password)
+
 bool has_work(const PlannedAction& a, bool wait) {
   switch (a.action) {
     case Action::Create:
@@ -77,29 +79,49 @@ OperationGraph operations_of(const Plan& plan, const State& state, bool wait) {
     (plan.actions[i].action == Action::Delete ? deletes : changes).push_back(i);
   }
   std::map<std::string, size_t> created, last;  // address -> its create, its last operation
+  // A call after which the resource is not READY goes after everything that needs it READY.
+  struct Unready {
+    size_t action, call;
+    std::vector<size_t> needs;
+  };
+  std::map<std::string, Unready> unready;  // address -> its unready call, not yet added
   for (size_t i : dependencies_first(plan, changes)) {
     const PlannedAction& a = plan.actions[i];
     const ResourceType& type = type_of(a.kind);
     const std::vector<Dependency> deps = type.needs(a);
-    auto wait_for = [&](size_t call, std::vector<size_t>& needs) {
+    std::vector<size_t> needs;
+    auto wait_for = [&](size_t call) {
       for (const Dependency& d : deps) {
         const auto& done = d.settled ? last : created;
         if (auto found = done.find(d.address); d.call == call && found != done.end()) needs.push_back(found->second);
       }
     };
-    std::vector<size_t> needs;
+    // Once added, an operation that needs another resource READY holds back that one's unready call.
+    auto added = [&](OpType op_type, size_t call) {
+      const size_t op = add(op_type, i, op_type == OpType::Call ? call : 0, std::move(needs));
+      for (const Dependency& d : deps)
+        if (auto later = unready.find(d.address); d.settled && d.call == call && later != unready.end())
+          later->second.needs.push_back(op);
+      needs = {op};
+      return op;
+    };
     if (const OpType first = first_of(a, state); first != OpType::Password) {
-      if (first == OpType::Create) wait_for(kBeforeCreate, needs);
-      needs = {add(first, i, 0, std::move(needs))};
-      if (first == OpType::Create) created[a.address] = needs.front();
+      if (first == OpType::Create) wait_for(kBeforeCreate);
+      const size_t op = added(first, first == OpType::Create ? kBeforeCreate : kNoCall);
+      if (first == OpType::Create) created[a.address] = op;
     }
-    if (type.has_password) needs = {add(OpType::Password, i, 0, std::move(needs))};
+    if (type.has_password) added(OpType::Password, kNoCall);
     for (size_t c = 0; c < a.calls.size(); ++c) {
-      wait_for(c, needs);
-      needs = {add(OpType::Call, i, c, std::move(needs))};
+      if (a.calls[c].call == type.unready_call && c + 1 == a.calls.size()) {
+        unready[a.address] = {i, c, needs};
+        break;
+      }
+      wait_for(c);
+      added(OpType::Call, c);
     }
-    if (!needs.empty()) last[a.address] = needs.front();
+    if (!needs.empty()) last[a.address] = needs.front();  // READY from here on
   }
+  for (auto& [address, later] : unready) add(OpType::Call, later.action, later.call, std::move(later.needs));
   if (deletes.empty()) return graph;
   std::vector<size_t> everything(ops.size());
   for (size_t op = 0; op < ops.size(); ++op) everything[op] = op;

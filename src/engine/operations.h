@@ -39,7 +39,8 @@ struct OperationGraph {
 // The operations of the plan's create, adopt, update, delete and (when `wait`) wait actions: per
 // resource a chain (settle or create, then its password where its kind has one, then its calls, one
 // at a time); across resources, what its kind says it needs (ResourceType::needs: a service's
-// create and attachment wait for its VPC's create, a fork's create for its source to be READY);
+// create and attachment wait for its VPC's create, a fork's create for its source to be READY, and a
+// call after which a resource is not READY (a stop) for what needs it READY);
 // deletes wait for every other operation, and for the deletes of the kinds that go first in the
 // same project (ResourceType::deleted_after). Every `needs` index is smaller than the operation's own.
 OperationGraph operations_of(const Plan& plan, const State& state, bool wait);

@@ -102,3 +102,21 @@ TEST_CASE("operations: deletes wait for everything else, and a VPC's delete for 
   CHECK(g.ops[find(g, OpType::Delete, 3)].needs == std::vector<size_t>{barrier});
   CHECK(g.ops[find(g, OpType::Delete, 1)].needs == std::vector<size_t>{old, barrier});
 }
+
+TEST_CASE("operations: a fork waits for its source READY, and the source's stop waits for the fork") {
+  Plan plan;
+  plan.actions.push_back(action(Action::Create, ResourceKind::Service, "p1", "fork",
+                                {{"fork", {{"from", "source"}, {"strategy", "NOW"}}}}));
+  plan.actions.push_back(action(Action::Update, ResourceKind::Service, "p1", "source"));
+  plan.actions[1].calls.push_back({"resize", {{"cpu_millis", "2000"}}, "", json::object()});
+  plan.actions[1].calls.push_back({"stop", json(), "", {{"paused", true}}});
+  State state = new_state();
+  state.upsert(ready_service("p1", "source"));
+  const OperationGraph g = operations_of(plan, state, true);
+
+  const size_t resize = find(g, OpType::Call, 1, 0), fork = find(g, OpType::Create, 0), stop = find(g, OpType::Call, 1, 1);
+  CHECK(g.ops[fork].needs == std::vector<size_t>{resize});
+  CHECK(g.ops[stop].needs == std::vector<size_t>{resize, fork});
+  for (size_t o = 0; o < g.ops.size(); ++o)
+    for (size_t need : g.ops[o].needs) CHECK(need < o);
+}

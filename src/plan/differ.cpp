@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 #include <iterator>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "util/json_limits.h"
@@ -343,6 +344,27 @@ PlannedAction plan_undeclared(const ResourceRecord& rec, bool prune) {
   return a;
 }
 
+// forkService needs a running source: a new fork of a paused source that stays paused is a conflict.
+// (One that this apply pauses is forked before its stop.)
+void refuse_forks_of_paused(Plan& plan, const State& state) {
+  std::unordered_map<std::string, const PlannedAction*> by_address;
+  for (const auto& a : plan.actions) by_address[a.address] = &a;
+  for (auto& a : plan.actions) {
+    const json fork = a.action == Action::Create && a.after.is_object() ? a.after.value("fork", json()) : json();
+    if (!fork.is_object() || !fork.value("from", json()).is_string()) continue;
+    const std::string source = resource_address(a.project_id, ResourceKind::Service, fork["from"].get<std::string>());
+    const ResourceRecord* rec = state.find(source);
+    auto planned = by_address.find(source);
+    const bool started = planned != by_address.end() && !planned->second->calls.empty() &&
+                         planned->second->calls.front().call == "start";
+    if (!rec || (rec->status != "PAUSED" && rec->status != "PAUSING") || started) continue;
+    a.action = Action::Conflict;
+    a.reason = "its fork source `" + source + "` is paused, and a paused service cannot be forked. Declare the "
+               "source paused: false for this apply (the next one can pause it again), then fork it";
+    a.calls.clear();
+  }
+}
+
 }  // namespace
 
 std::string recorded_vpc_id(const State& state, const std::string& project_id, const std::string& name) {
@@ -431,6 +453,7 @@ Plan make_plan(const Manifest& manifest, const State& recorded, const Namesakes*
       a.reason = "renamed from `" + from->second + "`: its record moves here" +
                  (a.calls.empty() || a.calls.front().call != "rename" ? "" : ", and one rename call is made");
   }
+  refuse_forks_of_paused(plan, state);
   declared.reserve(plan.actions.size());
   for (const auto& a : plan.actions) declared.insert(a.address);
   for (const auto& [now, stuck] : unmovable) declared.insert(stuck.first);  // kept where it is, not an orphan
