@@ -71,6 +71,10 @@ class TextApplyOutput : public ApplyOutput {
          << r.created << " created, " << r.updated << " updated, " << r.deleted << " deleted, " << r.adopted
          << " adopted, " << r.ready << " ready, " << r.failures.size()
          << " failed.\n";
+    if (!r.left.empty()) {
+      out_ << "Left for the next apply (--no-wait returned before what they need was READY):\n";
+      for (const auto& a : r.left) out_ << "  " << a << "\n";
+    }
     if (r.interrupted) {
       out_ << "Stopped by a signal. Not finished (run apply again to continue; nothing is created twice):\n";
       for (const auto& a : r.pending) out_ << "  " << a << "\n";

@@ -31,6 +31,7 @@ std::optional<std::string> raw_event_line(const Event& e, const Terminal& term) 
     case EventKind::Ready:
       return paint(term, "32", e.address + ": ready") + elapsed + (e.message.empty() ? "" : " " + e.message);
     case EventKind::Failed: return paint(term, "31", e.address + ": failed: ") + e.message;
+    case EventKind::Left: return paint(term, "33", e.address + ": left for the next apply: ") + e.message;
     case EventKind::Interrupted: return "Interrupted: " + e.message;
   }
   return std::nullopt;
@@ -92,6 +93,7 @@ void JsonLinesEventRenderer::summary(const ApplyResult& r, int exit_code) {
         {"failures", r.failures},
         {"interrupted", r.interrupted},
         {"pending", r.pending},
+        {"left", r.left},
         {"exit_code", exit_code}});
 }
 

@@ -88,6 +88,7 @@ void LiveProgressRenderer::on_event(const Event& e) {
     case EventKind::Ready:
     case EventKind::Deleted:
     case EventKind::Failed:
+    case EventKind::Left:
       in_progress_.erase(std::remove_if(in_progress_.begin(), in_progress_.end(),
                                         [&](const InProgress& x) { return x.address == e.address; }),
                          in_progress_.end());

@@ -48,12 +48,15 @@ struct Item {
   bool polling = false;      // a status check of it is in flight
   bool get_next = false;     // the last list did not show it (lists lag): ask for it by id next
   bool failed = false;       // an operation of it failed (reported)
-  bool unconfirmed = false;  // --no-wait: its last call was answered, not watched: no READY to report
+  // --no-wait: its last call was answered, not watched, or it was left for the next apply: no READY
+  // to report.
+  bool unconfirmed = false;
 };
 
 // Blocked: something it needs is not done. Ready: queued. Sent: its call is on the way. Watching:
-// its resource is watched until it shows the operation's effect.
-enum class OpStep { Blocked, Ready, Sent, Watching, Done, Failed };
+// its resource is watched until it shows the operation's effect. Left: not sent, for the next apply
+// (--no-wait did not wait for what it needs).
+enum class OpStep { Blocked, Ready, Sent, Watching, Done, Failed, Left };
 
 struct Op {
   Operation what;
@@ -68,7 +71,7 @@ struct Op {
   bool deleting = false;  // a delete accepted: watched until gone
 };
 
-bool over(const Op& op) { return op.step == OpStep::Done || op.step == OpStep::Failed; }
+bool over(const Op& op) { return op.step == OpStep::Done || op.step == OpStep::Failed || op.step == OpStep::Left; }
 
 // How often one call is sent when its answers say the service was busy (409) or did not come.
 constexpr int kMaxCallSends = 3;
@@ -345,6 +348,10 @@ class ApplyRun {
         for (const Dependency& d : type_of(a.kind).needs(a)) {
           const ResourceRecord* needed = state_.find(d.address);
           if (a.action == Action::Create && d.settled && (!needed || needed->id.empty() || !needed->is_ready())) {
+            if (!options_.wait) {  // it was not waited for
+              leave(o, "not created: its " + d.role + " `" + d.address + "` was not waited for (--no-wait)");
+              return false;
+            }
             fail_op(o, "not created: its " + d.role + " `" + d.address + "` is not READY (" +
                            (needed && !needed->status.empty() ? "status " + needed->status : "not created yet") +
                            "); the next apply creates it once it is");
@@ -599,19 +606,23 @@ class ApplyRun {
     Op& op = ops_[o];
     ResourceRecord& rec = record_of(o);
     const PlannedCall& call = call_of(o);
-    rec.pending_call = nullptr;
+    // Busy (409) or no answer: the call may have been made (a gateway's 504 after it was, then a
+    // retry refused as busy). It stays pending until the resource tells, so that a run stopped
+    // before then has the next one check before sending it again.
+    const bool unknown = !out.error.empty() && (out.http_status == 409 || out.transient);
+    if (!unknown) rec.pending_call = nullptr;
     changed_.insert(rec.address);
     const bool watched = type_of(item_of(o).action->kind).watched;
     if (!out.error.empty()) {
-      // Busy (409) or no answer: the call may have been made (a gateway's 504 after it was, then a
-      // retry refused as busy). The service tells, once it is READY again.
-      if ((out.http_status == 409 || out.transient) && op.sends < kMaxCallSends && watched) {
+      if (unknown && op.sends < kMaxCallSends && watched) {
         spdlog::info("{}: {} was not confirmed ({}); checking the service", rec.address, call.call, out.error);
         op.awaiting = false;
         start_watch(o, clock_.now());
         return schedule_poll(op.item, rec);
       }
-      return fail_op(o, call.call + " failed: " + out.error + ". The next apply plans it again");
+      return fail_op(o, call.call + " failed: " + out.error +
+                            (unknown ? ". The next apply checks whether it was made before sending it again"
+                                     : ". The next apply plans it again"));
     }
     // Its settings are recorded once the service shows the change: a refresh while it is being
     // made sees the old values, which are then not taken for a change outside dbform.
@@ -637,7 +648,7 @@ class ApplyRun {
   void handle_delete(size_t o, const Outcome& out) {
     const ResourceType& type = type_of(item_of(o).action->kind);
     ResourceRecord& rec = record_of(o);
-    rec.pending_call = nullptr;
+    if (!out.transient) rec.pending_call = nullptr;  // no answer: the next apply checks whether it went
     changed_.insert(rec.address);
     if (!out.error.empty())
       return fail_op(o, "not deleted: " + out.error + (out.http_status == 409 ? type.busy_delete_hint : "") +
@@ -743,7 +754,7 @@ class ApplyRun {
     const auto& calls = a.calls;
     if (ops_[o].what.type == OpType::Call)
       return call_of(o).call == "stop" || call_of(o).call == "start" || call_of(o).call == "rename";
-    return a.status == "PAUSED" ||
+    return is_paused_status(a.status) ||
            std::any_of(calls.begin(), calls.end(), [](const PlannedCall& c) { return c.call == "start"; });
   }
 
@@ -827,14 +838,42 @@ class ApplyRun {
       ready(item, *state_.find(item.action->address));
   }
 
-  // --no-wait: an answered call ends its resource's part of the run; the rest is planned again by
-  // the next apply, once the resource is READY.
+  // --no-wait: an answered call ends its resource's part of the run. The rest of its chain needs it
+  // READY, so it is left for the next apply, with what waits for it (the deletes, a fork of it).
   void end_unconfirmed(size_t o) {
     Item& item = item_of(o);
     item.unconfirmed = true;
     complete(o);
-    for (size_t later : item.ops)
-      if (later > o && !over(ops_[later])) complete(later);
+    for (size_t later : item.ops) {
+      if (later < o || over(ops_[later])) continue;
+      if (ops_[later].what.type == OpType::Password && !needs_call(later)) {
+        complete(later);
+        continue;
+      }
+      return leave(later, (ops_[later].what.type == OpType::Call ? "`" + call_of(later).call + "`" : "its password") +
+                              " and what follows need it READY, which --no-wait does not wait for");
+    }
+  }
+
+  // Not sent, and not failed: left for the next apply, with what depends on it. `why` is reported
+  // when not empty.
+  void leave(size_t o, const std::string& why) {
+    Op& op = ops_[o];
+    if (over(op)) return;
+    op.step = OpStep::Left;
+    if (op.item != kNone && !why.empty()) {
+      Item& item = items_[op.item];
+      item.unconfirmed = true;
+      result_.left.push_back(item.action->address + ": " + why);
+      const ResourceRecord* rec = state_.find(item.action->address);
+      emit({EventKind::Left, item.action->address, rec ? rec->id : "", "", Duration(0), why});
+    }
+    for (size_t d : op.dependants)
+      leave(d, ops_[d].item == op.item ? ""
+               : ops_[d].what.type == OpType::Delete
+                   ? "not deleted: deletes go after every other change, and --no-wait left some for the next apply"
+               : ops_[d].what.type == OpType::Barrier ? ""
+                   : "waits for `" + item_of(o).action->address + "` (--no-wait)");
   }
 
   // The one failure rule: a failed operation fails what depends on it (the rest of its resource's

@@ -40,6 +40,7 @@ struct ApplyResult {
   int ready = 0;
   std::vector<std::string> failures;  // "ADDRESS: why", one per failed resource
   std::vector<std::string> pending;   // addresses left unfinished by a stop or a state that cannot be saved
+  std::vector<std::string> left;      // "ADDRESS: why", what --no-wait left for the next apply
   bool interrupted = false;
   // Set when the state could not be written: the run stopped creating at once, and `state` (the
   // caller's) holds everything learned, which the caller must keep elsewhere (a recovery file).

@@ -15,6 +15,7 @@ const char* event_kind_name(EventKind k) {
     case EventKind::StatusChanged: return "status_changed";
     case EventKind::Ready: return "ready";
     case EventKind::Failed: return "failed";
+    case EventKind::Left: return "left";
     case EventKind::Interrupted: return "interrupted";
   }
   return "?";

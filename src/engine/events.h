@@ -19,6 +19,7 @@ enum class EventKind {
   StatusChanged,    // status, elapsed since the watch began
   Ready,            // status READY (services) or created (VPCs); message: endpoint
   Failed,           // message says why
+  Left,             // not sent: left for the next apply (--no-wait); message says why
   Interrupted,      // a stop was requested; message says what is pending
 };
 

@@ -94,7 +94,7 @@ nlohmann::json observe_service(const Service& s, const nlohmann::json& recorded,
   if (!s.region_code.empty()) seen["region_code"] = s.region_code;
   if (s.replica_count) seen["replica_count"] = *s.replica_count;
   if (s.sync_replica_count) seen["sync_replica_count"] = *s.sync_replica_count;
-  if (!s.status.empty()) seen["paused"] = s.status == "PAUSED" || s.status == "PAUSING";
+  if (!s.status.empty()) seen["paused"] = is_paused_status(s.status);
   if (!s.service_type.empty()) {
     // The time-series addon is what makes a TIMESCALEDB (TIMESERIESDB) service; ai cannot be seen.
     std::vector<std::string> addons;
@@ -184,7 +184,7 @@ const ResourceType kVpcType = {
     .busy_delete_hint = " (is a service still attached to it?)",
     .deleting_status = "",
     .deleted_status = "",
-    .verdict = classify_status,
+    .verdict = [](const std::string&) { return StatusVerdict::Ready; },  // no status: one read shows it is there
     .needs = [](const PlannedAction&) { return std::vector<Dependency>(); },
     .observe = [](const Shown& shown, const nlohmann::json&, const VpcNames&) {
       const Vpc v = parse_vpc(shown.raw);

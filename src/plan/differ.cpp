@@ -50,7 +50,7 @@ json last_seen(const json& service, const std::string& field) {
     if (field == count && object("ha_replicas").value(count, json()).is_number_integer())
       return service["ha_replicas"][count];
   if (field == "paused" && service.value("status", json()).is_string())
-    return service["status"] == "PAUSED" || service["status"] == "PAUSING";
+    return is_paused_status(service.value("status", ""));
   if (field == "connection_pooler") return service.contains("connection_pooler") && service["connection_pooler"].is_object();
   return json();
 }
@@ -357,7 +357,7 @@ void refuse_forks_of_paused(Plan& plan, const State& state) {
     auto planned = by_address.find(source);
     const bool started = planned != by_address.end() && !planned->second->calls.empty() &&
                          planned->second->calls.front().call == "start";
-    if (!rec || (rec->status != "PAUSED" && rec->status != "PAUSING") || started) continue;
+    if (!rec || !is_paused_status(rec->status) || started) continue;
     a.action = Action::Conflict;
     a.reason = "its fork source `" + source + "` is paused, and a paused service cannot be forked. Declare the "
                "source paused: false for this apply (the next one can pause it again), then fork it";

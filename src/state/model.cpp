@@ -6,6 +6,8 @@
 
 namespace dbform {
 
+bool is_paused_status(const std::string& status) { return status == "PAUSED" || status == "PAUSING"; }
+
 bool is_failed_status(const std::string& status) {
   return status == "DELETING" || status == "DELETED";
 }

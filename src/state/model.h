@@ -61,6 +61,9 @@ struct ResourceRecord {
 // The statuses from which a service will not become READY by itself (SPEC section 6): DELETING and
 // DELETED. The one list the differ, the watcher and the lookups share.
 bool is_failed_status(const std::string& status);
+// PAUSED, and PAUSING (on its way there): what the differ, the watcher and the observed settings
+// count as paused.
+bool is_paused_status(const std::string& status);
 
 struct State {
   std::string lineage;  // UUID, fixed at creation

@@ -130,6 +130,25 @@ TEST_CASE("e2e: a service paused outside dbform and not declared paused fails it
   CHECK(sb.count(kStart) == 0);  // not declared: dbform does not start it on its own
 }
 
+TEST_CASE("e2e: a service recorded PAUSING by dbform's own stop, interrupted, is not taken for a pause outside dbform") {
+  Sandbox sb;
+  apply_services(sb, {orders()});
+  const std::string id = find_resource(sb.state(), service_address("orders"))["id"];
+  // The state of a run killed while its stop (start, resize, stop of a paused service) was PAUSING.
+  REQUIRE(sb.sim().console(id, "stop", "").status == 200);
+  json state = sb.state();
+  for (auto& rec : state["resources"])
+    if (rec["address"] == service_address("orders")) rec["status"] = "PAUSING";
+  sb.write("dbform.state.json", state.dump(2));
+  sb.write("dbform.yaml", manifest({}, {orders()}));
+  RunResult r = sb.run({"apply", "--auto-approve", "--no-refresh"});
+  INFO(r.describe());
+  CHECK(r.exit_code == 0);
+  CHECK_FALSE(contains(r.all(), "outside dbform"));
+  CHECK(sb.count(kStart) == 0);
+  CHECK(find_resource(sb.state(), service_address("orders"))["status"] == "PAUSED");
+}
+
 TEST_CASE("e2e: sync_replica_count: one setHA with both counts, then a clean plan") {
   Sandbox sb;
   apply_services(sb, {orders("        replica_count: 1\n")});
@@ -345,14 +364,13 @@ TEST_CASE("e2e: a fork of a service the same apply creates waits for it to be RE
   CHECK(contains(markdown.out, "no changes, 2 unchanged"));
 }
 
-TEST_CASE("e2e: with --no-wait, a fork of a source the same apply creates is not sent, and the next apply makes it") {
+TEST_CASE("e2e: with --no-wait, a fork of a source the same apply creates is left, and the next apply makes it") {
   Sandbox sb;
   sb.write("dbform.yaml", manifest({}, {orders(), staging_fork()}));
   RunResult r = sb.run({"apply", "--auto-approve", "--no-wait"});
   INFO(r.describe());
-  CHECK(r.exit_code == 1);
-  CHECK(contains(r.err, "orders-staging: not created: its fork source"));
-  CHECK(contains(r.err, "is not READY"));
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.out, "orders-staging: left for the next apply: not created: its fork source"));
   CHECK(sb.count(kFork) == 0);
   CHECK(sb.count("POST /projects/{project_id}/services") == 1);  // the source is created
   apply_services(sb, {orders(), staging_fork()});
@@ -451,5 +469,63 @@ TEST_CASE("e2e: renamed_from on a record whose create has an unknown outcome is 
   CHECK(sb.count("POST /projects/{project_id}/services") == 0);
   CHECK(sb.count(kRenameService) == 1);
   CHECK(sb.sim().all_services().size() == 1);
+  check_clean(sb);
+}
+
+TEST_CASE("e2e: a VPC rename whose answer was lost is settled by one read, with or without a refresh") {
+  using Kind = dbform::RouteFault::Kind;
+  for (const char* refresh : {"--no-refresh", "--refresh"}) {
+    Sandbox sb;
+    sb.write("dbform.yaml", manifest({vpc_yaml("net")}, {}));
+    REQUIRE(sb.apply().exit_code == 0);
+    sb.sim().set_route_faults({{kRenameVpc, Kind::LoseAnswer, 1, 10}});
+    sb.write("dbform.yaml", manifest({vpc_yaml("edge") + "        renamed_from: net\n"}, {}));
+    RunResult lost = sb.run({"apply", "--auto-approve"});
+    INFO(lost.describe());
+    REQUIRE(lost.exit_code != 0);
+    REQUIRE(find_resource(sb.state(), vpc_address("edge"))["pending_call"]["call"] == "rename");
+    sb.sim().set_route_faults({});
+
+    const long long sent = sb.count(kRenameVpc);
+    RunResult r = sb.run({"apply", "--auto-approve", refresh, "--wait-timeout", "5s"});
+    INFO(r.describe());
+    CHECK(r.exit_code == 0);
+    CHECK(sb.count(kRenameVpc) == sent);  // the lost call was made: not sent again
+    CHECK_FALSE(find_resource(sb.state(), vpc_address("edge")).contains("pending_call"));
+    CHECK(sb.sim().all_vpcs()[0]["name"] == "edge");
+  }
+}
+
+TEST_CASE("e2e: --no-wait leaves what needs a READY service for the next apply: a paused service's calls, the deletes") {
+  Sandbox sb;
+  const std::string paused = "        paused: true\n";
+  sb.write("dbform.yaml", manifest({vpc_yaml("old-net")}, {orders(paused + "        vpc: old-net\n")}));
+  REQUIRE(sb.apply().exit_code == 0);
+  REQUIRE(sim_service(sb, "orders")["status"] == "PAUSED");
+
+  // Resized while it runs (start, resize, stop), detached, and its VPC pruned: with --no-wait only
+  // the start is sent; nothing else is, and the service is not left running by a partial run.
+  sb.write("dbform.yaml", manifest({}, {orders(paused, 2000, 8)}));
+  const json before = writes_of(sb.counts());
+  RunResult r = sb.run({"apply", "--auto-approve", "--prune", "--no-wait"});
+  INFO(r.describe() << "\ncounts: " << sb.counts().dump());
+  CHECK(r.exit_code == 0);
+  json expected = before;
+  expected[kStart] = 1;
+  CHECK(writes_of(sb.counts()) == expected);
+  CHECK(contains(r.out, "Left for the next apply"));
+  CHECK(contains(r.out, "`resize` and what follows need it READY"));
+  CHECK(contains(r.out, "acme-prod/vpcs/old-net: left for the next apply: not deleted"));
+  CHECK(find_resource(sb.state(), vpc_address("old-net")).is_object());
+
+  // The next apply (waiting) finishes it: resize, detach, stop, then the VPC's delete.
+  RunResult next = sb.run({"apply", "--auto-approve", "--prune"});
+  INFO(next.describe());
+  REQUIRE(next.exit_code == 0);
+  CHECK(sb.count(kStart) == 1);
+  CHECK(sb.count(kResize) == 1);
+  CHECK(sb.count(kStop) == 2);
+  CHECK(sim_service(sb, "orders")["status"] == "PAUSED");
+  CHECK(sb.sim().all_vpcs().empty());
   check_clean(sb);
 }
