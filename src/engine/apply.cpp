@@ -270,8 +270,14 @@ class ApplyRun {
     return (options_.stop && options_.stop->load()) || !result_.save_error.empty() || !worker_failure_.empty();
   }
 
-  // The resources one list answers for: one kind in one project.
-  static std::string together(const PlannedAction& a) { return a.project_id + "/" + kind_name(a.kind); }
+  // The resources one list answers for: one kind in one project (in one parent, for the kinds that
+  // live in another).
+  static std::string together(const PlannedAction& a) {
+    return a.project_id + "/" + kind_name(a.kind) + "/" + a.parent;
+  }
+
+  // Where the action's resource lives, as its calls name it (its parent's id, once recorded).
+  Scope scope_of(const PlannedAction& a) const { return dbform::scope_of(state_, a.project_id, a.kind, a.parent); }
 
   const std::string& key_of(const PlannedAction& a) const { return keys_.at(a.project_id).key; }
   Item& item_of(size_t o) { return items_[ops_[o].item]; }
@@ -413,9 +419,9 @@ class ApplyRun {
           if (d.source && (source = state_.find(d.address))) made_from = "from its " + d.role + " " + d.address + " (" + source->id + ")";
         emit({EventKind::CreateSent, a.address, "", "", Duration(0),
               look_first ? "an earlier create's outcome is unknown: looking it up by name first" : made_from});
-        return submit([this, &a, look_first, key, from = source ? source->id : std::string()] {
+        return submit([this, &a, look_first, key, scope = scope_of(a), from = source ? source->id : std::string()] {
           try {
-            return create_or_adopt(CreateContext{api_, clock_, options_.settle_window, options_.stop}, a, key,
+            return create_or_adopt(CreateContext{api_, clock_, options_.settle_window, options_.stop}, a, scope, key,
                                    look_first, from);
           } catch (const std::exception& e) {  // e.g. the lookup failed: the outcome is still unknown
             Outcome out;
@@ -434,12 +440,16 @@ class ApplyRun {
         const std::string& name = rec.pending_call["call"].get_ref<const std::string&>();
         const nlohmann::json& body = rec.pending_call["body"];
         emit({EventKind::UpdateSent, a.address, rec.id, "", Duration(0), name + (body.is_null() ? "" : " " + body.dump())});
-        return submit([this, &a, id = rec.id, key, name, body] { return send_update(api_, a, id, key, name, body); });
+        return submit([this, &a, scope = scope_of(a), id = rec.id, key, name, body] {
+          return send_update(api_, a, scope, id, key, name, body);
+        });
       }
       case OpType::Delete:
         start_watch(o, clock_.now());  // a delete's time counts from its call
         emit({EventKind::DeleteSent, a.address, rec.id, "", Duration(0), ""});
-        return submit([this, &a, id = rec.id, key] { return delete_resource(api_, a, id, key); });
+        return submit([this, &a, scope = scope_of(a), id = rec.id, key] {
+          return delete_resource(api_, a, scope, id, key);
+        });
       case OpType::Settle:
       case OpType::Barrier: return;
     }
@@ -487,15 +497,15 @@ class ApplyRun {
           cancel_timer(j);
           items_[j].polling = true;
         }
-        workers.submit([this, round, &a, key = key_of(a)] {
-          Outcome out = poll_list(api_, type_of(a.kind), a.project_id, key);
+        workers.submit([this, round, &a, scope = scope_of(a), key = key_of(a)] {
+          Outcome out = poll_list(api_, type_of(a.kind), scope, key);
           out.items = round;
           return out;
         });
       } else {
         items_[first].polling = true;
-        workers.submit([this, first, &a, id = state_.find(a.address)->id, key = key_of(a)] {
-          Outcome out = poll_resource(api_, a, id, key);
+        workers.submit([this, first, &a, scope = scope_of(a), id = state_.find(a.address)->id, key = key_of(a)] {
+          Outcome out = poll_resource(api_, a, scope, id, key);
           out.item = first;
           return out;
         });
@@ -667,7 +677,7 @@ class ApplyRun {
     const ResourceRecord& rec = *state_.find(item.action->address);
     if (out.gone && ops_[item.watched].deleting) return forget(item.watched);
     if (out.gone)
-      return fail_op(item.watched, "the " + std::string(kind_name(rec.kind)) + " " + rec.id + " no longer exists (404). Run `dbform state rm " +
+      return fail_op(item.watched, "the " + std::string(kind_noun(rec.kind)) + " " + rec.id + " no longer exists (404). Run `dbform state rm " +
                                        rec.address + "` to forget it and create it again");
     if (!out.error.empty()) return poll_failed(i, out);
     seen(i, *out.shown);
@@ -899,7 +909,7 @@ class ApplyRun {
     if (ops_[o].what.type == OpType::Barrier) return "";
     const PlannedAction& a = *item_of(o).action;
     const PlannedAction& needed = *item_of(need).action;
-    std::string role = kind_name(needed.kind);
+    std::string role = kind_noun(needed.kind);
     for (const Dependency& d : type_of(a.kind).needs(a))
       if (d.address == needed.address) role = d.role;
     const bool call = ops_[o].what.type == OpType::Call;

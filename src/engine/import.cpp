@@ -44,7 +44,7 @@ ResourceRecord import_by_id(ApiClient& api, const std::string& key, const std::s
   for (const ResourceType* type : resource_types()) {
     if (plural != kind_plural(type->kind)) continue;
     const std::string kind = kind_name(type->kind);
-    std::optional<Shown> shown = type->get(api, key, project, id);
+    std::optional<Shown> shown = type->get(api, key, {project, ""}, id);
     const nlohmann::json owner = shown ? shown->raw.value("project_id", nlohmann::json()) : nlohmann::json();
     if (!shown || (owner.is_string() && owner != project))
       throw Error("project " + project + " has no " + kind + " with id " + id + " (GET answered 404); nothing was changed");
@@ -83,11 +83,11 @@ std::vector<ResourceRecord> unrecorded_resources(const ProjectListing& listing, 
   auto check_name = [&](ResourceKind kind, const std::string& name, const std::string& id) {
     const std::string address = resource_address(project_id, kind, name);
     if (!is_valid_name(name))
-      problems.push_back(std::string(kind_name(kind)) + " " + one_line_excerpt(id, 64) + ": its name `" +
+      problems.push_back(std::string(kind_noun(kind)) + " " + one_line_excerpt(id, 64) + ": its name `" +
                          one_line_excerpt(name, 130) +
                          "` cannot be a manifest name (letters, digits, `_` and `-`); rename it first");
     else if (state.find(address))
-      problems.push_back(std::string(kind_name(kind)) + " " + id + ": " + address +
+      problems.push_back(std::string(kind_noun(kind)) + " " + id + ": " + address +
                          " is recorded already (another id); rename one of them first");
     else if (!taken.insert(address).second)
       problems.push_back("two " + std::string(kind_plural(kind)) + " are named `" + name + "`; rename one first");

@@ -18,10 +18,11 @@ constexpr int kSettleSteps = 5;
 
 // Lists the project's resources of the action's kind; fills `out` when exactly one has its name.
 // Returns the ids of every match.
-std::vector<std::string> find_by_name(ApiClient& api, const PlannedAction& a, const std::string& key, Outcome& out) {
+std::vector<std::string> find_by_name(ApiClient& api, const PlannedAction& a, const Scope& scope,
+                                      const std::string& key, Outcome& out) {
   const ResourceType& type = type_of(a.kind);
   std::vector<std::string> ids;
-  for (auto& found : type.list(api, key, a.project_id))
+  for (auto& found : type.list(api, key, scope))
     // A namesake being deleted is not the one we just created: adopting it would record a
     // resource that is about to disappear, so it neither matches nor blocks a create.
     if (found.name == a.name && type.is_live(found)) {
@@ -36,10 +37,10 @@ std::vector<std::string> find_by_name(ApiClient& api, const PlannedAction& a, co
 // anything: a list that lags behind writes shows a just-created resource only seconds later.
 // nullopt when a stop ended the wait.
 std::optional<std::vector<std::string>> settle_lookup(const CreateContext& ctx, const PlannedAction& a,
-                                                      const std::string& key, Outcome& out) {
+                                                      const Scope& scope, const std::string& key, Outcome& out) {
   const auto start = ctx.clock.now();
   for (int step = 0;; ++step) {
-    std::vector<std::string> ids = find_by_name(ctx.api, a, key, out);
+    std::vector<std::string> ids = find_by_name(ctx.api, a, scope, key, out);
     if (!ids.empty() || step == kSettleSteps || ctx.settle_window.count() == 0) return ids;
     const Duration next = ctx.settle_window / (1 << (kSettleSteps - 1 - step));
     spdlog::info("{}: not listed yet; looking again {} after the unknown outcome", a.address, format_duration(next));
@@ -51,12 +52,12 @@ bool stopped(const CreateContext& ctx) { return ctx.stop && ctx.stop->load(); }
 
 }  // namespace
 
-Outcome create_or_adopt(const CreateContext& ctx, const PlannedAction& a, const std::string& key, bool look_first,
-                        const std::string& source_id) {
+Outcome create_or_adopt(const CreateContext& ctx, const PlannedAction& a, const Scope& scope, const std::string& key,
+                        bool look_first, const std::string& source_id) {
   Outcome out;
   for (int attempt = 1; attempt <= kMaxCreateAttempts; ++attempt) {
     if (look_first) {
-      auto found = settle_lookup(ctx, a, key, out);
+      auto found = settle_lookup(ctx, a, scope, key, out);
       if (!found) {  // the outcome stays unknown: the next apply looks again before creating
         out.stopped = true;
         return out;
@@ -79,7 +80,7 @@ Outcome create_or_adopt(const CreateContext& ctx, const PlannedAction& a, const 
       return out;
     }
     try {
-      out.shown = type_of(a.kind).create(ctx.api, key, a, source_id);
+      out.shown = type_of(a.kind).create(ctx.api, key, scope, a, source_id);
       return out;
     } catch (const ApiError& e) {
       if (!e.outcome_unknown()) {
@@ -113,11 +114,12 @@ void note_poll_failure(Outcome& out, const std::exception& e) {
 
 }  // namespace
 
-Outcome poll_resource(ApiClient& api, const PlannedAction& a, const std::string& id, const std::string& key) {
+Outcome poll_resource(ApiClient& api, const PlannedAction& a, const Scope& scope, const std::string& id,
+                      const std::string& key) {
   Outcome out;
   out.type = JobType::Poll;
   try {
-    out.shown = type_of(a.kind).get(api, key, a.project_id, id);
+    out.shown = type_of(a.kind).get(api, key, scope, id);
     out.gone = !out.shown;
   } catch (const std::exception& e) {
     note_poll_failure(out, e);
@@ -125,49 +127,50 @@ Outcome poll_resource(ApiClient& api, const PlannedAction& a, const std::string&
   return out;
 }
 
-Outcome poll_list(ApiClient& api, const ResourceType& type, const std::string& project_id, const std::string& key) {
+Outcome poll_list(ApiClient& api, const ResourceType& type, const Scope& scope, const std::string& key) {
   Outcome out;
   out.type = JobType::PollList;
   try {
-    out.listed = type.list(api, key, project_id);
+    out.listed = type.list(api, key, scope);
   } catch (const std::exception& e) {
     note_poll_failure(out, e);
   }
   return out;
 }
 
-Outcome send_update(ApiClient& api, const PlannedAction& a, const std::string& id, const std::string& key,
-                    const std::string& call, const nlohmann::json& body) {
+Outcome send_update(ApiClient& api, const PlannedAction& a, const Scope& scope, const std::string& id,
+                    const std::string& key, const std::string& call, const nlohmann::json& body) {
   Outcome out;
   out.type = JobType::Call;
   try {
-    out.shown = type_of(a.kind).update(api, key, a.project_id, id, call, body);
+    out.shown = type_of(a.kind).update(api, key, scope, id, call, body);
   } catch (const std::exception& e) {
     note_poll_failure(out, e);
   }
   return out;
 }
 
-Outcome delete_resource(ApiClient& api, const PlannedAction& a, const std::string& id, const std::string& key) {
+Outcome delete_resource(ApiClient& api, const PlannedAction& a, const Scope& scope, const std::string& id,
+                        const std::string& key) {
   Outcome out;
   out.type = JobType::Delete;
   const ResourceType& type = type_of(a.kind);
   try {
     // Just before the call, the API must still show this id under the recorded name: a record
     // edited by hand, or an id reused, must not delete another database.
-    const std::optional<Shown> shown = type.get(api, key, a.project_id, id);
+    const std::optional<Shown> shown = type.get(api, key, scope, id);
     if (!shown) {
       out.gone = true;  // gone already (404): nothing to delete
       return out;
     }
     if (shown->name != a.name) {
-      out.error = "refused: the API shows " + std::string(kind_name(a.kind)) + " id " + id + " named `" +
+      out.error = "refused: the API shows " + std::string(kind_noun(a.kind)) + " id " + id + " named `" +
                   valid_utf8(shown->name) + "`, not `" + a.name +
                   "` as recorded, so the record does not describe it (a hand edit?). Nothing was deleted; check "
                   "`dbform state show " + a.address + "`";
       return out;
     }
-    out.gone = !type.remove(api, key, a.project_id, id);
+    out.gone = !type.remove(api, key, scope, id);
   } catch (const std::exception& e) {
     note_poll_failure(out, e);
   }

@@ -47,20 +47,22 @@ struct CreateContext {
 // is unknown (`look_first`: an intent without an id was found in the state). Never sends a create
 // while a resource of that name may already exist, nor after a stop. Throws when a lookup fails:
 // the outcome then stays unknown. `source_id`: the id of the dependency the create is made from.
-Outcome create_or_adopt(const CreateContext& ctx, const PlannedAction& a, const std::string& key, bool look_first,
-                        const std::string& source_id = "");
+Outcome create_or_adopt(const CreateContext& ctx, const PlannedAction& a, const Scope& scope, const std::string& key,
+                        bool look_first, const std::string& source_id = "");
 
 // One update call; failures are reported in the outcome, never thrown.
-Outcome send_update(ApiClient& api, const PlannedAction& a, const std::string& id, const std::string& key,
-                    const std::string& call, const nlohmann::json& body);
+Outcome send_update(ApiClient& api, const PlannedAction& a, const Scope& scope, const std::string& id,
+                    const std::string& key, const std::string& call, const nlohmann::json& body);
 // The delete; `gone` when it was gone already. Failures are reported in the outcome, never thrown.
-Outcome delete_resource(ApiClient& api, const PlannedAction& a, const std::string& id, const std::string& key);
+Outcome delete_resource(ApiClient& api, const PlannedAction& a, const Scope& scope, const std::string& id,
+                        const std::string& key);
 
 // GET of one resource; failures are reported in the outcome, never thrown.
-Outcome poll_resource(ApiClient& api, const PlannedAction& a, const std::string& id, const std::string& key);
-// One list of the project's resources of a kind, answering for every item waited for there;
+Outcome poll_resource(ApiClient& api, const PlannedAction& a, const Scope& scope, const std::string& id,
+                      const std::string& key);
+// One list of the resources of a kind in a scope, answering for every item waited for there;
 // failures are reported in the outcome, never thrown.
-Outcome poll_list(ApiClient& api, const ResourceType& type, const std::string& project_id, const std::string& key);
+Outcome poll_list(ApiClient& api, const ResourceType& type, const Scope& scope, const std::string& key);
 
 // Sets `password` on the service; failures are reported in the outcome, never thrown.
 Outcome set_password(ApiClient& api, const PlannedAction& a, const std::string& service_id, const std::string& key,

@@ -11,6 +11,21 @@ Shown shown_of(Service s) {
 
 Shown shown_of(Vpc v) { return {std::move(v.id), std::move(v.name), "", {}, {}, "", std::move(v.raw)}; }
 
+Shown shown_of(ReplicaSet r) {
+  return {std::move(r.id), std::move(r.name), std::move(r.status), std::move(r.endpoint), std::move(r.pooler_endpoint),
+          "", std::move(r.raw)};
+}
+
+// A peering has no name: it is known by its peer VPC's id.
+Shown shown_of(Peering p) { return {std::move(p.id), std::move(p.peer_vpc_id), std::move(p.status), {}, {}, "", std::move(p.raw)}; }
+
+Scope scope_of(const State& state, const std::string& project_id, ResourceKind kind, const std::string& parent) {
+  Scope scope{project_id, ""};
+  if (auto outer = parent_kind(kind))
+    if (const ResourceRecord* rec = state.find(resource_address(project_id, *outer, parent))) scope.parent_id = rec->id;
+  return scope;
+}
+
 std::string fork_source(const PlannedAction& a) {
   const nlohmann::json fork = a.after.is_object() ? a.after.value("fork", nlohmann::json()) : nlohmann::json();
   return fork.is_object() && fork.value("from", nlohmann::json()).is_string()
@@ -141,7 +156,7 @@ const ResourceType kServiceType = {
     .kind = ResourceKind::Service,
     .has_password = true,
     .watched = true,
-    .deleted_after = {},
+    .deleted_after = {ResourceKind::ReplicaSet},
     .unready_call = "stop",
     .busy_delete_hint = "",
     .deleting_status = "DELETING",
@@ -152,22 +167,23 @@ const ResourceType kServiceType = {
       return observe_service(parse_service(shown.raw), recorded, vpcs);
     },
     .took_effect = service_took_effect,
-    .create = [](ApiClient& api, const std::string& key, const PlannedAction& a, const std::string& source_id) {
-      return shown_of(source_id.empty() ? api.create_service(key, a.project_id, service_request(a))
-                                        : api.fork_service(key, a.project_id, source_id, fork_request(a)));
+    .create = [](ApiClient& api, const std::string& key, const Scope& scope, const PlannedAction& a,
+                 const std::string& source_id) {
+      return shown_of(source_id.empty() ? api.create_service(key, scope.project_id, service_request(a))
+                                        : api.fork_service(key, scope.project_id, source_id, fork_request(a)));
     },
-    .list = [](ApiClient& api, const std::string& key, const std::string& project_id) {
-      return shown_all(api.list_services(key, project_id));
+    .list = [](ApiClient& api, const std::string& key, const Scope& scope) {
+      return shown_all(api.list_services(key, scope.project_id));
     },
-    .get = [](ApiClient& api, const std::string& key, const std::string& project_id, const std::string& id) {
-      return shown_if(api.get_service(key, project_id, id));
+    .get = [](ApiClient& api, const std::string& key, const Scope& scope, const std::string& id) {
+      return shown_if(api.get_service(key, scope.project_id, id));
     },
-    .update = [](ApiClient& api, const std::string& key, const std::string& project_id, const std::string& id,
+    .update = [](ApiClient& api, const std::string& key, const Scope& scope, const std::string& id,
                  const std::string& call, const nlohmann::json& body) {
-      return shown_if(api.update_service(key, project_id, id, call, body));
+      return shown_if(api.update_service(key, scope.project_id, id, call, body));
     },
-    .remove = [](ApiClient& api, const std::string& key, const std::string& project_id, const std::string& id) {
-      return api.delete_service(key, project_id, id);
+    .remove = [](ApiClient& api, const std::string& key, const Scope& scope, const std::string& id) {
+      return api.delete_service(key, scope.project_id, id);
     },
 };
 
@@ -179,7 +195,7 @@ const ResourceType kVpcType = {
     .kind = ResourceKind::Vpc,
     .has_password = false,
     .watched = false,
-    .deleted_after = {ResourceKind::Service},
+    .deleted_after = {ResourceKind::Service, ResourceKind::Peering},
     .unready_call = "",
     .busy_delete_hint = " (is a service still attached to it?)",
     .deleting_status = "",
@@ -194,31 +210,168 @@ const ResourceType kVpcType = {
       return seen;
     },
     .took_effect = [](const std::string&, const nlohmann::json&, const nlohmann::json&) { return false; },
-    .create = [](ApiClient& api, const std::string& key, const PlannedAction& a, const std::string&) {
-      return shown_of(api.create_vpc(key, a.project_id, {a.name, a.after.value("cidr", ""), a.after.value("region_code", "")}));
+    .create = [](ApiClient& api, const std::string& key, const Scope& scope, const PlannedAction& a,
+                 const std::string&) {
+      return shown_of(api.create_vpc(key, scope.project_id,
+                                     {a.name, a.after.value("cidr", ""), a.after.value("region_code", "")}));
     },
-    .list = [](ApiClient& api, const std::string& key, const std::string& project_id) {
-      return shown_all(api.list_vpcs(key, project_id));
+    .list = [](ApiClient& api, const std::string& key, const Scope& scope) {
+      return shown_all(api.list_vpcs(key, scope.project_id));
     },
-    .get = [](ApiClient& api, const std::string& key, const std::string& project_id, const std::string& id) {
-      return shown_if(api.get_vpc(key, project_id, id));
+    .get = [](ApiClient& api, const std::string& key, const Scope& scope, const std::string& id) {
+      return shown_if(api.get_vpc(key, scope.project_id, id));
     },
-    .update = [](ApiClient& api, const std::string& key, const std::string& project_id, const std::string& id,
+    .update = [](ApiClient& api, const std::string& key, const Scope& scope, const std::string& id,
                  const std::string& call, const nlohmann::json& body) {
-      api.update_vpc(key, project_id, id, call, body);
+      api.update_vpc(key, scope.project_id, id, call, body);
       return std::optional<Shown>();
     },
-    .remove = [](ApiClient& api, const std::string& key, const std::string& project_id, const std::string& id) {
-      return api.delete_vpc(key, project_id, id);
+    .remove = [](ApiClient& api, const std::string& key, const Scope& scope, const std::string& id) {
+      return api.delete_vpc(key, scope.project_id, id);
+    },
+};
+
+// --- Read replica sets (in a service) ---------------------------------------------------------
+
+// Created once its service is READY, and each call made while it is; watched until `active`.
+std::vector<Dependency> replica_set_needs(const PlannedAction& a) {
+  const std::string service = resource_address(a.project_id, ResourceKind::Service, a.parent);
+  std::vector<Dependency> needs = {{service, "service", true, false, kBeforeCreate}};
+  for (size_t c = 0; c < a.calls.size(); ++c) needs.push_back({service, "service", true, false, c});
+  return needs;
+}
+
+nlohmann::json observe_replica_set(const ReplicaSet& r) {
+  nlohmann::json seen = nlohmann::json::object();
+  if (r.nodes) seen["nodes"] = *r.nodes;
+  if (r.cpu_millis) seen["cpu_millis"] = *r.cpu_millis;
+  if (r.memory_gbs) seen["memory_gbs"] = *r.memory_gbs;
+  if (!r.environment.empty()) seen["environment_tag"] = r.environment;
+  seen["connection_pooler"] = r.raw.contains("connection_pooler") && r.raw["connection_pooler"].is_object();
+  return seen;
+}
+
+bool replica_set_took_effect(const std::string& call, const nlohmann::json& body, const nlohmann::json& shown) {
+  const nlohmann::json seen = observe_replica_set(parse_replica_set(shown));
+  auto shows = [&](const char* field, const nlohmann::json& value) {
+    return !value.is_null() && seen.value(field, nlohmann::json()) == value;
+  };
+  auto sent_number = [&](const char* field) {  // a resize sends digit strings; the set shows integers
+    const nlohmann::json v = body.is_object() ? body.value(field, nlohmann::json()) : nlohmann::json();
+    return v.is_string() ? nlohmann::json(std::stoll(v.get<std::string>())) : v;
+  };
+  if (call == "resize") return shows("cpu_millis", sent_number("cpu_millis")) && shows("memory_gbs", sent_number("memory_gbs"));
+  if (call == "setEnvironment") return shows("environment_tag", body.value("environment", nlohmann::json()));
+  if (call == "enablePooler") return shows("connection_pooler", true);
+  if (call == "disablePooler") return shows("connection_pooler", false);
+  return false;
+}
+
+const ResourceType kReplicaSetType = {
+    .kind = ResourceKind::ReplicaSet,
+    .has_password = false,  // it shares its service's password
+    .watched = true,
+    .deleted_after = {},
+    .unready_call = "",
+    .busy_delete_hint = "",
+    .deleting_status = "deleting",
+    .deleted_status = "",
+    .verdict = [](const std::string& status) {
+      if (status == "active") return StatusVerdict::Ready;
+      if (status == "error" || status == "deleting") return StatusVerdict::Failed;
+      return StatusVerdict::KeepWaiting;
+    },
+    .needs = replica_set_needs,
+    .observe = [](const Shown& shown, const nlohmann::json&, const VpcNames&) {
+      return observe_replica_set(parse_replica_set(shown.raw));
+    },
+    .took_effect = replica_set_took_effect,
+    .create = [](ApiClient& api, const std::string& key, const Scope& scope, const PlannedAction& a,
+                 const std::string&) {
+      const ReplicaSetCreateRequest request{a.name, a.after.value("nodes", 1LL), a.after.value("cpu_millis", 0LL),
+                                            a.after.value("memory_gbs", 0LL)};
+      return shown_of(api.create_replica_set(key, scope.project_id, scope.parent_id, request));
+    },
+    .list = [](ApiClient& api, const std::string& key, const Scope& scope) {
+      return shown_all(api.list_replica_sets(key, scope.project_id, scope.parent_id));
+    },
+    // The API has no GET of one set: its service's list answers for it.
+    .get = [](ApiClient& api, const std::string& key, const Scope& scope, const std::string& id) {
+      for (auto& set : api.list_replica_sets(key, scope.project_id, scope.parent_id))
+        if (set.id == id) return std::optional<Shown>(shown_of(std::move(set)));
+      return std::optional<Shown>();
+    },
+    .update = [](ApiClient& api, const std::string& key, const Scope& scope, const std::string& id,
+                 const std::string& call, const nlohmann::json& body) {
+      api.update_replica_set(key, scope.project_id, scope.parent_id, id, call, body);
+      return std::optional<Shown>();
+    },
+    .remove = [](ApiClient& api, const std::string& key, const Scope& scope, const std::string& id) {
+      return api.delete_replica_set(key, scope.project_id, scope.parent_id, id);
+    },
+};
+
+// --- VPC peerings (in a VPC) ----------------------------------------------------------------
+
+// Made when its create is answered (its acceptance by the peer is not waited for), once its VPC is.
+const ResourceType kPeeringType = {
+    .kind = ResourceKind::Peering,
+    .has_password = false,
+    .watched = false,
+    .deleted_after = {},
+    .unready_call = "",
+    .busy_delete_hint = "",
+    .deleting_status = "",
+    .deleted_status = "",
+    .verdict = [](const std::string&) { return StatusVerdict::Ready; },  // recorded as it is, accepted or not
+    .needs = [](const PlannedAction& a) {
+      return std::vector<Dependency>{
+          {resource_address(a.project_id, ResourceKind::Vpc, a.parent), "VPC", false, false, kBeforeCreate}};
+    },
+    .observe = [](const Shown& shown, const nlohmann::json&, const VpcNames&) {
+      const Peering p = parse_peering(shown.raw);
+      nlohmann::json seen = nlohmann::json::object();
+      if (!p.peer_account_id.empty()) seen["peer_account_id"] = p.peer_account_id;
+      if (!p.peer_region_code.empty()) seen["peer_region_code"] = p.peer_region_code;
+      if (!p.peer_vpc_id.empty()) seen["peer_vpc_id"] = p.peer_vpc_id;
+      return seen;
+    },
+    .took_effect = [](const std::string&, const nlohmann::json&, const nlohmann::json&) { return false; },
+    .create = [](ApiClient& api, const std::string& key, const Scope& scope, const PlannedAction& a,
+                 const std::string&) {
+      const PeeringCreateRequest request{a.after.value("peer_account_id", ""), a.after.value("peer_region_code", ""),
+                                         a.after.value("peer_vpc_id", "")};
+      return shown_of(api.create_peering(key, scope.project_id, scope.parent_id, request));
+    },
+    .list = [](ApiClient& api, const std::string& key, const Scope& scope) {
+      return shown_all(api.list_peerings(key, scope.project_id, scope.parent_id));
+    },
+    .get = [](ApiClient& api, const std::string& key, const Scope& scope, const std::string& id) {
+      return shown_if(api.get_peering(key, scope.project_id, scope.parent_id, id));
+    },
+    .update = [](ApiClient&, const std::string&, const Scope&, const std::string&, const std::string& call,
+                 const nlohmann::json&) -> std::optional<Shown> {
+      throw Error("a VPC peering has no `" + call + "` call: a change of its peer replaces it");
+    },
+    .remove = [](ApiClient& api, const std::string& key, const Scope& scope, const std::string& id) {
+      return api.delete_peering(key, scope.project_id, scope.parent_id, id);
     },
 };
 
 }  // namespace
 
-const ResourceType& type_of(ResourceKind kind) { return kind == ResourceKind::Vpc ? kVpcType : kServiceType; }
+const ResourceType& type_of(ResourceKind kind) {
+  switch (kind) {
+    case ResourceKind::Vpc: return kVpcType;
+    case ResourceKind::ReplicaSet: return kReplicaSetType;
+    case ResourceKind::Peering: return kPeeringType;
+    case ResourceKind::Service: break;
+  }
+  return kServiceType;
+}
 
 const std::vector<const ResourceType*>& resource_types() {
-  static const std::vector<const ResourceType*> all = {&kVpcType, &kServiceType};
+  static const std::vector<const ResourceType*> all = {&kVpcType, &kServiceType, &kReplicaSetType, &kPeeringType};
   return all;
 }
 

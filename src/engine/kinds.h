@@ -37,6 +37,13 @@ struct Dependency {
   size_t call = kBeforeCreate;  // the call (PlannedAction::calls) that needs it; else the create
 };
 
+// Where a resource lives, as its API calls name it: its project, and for a kind that lives in
+// another (a read replica set in a service, a peering in a VPC) that one's id.
+struct Scope {
+  std::string project_id;
+  std::string parent_id;  // "" for a project's own resources
+};
+
 // The project's recorded VPCs, id -> name: a service shows the id of the VPC it is attached to.
 using VpcNames = std::map<std::string, std::string>;
 
@@ -69,14 +76,15 @@ struct ResourceType {
   bool (*took_effect)(const std::string& call, const nlohmann::json& body, const nlohmann::json& shown) = nullptr;
 
   // The API. `source_id` is the id of the dependency marked `source` ("" without one).
-  Shown (*create)(ApiClient& api, const std::string& key, const PlannedAction& a, const std::string& source_id) = nullptr;
-  std::vector<Shown> (*list)(ApiClient& api, const std::string& key, const std::string& project_id) = nullptr;
-  std::optional<Shown> (*get)(ApiClient& api, const std::string& key, const std::string& project_id,
+  Shown (*create)(ApiClient& api, const std::string& key, const Scope& scope, const PlannedAction& a,
+                  const std::string& source_id) = nullptr;
+  std::vector<Shown> (*list)(ApiClient& api, const std::string& key, const Scope& scope) = nullptr;
+  std::optional<Shown> (*get)(ApiClient& api, const std::string& key, const Scope& scope,
                               const std::string& id) = nullptr;  // nullopt: 404
   // nullopt when the answer does not show the resource.
-  std::optional<Shown> (*update)(ApiClient& api, const std::string& key, const std::string& project_id,
-                                 const std::string& id, const std::string& call, const nlohmann::json& body) = nullptr;
-  bool (*remove)(ApiClient& api, const std::string& key, const std::string& project_id,
+  std::optional<Shown> (*update)(ApiClient& api, const std::string& key, const Scope& scope, const std::string& id,
+                                 const std::string& call, const nlohmann::json& body) = nullptr;
+  bool (*remove)(ApiClient& api, const std::string& key, const Scope& scope,
                  const std::string& id) = nullptr;  // false: it was gone (404)
 
   // Whether a listed namesake stands in the way of a create (or, after an unknown outcome, is the
@@ -86,11 +94,17 @@ struct ResourceType {
 };
 
 const ResourceType& type_of(ResourceKind kind);
-// Every kind, those that others refer to (VPCs) first.
+// Every kind, those that others refer to (VPCs) first, and those that live in another last.
 const std::vector<const ResourceType*>& resource_types();
 
 Shown shown_of(Service s);
 Shown shown_of(Vpc v);
+Shown shown_of(ReplicaSet r);
+Shown shown_of(Peering p);
+
+// The scope of a resource of `kind` in `parent` (its name): the parent's recorded id, "" while it
+// has none.
+Scope scope_of(const State& state, const std::string& project_id, ResourceKind kind, const std::string& parent);
 
 // The project's recorded VPCs.
 VpcNames recorded_vpc_names(const State& state, const std::string& project_id);

@@ -21,7 +21,8 @@ ProjectListings list_projects(ApiClient& api, const std::vector<std::string>& pr
     const std::string& key = keys.at(projects[i]).key;
     try {
       ProjectListing listing;
-      for (const ResourceType* type : resource_types()) listing[type->kind] = type->list(api, key, projects[i]);
+      for (const ResourceType* type : resource_types())
+        if (!parent_kind(type->kind)) listing[type->kind] = type->list(api, key, {projects[i], ""});
       return Listed{std::move(listing), ""};
     } catch (const std::exception& e) {
       return Listed{std::nullopt, describe_exception(e)};

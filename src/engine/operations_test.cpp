@@ -120,3 +120,32 @@ TEST_CASE("operations: a fork waits for its source READY, and the source's stop 
   for (size_t o = 0; o < g.ops.size(); ++o)
     for (size_t need : g.ops[o].needs) CHECK(need < o);
 }
+
+TEST_CASE("operations: a read replica set waits for its service READY, and deletes go set, service, peering, VPC") {
+  Plan plan;
+  plan.actions.push_back(action(Action::Create, ResourceKind::ReplicaSet, "p1", "reporting"));
+  plan.actions[0].parent = "orders";
+  plan.actions[0].address = resource_address("p1", ResourceKind::ReplicaSet, "reporting", "orders");
+  plan.actions.push_back(action(Action::Create, ResourceKind::Service, "p1", "orders"));
+  plan.actions.push_back(action(Action::Delete, ResourceKind::Vpc, "p1", "old-net"));
+  plan.actions.push_back(action(Action::Delete, ResourceKind::Peering, "p1", "vpc-0abc"));
+  plan.actions[3].parent = "old-net";
+  plan.actions.push_back(action(Action::Delete, ResourceKind::Service, "p1", "old"));
+  plan.actions.push_back(action(Action::Delete, ResourceKind::ReplicaSet, "p1", "old-set"));
+  plan.actions[5].parent = "old";
+  const OperationGraph g = operations_of(plan, new_state(), true);
+
+  CHECK(g.ops[find(g, OpType::Create, 0)].needs == std::vector<size_t>{find(g, OpType::Password, 1)});
+  const size_t set = find(g, OpType::Delete, 5), service = find(g, OpType::Delete, 4),
+               peering = find(g, OpType::Delete, 3), vpc = find(g, OpType::Delete, 2);
+  auto needs = [&](size_t o, size_t need) {
+    const auto& n = g.ops[o].needs;
+    return std::find(n.begin(), n.end(), need) != n.end();
+  };
+  CHECK(needs(service, set));
+  CHECK(needs(vpc, service));
+  CHECK(needs(vpc, peering));
+  CHECK_FALSE(needs(peering, service));
+  for (size_t o = 0; o < g.ops.size(); ++o)
+    for (size_t need : g.ops[o].needs) CHECK(need < o);
+}

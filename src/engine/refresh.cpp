@@ -42,7 +42,8 @@ class Refresher {
       std::optional<Shown> by_id;
       const Shown* read = nullptr;
       if (auto it = listed.find(kind_name(rec.kind) + ("/" + rec.id)); it != listed.end()) read = it->second;
-      else if ((by_id = type.get(api_, key, project, rec.id))) read = &*by_id;  // not listed (yet?): asked by id
+      else if ((by_id = type.get(api_, key, scope_of(state_, project, rec.kind, rec.parent), rec.id)))
+        read = &*by_id;  // not listed (yet?): asked by id
       next.deleted_outside = !read || type.is_gone(*read);
       if (!next.deleted_outside) {
         record_answer(next, *read, now_);
@@ -88,7 +89,7 @@ RefreshResult refresh_state(ApiClient& api, Clock& clock, State& state, const st
   for (auto& rec : seen) {
     const ResourceRecord* before = state.find(rec.address);
     if (rec.deleted_outside && !before->deleted_outside) {
-      spdlog::warn("{}: {} {} no longer exists: it was deleted outside dbform", rec.address, kind_name(rec.kind),
+      spdlog::warn("{}: {} {} no longer exists: it was deleted outside dbform", rec.address, kind_noun(rec.kind),
                    rec.id);
       result.deleted.push_back(rec.address);
     }

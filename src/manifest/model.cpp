@@ -39,7 +39,46 @@ bool is_valid_name(std::string_view s) {
   return std::all_of(s.begin(), s.end(), [&](char c) { return alnum(c) || c == '-' || c == '_'; });
 }
 
-std::string resource_address(const std::string& project_id, ResourceKind kind, const std::string& name) {
+namespace {
+
+struct KindNames {
+  ResourceKind kind;
+  const char* name;
+  const char* plural;
+  const char* noun;
+};
+
+constexpr KindNames kKinds[] = {
+    {ResourceKind::Service, "service", "services", "service"},
+    {ResourceKind::Vpc, "vpc", "vpcs", "VPC"},
+    {ResourceKind::ReplicaSet, "replica_set", "replicas", "read replica set"},
+    {ResourceKind::Peering, "peering", "peerings", "VPC peering"},
+};
+
+const KindNames& names_of(ResourceKind k) { return kKinds[static_cast<size_t>(k)]; }
+
+}  // namespace
+
+const char* kind_name(ResourceKind k) { return names_of(k).name; }
+const char* kind_plural(ResourceKind k) { return names_of(k).plural; }
+const char* kind_noun(ResourceKind k) { return names_of(k).noun; }
+
+std::optional<ResourceKind> kind_named(std::string_view name) {
+  for (const auto& k : kKinds)
+    if (name == k.name) return k.kind;
+  return std::nullopt;
+}
+
+std::optional<ResourceKind> parent_kind(ResourceKind k) {
+  if (k == ResourceKind::ReplicaSet) return ResourceKind::Service;
+  if (k == ResourceKind::Peering) return ResourceKind::Vpc;
+  return std::nullopt;
+}
+
+std::string resource_address(const std::string& project_id, ResourceKind kind, const std::string& name,
+                             const std::string& parent) {
+  if (auto outer = parent_kind(kind))
+    return resource_address(project_id, *outer, parent) + "/" + kind_plural(kind) + "/" + name;
   return project_id + "/" + kind_plural(kind) + "/" + name;
 }
 

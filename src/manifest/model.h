@@ -13,11 +13,18 @@
 
 namespace dbform {
 
-enum class ResourceKind { Service, Vpc };
+// Read replica sets live in a service and peerings in a VPC (their parent).
+enum class ResourceKind { Service, Vpc, ReplicaSet, Peering };
 
-inline const char* kind_name(ResourceKind k) { return k == ResourceKind::Service ? "service" : "vpc"; }
-// Address segment: "services" or "vpcs".
-inline const char* kind_plural(ResourceKind k) { return k == ResourceKind::Service ? "services" : "vpcs"; }
+// As states and plans store it: "service", "vpc", "replica_set", "peering".
+const char* kind_name(ResourceKind k);
+std::optional<ResourceKind> kind_named(std::string_view name);
+// Address segment: "services", "vpcs", "replicas", "peerings".
+const char* kind_plural(ResourceKind k);
+// As messages name it: "service", "VPC", "read replica set", "VPC peering".
+const char* kind_noun(ResourceKind k);
+// The kind a resource of this kind lives in; none for a project's own resources.
+std::optional<ResourceKind> parent_kind(ResourceKind k);
 
 struct DesiredVpc {
   std::string name;
@@ -83,6 +90,9 @@ nlohmann::json settings_json(const DesiredVpc& v);
 inline constexpr size_t kMaxNameLength = 128;  // the vendor's limit on service names
 bool is_valid_name(std::string_view s);
 
-std::string resource_address(const std::string& project_id, ResourceKind kind, const std::string& name);
+// PROJECT/services/NAME, PROJECT/vpcs/NAME; PROJECT/services/PARENT/replicas/NAME,
+// PROJECT/vpcs/PARENT/peerings/NAME for the kinds that live in another (`parent`: its name).
+std::string resource_address(const std::string& project_id, ResourceKind kind, const std::string& name,
+                             const std::string& parent = "");
 
 }  // namespace dbform

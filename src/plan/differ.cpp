@@ -209,7 +209,7 @@ PlannedAction plan_declared(const std::string& project_id, ResourceKind kind, co
     a.calls = calls_after_create();
     if (rec) {
       a.resource_id = rec->id;  // the one that is gone: not a namesake of the new one
-      a.reason = "deleted outside dbform: " + std::string(kind_name(kind)) + " " + rec->id +
+      a.reason = "deleted outside dbform: " + std::string(kind_noun(kind)) + " " + rec->id +
                  " no longer exists, so it is created again";
     }
     if (namesakes) {
@@ -230,7 +230,7 @@ PlannedAction plan_declared(const std::string& project_id, ResourceKind kind, co
     a.changes = changes_of(*rec, created_with(a.after));
     if (!a.changes.empty()) {
       a.action = Action::Conflict;
-      a.reason = "an earlier create of this " + std::string(kind_name(kind)) +
+      a.reason = "an earlier create of this " + std::string(kind_noun(kind)) +
                  " with the recorded settings may have succeeded. Restore the recorded values and apply to finish "
                  "it, or run `dbform state rm " + a.address + "` to forget it";
       return a;
@@ -316,7 +316,7 @@ PlannedAction plan_undeclared(const ResourceRecord& rec, bool prune) {
   a.status = rec.status;
   a.before = rec.settings;
   a.deletion_protection = rec.deletion_protection;
-  const std::string noun = kind_name(rec.kind);
+  const std::string noun = kind_noun(rec.kind);
   if (prune && rec.deletion_protection) {
     a.action = Action::Conflict;
     a.reason = rec.deleted_outside
@@ -389,7 +389,7 @@ json created_with(const json& declared) {
 }
 
 std::string namesake_reason(ResourceKind kind, const std::string& address, const std::vector<std::string>& ids) {
-  const std::string noun = kind_name(kind);
+  const std::string noun = kind_noun(kind);
   return "a " + noun + " of this name already exists (" + (ids.size() == 1 ? "id " : "ids ") + join(ids, ", ") +
          ") but the state does not record it, so dbform does not create another one beside it. Check that --state "
          "names the right state; to manage the existing " + noun + ", bring it into the state (`dbform import " +

@@ -49,6 +49,7 @@ struct PlannedAction {
   ResourceKind kind = ResourceKind::Service;
   std::string address;
   std::string project_id;
+  std::string parent;       // the name of the service or VPC it is in (read replica sets, peerings)
   std::string name;
   std::string resource_id;  // recorded id (wait, no-op, conflict, orphan)
   std::string renamed_from;  // the address its record moves from (renamed_from); "" otherwise

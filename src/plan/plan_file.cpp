@@ -28,8 +28,10 @@ ordered_json location_json(const Location& l) {
 
 // Optional fields are left out rather than written empty, so the document says only what is known.
 ordered_json action_json(const PlannedAction& a) {
-  ordered_json j = {{"address", a.address}, {"kind", kind_name(a.kind)}, {"project_id", a.project_id},
-            {"name", a.name},       {"action", action_name(a.action)}};
+  ordered_json j = {{"address", a.address}, {"kind", kind_name(a.kind)}, {"project_id", a.project_id}};
+  if (!a.parent.empty()) j["parent"] = a.parent;
+  j["name"] = a.name;
+  j["action"] = action_name(a.action);
   if (!a.resource_id.empty()) j["resource_id"] = a.resource_id;
   if (!a.renamed_from.empty()) j["renamed_from"] = a.renamed_from;
   if (!a.status.empty()) j["status"] = a.status;
@@ -138,10 +140,12 @@ PlannedAction read_action(const Reader& r) {
   a.address = r.str("address", true);
   a.project_id = r.str("project_id", true);
   a.name = r.str("name", true);
-  const std::string kind = r.str("kind", true);
-  if (kind == "service") a.kind = ResourceKind::Service;
-  else if (kind == "vpc") a.kind = ResourceKind::Vpc;
-  else r.fail("kind", "`service` or `vpc`");
+  const auto kind = kind_named(r.str("kind", true));
+  if (!kind) r.fail("kind", "`service`, `vpc`, `replica_set` or `peering`");
+  a.kind = *kind;
+  a.parent = r.str("parent");
+  if (parent_kind(a.kind).has_value() == a.parent.empty())
+    r.fail("parent", parent_kind(a.kind) ? "the name of the resource it is in" : "absent for this kind");
   const std::string action = r.str("action", true);
   bool known = false;
   for (Action candidate : kActions)
@@ -149,7 +153,7 @@ PlannedAction read_action(const Reader& r) {
   if (!known) r.fail("action", "one of create, no-op, wait, adopt, update, delete, conflict, orphan");
   a.resource_id = r.str("resource_id");
   a.renamed_from = r.str("renamed_from");
-  const std::string same_kind = a.project_id + "/" + kind_plural(a.kind) + "/";
+  const std::string same_kind = resource_address(a.project_id, a.kind, "", a.parent);
   if (!a.renamed_from.empty() && (a.renamed_from.rfind(same_kind, 0) != 0 || a.renamed_from == a.address))
     r.fail("renamed_from", "another address of the same project and kind (" + same_kind + "NAME)");
   a.status = r.str("status");

@@ -89,11 +89,12 @@ json record_to_json(const ResourceRecord& r) {
   json j = {{"address", r.address},
             {"project_id", r.project_id},
             {"kind", kind_name(r.kind)},
-            {"name", r.name},
-            {"settings", r.settings},
+            {"name", r.name}};
+  if (!r.parent.empty()) j["parent"] = r.parent;
+  j.update(json{{"settings", r.settings},
             {"id", r.id},
             {"create_pending", r.create_pending},
-            {"status", r.status}};
+            {"status", r.status}});
   j["endpoint"] = endpoint_json(r.endpoint_host, r.endpoint_port);
   j["pooler_endpoint"] = endpoint_json(r.pooler_host, r.pooler_port);
   j["initial_password"] = r.initial_password;
@@ -114,13 +115,16 @@ ResourceRecord record_from_json(json&& j, const std::string& source, size_t inde
   ResourceRecord r;
   r.address = in.str("address", true);
   r.project_id = in.str("project_id", true);
-  std::string kind = in.str("kind", true);
-  if (kind == "service") r.kind = ResourceKind::Service;
-  else if (kind == "vpc") r.kind = ResourceKind::Vpc;
-  else in.fail("kind", "\"service\" or \"vpc\"");
+  const auto kind = kind_named(in.str("kind", true));
+  if (!kind) in.fail("kind", "\"service\", \"vpc\", \"replica_set\" or \"peering\"");
+  r.kind = *kind;
   r.name = in.str("name", true);
-  if (const std::string expected = resource_address(r.project_id, r.kind, r.name); r.address != expected)
-    in.fail("address", "\"" + expected + "\" (from project_id, kind and name)");
+  r.parent = in.str("parent", false);
+  if (parent_kind(r.kind).has_value() == r.parent.empty())
+    in.fail("parent", parent_kind(r.kind) ? std::string("the name of the ") + kind_noun(*parent_kind(r.kind)) + " it is in"
+                                          : std::string("absent: a ") + kind_noun(r.kind) + " is in no other resource");
+  if (const std::string expected = resource_address(r.project_id, r.kind, r.name, r.parent); r.address != expected)
+    in.fail("address", "\"" + expected + "\" (from project_id, kind, parent and name)");
   if (json settings = in.object("settings"); !settings.is_null()) r.settings = std::move(settings);
   r.observed = in.object("observed");
   r.pending_call = in.object("pending_call");

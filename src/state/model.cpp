@@ -68,6 +68,18 @@ std::vector<std::string> move_record(State& state, const std::string& from, cons
   moved.name = new_name;
   state.upsert(moved);
   std::vector<std::string> changed = {from, to};
+  std::vector<ResourceRecord> children;
+  for (const auto& r : state.resources)
+    if (parent_kind(r.kind) == moved.kind && r.project_id == moved.project_id && r.parent == old_name)
+      children.push_back(r);
+  for (auto& child : children) {
+    changed.push_back(child.address);
+    state.remove(child.address);
+    child.parent = new_name;
+    child.address = resource_address(child.project_id, child.kind, child.name, child.parent);
+    changed.push_back(child.address);
+    state.upsert(child);
+  }
   if (moved.kind != ResourceKind::Vpc) return changed;
   for (auto& r : state.resources) {
     if (r.kind != ResourceKind::Service || r.project_id != moved.project_id) continue;

@@ -18,6 +18,7 @@ struct ResourceRecord {
   std::string project_id;
   ResourceKind kind = ResourceKind::Service;
   std::string name;
+  std::string parent;      // the name of the service or VPC it is in (read replica sets, peerings); "" otherwise
   // The settings dbform set: those it was created with, then each update's once the API accepted
   // it. A field a later call will set (vpc, connection_pooler) is absent until then.
   nlohmann::json settings = nlohmann::json::object();
@@ -52,7 +53,12 @@ struct ResourceRecord {
   std::string updated_at;
   nlohmann::json last_response;  // last API object seen, initial_password removed
 
-  bool is_ready() const { return kind == ResourceKind::Vpc ? !id.empty() : status == "READY"; }
+  // A service READY, a read replica set active; a VPC or a peering exists (a peering's acceptance is
+  // not waited for).
+  bool is_ready() const {
+    if (kind == ResourceKind::Vpc || kind == ResourceKind::Peering) return !id.empty();
+    return status == (kind == ResourceKind::ReplicaSet ? "active" : "READY");
+  }
   // READY, or PAUSED: nothing is under way, and calls may be planned (a paused service's are
   // wrapped in start and stop).
   bool is_settled() const { return is_ready() || (kind == ResourceKind::Service && status == "PAUSED"); }
@@ -85,8 +91,9 @@ struct State {
 std::string unmovable_reason(const ResourceRecord& rec);
 
 // Moves the record at `from` to `to` (same project and kind; `to` not recorded), renaming it; a
-// VPC's new name replaces the old one in the `vpc` of its project's services. Returns every
-// address whose record changed (`from` and `to` included).
+// VPC's new name replaces the old one in the `vpc` of its project's services, and the records of
+// the resources in it (read replica sets, peerings) move with it. Returns every address whose
+// record changed (`from` and `to` included; both addresses of a moved child).
 std::vector<std::string> move_record(State& state, const std::string& from, const std::string& to,
                                      const std::string& new_name);
 

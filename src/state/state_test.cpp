@@ -291,3 +291,46 @@ TEST_CASE("state: file store journal: compaction folds it in, and the backup is 
       << "\n";
   CHECK(FileStateStore(dir.file("s.json")).read()->find("p1/services/s0"));
 }
+
+TEST_CASE("state: a read replica set and a peering are recorded in their parent, which a rename carries along") {
+  State s = new_state();
+  s.upsert(service_record("orders"));
+  ResourceRecord set;
+  set.project_id = "p1";
+  set.kind = ResourceKind::ReplicaSet;
+  set.parent = "orders";
+  set.name = "reporting";
+  set.address = resource_address("p1", ResourceKind::ReplicaSet, "reporting", "orders");
+  set.id = "rs-1";
+  s.upsert(set);
+  CHECK(set.address == "p1/services/orders/replicas/reporting");
+  CHECK(resource_address("p1", ResourceKind::Peering, "vpc-0abc", "main") == "p1/vpcs/main/peerings/vpc-0abc");
+
+  State back = parse_state(serialize_state(s), "mem");
+  REQUIRE(back.find(set.address));
+  CHECK(back.find(set.address)->parent == "orders");
+  CHECK(serialize_state(back) == serialize_state(s));
+
+  auto refused = [](const std::string& record) {
+    try {
+      parse_state(R"({"format":"dbform-state","version":1,"lineage":"l","serial":1,"resources":[)" + record + "]}", "x.json");
+    } catch (const StateError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK_THAT(refused(R"({"address":"p/services/o/replicas/r","project_id":"p","kind":"replica_set","name":"r"})"),
+             Catch::Contains("resources[0].parent: expected the name of the service it is in"));
+  CHECK_THAT(refused(R"({"address":"p/services/x/replicas/r","project_id":"p","kind":"replica_set","parent":"o","name":"r"})"),
+             Catch::Contains("\"p/services/o/replicas/r\""));
+  CHECK_THAT(refused(R"({"address":"p/services/a","project_id":"p","kind":"service","parent":"o","name":"a"})"),
+             Catch::Contains("resources[0].parent"));
+  CHECK_THAT(refused(R"({"address":"p/widgets/a","project_id":"p","kind":"widget","name":"a"})"),
+             Catch::Contains("\"replica_set\" or \"peering\""));
+
+  const auto changed = move_record(back, "p1/services/orders", "p1/services/sales", "sales");
+  CHECK_FALSE(back.find("p1/services/orders/replicas/reporting"));
+  REQUIRE(back.find("p1/services/sales/replicas/reporting"));
+  CHECK(back.find("p1/services/sales/replicas/reporting")->parent == "sales");
+  CHECK(std::count(changed.begin(), changed.end(), "p1/services/sales/replicas/reporting") == 1);
+}
