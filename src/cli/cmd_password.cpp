@@ -36,7 +36,8 @@ void add_rotate_password_command(CLI::App& app, int& exit_code) {
     auto lock = store->lock("rotate-password", lock_timeout(opts->state));
     State state = read_state(*store);
     const ResourceRecord& rec = resolve_address(state, opts->address);
-    if (rec.kind != ResourceKind::Service) throw UsageError(rec.address + " is a VPC: only services have passwords");
+    if (rec.kind != ResourceKind::Service) throw UsageError(rec.address + " is a " + kind_noun(rec.kind) + ": only services have passwords" +
+                                                      (rec.kind == ResourceKind::ReplicaSet ? " (a read replica set shares its service's)" : ""));
     if (rec.id.empty())
       throw UsageError(rec.address + " has no id yet (its create's outcome is unknown): apply first");
     const std::string key = resolve_keys(manifest, {rec.project_id}, process_env()).at(rec.project_id).key;

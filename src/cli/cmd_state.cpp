@@ -186,6 +186,9 @@ void add_state_command(CLI::App& app, int& exit_code) {
     auto lock = store->lock("state mv", lock_timeout(*opts));
     State state = read_state_to_repair(*store).value_or(new_state());
     const ResourceRecord& from = resolve_address(state, (*targets)[0]);
+    if (parent_kind(from.kind))
+      throw UsageError("`" + from.address + "` is a " + kind_noun(from.kind) + ", which the API cannot rename; move " +
+                       "its " + kind_noun(*parent_kind(from.kind)) + " instead, and it moves along");
     const std::string to = moved_address(from, (*targets)[1]);
     if (state.find(to)) throw UsageError("`" + to + "` is recorded already: `dbform state rm` it first, or choose another name");
     if (auto why = unmovable_reason(from); !why.empty()) throw UsageError(why);
