@@ -35,13 +35,17 @@ void add_validate_command(CLI::App& app, int& exit_code) {
   add_manifest_options(*cmd, *opts);
   cmd->callback([opts, &exit_code] {
     Manifest m = load_manifests_or_throw(*opts);
-    size_t services = 0, vpcs = 0;
+    size_t services = 0, vpcs = 0, sets = 0, peerings = 0;
     for (const auto& p : m.projects) {
       services += p.services.size();
       vpcs += p.vpcs.size();
+      for (const auto& v : p.vpcs) peerings += v.peerings.size();
+      for (const auto& s : p.services) sets += s.read_replicas.size();
     }
     std::cout << "The manifests are valid: " << m.files.size() << " file(s), " << m.projects.size()
-              << " project(s), " << vpcs << " VPC(s), " << services << " service(s).\n";
+              << " project(s), " << vpcs << " VPC(s), " << services << " service(s)";
+    if (sets + peerings > 0) std::cout << ", " << sets << " read replica set(s), " << peerings << " peering(s)";
+    std::cout << ".\n";
     exit_code = 0;
   });
 }

@@ -20,13 +20,21 @@ struct MappingSpec {
 
 const MappingSpec kTopLevel{"the manifest", {"version", "projects"}, {"version", "projects"}};
 const MappingSpec kProject{"a project", {"id", "api_key_env", "vpcs", "services"}, {"id"}};
-const MappingSpec kVpc{
-    "a VPC", {"name", "cidr", "region_code", "deletion_protection", "renamed_from"}, {"name", "cidr", "region_code"}};
+const MappingSpec kVpc{"a VPC",
+                       {"name", "cidr", "region_code", "deletion_protection", "renamed_from", "peerings"},
+                       {"name", "cidr", "region_code"}};
+const MappingSpec kPeering{"a peering",
+                           {"peer_account_id", "peer_region_code", "peer_vpc_id", "deletion_protection"},
+                           {"peer_account_id", "peer_region_code", "peer_vpc_id"}};
+const MappingSpec kReplicaSet{"a read replica set",
+                              {"name", "nodes", "cpu_millis", "memory_gbs", "connection_pooler", "environment_tag",
+                               "deletion_protection"},
+                              {"name", "nodes", "cpu_millis", "memory_gbs"}};
 const MappingSpec kFork{"a fork", {"from", "strategy", "target_time"}, {"from", "strategy"}};
 const MappingSpec kService{"a service",
                            {"name", "addons", "cpu_millis", "memory_gbs", "environment_tag", "region_code",
                             "replica_count", "sync_replica_count", "vpc", "connection_pooler", "deletion_protection",
-                            "paused", "renamed_from", "fork"},
+                            "paused", "renamed_from", "fork", "read_replicas"},
                            {"name"}};
 
 // How to add a missing required key, for the error's hint.
@@ -88,6 +96,8 @@ class DocumentReader {
   std::optional<DesiredVpc> vpc(const Entry& e);
   std::optional<DesiredService> service(const Entry& e);
   std::optional<DesiredFork> fork(const Entry& e);
+  std::optional<DesiredReplicaSet> replica_set(const Entry& e);
+  std::optional<DesiredPeering> peering(const Entry& e);
 
   ValueReader values_;
 };
@@ -190,9 +200,53 @@ std::optional<DesiredVpc> DocumentReader::vpc(const Entry& e) {
   if (const Entry* f = fields->find("region_code")) v.region_code = values_.region_code(*f).value_or("");
   if (const Entry* f = fields->find("deletion_protection")) v.deletion_protection = values_.boolean(*f).value_or(false);
   if (const Entry* f = fields->find("renamed_from")) v.renamed_from = values_.name(*f);
+  list(*fields, "peerings", "peerings", [&](const Entry& item) {
+    if (auto p = peering(item)) v.peerings.push_back(std::move(*p));
+  });
   if (!name) return std::nullopt;
   v.name = std::move(*name);
   return v;
+}
+
+std::optional<DesiredPeering> DocumentReader::peering(const Entry& e) {
+  auto fields = mapping(e, kPeering);
+  if (!fields) return std::nullopt;
+  DesiredPeering p;
+  p.location = e.where;
+  std::optional<std::string> account, region, vpc;
+  if (const Entry* f = fields->find("peer_account_id")) account = values_.peer_id(*f);
+  if (const Entry* f = fields->find("peer_region_code")) region = values_.region_code(*f);
+  if (const Entry* f = fields->find("peer_vpc_id")) vpc = values_.peer_id(*f);
+  if (const Entry* f = fields->find("deletion_protection")) p.deletion_protection = values_.boolean(*f).value_or(false);
+  if (!account || !region || !vpc) return std::nullopt;
+  p.peer_account_id = std::move(*account);
+  p.peer_region_code = std::move(*region);
+  p.peer_vpc_id = std::move(*vpc);
+  return p;
+}
+
+std::optional<DesiredReplicaSet> DocumentReader::replica_set(const Entry& e) {
+  auto fields = mapping(e, kReplicaSet);
+  if (!fields) return std::nullopt;
+  DesiredReplicaSet r;
+  r.location = e.where;
+  std::optional<std::string> name;
+  std::optional<long long> nodes, cpu, memory;
+  if (const Entry* f = fields->find("name")) name = values_.name(*f);
+  if (const Entry* f = fields->find("nodes")) nodes = values_.whole_number(*f, 1, "a whole number of nodes, 1 or more");
+  if (const Entry* f = fields->find("cpu_millis"))
+    cpu = values_.whole_number(*f, 1, "a whole number of millicores, 1 or more (a read replica set has no \"shared\")");
+  if (const Entry* f = fields->find("memory_gbs"))
+    memory = values_.whole_number(*f, 1, "a whole number of GB, 1 or more (a read replica set has no \"shared\")");
+  if (const Entry* f = fields->find("connection_pooler")) r.connection_pooler = values_.boolean(*f);
+  if (const Entry* f = fields->find("environment_tag")) r.environment_tag = values_.environment_tag(*f);
+  if (const Entry* f = fields->find("deletion_protection")) r.deletion_protection = values_.boolean(*f).value_or(false);
+  if (!name || !nodes || !cpu || !memory) return std::nullopt;
+  r.name = std::move(*name);
+  r.nodes = *nodes;
+  r.cpu_millis = *cpu;
+  r.memory_gbs = *memory;
+  return r;
 }
 
 std::optional<DesiredFork> DocumentReader::fork(const Entry& e) {
@@ -247,6 +301,9 @@ std::optional<DesiredService> DocumentReader::service(const Entry& e) {
   if (const Entry* f = fields->find("deletion_protection")) s.deletion_protection = values_.boolean(*f).value_or(false);
   if (const Entry* f = fields->find("renamed_from")) s.renamed_from = values_.name(*f);
   if (const Entry* f = fields->find("fork")) s.fork = fork(*f);
+  list(*fields, "read_replicas", "read replica sets", [&](const Entry& item) {
+    if (auto r = replica_set(item)) s.read_replicas.push_back(std::move(*r));
+  });
   if (!name) return std::nullopt;
   s.name = std::move(*name);
   return s;

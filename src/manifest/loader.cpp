@@ -227,11 +227,20 @@ class ProjectMerger {
   void add(DesiredProject&& p) {
     if (p.id.empty()) return;  // its id was invalid: already reported
     DesiredProject& target = project_for(p);
-    for (auto& v : p.vpcs)
-      if (first_declaration(p.id, ResourceKind::Vpc, v.name, v.location)) target.vpcs.push_back(std::move(v));
-    for (auto& s : p.services)
-      if (first_declaration(p.id, ResourceKind::Service, s.name, s.location))
-        target.services.push_back(std::move(s));
+    for (auto& v : p.vpcs) {
+      if (!first_declaration(p.id, ResourceKind::Vpc, v.name, v.location)) continue;
+      std::erase_if(v.peerings, [&](const DesiredPeering& peering) {
+        return !first_declaration(p.id, ResourceKind::Peering, peering.peer_vpc_id, peering.location, v.name);
+      });
+      target.vpcs.push_back(std::move(v));
+    }
+    for (auto& s : p.services) {
+      if (!first_declaration(p.id, ResourceKind::Service, s.name, s.location)) continue;
+      std::erase_if(s.read_replicas, [&](const DesiredReplicaSet& set) {
+        return !first_declaration(p.id, ResourceKind::ReplicaSet, set.name, set.location, s.name);
+      });
+      target.services.push_back(std::move(s));
+    }
   }
 
  private:
@@ -253,13 +262,15 @@ class ProjectMerger {
     return target;
   }
 
-  bool first_declaration(const std::string& project, ResourceKind kind, const std::string& name, const Location& at) {
-    std::string key = project + '/' + kind_plural(kind) + '/' + name;  // '/' cannot occur in ids or names
+  bool first_declaration(const std::string& project, ResourceKind kind, const std::string& name, const Location& at,
+                         const std::string& parent = "") {
+    const std::string key = resource_address(project, kind, name, parent);  // '/' cannot occur in ids or names
     auto [it, inserted] = declared_.emplace(key, at);
     if (!inserted)
       diags_.error(at, key,
-                   std::string(kind == ResourceKind::Vpc ? "VPC" : "service") + " `" + name + "` of project `" + project +
-                       "` is declared twice: here and at " + it->second.str(),
+                   std::string(kind_noun(kind)) + " `" + name + "` of " +
+                       (parent.empty() ? "project `" + project + "`" : kind_noun(*parent_kind(kind)) + std::string(" `") + parent + "`") +
+                       " is declared twice: here and at " + it->second.str(),
                    "remove one of the two, or give them different names");
     return inserted;
   }

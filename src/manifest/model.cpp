@@ -33,6 +33,19 @@ nlohmann::json settings_json(const DesiredVpc& v) {
   return {{"cidr", v.cidr}, {"region_code", v.region_code}};
 }
 
+nlohmann::json settings_json(const DesiredReplicaSet& r) {
+  nlohmann::json j = {{"nodes", r.nodes}, {"cpu_millis", r.cpu_millis}, {"memory_gbs", r.memory_gbs}};
+  if (r.connection_pooler) j["connection_pooler"] = *r.connection_pooler;
+  if (r.environment_tag) j["environment_tag"] = *r.environment_tag;
+  return j;
+}
+
+nlohmann::json settings_json(const DesiredPeering& p) {
+  return {{"peer_account_id", p.peer_account_id},
+          {"peer_region_code", p.peer_region_code},
+          {"peer_vpc_id", p.peer_vpc_id}};
+}
+
 bool is_valid_name(std::string_view s) {
   auto alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
   if (s.empty() || s.size() > kMaxNameLength || !alnum(s[0])) return false;

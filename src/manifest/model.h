@@ -26,6 +26,16 @@ const char* kind_noun(ResourceKind k);
 // The kind a resource of this kind lives in; none for a project's own resources.
 std::optional<ResourceKind> parent_kind(ResourceKind k);
 
+// A peering of a VPC with a peer VPC (another cloud account's); it has no name and is known by
+// its peer VPC's id.
+struct DesiredPeering {
+  std::string peer_account_id;
+  std::string peer_region_code;
+  std::string peer_vpc_id;
+  bool deletion_protection = false;
+  Location location;
+};
+
 struct DesiredVpc {
   std::string name;
   std::string cidr;
@@ -34,6 +44,19 @@ struct DesiredVpc {
   bool deletion_protection = false;
   // The name it is recorded under: its record moves to this name, and one rename call is made.
   std::optional<std::string> renamed_from;
+  std::vector<DesiredPeering> peerings;
+  Location location;
+};
+
+// A read replica set of a service: its sizes are positive whole numbers (no "shared").
+struct DesiredReplicaSet {
+  std::string name;
+  long long nodes = 1;
+  long long cpu_millis = 0;
+  long long memory_gbs = 0;
+  std::optional<bool> connection_pooler;
+  std::optional<std::string> environment_tag;  // "DEV" or "PROD"
+  bool deletion_protection = false;
   Location location;
 };
 
@@ -63,6 +86,7 @@ struct DesiredService {
   bool deletion_protection = false;  // as for VPCs
   std::optional<std::string> renamed_from;  // as for VPCs
   std::optional<DesiredFork> fork;
+  std::vector<DesiredReplicaSet> read_replicas;
   Location location;
 };
 
@@ -84,6 +108,8 @@ struct Manifest {
 // compared by the differ. Keys are the manifest's field names; unset optional fields are absent.
 nlohmann::json settings_json(const DesiredService& s);
 nlohmann::json settings_json(const DesiredVpc& v);
+nlohmann::json settings_json(const DesiredReplicaSet& r);
+nlohmann::json settings_json(const DesiredPeering& p);
 
 // Names of projects and resources: 1-128 of [A-Za-z0-9_-], starting with a letter or digit. '/' and
 // '.' would make addresses (PROJECT/services/NAME) and output paths (NAME.FIELD) ambiguous.

@@ -193,6 +193,16 @@ std::optional<std::string> ValueReader::name(const Entry& e) {
   return std::move(v->text);
 }
 
+std::optional<std::string> ValueReader::peer_id(const Entry& e) {
+  constexpr std::string_view expected = "an id (text of 1-128 letters, digits, '-' and '_')";
+  auto v = scalar(e, expected);
+  if (!v) return std::nullopt;
+  if (is_valid_name(v->text) && (v->type == ScalarType::String || v->type == ScalarType::Int || v->from_env))
+    return std::move(v->text);  // an account id written as a number is still its digits
+  wrong(e, expected, *v);
+  return std::nullopt;
+}
+
 std::optional<std::string> ValueReader::api_key_env(const Entry& e) {
   constexpr std::string_view expected =
       "the name of an environment variable (text of letters, digits and _, not starting with a digit)";
@@ -331,17 +341,21 @@ std::optional<std::string> ValueReader::memory_gbs(const Entry& e) {
 }
 
 std::optional<long long> ValueReader::replica_count(const Entry& e) {
-  constexpr std::string_view expected = "a whole number of replicas, 0 or more";
+  return whole_number(e, 0, "a whole number of replicas, 0 or more");
+}
+
+std::optional<long long> ValueReader::whole_number(const Entry& e, long long least, std::string_view expected) {
   auto v = scalar(e, expected);
   if (!v) return std::nullopt;
   ScalarType t = v->numeric_type();
   if (t == ScalarType::Int) {
     auto n = parse_yaml_int(v->text);
-    if (n && *n >= 0) return n;
+    if (n && *n >= least) return n;
   }
   if (t == ScalarType::Float) {
     auto x = parse_yaml_float(v->text);
-    if (x && *x >= 0 && *x <= kLargestExactInteger && std::floor(*x) == *x) return static_cast<long long>(*x);
+    if (x && *x >= static_cast<double>(least) && *x <= kLargestExactInteger && std::floor(*x) == *x)
+      return static_cast<long long>(*x);
   }
   std::string hint;
   if (v->type == ScalarType::String && !v->from_env && parse_yaml_int(v->text))

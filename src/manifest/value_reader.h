@@ -55,6 +55,10 @@ class ValueReader {
   std::optional<std::string> cpu_millis(const Entry& e);
   std::optional<std::string> memory_gbs(const Entry& e);
   std::optional<long long> replica_count(const Entry& e);
+  // A whole number of at least `least` (nodes, a read replica set's sizes).
+  std::optional<long long> whole_number(const Entry& e, long long least, std::string_view expected);
+  // A peer's account or VPC id: text of letters, digits, '-' and '_' (a VPC's id appears in addresses).
+  std::optional<std::string> peer_id(const Entry& e);
   std::optional<std::vector<std::string>> addons(const Entry& e);
   std::optional<bool> boolean(const Entry& e);
   std::optional<std::string> fork_strategy(const Entry& e);  // LAST_SNAPSHOT, NOW or PITR
