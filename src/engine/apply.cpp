@@ -214,7 +214,7 @@ class ApplyRun {
       return op.what.type == OpType::Create && items_[op.item].action->action == Action::Create;
     };
     if (stopping() || std::none_of(ops_.begin(), ops_.end(), is_create)) return;
-    NamesakeScan scan = scan_namesakes(api_, plan, keys_, options_.parallelism);
+    NamesakeScan scan = scan_namesakes(api_, plan, state_, keys_, options_.parallelism);
     for (size_t o = 0; o < ops_.size(); ++o) {
       if (!is_create(ops_[o])) continue;
       const PlannedAction& a = *items_[ops_[o].item].action;
@@ -462,8 +462,9 @@ class ApplyRun {
     r.address = a.address;
     r.project_id = a.project_id;
     r.kind = a.kind;
+    r.parent = a.parent;
     r.name = a.name;
-    r.settings = created_with(a.after);  // the fields later calls set are recorded as they succeed
+    r.settings = created_with(a.kind, a.after);  // the fields later calls set are recorded as they succeed
     r.deletion_protection = a.deletion_protection;
     r.create_pending = true;
     r.created_at = r.updated_at = format_utc(clock_.wall_now());

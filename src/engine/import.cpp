@@ -96,7 +96,7 @@ std::vector<ResourceRecord> unrecorded_resources(const ProjectListing& listing, 
   VpcNames vpc_names = recorded_vpc_names(state, project_id);
   std::set<std::string> new_vpcs;  // declared by the manifest this import writes
   for (const ResourceType* type : resource_types()) {  // VPCs first: what the others are attached to
-    auto listed = listing.find(type->kind);
+    auto listed = listing.find({type->kind, ""});
     if (listed == listing.end()) continue;
     for (const Shown& found : listed->second) {
       if (recorded_ids.count(found.id) || !type->is_live(found)) continue;

@@ -1,5 +1,6 @@
 #include "engine/namesakes.h"
 
+#include <algorithm>
 #include <optional>
 #include <set>
 
@@ -8,8 +9,25 @@
 
 namespace dbform {
 
+std::vector<ChildScope> child_scopes(const State& state, const Plan& plan) {
+  std::vector<ChildScope> out;
+  std::set<std::string> seen;
+  auto add = [&](const std::string& project, ResourceKind kind, const std::string& parent) {
+    const auto outer = parent_kind(kind);
+    if (!outer) return;
+    const ResourceRecord* rec = state.find(resource_address(project, *outer, parent));
+    if (rec && !rec->id.empty() && !rec->deleted_outside &&
+        seen.insert(resource_address(project, kind, "", parent)).second)
+      out.push_back({project, kind, parent, rec->id});
+  };
+  for (const auto& r : state.resources) add(r.project_id, r.kind, r.parent);
+  for (const auto& a : plan.actions) add(a.project_id, a.kind, a.parent);
+  return out;
+}
+
 ProjectListings list_projects(ApiClient& api, const std::vector<std::string>& projects,
-                              const std::map<std::string, ProjectKey>& keys, int parallelism) {
+                              const std::map<std::string, ProjectKey>& keys, int parallelism,
+                              const std::vector<ChildScope>& children) {
   for (const auto& project : projects)
     if (!keys.count(project)) throw Error("no API key was resolved for project `" + project + "`");
   struct Listed {
@@ -22,7 +40,10 @@ ProjectListings list_projects(ApiClient& api, const std::vector<std::string>& pr
     try {
       ProjectListing listing;
       for (const ResourceType* type : resource_types())
-        if (!parent_kind(type->kind)) listing[type->kind] = type->list(api, key, {projects[i], ""});
+        if (!parent_kind(type->kind)) listing[{type->kind, ""}] = type->list(api, key, {projects[i], ""});
+      for (const ChildScope& c : children)
+        if (c.project_id == projects[i])
+          listing[{c.kind, c.parent}] = type_of(c.kind).list(api, key, {c.project_id, c.parent_id});
       return Listed{std::move(listing), ""};
     } catch (const std::exception& e) {
       return Listed{std::nullopt, describe_exception(e)};
@@ -44,7 +65,7 @@ Namesakes namesakes_in(const Plan& plan, const ProjectListings& listings) {
     if (listing == listings.listed.end()) continue;
     std::vector<std::string> ids;
     const ResourceType& type = type_of(a.kind);
-    if (auto of_kind = listing->second.find(a.kind); of_kind != listing->second.end())
+    if (auto of_kind = listing->second.find({a.kind, a.parent}); of_kind != listing->second.end())
       for (const auto& s : of_kind->second)
         // A recorded resource deleted outside dbform may still be listed as being deleted: not a namesake.
         if (s.name == a.name && type.is_live(s) && s.id != a.resource_id) ids.push_back(s.id);
@@ -53,13 +74,20 @@ Namesakes namesakes_in(const Plan& plan, const ProjectListings& listings) {
   return found;
 }
 
-NamesakeScan scan_namesakes(ApiClient& api, const Plan& plan, const std::map<std::string, ProjectKey>& keys,
-                            int parallelism) {
+NamesakeScan scan_namesakes(ApiClient& api, const Plan& plan, const State& state,
+                            const std::map<std::string, ProjectKey>& keys, int parallelism) {
   std::vector<std::string> projects;
   std::set<std::string> seen;
   for (const auto& a : plan.actions)
     if (a.action == Action::Create && seen.insert(a.project_id).second) projects.push_back(a.project_id);
-  ProjectListings listings = list_projects(api, projects, keys, parallelism);
+  std::vector<ChildScope> children;
+  for (auto& c : child_scopes(state, plan)) {
+    const bool creates = std::any_of(plan.actions.begin(), plan.actions.end(), [&](const PlannedAction& a) {
+      return a.action == Action::Create && a.kind == c.kind && a.project_id == c.project_id && a.parent == c.parent;
+    });
+    if (creates) children.push_back(std::move(c));
+  }
+  ProjectListings listings = list_projects(api, projects, keys, parallelism, children);
   return {namesakes_in(plan, listings), std::move(listings.errors)};
 }
 

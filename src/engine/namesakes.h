@@ -10,30 +10,48 @@
 #include "engine/kinds.h"
 #include "engine/keys.h"
 #include "plan/model.h"
+#include "state/model.h"
 
 namespace dbform {
 
-// What one project holds, as listed (one call per kind): kind -> its resources.
-using ProjectListing = std::map<ResourceKind, std::vector<Shown>>;
+// A parent whose resources of one kind are listed (a service's read replica sets, a VPC's
+// peerings): one call per parent, only for those recorded with an id that the state or the plan
+// has such resources in.
+struct ChildScope {
+  std::string project_id;
+  ResourceKind kind;
+  std::string parent;     // its name
+  std::string parent_id;  // its recorded id
+};
+
+// The parents the state's records and the plan's actions of the kinds in another are in.
+std::vector<ChildScope> child_scopes(const State& state, const Plan& plan);
+
+// What one project holds, as listed (one call per kind, and per parent for the kinds in another):
+// (kind, parent name or "") -> its resources.
+using ProjectListing = std::map<std::pair<ResourceKind, std::string>, std::vector<Shown>>;
 
 struct ProjectListings {
   std::map<std::string, ProjectListing> listed;  // project -> what it holds
   std::map<std::string, std::string> errors;     // project -> why it could not be listed
 };
 
-// Lists each project's services and VPCs, several projects at once (up to `parallelism`). Throws
-// when a project has no key; a project that cannot be listed is named in `errors`.
+// Lists each project's services and VPCs, and what `children` names in it, several projects at
+// once (up to `parallelism`). Throws when a project has no key; a project that cannot be listed is
+// named in `errors`.
 ProjectListings list_projects(ApiClient& api, const std::vector<std::string>& projects,
-                              const std::map<std::string, ProjectKey>& keys, int parallelism);
+                              const std::map<std::string, ProjectKey>& keys, int parallelism,
+                              const std::vector<ChildScope>& children = {});
 
 struct NamesakeScan {
   Namesakes found;                            // address of a planned create -> ids of its namesakes
   std::map<std::string, std::string> errors;  // project -> why it could not be listed
 };
 
-// One list call per project and kind, for the projects of `plan` that have creates.
-NamesakeScan scan_namesakes(ApiClient& api, const Plan& plan, const std::map<std::string, ProjectKey>& keys,
-                            int parallelism);
+// One list call per project and kind (and per parent of a planned create in one), for the projects
+// of `plan` that have creates.
+NamesakeScan scan_namesakes(ApiClient& api, const Plan& plan, const State& state,
+                            const std::map<std::string, ProjectKey>& keys, int parallelism);
 // The namesakes of the plan's creates among what was listed.
 Namesakes namesakes_in(const Plan& plan, const ProjectListings& listings);
 

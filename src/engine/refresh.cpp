@@ -30,19 +30,20 @@ class Refresher {
   void read_project(const std::string& project, const ProjectListing& listing, const std::vector<size_t>& records,
                     std::vector<ResourceRecord>& seen) {
     std::unordered_map<std::string, const Shown*> listed;  // KIND/ID -> what the listing shows
-    for (const auto& [kind, resources] : listing)
-      for (const auto& r : resources) listed.emplace(kind_name(kind) + ("/" + r.id), &r);
+    for (const auto& [scope, resources] : listing)
+      for (const auto& r : resources) listed.emplace(kind_name(scope.first) + ("/" + r.id), &r);
     const VpcNames names = recorded_vpc_names(state_, project);
     const std::string& key = keys_.at(project).key;
     for (size_t i : records) {
       const ResourceRecord& rec = state_.resources[i];
-      if (rec.id.empty()) continue;
+      const Scope scope = scope_of(state_, project, rec.kind, rec.parent);
+      if (rec.id.empty() || (parent_kind(rec.kind) && scope.parent_id.empty())) continue;  // nothing to ask by
       const ResourceType& type = type_of(rec.kind);
       ResourceRecord next = rec;
       std::optional<Shown> by_id;
       const Shown* read = nullptr;
       if (auto it = listed.find(kind_name(rec.kind) + ("/" + rec.id)); it != listed.end()) read = it->second;
-      else if ((by_id = type.get(api_, key, scope_of(state_, project, rec.kind, rec.parent), rec.id)))
+      else if ((by_id = type.get(api_, key, scope, rec.id)))
         read = &*by_id;  // not listed (yet?): asked by id
       next.deleted_outside = !read || type.is_gone(*read);
       if (!next.deleted_outside) {
@@ -64,9 +65,10 @@ class Refresher {
 }  // namespace
 
 RefreshResult refresh_state(ApiClient& api, Clock& clock, State& state, const std::vector<std::string>& projects,
-                            const std::map<std::string, ProjectKey>& keys, int parallelism) {
+                            const std::map<std::string, ProjectKey>& keys, int parallelism,
+                            const std::vector<ChildScope>& children) {
   RefreshResult result;
-  result.listings = list_projects(api, projects, keys, parallelism);
+  result.listings = list_projects(api, projects, keys, parallelism, children);
   std::vector<std::string> problems;
   for (const auto& [project, why] : result.listings.errors) problems.push_back("project " + project + ": " + why);
   Refresher refresher(api, clock, state, keys);

@@ -24,8 +24,10 @@ struct RefreshResult {
 // them). One the list does not show is asked for by id (lists lag behind writes); one that is
 // gone (404, or DELETED) is marked deleted outside dbform. Throws Error naming every project that
 // could not be read, and then changes nothing.
+// `children`: the parents whose read replica sets or peerings are listed (one call each).
 RefreshResult refresh_state(ApiClient& api, Clock& clock, State& state, const std::vector<std::string>& projects,
-                            const std::map<std::string, ProjectKey>& keys, int parallelism);
+                            const std::map<std::string, ProjectKey>& keys, int parallelism,
+                            const std::vector<ChildScope>& children = {});
 
 // After a refresh: a declared value the API shows already (a change an earlier run made but was
 // stopped before recording, or one made outside dbform to the declared value) is recorded as set,

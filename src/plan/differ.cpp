@@ -19,9 +19,11 @@ namespace {
 // Fields set by calls after the create, never in the create's body.
 constexpr const char* kSetAfterCreate[] = {"vpc", "connection_pooler", "sync_replica_count", "paused"};
 
-// A service's fields that cannot change in place (SPEC section 3); every VPC field is such a field.
+// The fields that cannot change in place (SPEC section 3): every field of a VPC or a peering, a
+// read replica set's nodes, a service's region, addons and "shared" sizes.
 bool needs_replacement(ResourceKind kind, const FieldChange& c) {
-  if (kind == ResourceKind::Vpc) return true;
+  if (kind == ResourceKind::Vpc || kind == ResourceKind::Peering) return true;
+  if (kind == ResourceKind::ReplicaSet) return c.field == "nodes";
   if (c.field == "region_code" || c.field == "addons") return true;
   if (c.field == "cpu_millis" || c.field == "memory_gbs") return (c.before == "shared") != (c.after == "shared");
   return false;
@@ -112,10 +114,12 @@ CallPlan calls_between(const json& current, const json& declared, const json& ob
   };
   auto differs = [&](const char* f) { return declared.contains(f) && value(current, f) != declared[f]; };
   if (differs("cpu_millis") || differs("memory_gbs")) {
-    json body = json::object();
+    json body = json::object(), sets = json::object();
     for (const char* f : {"cpu_millis", "memory_gbs"}) {
       // An undeclared one is sent as the service has it now (resize takes both).
-      const json v = declared.contains(f) ? declared[f] : value(current, f);
+      json v = declared.contains(f) ? declared[f] : value(current, f);
+      sets[f] = v;
+      if (v.is_number_integer()) v = std::to_string(v.get<long long>());  // a read replica set's: sent as text
       if (!is_whole_number_text(v)) {
         out.problem = v.is_null()
                           ? std::string("a resize sends both cpu_millis and memory_gbs, and the current ") + f +
@@ -126,7 +130,7 @@ CallPlan calls_between(const json& current, const json& declared, const json& ob
       }
       body[f] = v;
     }
-    out.calls.push_back({"resize", body, "", body});
+    out.calls.push_back({"resize", body, "", sets});
   }
   if (differs("environment_tag"))
     out.calls.push_back({"setEnvironment", {{"environment", declared["environment_tag"]}}, "",
@@ -186,21 +190,32 @@ std::string replacement_reason(const std::vector<FieldChange>& changes, Resource
          "over, then remove this declaration (it becomes an orphan, which `--prune` deletes)";
 }
 
-PlannedAction plan_declared(const std::string& project_id, ResourceKind kind, const std::string& name,
-                            json settings, bool protection, const Location& location, const State& state,
-                            const Namesakes* namesakes) {
+// What is declared of one resource, and where (`parent`: the name of the service or VPC it is in).
+struct Declared {
+  ResourceKind kind;
+  std::string parent;
+  const std::string& name;
+  json settings;
+  bool protection;
+  const Location& location;
+};
+
+PlannedAction plan_declared(const std::string& project_id, Declared d, const State& state, const Namesakes* namesakes) {
+  const ResourceKind kind = d.kind;
   PlannedAction a;
-  a.deletion_protection = protection;
+  a.deletion_protection = d.protection;
   a.kind = kind;
   a.project_id = project_id;
-  a.name = name;
-  a.address = resource_address(project_id, kind, name);
-  a.after = std::move(settings);
-  a.location = location;
+  a.parent = std::move(d.parent);
+  a.name = d.name;
+  a.address = resource_address(project_id, kind, a.name, a.parent);
+  a.after = std::move(d.settings);
+  a.location = d.location;
+  const bool protection = d.protection;
   const ResourceRecord* rec = state.find(a.address);
   // What a create leaves to calls (a VPC attachment, the pooler), as made right after it.
   auto calls_after_create = [&] {
-    const json created = created_with(a.after);
+    const json created = created_with(kind, a.after);
     return created != a.after ? calls_between(created, a.after, json(), state, project_id).calls
                               : std::vector<PlannedCall>{};
   };
@@ -227,7 +242,7 @@ PlannedAction plan_declared(const std::string& project_id, ResourceKind kind, co
   a.status = rec->status;
   if (rec->create_pending && rec->id.empty()) {
     // Only the create's own fields matter: the calls that follow it are planned from the declaration.
-    a.changes = changes_of(*rec, created_with(a.after));
+    a.changes = changes_of(*rec, created_with(kind, a.after));
     if (!a.changes.empty()) {
       a.action = Action::Conflict;
       a.reason = "an earlier create of this " + std::string(kind_noun(kind)) +
@@ -248,9 +263,10 @@ PlannedAction plan_declared(const std::string& project_id, ResourceKind kind, co
     a.reason = replacement_reason(a.changes, kind);
     return a;
   }
-  if (kind == ResourceKind::Service) {
+  if (kind == ResourceKind::Service || kind == ResourceKind::ReplicaSet) {
     // resize sends both sizes and setHA both counts, declared or not; a paused service is started first.
-    std::vector<std::string> fields = {"vpc", "cpu_millis", "memory_gbs", "replica_count", "paused"};
+    std::vector<std::string> fields = {"cpu_millis", "memory_gbs"};
+    if (kind == ResourceKind::Service) fields.insert(fields.end(), {"vpc", "replica_count", "paused"});
     for (auto it = a.after.begin(); it != a.after.end(); ++it) fields.push_back(it.key());
     json current = json::object();
     for (const auto& f : fields)
@@ -265,9 +281,10 @@ PlannedAction plan_declared(const std::string& project_id, ResourceKind kind, co
     if (a.calls.size() > 2 && a.calls.front().call == "start" && a.calls.back().call == "stop")
       a.reason = "paused: it is started for these changes and stopped again";
   }
-  // The name the API shows (its last answer) differs: renamed (back) to the declared one, first.
+  // The name the API shows (its last answer) differs: renamed (back) to the declared one, first. (A
+  // read replica set cannot be renamed, and a peering has no name.)
   if (const json shown = rec->last_response.is_object() ? rec->last_response.value("name", json()) : json();
-      shown.is_string() && shown != a.name) {
+      !parent_kind(kind) && shown.is_string() && shown != a.name) {
     a.changes.insert(a.changes.begin(), {"name", shown, a.name, rec->observed.is_object()});
     a.calls.insert(a.calls.begin(), {"rename", {{"name", a.name}}, "", json::object()});
   }
@@ -290,6 +307,14 @@ PlannedAction plan_declared(const std::string& project_id, ResourceKind kind, co
   } else {
     a.action = Action::NoOp;
   }
+  if (kind == ResourceKind::Peering && a.reason.empty() && rec->status != "active") {
+    // Its acceptance is the peer account's: not waited for, shown until it is active.
+    const json message = rec->last_response.is_object() ? rec->last_response.value("error_message", json()) : json();
+    a.reason = "peering " + rec->status + (message.is_string() && !message.get<std::string>().empty()
+                                              ? ": " + valid_utf8(message.get<std::string>())
+                                              : std::string(": the peer account has not accepted it yet")) +
+               " (carries no traffic until it is active)";
+  }
   const std::string pending = rec->pending_call.is_null() ? "" : rec->pending_call.value("call", std::string("a call"));
   if (pending == "delete") {
     if (a.action == Action::NoOp) a.action = Action::Wait;  // watched: READY, or gone
@@ -310,6 +335,7 @@ PlannedAction plan_undeclared(const ResourceRecord& rec, bool prune) {
   a.action = Action::Orphan;
   a.kind = rec.kind;
   a.project_id = rec.project_id;
+  a.parent = rec.parent;
   a.name = rec.name;
   a.address = rec.address;
   a.resource_id = rec.id;
@@ -372,9 +398,14 @@ std::string recorded_vpc_id(const State& state, const std::string& project_id, c
   return rec && !rec->deleted_outside && !rec->create_pending ? rec->id : "";
 }
 
-json created_with(const json& declared) {
+json created_with(ResourceKind kind, const json& declared) {
   json j = declared;
   for (const char* field : kSetAfterCreate) j.erase(field);
+  if (kind == ResourceKind::ReplicaSet) {  // created with its name, nodes and sizes; as DEV, without a pooler
+    if (j.value("environment_tag", json()) != "DEV") j.erase("environment_tag");
+    if (declared.contains("connection_pooler") && declared["connection_pooler"] == false) j["connection_pooler"] = false;
+    return j;
+  }
   // A fork inherits its type and region, and starts with no HA replicas: those are not in its
   // create, and its replicas come by setHA after it.
   if (declared.contains("fork")) {
@@ -427,16 +458,25 @@ Plan make_plan(const Manifest& manifest, const State& recorded, const Namesakes*
   plan.manifest_digest = manifest.digest;
   plan.prune = prune;
   size_t at_most = state.resources.size();
-  for (const auto& project : manifest.projects) at_most += project.vpcs.size() + project.services.size();
+  for (const auto& project : manifest.projects) {
+    at_most += project.vpcs.size() + project.services.size();
+    for (const auto& v : project.vpcs) at_most += v.peerings.size();
+    for (const auto& s : project.services) at_most += s.read_replicas.size();
+  }
   plan.actions.reserve(at_most);
   std::unordered_set<std::string> declared;
   for (const auto& project : manifest.projects) {
-    for (const auto& v : project.vpcs)
-      plan.actions.push_back(plan_declared(project.id, ResourceKind::Vpc, v.name, settings_json(v),
-                                           v.deletion_protection, v.location, state, namesakes));
-    for (const auto& s : project.services)
-      plan.actions.push_back(plan_declared(project.id, ResourceKind::Service, s.name, settings_json(s),
-                                           s.deletion_protection, s.location, state, namesakes));
+    auto add = [&](Declared d) { plan.actions.push_back(plan_declared(project.id, std::move(d), state, namesakes)); };
+    for (const auto& v : project.vpcs) {
+      add({ResourceKind::Vpc, "", v.name, settings_json(v), v.deletion_protection, v.location});
+      for (const auto& p : v.peerings)
+        add({ResourceKind::Peering, v.name, p.peer_vpc_id, settings_json(p), p.deletion_protection, p.location});
+    }
+    for (const auto& s : project.services) {
+      add({ResourceKind::Service, "", s.name, settings_json(s), s.deletion_protection, s.location});
+      for (const auto& r : s.read_replicas)
+        add({ResourceKind::ReplicaSet, s.name, r.name, settings_json(r), r.deletion_protection, r.location});
+    }
   }
   for (auto& a : plan.actions) {
     if (auto stuck = unmovable.find(a.address); stuck != unmovable.end()) {

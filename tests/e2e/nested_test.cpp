@@ -1,0 +1,234 @@
+// Day three, part 2 (issue 21): read replica sets in a service and peerings in a VPC, through the
+// real binary against the simulator, counting the calls it saw.
+#include <httplib.h>
+
+#include "common.h"
+
+using namespace e2e;
+
+namespace {
+
+const std::string kSets = "/projects/{project_id}/services/{service_id}/replicaSets";
+const std::string kPostSet = "POST " + kSets;
+const std::string kGetSets = "GET " + kSets;
+const std::string kDeleteSet = "DELETE " + kSets + "/{replica_set_id}";
+const std::string kResizeSet = "POST " + kSets + "/{replica_set_id}/resize";
+const std::string kPoolerOn = "POST " + kSets + "/{replica_set_id}/enablePooler";
+const std::string kSetEnvironment = "POST " + kSets + "/{replica_set_id}/setEnvironment";
+const std::string kPeerings = "/projects/{project_id}/vpcs/{vpc_id}/peerings";
+const std::string kPostPeering = "POST " + kPeerings;
+const std::string kGetPeerings = "GET " + kPeerings;
+const std::string kDeletePeering = "DELETE " + kPeerings + "/{peering_id}";
+
+std::string replica_set(const std::string& name, int nodes = 2, int cpu = 1000, int memory = 4,
+                        const std::string& extra = "") {
+  return "          - name: " + name + "\n            nodes: " + std::to_string(nodes) +
+         "\n            cpu_millis: " + std::to_string(cpu) + "\n            memory_gbs: " + std::to_string(memory) + "\n" +
+         extra;
+}
+
+// `orders` with the read replica sets given (none: no `read_replicas`).
+std::string orders_with(const std::vector<std::string>& sets) {
+  std::string yaml = service_yaml("orders");
+  if (sets.empty()) return yaml;
+  yaml += "        read_replicas:\n";
+  for (const auto& s : sets) yaml += s;
+  return yaml;
+}
+
+std::string peering(const std::string& vpc_id, const std::string& account = "123456789012") {
+  return "          - peer_account_id: \"" + account + "\"\n            peer_region_code: us-east-1\n" +
+         "            peer_vpc_id: " + vpc_id + "\n";
+}
+
+// VPC `main` with the peerings given.
+std::string main_with(const std::vector<std::string>& peerings) {
+  std::string yaml = vpc_yaml("main");
+  if (peerings.empty()) return yaml;
+  yaml += "        peerings:\n";
+  for (const auto& p : peerings) yaml += p;
+  return yaml;
+}
+
+RunResult apply_ok(Sandbox& sb, const std::string& yaml, const std::vector<std::string>& extra = {}) {
+  sb.write("dbform.yaml", yaml);
+  RunResult r = sb.apply(extra);
+  INFO(r.describe() << "\ncounts: " << sb.counts().dump());
+  REQUIRE(r.exit_code == 0);
+  return r;
+}
+
+void check_clean(Sandbox& sb) {
+  for (const char* refresh : {"--detailed-exitcode", "--refresh"}) {
+    RunResult plan = sb.run({"plan", "--detailed-exitcode", refresh});
+    INFO(plan.describe());
+    CHECK(plan.exit_code == 0);
+  }
+}
+
+const std::string kSetAddress = "acme-prod/services/orders/replicas/reporting";
+const std::string kPeeringAddress = "acme-prod/vpcs/main/peerings/vpc-0abc";
+
+}  // namespace
+
+TEST_CASE("e2e: read replica sets are created once their service is READY, with integers, and watched to active") {
+  Sandbox sb;
+  RunResult r = apply_ok(sb, manifest({}, {orders_with({replica_set("reporting"), replica_set("analytics", 1, 500, 2)})}));
+  CHECK(sb.count("POST /projects/{project_id}/services") == 1);
+  CHECK(sb.count(kPostSet) == 2);
+  const json sets = sb.sim().all_replica_sets();
+  REQUIRE(sets.size() == 2);
+  const json service = find_resource(sb.state(), service_address("orders"));
+  for (const auto& set : sets) CHECK(set["service_id"] == service["id"]);
+  const json sent = json::parse(sb.sim().last_body(kPostSet));  // the two go in parallel: either is last
+  CHECK((sent == json{{"name", "analytics"}, {"nodes", 1}, {"cpu_millis", 500}, {"memory_gbs", 2}} ||
+         sent == json{{"name", "reporting"}, {"nodes", 2}, {"cpu_millis", 1000}, {"memory_gbs", 4}}));
+
+  const json rec = find_resource(sb.state(), kSetAddress);
+  REQUIRE(rec.is_object());
+  CHECK(rec["kind"] == "replica_set");
+  CHECK(rec["parent"] == "orders");
+  CHECK(rec["status"] == "active");
+  CHECK_FALSE(rec["id"].get<std::string>().empty());
+  CHECK(rec["endpoint"].is_object());
+  CHECK(rec["initial_password"] == "");  // it shares its service's: not recorded twice
+  CHECK(contains(r.out, kSetAddress));
+  check_clean(sb);
+
+  // A refreshed no-op plan reads the sets with one list per service, not one call per set.
+  const long long lists = sb.count(kGetSets);
+  RunResult plan = sb.run({"plan", "--detailed-exitcode", "--refresh"});
+  CHECK(plan.exit_code == 0);
+  CHECK(sb.count(kGetSets) == lists + 1);
+}
+
+TEST_CASE("e2e: a read replica set is resized, pooled and tagged in place, and a nodes change needs --prune") {
+  Sandbox sb;
+  apply_ok(sb, manifest({}, {orders_with({replica_set("reporting")})}));
+  const std::string id = find_resource(sb.state(), kSetAddress)["id"];
+  apply_ok(sb, manifest({}, {orders_with({replica_set("reporting", 2, 2000, 8,
+                                                      "            connection_pooler: true\n"
+                                                      "            environment_tag: PROD\n")})}));
+  CHECK(json::parse(sb.sim().last_body(kResizeSet)) == json{{"cpu_millis", "2000"}, {"memory_gbs", "8"}});
+  CHECK(sb.count(kResizeSet) == 1);
+  CHECK(sb.count(kPoolerOn) == 1);
+  CHECK(json::parse(sb.sim().last_body(kSetEnvironment)) == json{{"environment", "PROD"}});
+  const json rec = find_resource(sb.state(), kSetAddress);
+  CHECK(rec["id"] == id);
+  CHECK(rec["pooler_endpoint"].is_object());
+  CHECK(sb.count(kPostSet) == 1);
+  check_clean(sb);
+
+  // nodes cannot change in place: without --prune a conflict, and nothing is called.
+  sb.write("dbform.yaml", manifest({}, {orders_with({replica_set("reporting", 3, 2000, 8,
+                                                                 "            connection_pooler: true\n"
+                                                                 "            environment_tag: PROD\n")})}));
+  const json before = writes_of(sb.counts());
+  RunResult plan = sb.run({"plan"});
+  INFO(plan.describe());
+  CHECK(plan.exit_code != 0);
+  CHECK(contains(plan.out, "nodes"));
+  CHECK(sb.run({"apply", "--auto-approve"}).exit_code != 0);
+  CHECK(writes_of(sb.counts()) == before);
+}
+
+TEST_CASE("e2e: a read replica set no longer declared is an orphan, deleted with --prune before its service") {
+  Sandbox sb;
+  apply_ok(sb, manifest({}, {orders_with({replica_set("reporting")}), service_yaml("billing")}));
+  sb.write("dbform.yaml", manifest({}, {service_yaml("orders"), service_yaml("billing")}));
+  RunResult plan = sb.run({"plan"});
+  INFO(plan.describe());
+  CHECK(contains(plan.out, kSetAddress));
+  CHECK(sb.run({"apply", "--auto-approve"}).exit_code == 0);
+  CHECK(sb.count(kDeleteSet) == 0);  // kept without --prune
+  apply_ok(sb, manifest({}, {service_yaml("orders"), service_yaml("billing")}), {"--prune"});
+  CHECK(sb.count(kDeleteSet) == 1);
+  CHECK(sb.sim().all_replica_sets().empty());
+  CHECK(find_resource(sb.state(), kSetAddress).is_null());
+  check_clean(sb);
+
+  // A service and its set pruned together: the set goes first (the API refuses the other order).
+  apply_ok(sb, manifest({}, {orders_with({replica_set("reporting")}), service_yaml("billing")}));
+  apply_ok(sb, manifest({}, {service_yaml("billing")}), {"--prune"});
+  CHECK(sb.count(kDeleteSet) == 2);
+  CHECK(sb.sim().all_replica_sets().empty());
+  CHECK(sb.sim().all_services().size() == 1);
+}
+
+TEST_CASE("e2e: peerings are created once their VPC exists, recorded pending, and the plan shows them until active") {
+  Sandbox sb;
+  apply_ok(sb, manifest({main_with({peering("vpc-0abc"), peering("vpc-0def", "210987654321")})}, {}));
+  CHECK(sb.count(kPostPeering) == 2);
+  const json sent = json::parse(sb.sim().last_body(kPostPeering));  // either is last
+  CHECK(sent["peer_region_code"] == "us-east-1");
+  CHECK((sent["peer_vpc_id"] == "vpc-0abc" || sent["peer_account_id"] == "210987654321"));
+  const json rec = find_resource(sb.state(), kPeeringAddress);
+  REQUIRE(rec.is_object());
+  CHECK(rec["kind"] == "peering");
+  CHECK(rec["parent"] == "main");
+  CHECK(rec["status"] == "pending");
+  check_clean(sb);
+
+  // Accepted by the peer: the refresh records it; failed: the plan shows its message.
+  const json peerings = sb.sim().all_peerings();
+  REQUIRE(peerings.size() == 2);
+  std::string abc, def;
+  for (const auto& p : peerings) (p["peer_vpc_id"] == "vpc-0abc" ? abc : def) = p["id"];
+  REQUIRE(sb.sim().console_nested("peerings", abc, "accept", "").status == 200);
+  REQUIRE(sb.sim().console_nested("peerings", def, "fail", R"({"error_message":"peer account refused"})").status == 200);
+  RunResult plan = sb.run({"plan", "--refresh"});
+  INFO(plan.describe());
+  CHECK(plan.exit_code == 0);
+  CHECK(find_resource(sb.state(), kPeeringAddress)["status"] == "active");
+  CHECK(contains(plan.out, "peer account refused"));
+
+  // A changed peer is a replacement: a conflict without --prune.
+  sb.write("dbform.yaml", manifest({main_with({peering("vpc-0abc", "999999999999"), peering("vpc-0def", "210987654321")})}, {}));
+  RunResult changed = sb.run({"plan"});
+  CHECK(changed.exit_code != 0);
+  CHECK(contains(changed.out, "peer_account_id"));
+
+  // Pruned with their VPC: the peerings go first.
+  apply_ok(sb, manifest({}, {}), {"--prune"});
+  CHECK(sb.count(kDeletePeering) == 2);
+  CHECK(sb.sim().all_peerings().empty());
+  CHECK(sb.sim().all_vpcs().empty());
+}
+
+TEST_CASE("e2e: faults: a lost answer and a 504 after commit on replica set and peering creates: each made once") {
+  using Kind = dbform::RouteFault::Kind;
+  for (Kind kind : {Kind::LoseAnswer, Kind::GatewayTimeout}) {
+    Sandbox sb;
+    sb.sim().set_route_faults({{kPostSet, kind, 1, 1}, {kPostPeering, kind, 1, 1}});
+    apply_ok(sb, manifest({main_with({peering("vpc-0abc")})}, {orders_with({replica_set("reporting")})}));
+    CHECK(sb.count(kPostSet) == 1);
+    CHECK(sb.count(kPostPeering) == 1);
+    CHECK(sb.sim().all_replica_sets().size() == 1);
+    CHECK(sb.sim().all_peerings().size() == 1);
+    CHECK(find_resource(sb.state(), kSetAddress)["status"] == "active");
+    CHECK_FALSE(find_resource(sb.state(), kPeeringAddress)["id"].get<std::string>().empty());
+    check_clean(sb);
+  }
+}
+
+TEST_CASE("e2e: a read replica set of the declared name that the state does not record is not created beside it") {
+  Sandbox sb;
+  apply_ok(sb, manifest({}, {service_yaml("orders")}));
+  const std::string service = find_resource(sb.state(), service_address("orders"))["id"];
+  // Made outside dbform (or recorded in a state that was lost).
+  httplib::Client client("127.0.0.1", sb.port());
+  auto made = client.Post(("/public/api/v1/projects/" + kProject + "/services/" + service + "/replicaSets").c_str(),
+                          httplib::Headers{{"Authorization", "Bearer " + kKey}},
+                          R"({"name":"reporting","nodes":1,"cpu_millis":1000,"memory_gbs":4})", "application/json");
+  REQUIRE(made);
+  REQUIRE(made->status == 202);
+  sb.write("dbform.yaml", manifest({}, {orders_with({replica_set("reporting")})}));
+  for (const char* refresh : {"--refresh", "--no-refresh"}) {
+    RunResult r = sb.run({"apply", "--auto-approve", refresh});
+    INFO(r.describe());
+    CHECK(r.exit_code != 0);
+    CHECK(contains(r.all(), "already exists"));
+  }
+  CHECK(sb.count(kPostSet) == 1);
+  CHECK(sb.sim().all_replica_sets().size() == 1);
+}
