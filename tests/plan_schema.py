@@ -35,6 +35,13 @@ projects:
       - name: main
         cidr: 10.0.0.1/16
         region_code: us-east-1
+        peerings:
+          - peer_account_id: "123456789012"
+            peer_region_code: us-east-1
+            peer_vpc_id: vpc-0abc
+          - peer_account_id: "123456789012"
+            peer_region_code: us-east-1
+            peer_vpc_id: vpc-0def
       - name: edge
         cidr: 10.1.0.0/16
         region_code: us-east-1
@@ -65,6 +72,16 @@ projects:
         environment_tag: PROD
         connection_pooler: true
         vpc: edge
+        read_replicas:
+          - name: reporting
+            nodes: 2
+            cpu_millis: 1000
+            memory_gbs: 4
+          - name: analytics
+            nodes: 1
+            cpu_millis: 500
+            memory_gbs: 2
+            connection_pooler: true
   - id: other-project
     services:
       - name: lonely
@@ -83,16 +100,21 @@ projects:
 """
 
 
-def record(kind, name, settings, rid, status, password=""):
-    plural = "services" if kind == "service" else "vpcs"
-    return {"address": f"{PROJECT}/{plural}/{name}", "project_id": PROJECT, "kind": kind, "name": name,
+def record(kind, name, settings, rid, status, password="", parent=None):
+    plural = {"service": "services", "vpc": "vpcs", "replica_set": "replicas", "peering": "peerings"}[kind]
+    address = f"{PROJECT}/{plural}/{name}"
+    if parent:
+        address = f"{PROJECT}/{'services' if kind == 'replica_set' else 'vpcs'}/{parent}/{address[len(PROJECT) + 1:]}"
+    return {"address": address, "project_id": PROJECT, "kind": kind, "name": name,
+            **({"parent": parent} if parent else {}),
             "settings": settings, "id": rid, "create_pending": rid == "", "status": status,
             "endpoint": {"host": f"{name}.example", "port": 5432} if status == "READY" else None,
             "pooler_endpoint": None, "initial_password": password,
             "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z", "last_response": {}}
 
 
-def every_action_state(with_conflict):
+def every_action_state(with_conflict, replaced=False):
+    """`replaced`: a read replica set and a peering recorded with what only a replacement changes."""
     resources = [
         record("vpc", "main", {"cidr": "10.0.0.1/16", "region_code": "us-east-1"}, "v-1", ""),
         record("service", "ready", {"cpu_millis": "shared", "memory_gbs": "shared"}, "s-ready", "READY",
@@ -107,6 +129,13 @@ def every_action_state(with_conflict):
         record("service", "legacy", {"cpu_millis": "500"}, "s-legacy", "READY", "pw-legacy-Zz1"),
         record("vpc", "old-net", {"cidr": "10.9.0.0/16", "region_code": "eu-west-1"}, "v-old", ""),
     ]
+    if replaced:
+        resources += [
+            record("replica_set", "reporting", {"nodes": 1, "cpu_millis": 1000, "memory_gbs": 4}, "r-1", "active",
+                   parent="resized"),
+            record("peering", "vpc-0abc", {"peer_account_id": "210987654321", "peer_region_code": "us-east-1",
+                                           "peer_vpc_id": "vpc-0abc"}, "p-1", "active", parent="main"),
+        ]
     return {"format": "dbform-state", "version": 1, "lineage": "3f1c2a7e-0000-4000-8000-000000000001",
             "serial": 12, "resources": resources}
 
@@ -233,7 +262,10 @@ class Checker:
             "an unknown action": lambda d: d["actions"][0].update(action="destroy"),
             "a password among the settings": lambda d: first(d, "create")["after"].update(initial_password="x"),
             "an update without changes": lambda d: first(d, "update").update(changes=[]),
-            "a call that is not one of the API's": lambda d: first(d, "update")["calls"][0].update(call="rename"),
+            "a call that is not one of the API's": lambda d: first(d, "update")["calls"][0].update(call="delete"),
+            "a read replica set without its service": lambda d: next(
+                a for a in d["actions"] if a["kind"] == "replica_set").pop("parent"),
+            "a service with a parent": lambda d: first(d, "update").update(parent="main"),
             "a change without its drift flag": lambda d: first(d, "update")["changes"][0].pop("drift"),
             "an orphan without a reason": lambda d: first(d, "orphan").pop("reason"),
             "a plan without its prune setting": lambda d: d.pop("prune"),
@@ -259,12 +291,13 @@ def main():
     c.plan_case("no-state", None, expect_saved=True)
     c.plan_case("every-action", every_action_state(with_conflict=True), expect_saved=False)
     c.plan_case("no-conflict", every_action_state(with_conflict=False), expect_saved=True)
-    c.plan_case("prune", every_action_state(with_conflict=False), expect_saved=True, prune=True)
+    c.plan_case("prune", every_action_state(with_conflict=False, replaced=True), expect_saved=True, prune=True)
     c.empty_case()
     c.apply_json_case()
 
     expected = {(k, a) for k in ("service", "vpc") for a in ("create", "no-op", "orphan", "delete")} | {
-        ("service", a) for a in ("wait", "adopt", "update", "conflict")}
+        ("service", a) for a in ("wait", "adopt", "update", "conflict")} | {
+        (k, a) for k in ("replica_set", "peering") for a in ("create", "replace")}
     if missing := expected - c.seen_actions:
         c.fail(f"the test plans never produced these (kind, action) pairs: {sorted(missing)}")
 

@@ -80,6 +80,7 @@ std::string heading(const PlanSummary& s) {
   if (s.create) parts.push_back(std::to_string(s.create) + " to create");
   if (s.update) parts.push_back(std::to_string(s.update) + " to update");
   if (s.del) parts.push_back("**" + std::to_string(s.del) + " to delete**");
+  if (s.replace) parts.push_back("**" + std::to_string(s.replace) + " to replace**");
   if (s.wait) parts.push_back(std::to_string(s.wait) + " to wait for");
   if (s.adopt) parts.push_back(std::to_string(s.adopt) + " to adopt");
   if (parts.empty()) parts.push_back("no changes");
@@ -89,10 +90,10 @@ std::string heading(const PlanSummary& s) {
 
 std::string counts_table(const PlanSummary& s) {
   std::ostringstream t;
-  t << "| to create | to update | to delete | to wait for | to adopt | unchanged | conflicts | orphans |\n"
-    << "|---:|---:|---:|---:|---:|---:|---:|---:|\n"
-    << "| " << s.create << " | " << s.update << " | " << s.del << " | " << s.wait << " | " << s.adopt << " | "
-    << s.noop << " | " << s.conflict << " | " << s.orphan << " |\n";
+  t << "| to create | to update | to delete | to replace | to wait for | to adopt | unchanged | conflicts | orphans |\n"
+    << "|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+    << "| " << s.create << " | " << s.update << " | " << s.del << " | " << s.replace << " | " << s.wait << " | "
+    << s.adopt << " | " << s.noop << " | " << s.conflict << " | " << s.orphan << " |\n";
   return t.str();
 }
 
@@ -103,6 +104,7 @@ const char* symbol(Action a) {
     case Action::Update: return "~";
     case Action::Adopt: return "?";
     case Action::Conflict: return "!";
+    case Action::Replace: return "-/+";
     case Action::Delete:
     case Action::Orphan: return "-";
     case Action::NoOp: return " ";
@@ -128,6 +130,7 @@ std::string table_row(const PlannedAction& a) {
     case Action::Adopt: action = "adopt, else create"; details = "an earlier create's outcome is unknown"; break;
     case Action::Conflict: action = "**conflict**"; details = id + changes_text(a); break;
     case Action::Delete: action = "**delete**"; details = id + md(a.reason); break;
+    case Action::Replace: action = "**replace**"; details = id + changes_text(a) + ". " + md(a.reason); break;
     case Action::Orphan: action = "orphan, kept"; details = id + "no longer declared"; break;
     case Action::NoOp: action = "no change"; details = id + md(a.reason); break;
   }

@@ -78,6 +78,14 @@ void render_action(std::string& out, const PlannedAction& a, const Terminal& t) 
       render_changes(out, a, t, paint(t, kRed, "!"));
       out += "      To resolve: " + a.reason + "\n";
       break;
+    case Action::Replace:
+      out += "  # " + a.address + id + " will be replaced: deleted, then created\n";
+      out += paint(t, kRed, "-/+ " + what) + " {\n";
+      render_changes(out, a, t, paint(t, kRed, "-/+"));
+      out += "    }\n";
+      render_calls(out, a, "then, once it is READY");
+      out += "      " + a.reason + "\n";
+      break;
     case Action::Delete:
       out += "  # " + a.address + id + " will be DELETED, with its data\n";
       out += paint(t, kRed, "  - " + what) + ": " + a.reason + "\n";
@@ -108,6 +116,7 @@ std::string plan_summary_line(const PlanSummary& s) {
                      " to update, " + std::to_string(s.wait) + " to wait for, " + std::to_string(s.noop) +
                      " unchanged";
   if (s.del) line += ", " + std::to_string(s.del) + " to delete";
+  if (s.replace) line += ", " + std::to_string(s.replace) + " to replace";
   if (s.adopt) line += ", " + std::to_string(s.adopt) + " to adopt";
   if (s.conflict) line += ", " + std::to_string(s.conflict) + (s.conflict == 1 ? " conflict" : " conflicts");
   if (s.orphan)

@@ -236,7 +236,8 @@ class ApplyRun {
     std::map<std::string, std::string> declared;  // kind/project/id -> address
     for (const auto& a : plan.actions) {
       const ResourceRecord* rec = state_.find(a.address);
-      if (a.action != Action::Delete && a.action != Action::Orphan && rec && !rec->id.empty())
+      const bool leaving = a.action == Action::Delete || a.action == Action::Orphan || a.action == Action::Replace;
+      if (!leaving && rec && !rec->id.empty())
         declared.emplace(id_key(*rec), a.address);
     }
     for (size_t o = 0; o < ops_.size(); ++o) {
@@ -353,7 +354,7 @@ class ApplyRun {
       case OpType::Create:
         for (const Dependency& d : type_of(a.kind).needs(a)) {
           const ResourceRecord* needed = state_.find(d.address);
-          if (a.action == Action::Create && d.settled && (!needed || needed->id.empty() || !needed->is_ready())) {
+          if (a.action != Action::Adopt && d.settled && (!needed || needed->id.empty() || !needed->is_ready())) {
             if (!options_.wait) {  // it was not waited for
               leave(o, "not created: its " + d.role + " `" + d.address + "` was not waited for (--no-wait)");
               return false;
@@ -472,10 +473,10 @@ class ApplyRun {
     changed_.insert(r.address);
   }
 
-  // The intent of a create that was never sent: a new record goes (nothing exists), an adopt's
-  // record stays (its earlier create may have happened).
+  // The intent of a create that was never sent: a new record goes (nothing exists; a replaced one
+  // is deleted by then), an adopt's record stays (its earlier create may have happened).
   void forget_unsent_intent(const PlannedAction& a) {
-    if (a.action == Action::Create) state_.remove(a.address);
+    if (a.action != Action::Adopt) state_.remove(a.address);
   }
 
   // The due status checks: a list of the project when it answers for several services waited for
@@ -1041,7 +1042,7 @@ std::vector<std::string> projects_with_work(const Plan& plan) {
   std::set<std::string> seen;
   for (const auto& a : plan.actions)
     if ((a.action == Action::Create || a.action == Action::Adopt || a.action == Action::Wait ||
-         a.action == Action::Update || a.action == Action::Delete) &&
+         a.action == Action::Update || a.action == Action::Delete || a.action == Action::Replace) &&
         seen.insert(a.project_id).second)
       out.push_back(a.project_id);
   return out;

@@ -18,7 +18,8 @@ bool has_work(const PlannedAction& a, bool wait) {
     case Action::Create:
     case Action::Adopt:
     case Action::Update:
-    case Action::Delete: return true;
+    case Action::Delete:
+    case Action::Replace: return true;
     case Action::Wait: return wait;
     default: return false;
   }
@@ -26,7 +27,7 @@ bool has_work(const PlannedAction& a, bool wait) {
 
 // The first operation of a resource's chain.
 OpType first_of(const PlannedAction& a, const State& state) {
-  if (a.action == Action::Create || a.action == Action::Adopt) return OpType::Create;
+  if (a.action == Action::Create || a.action == Action::Replace || a.action == Action::Adopt) return OpType::Create;
   if (a.action == Action::Delete) return OpType::Delete;
   // An update of a READY resource with no call left unanswered starts with its calls; anything
   // else (not READY, or a call of an earlier run whose answer is unknown) is watched until READY
@@ -105,6 +106,7 @@ OperationGraph operations_of(const Plan& plan, const State& state, bool wait) {
       needs = {op};
       return op;
     };
+    if (a.action == Action::Replace) added(OpType::Delete, kNoCall);  // then created again
     if (const OpType first = first_of(a, state); first != OpType::Password) {
       if (first == OpType::Create) wait_for(kBeforeCreate);
       const size_t op = added(first, first == OpType::Create ? kBeforeCreate : kNoCall);

@@ -200,7 +200,37 @@ struct Declared {
   const Location& location;
 };
 
-PlannedAction plan_declared(const std::string& project_id, Declared d, const State& state, const Namesakes* namesakes) {
+// A change that needs a new resource: a read replica set or a peering holds no data of its own,
+// so `--prune` replaces it (deleted, then created); a service or VPC is never replaced.
+void plan_replacement(PlannedAction& a, const ResourceRecord& rec, bool prune) {
+  const ResourceKind kind = a.kind;
+  if (kind != ResourceKind::ReplicaSet && kind != ResourceKind::Peering) {
+    a.action = Action::Conflict;
+    a.reason = replacement_reason(a.changes, kind);
+    return;
+  }
+  std::vector<std::string> fields;
+  for (const auto& c : a.changes)
+    if (needs_replacement(kind, c)) fields.push_back(c.field);
+  const std::string what = "changing " + join(fields, " and ") + " requires replacing the " + kind_noun(kind) +
+                           " (it holds no data of its own)";
+  a.action = Action::Conflict;
+  if (!prune)
+    a.reason = what + ", and replacements are made only with `--prune`: plan and apply with `--prune` to delete it "
+               "and create it again, or restore the recorded value in the manifest";
+  else if (rec.deletion_protection)
+    a.reason = what + ", but it is protected (deletion_protection: true). Declare deletion_protection: false for "
+               "one apply to replace it, or restore the recorded value";
+  else if (rec.id.empty() || !rec.pending_call.is_null())
+    a.reason = what + ", but an earlier run left it unfinished: apply once without this change first";
+  else {
+    a.action = Action::Replace;
+    a.reason = what + ": with --prune it is deleted, then created";
+  }
+}
+
+PlannedAction plan_declared(const std::string& project_id, Declared d, const State& state, const Namesakes* namesakes,
+                            bool prune) {
   const ResourceKind kind = d.kind;
   PlannedAction a;
   a.deletion_protection = d.protection;
@@ -257,10 +287,9 @@ PlannedAction plan_declared(const std::string& project_id, Declared d, const Sta
     return a;
   }
   a.changes = changes_of(*rec, a.after);
-  for (const auto& c : a.changes) {
-    if (!needs_replacement(kind, c)) continue;
-    a.action = Action::Conflict;
-    a.reason = replacement_reason(a.changes, kind);
+  if (std::any_of(a.changes.begin(), a.changes.end(), [&](const FieldChange& c) { return needs_replacement(kind, c); })) {
+    plan_replacement(a, *rec, prune);
+    if (a.action == Action::Replace) a.calls = calls_after_create();
     return a;
   }
   if (kind == ResourceKind::Service || kind == ResourceKind::ReplicaSet) {
@@ -466,7 +495,7 @@ Plan make_plan(const Manifest& manifest, const State& recorded, const Namesakes*
   plan.actions.reserve(at_most);
   std::unordered_set<std::string> declared;
   for (const auto& project : manifest.projects) {
-    auto add = [&](Declared d) { plan.actions.push_back(plan_declared(project.id, std::move(d), state, namesakes)); };
+    auto add = [&](Declared d) { plan.actions.push_back(plan_declared(project.id, std::move(d), state, namesakes, prune)); };
     for (const auto& v : project.vpcs) {
       add({ResourceKind::Vpc, "", v.name, settings_json(v), v.deletion_protection, v.location});
       for (const auto& p : v.peerings)

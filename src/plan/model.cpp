@@ -10,6 +10,7 @@ const char* action_name(Action a) {
     case Action::Adopt: return "adopt";
     case Action::Update: return "update";
     case Action::Delete: return "delete";
+    case Action::Replace: return "replace";
     case Action::Conflict: return "conflict";
     case Action::Orphan: return "orphan";
   }
@@ -30,6 +31,7 @@ PlanSummary summarize(const std::vector<PlannedAction>& actions) {
       case Action::Adopt: ++s.adopt; break;
       case Action::Update: ++s.update; break;
       case Action::Delete: ++s.del; break;
+      case Action::Replace: ++s.replace; break;
       case Action::NoOp: ++s.noop; break;
       case Action::Conflict: ++s.conflict; break;
       case Action::Orphan:

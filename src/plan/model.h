@@ -18,6 +18,8 @@ enum class Action {
   Adopt,     // recorded intent whose create outcome is unknown: look up by name, else create
   Update,    // declared and recorded, READY, settings that change in place differ: its calls
   Delete,    // recorded, no longer declared, not protected, and --prune: deleted, then forgotten
+  Replace,   // a read replica set or peering whose change cannot be made in place, and --prune: deleted,
+             // then created (they hold no data of their own)
   Conflict,  // cannot be applied (a replacement, a namesake, ...): nothing is applied
   Orphan,    // recorded, no longer declared: reported, kept
 };
@@ -69,9 +71,9 @@ struct PlannedAction {
 using Namesakes = std::map<std::string, std::vector<std::string>>;
 
 struct PlanSummary {
-  int create = 0, wait = 0, adopt = 0, update = 0, del = 0, noop = 0, conflict = 0, orphan = 0;
+  int create = 0, wait = 0, adopt = 0, update = 0, del = 0, replace = 0, noop = 0, conflict = 0, orphan = 0;
   int prunable = 0;  // orphans that --prune would delete (not protected)
-  bool has_changes() const { return create + wait + adopt + update + del > 0; }
+  bool has_changes() const { return create + wait + adopt + update + del + replace > 0; }
 };
 
 // The counts of each action.

@@ -16,10 +16,10 @@ using nlohmann::ordered_json;
 
 namespace {
 
-constexpr Action kActions[] = {Action::Create, Action::NoOp,     Action::Wait,   Action::Adopt,
-                               Action::Update, Action::Delete,   Action::Conflict, Action::Orphan};
-const char* const kCalls[] = {"resize",        "setEnvironment", "setHA",        "enablePooler",
-                              "disablePooler", "attachToVPC",    "detachFromVPC"};
+constexpr Action kActions[] = {Action::Create, Action::NoOp,   Action::Wait,     Action::Adopt, Action::Update,
+                               Action::Delete, Action::Replace, Action::Conflict, Action::Orphan};
+const char* const kCalls[] = {"rename",      "start",        "resize",        "setEnvironment", "setHA",
+                              "enablePooler", "disablePooler", "attachToVPC", "detachFromVPC",  "stop"};
 
 ordered_json location_json(const Location& l) {
   if (l.file.empty()) return nullptr;
@@ -150,7 +150,7 @@ PlannedAction read_action(const Reader& r) {
   bool known = false;
   for (Action candidate : kActions)
     if (action == action_name(candidate)) a.action = candidate, known = true;
-  if (!known) r.fail("action", "one of create, no-op, wait, adopt, update, delete, conflict, orphan");
+  if (!known) r.fail("action", "one of create, no-op, wait, adopt, update, delete, replace, conflict, orphan");
   a.resource_id = r.str("resource_id");
   a.renamed_from = r.str("renamed_from");
   const std::string same_kind = resource_address(a.project_id, a.kind, "", a.parent);
@@ -223,7 +223,7 @@ ordered_json plan_actions_json(const Plan& plan) {
 }
 
 ordered_json plan_summary_json(const PlanSummary& s) {
-  return {{"create", s.create},     {"update", s.update},          {"delete", s.del},
+  return {{"create", s.create},     {"update", s.update},          {"delete", s.del}, {"replace", s.replace},
           {"wait", s.wait},         {"adopt", s.adopt},            {"no_op", s.noop},
           {"conflict", s.conflict}, {"orphan", s.orphan},          {"prunable", s.prunable},
           {"has_changes", s.has_changes()}, {"has_conflicts", s.conflict > 0}};

@@ -71,6 +71,29 @@ TEST_CASE("e2e: paused: true stops a running service once and watches it to PAUS
   check_clean(sb);
 }
 
+TEST_CASE("e2e: saved plans carry stop, start and rename calls, and apply PLANFILE makes them") {
+  Sandbox sb;
+  apply_services(sb, {orders()});
+  auto apply_saved = [&](const std::string& services) {
+    sb.write("dbform.yaml", manifest({}, {services}));
+    RunResult saved = sb.run({"plan", "--out", "tfplan"});
+    INFO(saved.describe());
+    REQUIRE(saved.exit_code == 0);
+    RunResult applied = sb.run({"apply", "--auto-approve", "tfplan"});
+    INFO(applied.describe());
+    REQUIRE(applied.exit_code == 0);
+  };
+  apply_saved(orders("        paused: true\n"));
+  CHECK(sb.count(kStop) == 1);
+  CHECK(sim_service(sb, "orders")["status"] == "PAUSED");
+  apply_saved(orders("        paused: false\n"));
+  CHECK(sb.count(kStart) == 1);
+  apply_saved(service_yaml("orders-v2") + "        renamed_from: orders\n");
+  CHECK(sb.count("POST /projects/{project_id}/services/{service_id}/rename") == 1);
+  CHECK(sim_service(sb, "orders-v2").is_object());
+  check_clean(sb);
+}
+
 TEST_CASE("e2e: a change to a service declared paused is made while it runs: start, the change, stop") {
   Sandbox sb;
   apply_services(sb, {orders("        paused: true\n")});  // created, then stopped

@@ -130,6 +130,46 @@ TEST_CASE("e2e: a read replica set is resized, pooled and tagged in place, and a
   CHECK(contains(plan.out, "nodes"));
   CHECK(sb.run({"apply", "--auto-approve"}).exit_code != 0);
   CHECK(writes_of(sb.counts()) == before);
+
+  // With --prune: a replacement, shown as one, then one delete and one create (the new set pooled
+  // and tagged after it), and a clean re-plan.
+  RunResult replace = sb.run({"plan", "--prune"});
+  INFO(replace.describe());
+  CHECK(replace.exit_code == 0);
+  CHECK(contains(replace.out, "will be replaced"));
+  CHECK(contains(replace.out, "1 to replace"));
+  RunResult json_plan = sb.run({"plan", "--prune", "--format", "json"});
+  const json doc = json::parse(json_plan.out);
+  CHECK(doc["summary"]["replace"] == 1);
+  apply_ok(sb, manifest({}, {orders_with({replica_set("reporting", 3, 2000, 8,
+                                                      "            connection_pooler: true\n"
+                                                      "            environment_tag: PROD\n")})}),
+           {"--prune"});
+  CHECK(sb.count(kDeleteSet) == 1);
+  CHECK(sb.count(kPostSet) == 2);
+  CHECK(json::parse(sb.sim().last_body(kPostSet)) ==
+        json{{"name", "reporting"}, {"nodes", 3}, {"cpu_millis", 2000}, {"memory_gbs", 8}});
+  CHECK(sb.count(kPoolerOn) == 2);
+  const json replaced = find_resource(sb.state(), kSetAddress);
+  CHECK(replaced["id"] != id);
+  CHECK(replaced["status"] == "active");
+  REQUIRE(sb.sim().all_replica_sets().size() == 1);
+  CHECK(sb.sim().all_replica_sets()[0]["nodes"] == 3);
+  check_clean(sb);
+}
+
+TEST_CASE("e2e: a protected read replica set is not replaced, even with --prune") {
+  Sandbox sb;
+  apply_ok(sb, manifest({}, {orders_with({replica_set("reporting", 2, 1000, 4, "            deletion_protection: true\n")})}));
+  sb.write("dbform.yaml",
+           manifest({}, {orders_with({replica_set("reporting", 1, 1000, 4, "            deletion_protection: true\n")})}));
+  const json before = writes_of(sb.counts());
+  RunResult plan = sb.run({"plan", "--prune"});
+  INFO(plan.describe());
+  CHECK(plan.exit_code != 0);
+  CHECK(contains(plan.out, "protected"));
+  CHECK(sb.run({"apply", "--auto-approve", "--prune"}).exit_code != 0);
+  CHECK(writes_of(sb.counts()) == before);
 }
 
 TEST_CASE("e2e: a read replica set no longer declared is an orphan, deleted with --prune before its service") {
@@ -187,10 +227,24 @@ TEST_CASE("e2e: peerings are created once their VPC exists, recorded pending, an
   RunResult changed = sb.run({"plan"});
   CHECK(changed.exit_code != 0);
   CHECK(contains(changed.out, "peer_account_id"));
+  CHECK(contains(changed.out, "--prune"));
+  // With --prune, through a saved plan: deleted, then created with the new peer.
+  const std::string old_id = find_resource(sb.state(), kPeeringAddress)["id"];
+  RunResult saved = sb.run({"plan", "--prune", "--out", "replace.plan"});
+  INFO(saved.describe());
+  REQUIRE(saved.exit_code == 0);
+  RunResult applied = sb.run({"apply", "--auto-approve", "replace.plan"});
+  INFO(applied.describe());
+  REQUIRE(applied.exit_code == 0);
+  CHECK(sb.count(kDeletePeering) == 1);
+  CHECK(sb.count(kPostPeering) == 3);
+  CHECK(json::parse(sb.sim().last_body(kPostPeering))["peer_account_id"] == "999999999999");
+  CHECK(find_resource(sb.state(), kPeeringAddress)["id"] != old_id);
+  CHECK(sb.sim().all_peerings().size() == 2);
 
   // Pruned with their VPC: the peerings go first.
   apply_ok(sb, manifest({}, {}), {"--prune"});
-  CHECK(sb.count(kDeletePeering) == 2);
+  CHECK(sb.count(kDeletePeering) == 3);
   CHECK(sb.sim().all_peerings().empty());
   CHECK(sb.sim().all_vpcs().empty());
 }
