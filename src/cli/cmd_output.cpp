@@ -9,6 +9,7 @@
 #include "cli/address.h"
 #include "cli/commands.h"
 #include "cli/context.h"
+#include "http/curl_transport.h"
 #include "util/json_limits.h"
 #include "util/text.h"
 
@@ -16,16 +17,50 @@ namespace dbform::cli {
 
 namespace {
 
-const std::vector<std::string> kFields = {"id", "name", "project_id", "status", "host", "port", "endpoint",
-                                          "pooler", "pooler_host", "pooler_port", "password"};
+const std::vector<std::string> kFields = {
+    "id",          "name",      "project_id",        "status",   "host",
+    "port",        "endpoint",  "pooler",            "pooler_host", "pooler_port",
+    "vpc_endpoint", "password", "connection_string", "pooler_connection_string"};
+
+// Fields that hold a password: printed when asked for by name, with --show-secrets, or in the
+// env and pgpass formats (which exist to connect).
+bool is_secret(const std::string& field) {
+  return field == "password" || field == "connection_string" || field == "pooler_connection_string";
+}
 
 std::string host_port(const std::string& host, const std::optional<int>& port) {
   if (host.empty()) return "";
   return port ? host + ":" + std::to_string(*port) : host;
 }
 
-// Every field of a record by name; nullopt for a field the record does not have yet.
-std::optional<std::string> field_value(const ResourceRecord& r, const std::string& field) {
+// Whose password a record's connections use: its own, or (a read replica set) its service's.
+const ResourceRecord& password_owner(const State& state, const ResourceRecord& r) {
+  if (r.kind != ResourceKind::ReplicaSet) return r;
+  const ResourceRecord* service = state.find(resource_address(r.project_id, ResourceKind::Service, r.parent));
+  return service ? *service : r;
+}
+
+// The endpoint inside the VPC the service is attached to, as the API last showed it.
+std::optional<std::pair<std::string, int>> vpc_endpoint(const ResourceRecord& r) {
+  if (!r.last_response.is_object()) return std::nullopt;
+  for (const char* key : {"vpc_endpoint", "vpcEndpoint"}) {
+    const nlohmann::json e = r.last_response.value(key, nlohmann::json());
+    if (e.is_object() && e.value("host", nlohmann::json()).is_string() && !e["host"].get<std::string>().empty())
+      return std::pair(e["host"].get<std::string>(), e.value("port", nlohmann::json()).is_number_integer()
+                                                         ? e["port"].get<int>()
+                                                         : 0);
+  }
+  return std::nullopt;
+}
+
+std::string connection_string(const State& state, const ResourceRecord& r, const std::string& host,
+                              const std::optional<int>& port) {
+  return postgres_uri({"tsdbadmin", password_owner(state, r).initial_password, host, port.value_or(0), "tsdb",
+                       "sslmode=require"});
+}
+
+// Every field of a record by name; nullopt for a field the record does not have (yet).
+std::optional<std::string> field_value(const State& state, const ResourceRecord& r, const std::string& field) {
   auto opt = [](const std::string& s) -> std::optional<std::string> {
     if (s.empty()) return std::nullopt;
     return s;
@@ -40,19 +75,56 @@ std::optional<std::string> field_value(const ResourceRecord& r, const std::strin
   if (field == "pooler") return opt(host_port(r.pooler_host, r.pooler_port));
   if (field == "pooler_host") return opt(r.pooler_host);
   if (field == "pooler_port") return r.pooler_port ? std::optional(std::to_string(*r.pooler_port)) : std::nullopt;
-  if (field == "password") return opt(r.initial_password);
+  if (field == "vpc_endpoint") {
+    auto e = vpc_endpoint(r);
+    return e ? opt(host_port(e->first, e->second ? std::optional(e->second) : std::nullopt)) : std::nullopt;
+  }
+  if (r.kind != ResourceKind::Service && r.kind != ResourceKind::ReplicaSet) return std::nullopt;
+  if (field == "password") return opt(password_owner(state, r).initial_password);
+  if (field == "connection_string" && !r.endpoint_host.empty())
+    return connection_string(state, r, r.endpoint_host, r.endpoint_port);
+  if (field == "pooler_connection_string" && !r.pooler_host.empty())
+    return connection_string(state, r, r.pooler_host, r.pooler_port);
   return std::nullopt;
 }
 
-nlohmann::json record_output(const ResourceRecord& r, bool show_secrets) {
+// field_value for listings: a value that cannot be made (a host from the API that no URI can hold)
+// is left out with a note, and does not cost the other records their lines.
+std::optional<std::string> listed_value(const State& state, const ResourceRecord& r, const std::string& field) {
+  try {
+    return field_value(state, r, field);
+  } catch (const Error& e) {
+    std::cerr << "note: " << r.address << ": no " << field << ": " << e.what() << "\n";
+    return std::nullopt;
+  }
+}
+
+nlohmann::json record_output(const State& state, const ResourceRecord& r, bool show_secrets) {
   nlohmann::json j = {{"kind", kind_name(r.kind)}};
+  if (!r.parent.empty()) j["parent"] = r.parent;
   for (const auto& f : kFields) {
-    if (f == "password" && !show_secrets) continue;
-    if (auto v = field_value(r, f)) j[f] = *v;
+    if (is_secret(f) && !show_secrets) continue;
+    if (auto v = listed_value(state, r, f)) j[f] = *v;
   }
   if (r.endpoint_port) j["port"] = *r.endpoint_port;
   if (r.pooler_port) j["pooler_port"] = *r.pooler_port;
   return j;
+}
+
+// Said on stderr whenever a password goes out: which one it is, when it may not work.
+void password_notes(const State& state, const ResourceRecord& r) {
+  const ResourceRecord& owner = password_owner(state, r);
+  if (&owner != &r)
+    std::cerr << "note: " << r.address << " shares the password of its service " << owner.address
+              << " (the state records it once)\n";
+  if (owner.initial_password.empty())
+    std::cerr << "note: " << owner.address << " has no known password (imported or adopted), so none is in it: "
+              << "`dbform rotate-password " << owner.address << "` sets one\n";
+  if (!owner.pending_password.empty())
+    std::cerr << "warning: a password change of " << owner.address
+              << " is pending (its answer was lost): the service has this password or the pending one. `dbform "
+                 "rotate-password "
+              << owner.address << "` completes it and sets a new one\n";
 }
 
 // Splits "ADDRESS.FIELD" where FIELD is a known field and ADDRESS is not itself a record.
@@ -77,11 +149,12 @@ std::pair<std::string, std::string> split_field(const State& state, const std::s
   return {arg, ""};
 }
 
-// `export NAME='value'` lines for a shell: DBFORM_<PROJECT>_<NAME>_<FIELD>, upper-cased, with
-// every character other than A-Z and 0-9 turned into `_` (acme-prod/services/orders ->
-// DBFORM_ACME_PROD_ORDERS_HOST). Values are single-quoted, so nothing in them is expanded.
+// `export NAME='value'` lines for a shell: DBFORM_<PROJECT>_<NAME>_<FIELD> (a read replica set:
+// DBFORM_<PROJECT>_<SERVICE>_<SET>_<FIELD>), upper-cased, with every character other than A-Z and
+// 0-9 turned into `_` (acme-prod/services/orders -> DBFORM_ACME_PROD_ORDERS_HOST). Values are
+// single-quoted, so nothing in them is expanded, and a newline survives `source`.
 std::string env_name(const ResourceRecord& r, const std::string& field) {
-  std::string name = "DBFORM_" + r.project_id + "_" + r.name + "_" + field;
+  std::string name = "DBFORM_" + r.project_id + "_" + (r.parent.empty() ? "" : r.parent + "_") + r.name + "_" + field;
   for (char& c : name) c = std::isalnum(static_cast<unsigned char>(c)) ? std::toupper(static_cast<unsigned char>(c)) : '_';
   return name;
 }
@@ -90,20 +163,19 @@ std::string env_line(const ResourceRecord& r, const std::string& field, const st
   return "export " + env_name(r, field) + "=" + shell_quote(value) + "\n";
 }
 
-const std::vector<std::string> kEnvFields = {"id", "host", "port", "pooler_host", "pooler_port", "password"};
+const std::vector<std::string> kEnvFields = {"id",          "host",     "port",
+                                             "pooler_host", "pooler_port", "password",
+                                             "connection_string", "pooler_connection_string"};
 
-std::string env_lines(const ResourceRecord& r, bool show_secrets) {
-  std::string out;
-  for (const auto& field : kEnvFields)
-    if (field != "password" || show_secrets)
-      if (auto v = field_value(r, field)) out += env_line(r, field, *v);
-  return out;
+bool connectable(const ResourceRecord& r) {
+  return r.kind == ResourceKind::Service || r.kind == ResourceKind::ReplicaSet;
 }
 
-// Every service's lines. Two addresses that make the same name (acme-prod/services/orders-pooler
-// and acme/services/prod-orders-pooler, or orders' POOLER_HOST and orders-pooler's HOST) would
-// overwrite each other's values without anyone noticing, so that is an error naming both.
-void print_env(const std::vector<const ResourceRecord*>& records, bool show_secrets) {
+// Every service's and read replica set's lines. Two addresses that make the same name
+// (acme-prod/services/orders-pooler and acme/services/prod-orders-pooler, or orders' POOLER_HOST and
+// orders-pooler's HOST) would overwrite each other's values without anyone noticing, so that is an
+// error naming both.
+void print_env(const State& state, const std::vector<const ResourceRecord*>& records) {
   std::map<std::string, std::string> owner;
   for (const auto* r : records)
     for (const auto& field : kEnvFields) {
@@ -112,7 +184,37 @@ void print_env(const std::vector<const ResourceRecord*>& records, bool show_secr
         throw UsageError(it->second + " and " + r->address + " would both set " + it->first +
                          "; print their values one at a time with `dbform output ADDRESS.FIELD`");
     }
-  for (const auto* r : records) std::cout << env_lines(*r, show_secrets);
+  for (const auto* r : records)
+    for (const auto& field : kEnvFields)
+      if (auto v = listed_value(state, *r, field)) std::cout << env_line(*r, field, *v);
+}
+
+// One `hostname:port:database:username:password` line per endpoint that has a known password, with
+// `\` and `:` escaped by a backslash as libpq reads ~/.pgpass.
+void print_pgpass(const State& state, const std::vector<const ResourceRecord*>& records) {
+  auto escaped = [](const std::string& s) {
+    std::string out;
+    for (char c : s) {
+      if (c == '\\' || c == ':') out += '\\';
+      out += c;
+    }
+    return out;
+  };
+  for (const auto* r : records) {
+    const std::string& password = password_owner(state, *r).initial_password;
+    if (password.empty()) {
+      std::cerr << "note: " << r->address << " has no known password (imported or adopted): `dbform rotate-password "
+                << password_owner(state, *r).address << "` sets one\n";
+      continue;
+    }
+    if (password.find('\n') != std::string::npos || password.find('\r') != std::string::npos)
+      throw Error(r->address + ": its password holds a line break, which a pgpass file cannot hold; use "
+                  "`dbform output " + r->address + ".connection_string` instead");
+    for (const auto& [host, port] : {std::pair(r->endpoint_host, r->endpoint_port), std::pair(r->pooler_host, r->pooler_port)})
+      if (!host.empty())
+        std::cout << escaped(host) << ":" << (port ? std::to_string(*port) : "*") << ":tsdb:tsdbadmin:"
+                  << escaped(password) << "\n";
+  }
 }
 
 void print_table(const State& state, bool show_secrets) {
@@ -123,13 +225,16 @@ void print_table(const State& state, bool show_secrets) {
   for (const auto& r : state.resources) {
     std::cout << r.address << "\n";
     std::cout << "  id       " << (r.id.empty() ? "(create outcome unknown)" : r.id) << "\n";
-    if (r.kind == ResourceKind::Service) {
-      std::cout << "  status   " << (r.status.empty() ? "unknown" : r.status) << "\n";
-      std::cout << "  endpoint " << field_value(r, "endpoint").value_or("(not yet known)") << "\n";
-      std::cout << "  pooler   " << field_value(r, "pooler").value_or("(none)") << "\n";
-      std::cout << "  password "
-                << (r.initial_password.empty() ? "(unknown)" : show_secrets ? r.initial_password : "(sensitive)") << "\n";
-    }
+    if (r.kind == ResourceKind::Peering) std::cout << "  status   " << (r.status.empty() ? "unknown" : r.status) << "\n";
+    if (!connectable(r)) continue;
+    std::cout << "  status   " << (r.status.empty() ? "unknown" : r.status) << "\n";
+    std::cout << "  endpoint " << field_value(state, r, "endpoint").value_or("(not yet known)") << "\n";
+    std::cout << "  pooler   " << field_value(state, r, "pooler").value_or("(none)") << "\n";
+    if (auto vpc = field_value(state, r, "vpc_endpoint")) std::cout << "  in VPC   " << *vpc << "\n";
+    const ResourceRecord& owner = password_owner(state, r);
+    std::cout << "  password "
+              << (owner.initial_password.empty() ? "(unknown)" : show_secrets ? owner.initial_password : "(sensitive)")
+              << (&owner != &r ? " (its service's: " + owner.address + ")" : "") << "\n";
   }
 }
 
@@ -146,13 +251,13 @@ void add_output_command(CLI::App& app, int& exit_code) {
   auto opts = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("output", "print recorded ids, endpoints and (when asked) passwords");
   add_state_options(*cmd, opts->state, false);
-  cmd->add_option("--format", opts->format, "text (default), json, or env (`export NAME='value'` lines for a shell)")
-      ->check(CLI::IsMember({"text", "json", "env"}));
+  cmd->add_option("--format", opts->format,
+                  "text (default), json, env (`export NAME='value'` lines for a shell, passwords and connection "
+                  "strings included) or pgpass (host:port:tsdb:tsdbadmin:password lines for ~/.pgpass)")
+      ->check(CLI::IsMember({"text", "json", "env", "pgpass"}));
   cmd->add_flag("--json", opts->json, "the same as --format json");
-  cmd->add_flag("--show-secrets", opts->show_secrets, "include initial passwords");
-  cmd->add_option("address", opts->target,
-                  "ADDRESS or ADDRESS.FIELD (fields: id, name, project_id, status, host, port, endpoint, pooler, "
-                  "pooler_host, pooler_port, password)");
+  cmd->add_flag("--show-secrets", opts->show_secrets, "include passwords and connection strings in text and json");
+  cmd->add_option("address", opts->target, "ADDRESS or ADDRESS.FIELD (fields: " + join(kFields, ", ") + ")");
   cmd->callback([opts, cmd, &exit_code] {
     if (opts->json) {
       if (cmd->count("--format") && opts->format != "json")
@@ -162,37 +267,41 @@ void add_output_command(CLI::App& app, int& exit_code) {
     auto store = open_state_store(opts->state);
     State state = read_state(*store);
     exit_code = 0;
+    const bool lines = opts->format == "env" || opts->format == "pgpass";
+    auto print_lines = [&](const std::vector<const ResourceRecord*>& records) {
+      if (opts->format == "env") return print_env(state, records);
+      print_pgpass(state, records);
+    };
     if (opts->target.empty()) {
       if (opts->format == "text") return print_table(state, opts->show_secrets);
-      if (opts->format == "env") {
-        std::vector<const ResourceRecord*> services;
+      if (lines) {
+        std::vector<const ResourceRecord*> records;
         for (const auto& r : state.resources)
-          if (r.kind == ResourceKind::Service) services.push_back(&r);
-        return print_env(services, opts->show_secrets);
+          if (connectable(r)) records.push_back(&r);
+        return print_lines(records);
       }
       nlohmann::json all = nlohmann::json::object();
-      for (const auto& r : state.resources) all[r.address] = record_output(r, opts->show_secrets);
+      for (const auto& r : state.resources) all[r.address] = record_output(state, r, opts->show_secrets);
       std::cout << dump_json(all, 2) << "\n";
       return;
     }
     auto [address, field] = split_field(state, opts->target);
     const ResourceRecord& r = resolve_address(state, address);
     if (field.empty()) {
-      if (opts->format != "env") std::cout << dump_json(record_output(r, opts->show_secrets), 2) << "\n";
-      else if (r.kind == ResourceKind::Service) print_env({&r}, opts->show_secrets);
-      else throw UsageError("--format env prints services' endpoints; " + r.address + " is a VPC (its id: dbform output " +
-                            r.address + ".id)");
+      if (!lines) std::cout << dump_json(record_output(state, r, opts->show_secrets), 2) << "\n";
+      else if (connectable(r)) print_lines({&r});
+      else throw UsageError("--format " + opts->format + " prints the endpoints of services and read replica sets; " +
+                            r.address + " is a " + kind_noun(r.kind) + " (its id: dbform output " + r.address + ".id)");
       return;
     }
-    auto value = field_value(r, field);
+    if (opts->format == "pgpass") throw UsageError("--format pgpass prints whole records: give ADDRESS, not ADDRESS.FIELD");
+    auto value = field_value(state, r, field);
     if (!value)
       throw Error(r.address + " has no " + field + " recorded" +
-                  (field == "password" ? " (adopted resources have no known initial password)" : " yet"));
-    if (field == "password" && !r.pending_password.empty())
-      std::cerr << "warning: a password change of " << r.address
-                << " is pending (its answer was lost): the service has this password or the pending one. `dbform "
-                   "rotate-password "
-                << r.address << "` completes it and sets a new one\n";
+                  (field == "password" ? " (imported and adopted resources have no known password: `dbform "
+                                         "rotate-password " + password_owner(state, r).address + "` sets one)"
+                                       : " yet"));
+    if (is_secret(field)) password_notes(state, r);
     // The raw value, for pipelines: $(dbform output orders.password). Asking by field is asking for it.
     if (opts->format == "json") std::cout << dump_json(nlohmann::json(*value)) << "\n";
     else if (opts->format == "env") std::cout << env_line(r, field, *value);

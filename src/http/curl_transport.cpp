@@ -267,4 +267,26 @@ std::string base_url_problem(const std::string& url) {
   return "";
 }
 
+std::string postgres_uri(const PostgresUri& uri) {
+  std::unique_ptr<CURLU, void (*)(CURLU*)> url(curl_url(), curl_url_cleanup);
+  if (!url) throw Error("libcurl could not allocate a URL");
+  auto set = [&](CURLUPart part, const std::string& value, unsigned flags) {
+    if (curl_url_set(url.get(), part, value.c_str(), flags) != CURLUE_OK)
+      throw Error("cannot make a connection URI of host `" + uri.host + "`");  // never the password
+  };
+  set(CURLUPART_SCHEME, "postgres", CURLU_NON_SUPPORT_SCHEME);
+  set(CURLUPART_HOST, uri.host, 0);
+  if (uri.port) set(CURLUPART_PORT, std::to_string(uri.port), 0);
+  set(CURLUPART_USER, uri.user, CURLU_URLENCODE);
+  if (!uri.password.empty()) set(CURLUPART_PASSWORD, uri.password, CURLU_URLENCODE);
+  set(CURLUPART_PATH, "/" + uri.database, CURLU_URLENCODE);
+  if (!uri.query.empty()) set(CURLUPART_QUERY, uri.query, 0);
+  char* out = nullptr;
+  if (curl_url_get(url.get(), CURLUPART_URL, &out, CURLU_NON_SUPPORT_SCHEME) != CURLUE_OK || !out)
+    throw Error("cannot make a connection URI of host `" + uri.host + "`");
+  std::string text = out;
+  curl_free(out);
+  return text;
+}
+
 }  // namespace dbform

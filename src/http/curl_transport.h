@@ -24,4 +24,14 @@ class CurlTransport : public Transport {
 // with the scheme http or https and a host. `url` itself is never quoted (it may hold a password).
 std::string base_url_problem(const std::string& url);
 
+// A PostgreSQL connection URI, postgres://USER:PASSWORD@HOST:PORT/DATABASE?QUERY, built by libcurl's
+// URL API so that the user and password are percent-encoded as libpq decodes them. No password: no
+// `:PASSWORD`.
+struct PostgresUri {
+  std::string user, password, host;
+  int port = 0;
+  std::string database, query;
+};
+std::string postgres_uri(const PostgresUri& uri);
+
 }  // namespace dbform

@@ -194,7 +194,7 @@ TEST_CASE("e2e: apply --json reports errors as JSON too and never asks") {
   CHECK(sb.count(kPostService) == 0);
 }
 
-TEST_CASE("e2e: no password or key in any plan format, apply output or output without --show-secrets") {
+TEST_CASE("e2e: no password or key in any plan format, apply output or output's text and json without --show-secrets") {
   Sandbox sb;
   make_every_action(sb);
   const auto secrets = passwords(sb.state());
@@ -206,9 +206,9 @@ TEST_CASE("e2e: no password or key in any plan format, apply output or output wi
   runs.push_back(sb.run({"plan", "--out", "tfplan"}));
   runs.push_back(sb.run({"apply", "tfplan", "--json", "--poll-interval", "100ms"}));
   runs.push_back(sb.apply());
-  for (const std::string format : {"text", "json", "env"}) runs.push_back(sb.run({"output", "--format", format}));
+  for (const std::string format : {"text", "json"}) runs.push_back(sb.run({"output", "--format", format}));
   runs.push_back(sb.run({"output", "--json"}));
-  runs.push_back(sb.run({"output", "orders", "--format", "env"}));
+  runs.push_back(sb.run({"output", "orders"}));
   const auto all_secrets = passwords(sb.state());
   REQUIRE(all_secrets.size() == 5);
   for (const auto& r : runs) {
@@ -238,19 +238,25 @@ TEST_CASE("e2e: output --format env prints shell-safe export lines named after e
   CHECK(contains(r.out, "export DBFORM_ACME_PROD_ORDERS_PORT='" + std::to_string(orders["endpoint"]["port"].get<int>()) + "'\n"));
   CHECK(contains(r.out, "export DBFORM_ACME_PROD_ANALYTICS_POOLER_HOST='"));
   CHECK(contains(r.out, "export DBFORM_ACME_PROD_BILLING_POOLER_PORT='"));
-  CHECK(!contains(r.out, "PASSWORD"));
+  // env exists to connect: passwords and connection strings are in it.
+  const std::string password = orders["initial_password"];
+  CHECK(contains(r.out, "export DBFORM_ACME_PROD_ORDERS_PASSWORD='" + password + "'\n"));
+  CHECK(contains(r.out, "export DBFORM_ACME_PROD_ORDERS_CONNECTION_STRING='postgres://tsdbadmin:" + password + "@" +
+                            orders["endpoint"]["host"].get<std::string>() + ":" +
+                            std::to_string(orders["endpoint"]["port"].get<int>()) + "/tsdb?sslmode=require'\n"));
+  CHECK(contains(r.out, "export DBFORM_ACME_PROD_ORDERS_POOLER_CONNECTION_STRING='postgres://tsdbadmin:"));
   CHECK(!contains(r.out, "MAIN"));  // VPCs have no endpoints
   std::istringstream lines(r.out);
   int count = 0;
   for (std::string line; std::getline(lines, line); ++count)
-    CHECK(std::regex_match(line, std::regex(R"(export DBFORM_ACME_PROD_[A-Z]+_[A-Z_]+='[a-z0-9.\-]+')")));
-  CHECK(count == 15);  // three services, five values each
+    CHECK(std::regex_match(line, std::regex(R"(export DBFORM_ACME_PROD_[A-Z]+_[A-Z_]+='[a-zA-Z0-9.\-:/@?=]+')")));
+  CHECK(count == 24);  // three services, eight values each
 
-  RunResult secret = sb.run({"output", "--format", "env", "--show-secrets", "orders"});
-  CHECK(contains(secret.out, "export DBFORM_ACME_PROD_ORDERS_PASSWORD='" + orders["initial_password"].get<std::string>() + "'\n"));
-  CHECK(!contains(secret.out, "BILLING"));
+  RunResult one = sb.run({"output", "--format", "env", "orders"});
+  CHECK(contains(one.out, "export DBFORM_ACME_PROD_ORDERS_PASSWORD='" + password + "'\n"));
+  CHECK(!contains(one.out, "BILLING"));
   RunResult field = sb.run({"output", "--format", "env", "orders.password"});
-  CHECK(field.out == "export DBFORM_ACME_PROD_ORDERS_PASSWORD='" + orders["initial_password"].get<std::string>() + "'\n");
+  CHECK(field.out == "export DBFORM_ACME_PROD_ORDERS_PASSWORD='" + password + "'\n");
   RunResult both = sb.run({"output", "--json", "--format", "env"});
   CHECK(both.exit_code == 1);
   CHECK(contains(both.err, "--json means --format json"));

@@ -93,6 +93,21 @@ TEST_CASE("e2e: read replica sets are created once their service is READY, with 
   CHECK(rec["endpoint"].is_object());
   CHECK(rec["initial_password"] == "");  // it shares its service's: not recorded twice
   CHECK(contains(r.out, kSetAddress));
+
+  // output connects to its endpoint with its service's password, and says whose it is.
+  const std::string password = service["initial_password"];
+  RunResult uri = sb.run({"output", kSetAddress + ".connection_string"});
+  INFO(uri.describe());
+  CHECK(uri.out == "postgres://tsdbadmin:" + password + "@" + rec["endpoint"]["host"].get<std::string>() + ":" +
+                       std::to_string(rec["endpoint"]["port"].get<int>()) + "/tsdb?sslmode=require\n");
+  CHECK(contains(uri.err, "shares the password of its service " + service_address("orders")));
+  RunResult listed = sb.run({"output"});
+  CHECK(contains(listed.out, kSetAddress + "\n"));
+  CHECK(contains(listed.out, "(its service's: " + service_address("orders") + ")"));
+  CHECK(!contains(listed.out, password));
+  RunResult env = sb.run({"output", "--format", "env", kSetAddress});
+  CHECK(contains(env.out, "export DBFORM_ACME_PROD_ORDERS_REPORTING_HOST='" + rec["endpoint"]["host"].get<std::string>()));
+  CHECK(contains(env.out, "export DBFORM_ACME_PROD_ORDERS_REPORTING_PASSWORD='" + password + "'"));
   check_clean(sb);
 
   // A refreshed no-op plan reads the sets with one list per service, not one call per set.

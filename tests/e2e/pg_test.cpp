@@ -293,3 +293,63 @@ TEST_CASE("e2e: pg: bad URLs, passwords and workspaces give errors a person can 
   CHECK(sb.total_requests() == 0);
   CHECK(!sb.exists("dbform.state.json"));
 }
+
+TEST_CASE("e2e: pg: output's connection string, pgpass and env lines connect to a real PostgreSQL with an awkward password",
+          "[pg]") {
+  // A server standing in for the service: tsdbadmin and tsdb on the test cluster, with a password
+  // holding every character that URIs, pgpass files and shells treat specially.
+  const std::string password = "p:w\\d @/?#%&='\"$(touch pwned) `x` ;|*~";
+  {
+    dbform::PgConnection admin(pgtest::server_url());
+    admin.exec_script("DROP DATABASE IF EXISTS tsdb");
+    admin.exec_script("DROP ROLE IF EXISTS tsdbadmin");
+    std::string quoted = "'";
+    for (char c : password) quoted += c == '\'' ? std::string("''") : std::string(1, c);
+    admin.exec_script("CREATE ROLE tsdbadmin LOGIN PASSWORD " + quoted + "'");
+    admin.exec_script("CREATE DATABASE tsdb OWNER tsdbadmin");
+  }
+  const std::string url = pgtest::server_url();
+  const std::string port = url.substr(url.rfind(':') + 1, url.rfind('/') - url.rfind(':') - 1);
+
+  Sandbox sb;
+  sb.write("dbform.yaml", manifest({}, {service_yaml("orders")}));
+  REQUIRE(sb.apply().exit_code == 0);
+  json state = sb.state();
+  for (auto& r : state["resources"]) {
+    r["endpoint"] = {{"host", "127.0.0.1"}, {"port", std::stoi(port)}};
+    r["initial_password"] = password;
+  }
+  sb.write("dbform.state.json", state.dump());
+
+  // The connection string, as printed.
+  RunResult uri = sb.run({"output", service_address("orders") + ".connection_string"});
+  INFO(uri.describe());
+  REQUIRE(uri.exit_code == 0);
+  std::string text = uri.out.substr(0, uri.out.size() - 1);
+  CHECK(text.rfind("postgres://tsdbadmin:", 0) == 0);
+  CHECK(contains(text, "@127.0.0.1:" + port + "/tsdb?sslmode=require"));
+  text.replace(text.find("sslmode=require"), 15, "sslmode=disable");  // the test server has no TLS
+  CHECK(dbform::PgConnection(text).exec("SELECT current_user").rows.at(0).at(0) == "tsdbadmin");
+
+  // A pgpass file, as libpq reads it.
+  RunResult pgpass = sb.run({"output", "--format", "pgpass"});
+  INFO(pgpass.describe());
+  REQUIRE(pgpass.exit_code == 0);
+  sb.write("pgpass", pgpass.out);
+  fs::permissions(sb.dir() / "pgpass", fs::perms::owner_read | fs::perms::owner_write);
+  const std::string conninfo = "host=127.0.0.1 port=" + port + " dbname=tsdb user=tsdbadmin sslmode=disable passfile=" +
+                               (sb.dir() / "pgpass").string();
+  CHECK(dbform::PgConnection(conninfo).exec("SELECT current_user").rows.at(0).at(0) == "tsdbadmin");
+
+  // env lines, through bash: the password and the connection string come back unchanged.
+  RunResult env = sb.run({"output", "--format", "env"});
+  REQUIRE(env.exit_code == 0);
+  sb.write("orders.env", env.out);
+  sb.write("read-back.sh", ". ./orders.env && printf '%s\\n%s' \"$DBFORM_ACME_PROD_ORDERS_PASSWORD\" "
+                           "\"$DBFORM_ACME_PROD_ORDERS_CONNECTION_STRING\"\n");
+  RunResult shell = sb.run_shell("bash read-back.sh");
+  INFO(shell.describe());
+  CHECK(shell.exit_code == 0);
+  CHECK(shell.out == password + "\n" + uri.out.substr(0, uri.out.size() - 1));
+  CHECK(!sb.exists("pwned"));
+}
