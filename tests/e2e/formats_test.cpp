@@ -294,3 +294,20 @@ TEST_CASE("e2e: output --format env refuses two services that would set the same
   CHECK(contains(r.err, service_address("orders-pooler")));
   CHECK(r.out.empty());
 }
+
+TEST_CASE("e2e: output ADDRESS.vpc_endpoint is the endpoint inside the VPC the service is attached to") {
+  Sandbox sb;
+  sb.write("dbform.yaml", manifest({vpc_yaml("main")}, {service_yaml("orders") + "        vpc: main\n", service_yaml("billing")}));
+  REQUIRE(sb.apply().exit_code == 0);
+  json shown;
+  for (const auto& s : sb.sim().all_services())
+    if (s["name"] == "orders") shown = s["vpc_endpoint"];
+  REQUIRE(shown.is_object());
+  RunResult r = sb.run({"output", service_address("orders") + ".vpc_endpoint"});
+  INFO(r.describe());
+  CHECK(r.out == shown["host"].get<std::string>() + ":" + std::to_string(shown["port"].get<int>()) + "\n");
+  RunResult none = sb.run({"output", service_address("billing") + ".vpc_endpoint"});
+  CHECK(none.exit_code == 1);
+  CHECK(contains(none.err, "has no vpc_endpoint recorded"));
+  CHECK(contains(sb.run({"output"}).out, "  in VPC   " + shown["host"].get<std::string>()));
+}
