@@ -3,7 +3,7 @@
 
 The script (examples/ci/dbform-ci.sh) runs the pipeline of a manifests repository against
 `dbform sim`: a plan with changes (exit 2, markdown and plan file saved), the apply of that plan
-(JSON lines, endpoints as export lines without passwords), a plan with nothing left (exit 0), a
+(JSON lines, endpoints without passwords), a plan with nothing left (exit 0), a
 plan gone stale before its apply (refused, nothing created), a plan with conflicts (exit 1, no
 plan file) and invalid manifests (exit 1, the comment says why).
 
@@ -97,11 +97,10 @@ def check_script(dbform, script, fails):
             events = [json.loads(line) for line in (out / "apply.jsonl").read_text().splitlines()]
             fails.check(events and events[0]["type"] == "plan" and events[-1]["type"] == "summary"
                         and events[-1]["ready"] == 2, f"apply.jsonl: {events[:1]} ... {events[-1:]}")
-            env_lines = (out / "endpoints.env").read_text()
-            fails.check(re.search(r"^export DBFORM_ACME_PROD_ORDERS_HOST='[^']+'$", env_lines, re.M),
-                        f"endpoints.env:\n{env_lines}")
+            endpoints = (out / "endpoints.txt").read_text()
             for r in state()["resources"]:
-                for text, what in ((env_lines, "endpoints.env"), (p.stdout + p.stderr, "apply output"),
+                fails.check(r["address"] in endpoints and r["endpoint"]["host"] in endpoints, f"endpoints.txt lacks {r['address']}:\n{endpoints}")
+                for text, what in ((endpoints, "endpoints.txt"), (p.stdout + p.stderr, "apply output"),
                                    (md, "plan.md")):
                     fails.check(r["initial_password"] not in text, f"{what} holds the password of {r['address']}")
 

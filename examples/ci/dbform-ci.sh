@@ -3,7 +3,7 @@
 #
 #   dbform-ci.sh plan    validate and plan; save the plan file and a markdown summary for a
 #                        pull-request comment
-#   dbform-ci.sh apply   apply exactly the saved plan, then write the endpoints as `export` lines
+#   dbform-ci.sh apply   apply exactly the saved plan, then write the endpoints (no passwords)
 #
 # Run `plan` in merge requests and post $DBFORM_OUT/plan.md as a comment (its first line is
 # `<!-- dbform-plan -->`, so a later run can find that comment and update it). On the main branch
@@ -24,7 +24,11 @@
 #   plan.md         the plan for a comment (at most 60,000 characters; or why planning failed)
 #   plan.exitcode   0 no changes, 2 changes pending, 1 conflicts or an error
 #   apply.jsonl     `apply --json`: one JSON object per event
-#   endpoints.env   `export DBFORM_<PROJECT>_<NAME>_HOST='...'` lines (no passwords)
+#   endpoints.txt   `dbform output`: every resource's id, status and endpoints (no passwords)
+#
+# A later step that connects reads the secrets from the state itself, without writing them to a
+# file that an artifact or a log might keep: eval "$(dbform output --format env)" sets
+# DBFORM_<PROJECT>_<NAME>_CONNECTION_STRING, _HOST, _PORT, _PASSWORD, ...
 #
 # Exit codes: plan: 0 nothing to do, 2 changes pending, 1 conflicts or an error; apply: dbform's.
 set -euo pipefail
@@ -76,7 +80,7 @@ apply() {
   local rc=0
   "$DBFORM" apply "$OUT/dbform.plan" --json | tee "$OUT/apply.jsonl" || rc=$?
   # Endpoints for the next steps of the pipeline, also after a partial failure.
-  "$DBFORM" output --format env >"$OUT/endpoints.env" || true
+  "$DBFORM" output >"$OUT/endpoints.txt" || true
   return "$rc"
 }
 
