@@ -42,15 +42,22 @@ const ResourceRecord& resolve_address(const State& state, const std::string& tex
 
 std::string declared_address(const Manifest& manifest, const std::string& text) {
   std::vector<std::string> found, all;
-  auto consider = [&](const std::string& project, ResourceKind kind, const std::string& name) {
-    const std::string address = resource_address(project, kind, name);
+  auto consider = [&](const std::string& project, ResourceKind kind, const std::string& name,
+                      const std::string& parent = "") {
+    const std::string address = resource_address(project, kind, name, parent);
     all.push_back(address);
     if (text == address) found = {address};
     else if (text == name || text == std::string(kind_plural(kind)) + "/" + name) found.push_back(address);
   };
   for (const auto& p : manifest.projects) {
-    for (const auto& v : p.vpcs) consider(p.id, ResourceKind::Vpc, v.name);
-    for (const auto& s : p.services) consider(p.id, ResourceKind::Service, s.name);
+    for (const auto& v : p.vpcs) {
+      consider(p.id, ResourceKind::Vpc, v.name);
+      for (const auto& peering : v.peerings) consider(p.id, ResourceKind::Peering, peering.peer_vpc_id, v.name);
+    }
+    for (const auto& s : p.services) {
+      consider(p.id, ResourceKind::Service, s.name);
+      for (const auto& set : s.read_replicas) consider(p.id, ResourceKind::ReplicaSet, set.name, s.name);
+    }
   }
   if (found.size() == 1) return found.front();
   if (found.size() > 1)

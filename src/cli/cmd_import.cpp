@@ -1,5 +1,5 @@
-// `dbform import`: bring an existing service or VPC (or every unrecorded one of a project) under
-// dbform, recording it as it is.
+// `dbform import`: bring an existing resource (or every unrecorded one of a project) under dbform,
+// recording it as it is.
 #include <filesystem>
 #include <iostream>
 
@@ -63,9 +63,12 @@ int import_one(const ImportOptions& opts, const Manifest& manifest) {
     for (auto& a : name_attachments(state, project, rec.id, rec.name)) changed.push_back(std::move(a));
   store->write_changes(state, changed);
   std::cout << "Imported " << address << " (id " << rec.id << (rec.status.empty() ? "" : ", " + rec.status) << ").\n";
-  if (rec.kind == ResourceKind::Service)
+  if (type_of(rec.kind).has_password)
     std::cout << "Its password is not known (the API gives it only to its create): `dbform rotate-password " << address
               << "` sets a new one.\n";
+  else if (rec.kind == ResourceKind::ReplicaSet)
+    std::cout << "It shares the password of its service, "
+              << resource_address(rec.project_id, ResourceKind::Service, rec.parent) << ".\n";
   std::cout << "`dbform plan` now compares its declaration with it.\n";
   return 0;
 }
@@ -84,7 +87,13 @@ int import_project(const ImportOptions& opts, const Manifest& manifest) {
   ProjectListings listings = list_projects(*api->client, {opts.project}, keys, 1);
   if (!listings.errors.empty())
     throw Error("project " + opts.project + " could not be listed, nothing was changed: " + listings.errors.begin()->second);
-  std::vector<ResourceRecord> records = unrecorded_resources(listings.listed[opts.project], opts.project, state,
+  ProjectListing& listing = listings.listed[opts.project];
+  try {
+    list_children(*api->client, keys.at(opts.project).key, opts.project, listing);
+  } catch (const std::exception& e) {
+    throw Error("project " + opts.project + " could not be listed, nothing was changed: " + describe_exception(e));
+  }
+  std::vector<ResourceRecord> records = unrecorded_resources(listing, opts.project, state,
                                                              format_utc(api->clock.wall_now()));
   if (records.empty()) {
     std::cout << "Project " << opts.project << " has nothing the state does not record; " << opts.generate
@@ -111,13 +120,14 @@ int import_project(const ImportOptions& opts, const Manifest& manifest) {
 
 void add_import_command(CLI::App& app, int& exit_code) {
   auto opts = std::make_shared<ImportOptions>();
-  auto* cmd = app.add_subcommand("import", "record an existing service or VPC (or every unrecorded one of a project)");
+  auto* cmd = app.add_subcommand("import", "record an existing resource (or every unrecorded one of a project)");
   add_manifest_options(*cmd, opts->manifests);
   add_state_options(*cmd, opts->state, true);
-  cmd->add_option("address", opts->address, "where to record it: PROJECT/services/NAME, PROJECT/vpcs/NAME, or a "
-                                            "declared resource's short address");
-  cmd->add_option("id", opts->id, "its service id or VPC id");
-  cmd->add_option("--project", opts->project, "import every service and VPC of this project the state does not record");
+  cmd->add_option("address", opts->address, "where to record it: PROJECT/services/NAME, PROJECT/vpcs/NAME, "
+                                            "PROJECT/services/SERVICE/replicas/NAME, PROJECT/vpcs/VPC/peerings/PEER_VPC_ID, "
+                                            "or a declared resource's short address");
+  cmd->add_option("id", opts->id, "its id (a read replica set's or a peering's as its service's or VPC's list shows it)");
+  cmd->add_option("--project", opts->project, "import every resource of this project the state does not record");
   cmd->add_option("--generate", opts->generate, "with --project: write the manifest declaring them to FILE");
   cmd->add_flag("--force", opts->force, "with --generate: replace FILE when it exists");
   cmd->callback([opts, cmd, &exit_code] {

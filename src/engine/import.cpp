@@ -17,17 +17,18 @@ nlohmann::json as_set(nlohmann::json observed) {
 // The record of an existing resource, as the API shows it: id, status, endpoints, and its
 // settings as observed (and as set, so nothing counts as drift). No password: the API returns one
 // only to its create; `rotate-password` sets a known one.
-ResourceRecord imported_record(ResourceKind kind, const Shown& shown, const std::string& address,
-                               const std::string& project_id, const VpcNames& vpc_names, const std::string& now) {
+ResourceRecord imported_record(const AddressParts& at, const Shown& shown, const VpcNames& vpc_names,
+                               const std::string& now) {
   ResourceRecord r;
-  r.address = address;
-  r.project_id = project_id;
-  r.kind = kind;
-  r.name = address.substr(address.rfind('/') + 1);
+  r.address = resource_address(at.project_id, at.kind, at.name, at.parent);
+  r.project_id = at.project_id;
+  r.kind = at.kind;
+  r.name = at.name;
+  r.parent = at.parent;
   r.created_at = now;
   record_answer(r, shown, now);
   r.initial_password.clear();  // never from a read; and a list never carries one
-  r.observed = type_of(kind).observe(shown, nlohmann::json::object(), vpc_names);
+  r.observed = type_of(at.kind).observe(shown, nlohmann::json::object(), vpc_names);
   r.settings = as_set(r.observed);
   return r;
 }
@@ -36,23 +37,49 @@ ResourceRecord imported_record(ResourceKind kind, const Shown& shown, const std:
 
 ResourceRecord import_by_id(ApiClient& api, const std::string& key, const std::string& address, const State& state,
                             const std::string& id, const std::string& now) {
-  const auto first = address.find('/'), last = address.rfind('/');
-  const std::string project = address.substr(0, first), plural = address.substr(first + 1, last - first - 1);
+  const std::optional<AddressParts> at = parse_address(address);
+  if (!at) throw Error("`" + address + "` is not the address of a resource dbform can import");
   for (const auto& r : state.resources)
-    if (r.id == id && r.project_id == project)
+    if (r.id == id && r.project_id == at->project_id)
       throw Error("id " + id + " is recorded already, as " + r.address + "; nothing was changed");
+  const ResourceType& type = type_of(at->kind);
+  const std::string kind = kind_noun(at->kind);
+  const Scope scope = scope_of(state, at->project_id, at->kind, at->parent);
+  if (const auto outer = parent_kind(at->kind); outer && scope.parent_id.empty())
+    throw Error("the state records no " + std::string(kind_noun(*outer)) + " " +
+                resource_address(at->project_id, *outer, at->parent) + " with an id, and a " + kind +
+                " is read through it; nothing was changed. Import it first: `dbform import " +
+                resource_address(at->project_id, *outer, at->parent) + " ID`");
+  std::optional<Shown> shown = type.get(api, key, scope, id);
+  const nlohmann::json owner = shown ? shown->raw.value("project_id", nlohmann::json()) : nlohmann::json();
+  const std::string where = scope.parent_id.empty() ? "project " + at->project_id
+                                                    : resource_address(at->project_id, *parent_kind(at->kind), at->parent);
+  if (!shown || (owner.is_string() && owner != at->project_id))
+    throw Error(where + " has no " + kind + " with id " + id + " (GET answered 404); nothing was changed");
+  if (!type.is_live(*shown)) throw Error(kind + " " + id + " is " + shown->status + "; nothing was changed");
+  // A nested resource has no rename call: the name it is recorded under must be its own (a
+  // peering's is its peer VPC's id).
+  if (parent_kind(at->kind) && shown->name != at->name)
+    throw Error(kind + " " + id + " of " + where + " is `" + one_line_excerpt(shown->name, 130) + "`, not `" +
+                at->name + "`; nothing was changed. Declare and import it as " +
+                resource_address(at->project_id, at->kind, shown->name, at->parent));
+  return imported_record(*at, *shown, recorded_vpc_names(state, at->project_id), now);
+}
+
+void list_children(ApiClient& api, const std::string& key, const std::string& project_id, ProjectListing& listing) {
   for (const ResourceType* type : resource_types()) {
-    if (plural != kind_plural(type->kind)) continue;
-    const std::string kind = kind_name(type->kind);
-    std::optional<Shown> shown = type->get(api, key, {project, ""}, id);
-    const nlohmann::json owner = shown ? shown->raw.value("project_id", nlohmann::json()) : nlohmann::json();
-    if (!shown || (owner.is_string() && owner != project))
-      throw Error("project " + project + " has no " + kind + " with id " + id + " (GET answered 404); nothing was changed");
-    if (!type->is_live(*shown))
-      throw Error(kind + " " + id + " is " + shown->status + "; nothing was changed");
-    return imported_record(type->kind, *shown, address, project, recorded_vpc_names(state, project), now);
+    const auto outer = parent_kind(type->kind);
+    if (!outer) continue;
+    const ResourceType& parent_type = type_of(*outer);
+    auto parents = listing.find({*outer, ""});
+    if (parents == listing.end()) continue;
+    for (const Shown& parent : parents->second) {
+      if (!parent_type.is_live(parent)) continue;
+      std::vector<Shown> children = type->list(api, key, {project_id, parent.id});
+      auto& listed = listing[{type->kind, parent.name}];
+      listed.insert(listed.end(), std::make_move_iterator(children.begin()), std::make_move_iterator(children.end()));
+    }
   }
-  throw Error("`" + address + "` is not the address of a resource dbform can import");
 }
 
 std::vector<std::string> name_attachments(State& state, const std::string& project_id, const std::string& vpc_id,
@@ -80,8 +107,8 @@ std::vector<ResourceRecord> unrecorded_resources(const ProjectListing& listing, 
   std::vector<std::string> problems;
   std::vector<ResourceRecord> out;
   std::set<std::string> taken;  // addresses given in this import
-  auto check_name = [&](ResourceKind kind, const std::string& name, const std::string& id) {
-    const std::string address = resource_address(project_id, kind, name);
+  auto check_name = [&](ResourceKind kind, const std::string& name, const std::string& id, const std::string& parent) {
+    const std::string address = resource_address(project_id, kind, name, parent);
     if (!is_valid_name(name))
       problems.push_back(std::string(kind_noun(kind)) + " " + one_line_excerpt(id, 64) + ": its name `" +
                          one_line_excerpt(name, 130) +
@@ -90,32 +117,40 @@ std::vector<ResourceRecord> unrecorded_resources(const ProjectListing& listing, 
       problems.push_back(std::string(kind_noun(kind)) + " " + id + ": " + address +
                          " is recorded already (another id); rename one of them first");
     else if (!taken.insert(address).second)
-      problems.push_back("two " + std::string(kind_plural(kind)) + " are named `" + name + "`; rename one first");
-    return address;
+      problems.push_back("two " + std::string(kind_noun(kind)) + "s are named `" + name + "`" +
+                         (parent.empty() ? "" : " in " + parent) + "; rename one first");
   };
   VpcNames vpc_names = recorded_vpc_names(state, project_id);
   std::set<std::string> new_vpcs;  // declared by the manifest this import writes
   for (const ResourceType* type : resource_types()) {  // VPCs first: what the others are attached to
-    auto listed = listing.find({type->kind, ""});
-    if (listed == listing.end()) continue;
-    for (const Shown& found : listed->second) {
-      if (recorded_ids.count(found.id) || !type->is_live(found)) continue;
-      const std::string kind = kind_name(type->kind);
-      ResourceRecord r = imported_record(type->kind, found, check_name(type->kind, found.name, found.id), project_id,
-                                         vpc_names, now);
-      if (type->kind == ResourceKind::Vpc) {
-        vpc_names[found.id] = found.name;
-        new_vpcs.insert(found.name);
+    for (const auto& [of, listed] : listing) {
+      if (of.first != type->kind) continue;
+      const std::string& parent = of.second;
+      const std::string kind = kind_noun(type->kind);
+      for (const Shown& found : listed) {
+        if (recorded_ids.count(found.id) || !type->is_live(found)) continue;
+        check_name(type->kind, found.name, found.id, parent);
+        ResourceRecord r = imported_record({project_id, type->kind, found.name, parent}, found, vpc_names, now);
+        if (type->kind == ResourceKind::Vpc) {
+          vpc_names[found.id] = found.name;
+          new_vpcs.insert(found.name);
+        }
+        const std::string vpc = r.observed.value("vpc", "");
+        const std::string declare = ": declare it under that one's declaration, then `dbform import " + r.address +
+                                    " " + found.id + "`";
+        if (vpc.rfind("id:", 0) == 0)
+          problems.push_back(kind + " " + found.id + " is attached to VPC " + r.observed.value("vpc_id", "") +
+                             ", which project " + project_id + " does not list; try again later");
+        else if (!vpc.empty() && !new_vpcs.count(vpc))
+          problems.push_back(kind + " " + found.id + " (`" + found.name + "`) is attached to VPC `" + vpc +
+                             "`, which the state records already" + declare);
+        else if (const auto outer = parent_kind(type->kind);
+                 outer && state.find(resource_address(project_id, *outer, parent)))
+          problems.push_back(kind + " " + found.id + " (`" + found.name + "`) is in " +
+                             resource_address(project_id, *outer, parent) + ", which the state records already" +
+                             declare);
+        out.push_back(std::move(r));
       }
-      const std::string vpc = r.observed.value("vpc", "");
-      if (vpc.rfind("id:", 0) == 0)
-        problems.push_back(kind + " " + found.id + " is attached to VPC " + r.observed.value("vpc_id", "") +
-                           ", which project " + project_id + " does not list; try again later");
-      else if (!vpc.empty() && !new_vpcs.count(vpc))
-        problems.push_back(kind + " " + found.id + " (`" + found.name + "`) is attached to VPC `" + vpc +
-                           "`, which the state records already: declare it beside that VPC's declaration, then "
-                           "`dbform import " + r.address + " " + found.id + "`");
-      out.push_back(std::move(r));
     }
   }
   if (!problems.empty())

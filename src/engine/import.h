@@ -22,11 +22,16 @@ ResourceRecord import_by_id(ApiClient& api, const std::string& key, const std::s
 std::vector<std::string> name_attachments(State& state, const std::string& project_id, const std::string& vpc_id,
                                           const std::string& name);
 
-// What `import --project` brings in: every service (not being deleted) and VPC of the listing the
-// state does not record, as records under their own names, VPCs first. Throws Error listing every
+// Adds to a project's listing (its services and VPCs) what lives in each of them that is not being
+// deleted: one list call per service for its read replica sets, one per VPC for its peerings.
+void list_children(ApiClient& api, const std::string& key, const std::string& project_id, ProjectListing& listing);
+
+// What `import --project` brings in: every resource (not being deleted) of the listing the state
+// does not record, as records under their own names, VPCs first, those in another last. Throws Error listing every
 // one that cannot be brought in (a name dbform cannot use as a manifest name, a name already taken
 // in the state, two resources of one name, an attachment to a VPC the project does not list or
-// one the state records already, which another manifest declares).
+// one the state records already, which another manifest declares, and so a resource in a service
+// or VPC the state records).
 std::vector<ResourceRecord> unrecorded_resources(const ProjectListing& listing, const std::string& project_id,
                                                  const State& state, const std::string& now);
 

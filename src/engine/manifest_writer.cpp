@@ -70,10 +70,49 @@ void emit_value(YAML::Emitter& out, const std::string& key, const nlohmann::json
   }
 }
 
-const std::vector<const char*> kVpcFields = {"cidr", "region_code"};
-const std::vector<const char*> kServiceFields = {
-    "addons", "cpu_millis", "memory_gbs", "environment_tag", "region_code", "replica_count", "sync_replica_count",
-    "vpc",    "connection_pooler", "paused"};
+// How each kind is declared: its list's key (in the project, or in its parent's declaration), the
+// key of its name ("" for a peering, known by its peer VPC's id, a field of its own) and its fields.
+struct Declared {
+  ResourceKind kind;
+  const char* list;
+  const char* name_key;
+  std::vector<const char*> fields;
+};
+const std::vector<Declared> kDeclared = {
+    {ResourceKind::Vpc, "vpcs", "name", {"cidr", "region_code"}},
+    {ResourceKind::Service, "services", "name",
+     {"addons", "cpu_millis", "memory_gbs", "environment_tag", "region_code", "replica_count", "sync_replica_count",
+      "vpc", "connection_pooler", "paused"}},
+    {ResourceKind::ReplicaSet, "read_replicas", "name",
+     {"nodes", "cpu_millis", "memory_gbs", "environment_tag", "connection_pooler"}},
+    {ResourceKind::Peering, "peerings", "", {"peer_account_id", "peer_region_code", "peer_vpc_id"}},
+};
+
+// The records of `kind` in `parent` (its name; "" for a project's own), as one list under `list`.
+void emit_list(YAML::Emitter& out, const Declared& d, const std::string& parent,
+               const std::vector<ResourceRecord>& records) {
+  bool any = false;
+  for (const auto& r : records) {
+    if (r.kind != d.kind || r.parent != parent) continue;
+    if (!any) out << YAML::Key << d.list << YAML::Value << YAML::BeginSeq;
+    any = true;
+    out << YAML::BeginMap;
+    if (*d.name_key) {
+      out << YAML::Key << d.name_key << YAML::Value;
+      emit_text(out, r.name);
+    }
+    if (is_plain_id(r.id)) out << YAML::Comment("id " + r.id);
+    for (const char* key : d.fields)
+      if (auto v = r.settings.find(key); v != r.settings.end() && !v->is_null()) {
+        out << YAML::Key << key << YAML::Value;
+        emit_value(out, key, *v);
+      }
+    for (const Declared& child : kDeclared)
+      if (parent_kind(child.kind) == d.kind) emit_list(out, child, r.name, records);
+    out << YAML::EndMap;
+  }
+  if (any) out << YAML::EndSeq;
+}
 
 std::string emit(const std::string& project_id, const std::vector<ResourceRecord>& records) {
   YAML::Emitter out;
@@ -83,24 +122,8 @@ std::string emit(const std::string& project_id, const std::vector<ResourceRecord
   out << YAML::Key << "projects" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
   out << YAML::Key << "id" << YAML::Value;
   emit_text(out, project_id);
-  for (ResourceKind kind : {ResourceKind::Vpc, ResourceKind::Service}) {
-    bool any = false;
-    for (const auto& r : records) {
-      if (r.kind != kind) continue;
-      if (!any) out << YAML::Key << kind_plural(kind) << YAML::Value << YAML::BeginSeq;
-      any = true;
-      out << YAML::BeginMap << YAML::Key << "name" << YAML::Value;
-      emit_text(out, r.name);
-      if (is_plain_id(r.id)) out << YAML::Comment("id " + r.id);
-      for (const char* key : kind == ResourceKind::Vpc ? kVpcFields : kServiceFields)
-        if (auto v = r.settings.find(key); v != r.settings.end() && !v->is_null()) {
-          out << YAML::Key << key << YAML::Value;
-          emit_value(out, key, *v);
-        }
-      out << YAML::EndMap;
-    }
-    if (any) out << YAML::EndSeq;
-  }
+  for (const Declared& d : kDeclared)
+    if (!parent_kind(d.kind)) emit_list(out, d, "", records);
   out << YAML::EndMap << YAML::EndSeq << YAML::EndMap;
   if (!out.good())
     throw Error("the manifest of project " + valid_utf8(project_id) + " could not be written: " + out.GetLastError() +
@@ -110,16 +133,34 @@ std::string emit(const std::string& project_id, const std::vector<ResourceRecord
          std::string(out.c_str()) + "\n";
 }
 
-// "projects[0].services[2].cpu_millis" -> the third service emitted; "" when the path names none.
+// "projects[0].services[2].cpu_millis" -> the third service emitted (a path into one of its
+// read replica sets names the service too); "" when the path names none.
 std::string address_of_field(const std::string& field, const std::vector<ResourceRecord>& records) {
-  for (ResourceKind kind : {ResourceKind::Vpc, ResourceKind::Service}) {
-    const std::string prefix = "projects[0]." + std::string(kind_plural(kind)) + "[";
-    if (field.rfind(prefix, 0) != 0) continue;
+  for (const Declared& d : kDeclared) {
+    const std::string prefix = "projects[0]." + std::string(d.list) + "[";
+    if (parent_kind(d.kind) || field.rfind(prefix, 0) != 0) continue;
     size_t index = std::strtoul(field.c_str() + prefix.size(), nullptr, 10);
     for (const auto& r : records)
-      if (r.kind == kind && index-- == 0) return r.address;
+      if (r.kind == d.kind && index-- == 0) return r.address;
   }
   return "";
+}
+
+// Every resource the manifest declares, address -> its settings.
+std::map<std::string, nlohmann::json> declarations(const DesiredProject& project) {
+  std::map<std::string, nlohmann::json> declared;
+  const std::string& id = project.id;
+  for (const auto& v : project.vpcs) {
+    declared[resource_address(id, ResourceKind::Vpc, v.name)] = settings_json(v);
+    for (const auto& p : v.peerings)
+      declared[resource_address(id, ResourceKind::Peering, p.peer_vpc_id, v.name)] = settings_json(p);
+  }
+  for (const auto& s : project.services) {
+    declared[resource_address(id, ResourceKind::Service, s.name)] = settings_json(s);
+    for (const auto& set : s.read_replicas)
+      declared[resource_address(id, ResourceKind::ReplicaSet, set.name, s.name)] = settings_json(set);
+  }
+  return declared;
 }
 
 }  // namespace
@@ -140,12 +181,8 @@ std::string generated_manifest(const std::string& project_id, const std::vector<
     const DesiredProject* project = back.projects.size() == 1 ? &back.projects.front() : nullptr;
     if (!project || project->id != project_id)
       problems.push_back("project " + valid_utf8(project_id) + ": its id would read back otherwise");
-    std::map<std::string, nlohmann::json> declared;  // address -> settings as read back
-    if (project) {
-      for (const auto& v : project->vpcs) declared[resource_address(project_id, ResourceKind::Vpc, v.name)] = settings_json(v);
-      for (const auto& s : project->services)
-        declared[resource_address(project_id, ResourceKind::Service, s.name)] = settings_json(s);
-    }
+    const std::map<std::string, nlohmann::json> declared =
+        project ? declarations(*project) : std::map<std::string, nlohmann::json>();
     if (declared.size() != records.size())
       problems.push_back(file + ": it would declare " + std::to_string(declared.size()) + " resources, not the " +
                          std::to_string(records.size()) + " found");

@@ -648,3 +648,23 @@ TEST_CASE("manifest: aliases that expand past the cap, and input yaml-cpp would 
   load("version: 1\nprojects:\n  - id: p1\n    services:\n      - &s {name: a, cpu_millis: 1000, memory_gbs: 4}\n", diags);
   CHECK_FALSE(diags.has_errors());
 }
+
+TEST_CASE("parse_address reads the addresses resource_address makes, and nothing else") {
+  for (const auto& [project, kind, name, parent] :
+       std::vector<std::tuple<std::string, ResourceKind, std::string, std::string>>{
+           {"acme", ResourceKind::Service, "orders", ""},
+           {"acme", ResourceKind::Vpc, "main", ""},
+           {"acme", ResourceKind::ReplicaSet, "reporting", "orders"},
+           {"acme", ResourceKind::Peering, "vpc-0abc", "main"}}) {
+    const auto parts = parse_address(resource_address(project, kind, name, parent));
+    REQUIRE(parts);
+    CHECK(parts->project_id == project);
+    CHECK(parts->kind == kind);
+    CHECK(parts->name == name);
+    CHECK(parts->parent == parent);
+  }
+  for (const char* text : {"acme/services", "acme/services/orders/replicas", "acme/vpcs/main/replicas/x",
+                           "acme/services/orders/peerings/x", "acme/replicas/x", "acme/services/", "/services/x",
+                           "acme/services/a b", "acme/services/orders/replicas/r/extra"})
+    CHECK_FALSE(parse_address(text));
+}

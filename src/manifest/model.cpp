@@ -95,4 +95,25 @@ std::string resource_address(const std::string& project_id, ResourceKind kind, c
   return project_id + "/" + kind_plural(kind) + "/" + name;
 }
 
+std::optional<AddressParts> parse_address(std::string_view address) {
+  std::vector<std::string> parts;
+  for (size_t start = 0;;) {
+    const size_t slash = address.find('/', start);
+    parts.emplace_back(address.substr(start, slash == std::string_view::npos ? slash : slash - start));
+    if (slash == std::string_view::npos) break;
+    start = slash + 1;
+  }
+  if (parts.size() != 3 && parts.size() != 5) return std::nullopt;
+  for (const auto& part : parts)
+    if (!is_valid_name(part)) return std::nullopt;
+  for (const auto& k : kKinds) {
+    const auto outer = parent_kind(k.kind);
+    const bool nested = parts.size() == 5;
+    if (nested != outer.has_value() || parts[parts.size() - 2] != k.plural) continue;
+    if (nested && parts[1] != kind_plural(*outer)) continue;
+    return AddressParts{parts[0], k.kind, parts.back(), nested ? parts[2] : ""};
+  }
+  return std::nullopt;
+}
+
 }  // namespace dbform

@@ -121,4 +121,12 @@ bool is_valid_name(std::string_view s);
 std::string resource_address(const std::string& project_id, ResourceKind kind, const std::string& name,
                              const std::string& parent = "");
 
+// What a full address names; nullopt for text that is not one.
+struct AddressParts {
+  std::string project_id;
+  ResourceKind kind;
+  std::string name, parent;
+};
+std::optional<AddressParts> parse_address(std::string_view address);
+
 }  // namespace dbform

@@ -301,3 +301,128 @@ TEST_CASE("e2e: a read replica set of the declared name that the state does not 
   CHECK(sb.count(kPostSet) == 1);
   CHECK(sb.sim().all_replica_sets().size() == 1);
 }
+
+namespace {
+
+// A read replica set or peering made outside dbform, through the API (`path` under the project):
+// its id.
+std::string made_outside(Sandbox& sb, const std::string& path, const json& body) {
+  httplib::Client client("127.0.0.1", sb.port());
+  auto made = client.Post(("/public/api/v1/projects/" + kProject + path).c_str(),
+                          httplib::Headers{{"Authorization", "Bearer " + kKey}}, body.dump(), "application/json");
+  REQUIRE(made);
+  REQUIRE(made->status / 100 == 2);
+  return json::parse(made->body)["id"];
+}
+
+const json kPeerBody = {{"peer_account_id", "123456789012"}, {"peer_region_code", "us-east-1"}, {"peer_vpc_id", "vpc-0abc"}};
+const json kSetBody = {{"name", "reporting"}, {"nodes", 2}, {"cpu_millis", 1000}, {"memory_gbs", 4}};
+
+}  // namespace
+
+TEST_CASE("e2e: import ADDRESS ID records a read replica set and a peering in their recorded service and VPC") {
+  Sandbox sb;
+  apply_ok(sb, manifest({main_with({})}, {orders_with({})}));
+  const std::string service = find_resource(sb.state(), service_address("orders"))["id"];
+  const std::string vpc = find_resource(sb.state(), vpc_address("main"))["id"];
+  const std::string set_id = made_outside(sb, "/services/" + service + "/replicaSets", kSetBody);
+  const std::string peering_id = made_outside(sb, "/vpcs/" + vpc + "/peerings", kPeerBody);
+  sb.write("dbform.yaml", manifest({main_with({peering("vpc-0abc")})}, {orders_with({replica_set("reporting")})}));
+  const std::string before = sb.read("dbform.state.json");
+
+  struct Refused {
+    std::vector<std::string> args;
+    std::string says;
+  };
+  for (const auto& c : std::vector<Refused>{
+           {{"import", "reporting", "nosuchset"}, "acme-prod/services/orders has no read replica set with id nosuchset"},
+           {{"import", "acme-prod/vpcs/main/peerings/vpc-0zzz", peering_id}, "is not declared in the manifests"},
+           {{"import", "reporting", peering_id}, "has no read replica set with id"}}) {
+    RunResult r = sb.run(c.args);
+    INFO(r.describe());
+    CHECK(r.exit_code == 1);
+    CHECK(contains(r.err, c.says));
+  }
+  CHECK(sb.read("dbform.state.json") == before);
+
+  RunResult set = sb.run({"import", "reporting", set_id});
+  INFO(set.describe());
+  REQUIRE(set.exit_code == 0);
+  CHECK(contains(set.out, "shares the password of its service, acme-prod/services/orders"));
+  RunResult peer = sb.run({"import", kPeeringAddress, peering_id});
+  INFO(peer.describe());
+  REQUIRE(peer.exit_code == 0);
+  CHECK(find_resource(sb.state(), kSetAddress)["parent"] == "orders");
+  CHECK(find_resource(sb.state(), kPeeringAddress)["id"] == peering_id);
+  // Imported while it is being made: apply waits for it to be active, and creates nothing.
+  apply_ok(sb, sb.read("dbform.yaml"));
+  CHECK(find_resource(sb.state(), kSetAddress)["status"] == "active");
+  CHECK(sb.count(kPostSet) == 1);  // the one made outside
+  CHECK(sb.count(kPostPeering) == 1);
+  check_clean(sb);
+}
+
+TEST_CASE("e2e: import of a read replica set whose service the state does not record says to import the service first") {
+  Sandbox sb;
+  const std::string service = console_service(sb, {{"name", "orders"}, {"cpu_millis", "1000"}, {"memory_gbs", "4"}});
+  const std::string set_id = made_outside(sb, "/services/" + service + "/replicaSets", kSetBody);
+  sb.write("dbform.yaml", manifest({}, {orders_with({replica_set("reporting")})}));
+  RunResult r = sb.run({"import", kSetAddress, set_id});
+  INFO(r.describe());
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.err, "Import it first: `dbform import acme-prod/services/orders ID`"));
+  CHECK_FALSE(sb.exists("dbform.state.json"));
+  REQUIRE(sb.run({"import", "orders", service}).exit_code == 0);
+  REQUIRE(sb.run({"import", kSetAddress, set_id}).exit_code == 0);
+  apply_ok(sb, sb.read("dbform.yaml"));
+  CHECK(sb.count(kPostSet) == 1);
+  check_clean(sb);
+}
+
+TEST_CASE("e2e: import --project --generate declares read replica sets and peerings under their service and VPC") {
+  Sandbox sb;
+  dbform::SimResponse made = sb.sim().console_create(kProject, "vpcs", R"({"name":"main","cidr":"10.5.0.0/16","region_code":"us-east-1"})");
+  REQUIRE(made.status == 201);
+  const std::string vpc = json::parse(made.body)["id"];
+  const std::string service = console_service(sb, {{"name", "orders"}});
+  made_outside(sb, "/services/" + service + "/replicaSets", kSetBody);
+  const std::string pooled = made_outside(sb, "/services/" + service + "/replicaSets",
+                                          {{"name", "adhoc"}, {"nodes", 1}, {"cpu_millis", 500}, {"memory_gbs", 2}});
+  REQUIRE(sb.sim().console_nested("replica_sets", pooled, "enablePooler", "").status == 200);
+  made_outside(sb, "/vpcs/" + vpc + "/peerings", kPeerBody);
+  const json writes = writes_of(sb.counts());  // those made outside
+
+  RunResult r = sb.run({"import", "--project", kProject, "--generate", "imported.yaml"});
+  INFO(r.describe());
+  REQUIRE(r.exit_code == 0);
+  const std::string yaml = sb.read("imported.yaml");
+  INFO(yaml);
+  CHECK(contains(yaml, "read_replicas:"));
+  CHECK(contains(yaml, "peerings:"));
+  CHECK(contains(yaml, "peer_vpc_id: vpc-0abc"));
+  CHECK(contains(yaml, "cpu_millis: 500"));
+  for (const char* address : {"acme-prod/services/orders/replicas/reporting", "acme-prod/services/orders/replicas/adhoc",
+                              "acme-prod/vpcs/main/peerings/vpc-0abc"})
+    CHECK(contains(r.out, address));
+  CHECK(find_resource(sb.state(), "acme-prod/services/orders/replicas/adhoc")["settings"]["connection_pooler"] == true);
+  // The sets were still being made: apply waits for them, and changes nothing.
+  RunResult waited = sb.run({"apply", "-f", "imported.yaml", "--auto-approve"});
+  INFO(waited.describe());
+  CHECK(waited.exit_code == 0);
+  RunResult plan = sb.run({"plan", "-f", "imported.yaml", "--refresh", "--detailed-exitcode"});
+  INFO(plan.describe());
+  CHECK(plan.exit_code == 0);
+  CHECK(sb.state()["resources"].size() == 5);
+  CHECK(writes_of(sb.counts()) == writes);  // the API was only read
+
+  // A set added in the console to a service the state records now: declared where that service is.
+  made_outside(sb, "/services/" + service + "/replicaSets", {{"name", "late"}, {"nodes", 1}, {"cpu_millis", 500}, {"memory_gbs", 2}});
+  const std::string before = sb.read("dbform.state.json");
+  RunResult again = sb.run({"import", "--project", kProject, "--generate", "more.yaml"});
+  INFO(again.describe());
+  CHECK(again.exit_code == 1);
+  CHECK(contains(again.err, "is in acme-prod/services/orders, which the state records already: declare it under"));
+  CHECK(contains(again.err, "`dbform import acme-prod/services/orders/replicas/late "));
+  CHECK_FALSE(sb.exists("more.yaml"));
+  CHECK(sb.read("dbform.state.json") == before);
+}
