@@ -103,8 +103,9 @@ Prepared plan_now(const ApplyFlowOptions& opts, ApiSetup& api) {
   p.state_missing = !stored;
   p.state = stored ? std::move(*stored) : new_state();
   RefreshedPlan refreshed =
-      plan_refreshed(p.manifest, p.state, *p.store, {!opts.no_refresh, opts.prune}, *api.client, api.clock,
-                     opts.parallelism);
+      plan_refreshed(p.manifest, p.state, *p.store,
+                     {!opts.no_refresh, opts.prune, parse_duration_flag("--settle-window", opts.settle_window)},
+                     *api.client, api.clock, opts.parallelism);
   p.plan = std::move(refreshed.plan);
   p.preflight = std::move(refreshed.preflight);
   return p;

@@ -21,7 +21,8 @@ RefreshedPlan plan_refreshed(const Manifest& manifest, State& state, StateStore&
   auto keys = resolve_keys(manifest, projects, process_env());
   out.preflight = preflight_keys(api, projects, keys, parallelism);
   RefreshResult refreshed =
-      refresh_state(api, clock, state, projects, keys, parallelism, child_scopes(state, out.plan));
+      refresh_state(api, clock, state, projects, keys, parallelism, child_scopes(state, out.plan),
+                    settings.settle_window);
   std::set<std::string> changed(refreshed.changed.begin(), refreshed.changed.end());
   Plan plan = refreshed.changed.empty() ? std::move(out.plan) : make_plan(manifest, state, nullptr, settings.prune);
   const auto recorded = record_declared_values(state, plan);

@@ -29,6 +29,7 @@ struct RefreshedPlan {
 struct PlanSettings {
   bool refresh = false;
   bool prune = false;  // unprotected orphans are deletes (their projects are refreshed too)
+  Duration settle_window = std::chrono::seconds(30);  // how far lists may lag behind a create
 };
 
 RefreshedPlan plan_refreshed(const Manifest& manifest, State& state, StateStore& store, PlanSettings settings,

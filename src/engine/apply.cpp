@@ -678,6 +678,8 @@ class ApplyRun {
     if (!watching(item)) return;
     const ResourceRecord& rec = *state_.find(item.action->address);
     if (out.gone && ops_[item.watched].deleting) return forget(item.watched);
+    if (out.gone && type_of(rec.kind).listed_only && elapsed(item) < options_.settle_window)
+      return schedule_poll(i, rec);  // not listed yet: its list lags behind its create
     if (out.gone)
       return fail_op(item.watched, "the " + std::string(kind_noun(rec.kind)) + " " + rec.id + " no longer exists (404). Run `dbform state rm " +
                                        rec.address + "` to forget it and create it again");

@@ -271,6 +271,7 @@ const ResourceType kReplicaSetType = {
     .kind = ResourceKind::ReplicaSet,
     .has_password = false,  // it shares its service's password
     .watched = true,
+    .listed_only = true,
     .deleted_after = {},
     .unready_call = "",
     .busy_delete_hint = "",

@@ -55,6 +55,9 @@ struct ResourceType {
   // Its create, calls and delete are watched until its status shows them; else each is done
   // when its call is answered.
   bool watched = false;
+  // The API has no read of one: `get` reads its parent's list, which lags behind writes, so one
+  // just made may be missing from it for a while (the settle window) without being gone.
+  bool listed_only = false;
   // The kinds whose deletes in the same project go before this kind's (what may still use it).
   std::vector<ResourceKind> deleted_after;
   // The call after which it is not READY (a service's stop): made after everything of the run

@@ -22,8 +22,10 @@ bool same_view(const ResourceRecord& a, const ResourceRecord& b) {
 
 class Refresher {
  public:
-  Refresher(ApiClient& api, Clock& clock, State& state, const std::map<std::string, ProjectKey>& keys)
-      : api_(api), now_(format_utc(clock.wall_now())), state_(state), keys_(keys) {}
+  Refresher(ApiClient& api, Clock& clock, State& state, const std::map<std::string, ProjectKey>& keys,
+            Duration settle_window)
+      : api_(api), wall_now_(clock.wall_now()), now_(format_utc(wall_now_)), state_(state), keys_(keys),
+        settle_window_(settle_window) {}
 
   // Records what `listing` (and reads by id, for what it lacks) shows of the project's records.
   // Works on copies: nothing of the state changes unless every read succeeded.
@@ -45,6 +47,7 @@ class Refresher {
       if (auto it = listed.find(kind_name(rec.kind) + ("/" + rec.id)); it != listed.end()) read = it->second;
       else if ((by_id = type.get(api_, key, scope, rec.id)))
         read = &*by_id;  // not listed (yet?): asked by id
+      if (!read && type.listed_only && made_lately(rec)) continue;  // not listed yet: its list lags
       next.deleted_outside = !read || type.is_gone(*read);
       if (!next.deleted_outside) {
         record_answer(next, *read, now_);
@@ -56,22 +59,30 @@ class Refresher {
   }
 
  private:
+  // Created within the settle window: a lagging list may not show it yet.
+  bool made_lately(const ResourceRecord& rec) const {
+    const auto created = parse_utc(rec.created_at);
+    return created && wall_now_ - *created < settle_window_;
+  }
+
   ApiClient& api_;
+  std::chrono::system_clock::time_point wall_now_;
   std::string now_;
   State& state_;
   const std::map<std::string, ProjectKey>& keys_;
+  Duration settle_window_;
 };
 
 }  // namespace
 
 RefreshResult refresh_state(ApiClient& api, Clock& clock, State& state, const std::vector<std::string>& projects,
                             const std::map<std::string, ProjectKey>& keys, int parallelism,
-                            const std::vector<ChildScope>& children) {
+                            const std::vector<ChildScope>& children, Duration settle_window) {
   RefreshResult result;
   result.listings = list_projects(api, projects, keys, parallelism, children);
   std::vector<std::string> problems;
   for (const auto& [project, why] : result.listings.errors) problems.push_back("project " + project + ": " + why);
-  Refresher refresher(api, clock, state, keys);
+  Refresher refresher(api, clock, state, keys, settle_window);
   std::unordered_map<std::string, std::vector<size_t>> records_of;  // project -> its records
   for (size_t i = 0; i < state.resources.size(); ++i) records_of[state.resources[i].project_id].push_back(i);
   std::vector<ResourceRecord> seen;

@@ -1,8 +1,6 @@
 #include "manifest/value_reader.h"
 
-#include <ctime>
-#include <iomanip>
-#include <sstream>
+#include "util/clock.h"
 
 #include <algorithm>
 #include <cctype>
@@ -280,19 +278,7 @@ std::optional<std::string> ValueReader::utc_time(const Entry& e) {
   constexpr std::string_view expected = "a UTC time like 2026-11-01T00:00:00Z";
   auto v = scalar(e, expected);
   if (!v) return std::nullopt;
-  std::tm tm{};
-  std::istringstream in(v->text);
-  in >> std::get_time(&tm, "%Y-%m-%dT%H:%M:%SZ");
-  char canonical[32];
-  // Read back and written again: a date that does not exist (2026-02-30) is not the same text.
-  if (!in.fail() && in.peek() == EOF && v->text.size() == 20) {
-    std::tm check = tm;
-    const time_t t = timegm(&check);
-    std::tm round{};
-    if (t != -1 && gmtime_r(&t, &round) && std::strftime(canonical, sizeof canonical, "%Y-%m-%dT%H:%M:%SZ", &round) &&
-        v->text == canonical)
-      return std::move(v->text);
-  }
+  if (parse_utc(v->text)) return std::move(v->text);
   wrong(e, expected, *v);
   return std::nullopt;
 }

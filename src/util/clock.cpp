@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <ctime>
+#include <iomanip>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -48,6 +50,18 @@ std::string format_utc(std::chrono::system_clock::time_point t) {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
+}
+
+std::optional<std::chrono::system_clock::time_point> parse_utc(const std::string& text) {
+  std::tm tm{};
+  std::istringstream in(text);
+  in >> std::get_time(&tm, "%Y-%m-%dT%H:%M:%SZ");
+  if (in.fail() || in.peek() != EOF || text.size() != 20) return std::nullopt;
+  const time_t t = timegm(&tm);
+  const auto at = std::chrono::system_clock::from_time_t(t);
+  // Written again: a date that does not exist (2026-02-30) is not the same text.
+  if (t == -1 || format_utc(at) != text) return std::nullopt;
+  return at;
 }
 
 }  // namespace dbform

@@ -3,6 +3,7 @@
 // virtual time instantly, so waiting logic is tested fast and deterministically.
 #include <atomic>
 #include <chrono>
+#include <optional>
 #include <mutex>
 
 namespace dbform {
@@ -48,5 +49,7 @@ class FakeClock : public Clock {
 
 // "2026-11-22T10:00:00Z"
 std::string format_utc(std::chrono::system_clock::time_point t);
+// The moment format_utc wrote; nullopt for other text, or a date that does not exist.
+std::optional<std::chrono::system_clock::time_point> parse_utc(const std::string& text);
 
 }  // namespace dbform

@@ -264,3 +264,74 @@ TEST_CASE("e2e: applies of renames, pauses and forks killed with SIGKILL at rand
   CHECK(total.created == 0);
   CHECK(total.disagreeing == 0);
 }
+
+namespace {
+
+// One trial of resources in resources: 3 services with a read replica set each and a VPC with 2
+// peerings, applied by runs killed at random moments, then one let finish.
+UpdateTrialOutcome run_nested_trial(unsigned seed, std::mt19937& rng) {
+  auto config = default_sim_config();
+  config.seed = seed;
+  config.queued_delay = dbform::Duration(100);
+  config.configuring_delay = dbform::Duration(200);
+  config.faults.latency = dbform::Duration(30);
+  Sandbox sb(config);
+  std::string vpc = vpc_yaml("net") + "        peerings:\n";
+  for (const char* peer : {"vpc-0aaa", "vpc-0bbb"})
+    vpc += "          - peer_account_id: \"123456789012\"\n            peer_region_code: us-east-1\n"
+           "            peer_vpc_id: " + std::string(peer) + "\n";
+  std::vector<std::string> services;
+  for (const char* name : {"s1", "s2", "s3"})
+    services.push_back(service_yaml(name) +
+                       "        read_replicas:\n          - name: r\n            nodes: 1\n"
+                       "            cpu_millis: 1000\n            memory_gbs: 4\n");
+  sb.write("dbform.yaml", manifest({vpc}, services));
+  UpdateTrialOutcome outcome;
+  // About 1.2 s: the services' creates and watches, the sets' and peerings' creates, the sets' watches.
+  for (int kill = 0; kill < 2; ++kill) outcome.killed_mid_run += kill_an_apply(sb, rng, 1200, seed);
+  RunResult last = sb.apply();
+  INFO("seed " << seed << ": " << last.describe());
+  REQUIRE(last.exit_code == 0);
+
+  const json sets = sb.sim().all_replica_sets(), peerings = sb.sim().all_peerings();
+  outcome.created = static_cast<int>(sb.sim().all_services().size() - 3 + sets.size() - 3 + peerings.size() - 2);
+  const json state = sb.state();
+  auto recorded = [&](const std::string& address, const json& listed, const char* id_key) {
+    const json rec = find_resource(state, address);
+    for (const auto& l : listed)
+      if (rec.is_object() && rec["id"] == l[id_key]) return true;
+    WARN("seed " << seed << ": " << address << " is not recorded as listed: " << rec.dump());
+    return false;
+  };
+  for (const char* name : {"s1", "s2", "s3"}) {
+    const json rec = find_resource(state, service_address(name) + "/replicas/r");
+    outcome.disagreeing += !recorded(service_address(name) + "/replicas/r", sets, "id") || rec["status"] != "active";
+  }
+  for (const char* peer : {"vpc-0aaa", "vpc-0bbb"})
+    outcome.disagreeing += !recorded(vpc_address("net") + "/peerings/" + peer, peerings, "id");
+  RunResult plan = sb.run({"plan", "--refresh", "--detailed-exitcode"});
+  INFO(plan.describe());
+  CHECK(plan.exit_code == 0);
+  return outcome;
+}
+
+}  // namespace
+
+TEST_CASE("e2e: applies of read replica sets and peerings killed with SIGKILL at random moments make each once") {
+  const int trials = env_int("DBFORM_KILL_RUNS", 20) / 4;
+  const unsigned seed = static_cast<unsigned>(env_int("DBFORM_KILL_SEED", 20261122));
+  std::mt19937 rng(seed + 3);
+  UpdateTrialOutcome total;
+  for (int i = 0; i < trials; ++i) {
+    UpdateTrialOutcome t = run_nested_trial(seed + static_cast<unsigned>(i), rng);
+    total.killed_mid_run += t.killed_mid_run;
+    total.created += t.created;
+    total.disagreeing += t.disagreeing;
+  }
+  WARN("nested kill test (seed " << seed << "): " << trials << " trials, " << 2 * trials << " SIGKILLs of which "
+                                 << total.killed_mid_run << " hit a running apply; " << total.created
+                                 << " resources made twice, " << total.disagreeing << " not recorded as they are");
+  CHECK(total.killed_mid_run >= trials);
+  CHECK(total.created == 0);
+  CHECK(total.disagreeing == 0);
+}

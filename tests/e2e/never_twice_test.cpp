@@ -225,3 +225,39 @@ TEST_CASE("e2e: never twice: SIGTERM ends a long Retry-After wait at once") {
   CHECK(contains(r.err, "stopped instead of trying again"));
   CHECK(sb.count(kPostService) == 0);
 }
+
+TEST_CASE("e2e: never twice: read replica sets and peerings through lost answers on kept-alive connections and late-listed 504s") {
+  struct Faults {
+    int lose_every, gateway_every, lag_ms;
+    const char* fault;
+  };
+  const Faults f = GENERATE(Faults{2, 0, 0, "answer lost before its first byte"},
+                            Faults{0, 2, 3000, "504 after the create was committed"});
+  auto config = default_sim_config();
+  config.faults.lose_answer_every = f.lose_every;
+  config.faults.gateway_timeout_every = f.gateway_every;
+  config.faults.list_lag = dbform::Duration(f.lag_ms);
+  Sandbox sb(config);
+  std::string vpc = vpc_yaml("net") + "        peerings:\n";
+  for (const char* peer : {"vpc-0aaa", "vpc-0bbb", "vpc-0ccc"})
+    vpc += "          - peer_account_id: \"123456789012\"\n            peer_region_code: us-east-1\n"
+           "            peer_vpc_id: " + std::string(peer) + "\n";
+  std::string orders = service_yaml("orders") + "        read_replicas:\n";
+  for (const char* set : {"r1", "r2", "r3", "r4"})
+    orders += "          - name: " + std::string(set) + "\n            nodes: 1\n            cpu_millis: 1000\n"
+              "            memory_gbs: 4\n";
+  sb.write("dbform.yaml", manifest({vpc}, {orders}));
+  RunResult r = sb.apply({"--parallelism", "3"});
+  INFO(r.describe() << "\ncounts: " << sb.counts().dump());
+  REQUIRE(r.exit_code == 0);
+  CHECK(fault_count(sb, f.fault) == 4);  // of 9 creates: the VPC, the service, 4 sets, 3 peerings
+  CHECK(sb.count("POST /projects/{project_id}/services/{service_id}/replicaSets") == 4);
+  CHECK(sb.count("POST /projects/{project_id}/vpcs/{vpc_id}/peerings") == 3);
+  CHECK(sb.sim().all_replica_sets().size() == 4);
+  CHECK(sb.sim().all_peerings().size() == 3);
+  for (const auto& set : sb.sim().all_replica_sets())
+    CHECK(find_resource(sb.state(), service_address("orders") + "/replicas/" + set["name"].get<std::string>())["id"] == set["id"]);
+  RunResult plan = sb.run({"plan", "--refresh", "--detailed-exitcode"});
+  INFO(plan.describe());
+  CHECK(plan.exit_code == 0);
+}
