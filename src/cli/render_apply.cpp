@@ -12,12 +12,12 @@ namespace dbform::cli {
 
 namespace {
 
-// One row per service with an endpoint, in aligned columns: address, host:port, status.
+// One row per resource with an endpoint (services, read replica sets), in aligned columns:
+// address, host:port, status.
 void print_endpoints(const Plan& plan, const State& state, std::ostream& out) {
   std::vector<std::array<std::string, 3>> rows;
   for (const auto& a : plan.actions) {
-    if (a.kind != ResourceKind::Service || a.action == Action::Orphan || a.action == Action::Conflict ||
-        a.action == Action::Delete)
+    if (a.action == Action::Orphan || a.action == Action::Conflict || a.action == Action::Delete)
       continue;
     const ResourceRecord* r = state.find(a.address);
     if (!r || r->endpoint_host.empty()) continue;

@@ -88,6 +88,8 @@ TEST_CASE("e2e: read replica sets are created once their service is READY, with 
   REQUIRE(rec.is_object());
   CHECK(rec["kind"] == "replica_set");
   CHECK(rec["parent"] == "orders");
+  // The apply's endpoints table lists the sets beside their service.
+  CHECK(contains(r.out, "  " + kSetAddress + "  " + rec["endpoint"]["host"].get<std::string>() + ":"));
   CHECK(rec["status"] == "active");
   CHECK_FALSE(rec["id"].get<std::string>().empty());
   CHECK(rec["endpoint"].is_object());
