@@ -8,7 +8,9 @@ namespace dbform::cli {
 
 struct ApplyFlowOptions {
   ManifestOptions manifests;
-  bool manifests_given = false;  // -f was on the command line (refused together with a plan file)
+  // -f, --target, --prune, --max-deletes or --no-refresh on the command line: refused with a plan
+  // file, which was made with its own.
+  std::vector<std::string> planning_flags_given;
   StateOptions state;
   std::string plan_file;  // a plan saved by `plan --out`: applied exactly as saved, without asking
   bool json = false;      // one JSON object per line on stdout (render_events.h)
@@ -17,8 +19,7 @@ struct ApplyFlowOptions {
   std::string wait_timeout = "30m";
   std::string poll_interval;  // "" = the adaptive default of PollSchedule
   bool no_wait = false;
-  bool no_refresh = false;  // plan from the state alone (the engine's name guard still runs)
-  bool prune = false;       // orphans that are not protected are deleted
+  PlanningOptions planning;  // without a plan file: how the plan is made
   std::string settle_window = "30s";
 };
 

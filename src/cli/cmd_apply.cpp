@@ -69,8 +69,10 @@ ApplyOptions engine_options(const ApplyFlowOptions& opts) {
   if (!opts.plan_file.empty() && !duration_unit_hint(opts.plan_file).empty() && !fs::exists(opts.plan_file))
     throw UsageError("`" + opts.plan_file + "` is not a plan file: a duration is one word, without a space (write "
                      "e.g. --wait-timeout 10m)");
-  if (!opts.plan_file.empty() && opts.manifests_given)
-    throw UsageError("a saved plan names the manifests it was made from: apply " + opts.plan_file + " without -f");
+  if (!opts.plan_file.empty() && !opts.planning_flags_given.empty())
+    throw UsageError("a saved plan was made with its own manifests, targets, --prune and --max-deletes: apply " +
+                     opts.plan_file + " without " + join(opts.planning_flags_given, ", ") +
+                     ", or make a new plan with them");
   ApplyOptions e;
   e.parallelism = opts.parallelism;
   e.wait_timeout = parse_duration_flag("--wait-timeout", opts.wait_timeout);
@@ -103,8 +105,7 @@ Prepared plan_now(const ApplyFlowOptions& opts, ApiSetup& api) {
   p.state_missing = !stored;
   p.state = stored ? std::move(*stored) : new_state();
   RefreshedPlan refreshed =
-      plan_refreshed(p.manifest, p.state, *p.store,
-                     {!opts.no_refresh, opts.prune, parse_duration_flag("--settle-window", opts.settle_window)},
+      plan_refreshed(p.manifest, p.state, *p.store, planning_settings(opts.planning, parse_duration_flag("--settle-window", opts.settle_window)),
                      *api.client, api.clock, opts.parallelism);
   p.plan = std::move(refreshed.plan);
   p.preflight = std::move(refreshed.preflight);
@@ -115,10 +116,8 @@ Prepared plan_now(const ApplyFlowOptions& opts, ApiSetup& api) {
 // made from; refused otherwise, before anything is sent or written.
 Prepared load_saved_plan(const ApplyFlowOptions& opts) {
   const std::string& file = opts.plan_file;
-  // Bounded before it is parsed: a plan holds no more than the state it was made from.
-  auto text = read_file_if_exists(file, Links::Follow, kMaxStateBytes);
-  if (!text) throw UsageError("there is no plan file " + file + ". Make one with `dbform plan --out " + file + "`");
-  PlanDocument saved = parse_plan_document(*text, file);
+  PlanDocument saved = read_plan_file(file);
+  limit_deletes(saved.plan);  // a plan file edited to delete more than its limit has conflicts now
   if (saved.plan.summary.conflict)
     throw UsageError(file + " has " + std::to_string(saved.plan.summary.conflict) +
                      " conflict(s), so nothing in it can be applied. Resolve them and run `dbform plan --out " + file +
@@ -131,8 +130,11 @@ Prepared load_saved_plan(const ApplyFlowOptions& opts) {
   p.lock = p.store->lock("apply", lock_timeout(opts.state));
   auto stored = p.store->read();
   p.state = stored ? std::move(*stored) : new_state();  // `stored` stays engaged, its state moved out
+  PlanSettings as_saved{false, saved.plan.prune};
+  as_saved.max_deletes = saved.plan.max_deletes;
+  as_saved.targets = saved.plan.targets;
   auto problems = saved_plan_problems(saved, p.manifest, stored ? &p.state : nullptr,
-                                      make_plan(p.manifest, p.state, nullptr, saved.plan.prune));
+                                      plan_of(p.manifest, p.state, as_saved));
   if (!problems.empty())
     throw UsageError("the saved plan " + file + " is stale, nothing was changed:\n  " + join(problems, "\n  ") +
                      "\nRun `dbform plan --out " + file + "` again, review the new plan and apply that one");
@@ -202,19 +204,15 @@ void add_apply_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--wait-timeout", opts->wait_timeout, "how long each service may take to be READY (default 30m)");
   cmd->add_option("--poll-interval", opts->poll_interval, "pause between status checks (default: 1s for the first minute of a wait, then slowly up to 10s)");
   cmd->add_flag("--no-wait", opts->no_wait, "record the creates and return without waiting for READY");
-  cmd->add_flag("--no-refresh", opts->no_refresh,
-                "plan from the state alone, without listing what exists (the names are still checked before creating)");
-  cmd->add_flag("--refresh", [opts](std::int64_t) { opts->no_refresh = false; },
-                "list what exists before planning (the default)");
-  cmd->add_flag("--prune", opts->prune,
-                "delete what is recorded but no longer declared (never what is protected); without it nothing is "
-                "ever deleted");
+  add_planning_options(*cmd, opts->planning);
   cmd->add_option("--settle-window", opts->settle_window,
                   "after a create whose outcome is unknown, how long lookups by name go on before it may be sent "
                   "again (default 30s)");
   add_no_color_flag(*cmd);
   cmd->callback([opts, cmd, &exit_code] {
-    opts->manifests_given = cmd->count("--file") > 0;
+    opts->planning_flags_given.clear();
+    for (const char* flag : {"--file", "--target", "--prune", "--max-deletes", "--no-refresh"})
+      if (cmd->count(flag) > 0) opts->planning_flags_given.push_back(flag == std::string("--file") ? "-f" : flag);
     exit_code = run_apply(*opts, std::cout);
   });
 }

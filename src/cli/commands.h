@@ -7,6 +7,7 @@ namespace dbform::cli {
 
 void add_validate_command(CLI::App& app, int& exit_code);
 void add_plan_command(CLI::App& app, int& exit_code);
+void add_show_command(CLI::App& app, int& exit_code);
 void add_apply_command(CLI::App& app, int& exit_code);
 void add_output_command(CLI::App& app, int& exit_code);
 void add_import_command(CLI::App& app, int& exit_code);

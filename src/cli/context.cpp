@@ -52,6 +52,24 @@ void add_state_options(CLI::App& cmd, StateOptions& opts, bool with_lock_timeout
     cmd.add_option("--lock-timeout", opts.lock_timeout, "wait this long for another run's lock (default 0s)");
 }
 
+void add_planning_options(CLI::App& cmd, PlanningOptions& opts) {
+  cmd.add_flag("--no-refresh", opts.no_refresh,
+               "plan from the state alone, without listing what exists (needs no API key; apply still checks every "
+               "name before it creates anything)");
+  cmd.add_flag("--refresh", [&opts](std::int64_t) { opts.no_refresh = false; },
+               "list what exists first and plan against it (the default)");
+  cmd.add_flag("--prune",
+               opts.prune, "delete what is recorded but no longer declared (never what is protected); without it "
+                           "nothing is ever deleted");
+  cmd.add_option("--max-deletes", opts.max_deletes,
+                 "the most deletes (replacements included) one plan may make; beyond it none is made (default 3)")
+      ->check(CLI::NonNegativeNumber);
+  cmd.add_option("--target", opts.targets,
+                 "only this resource (an address, KIND/NAME or NAME) and what it needs; repeat for more")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+}
+
 Manifest load_manifests_or_throw(const ManifestOptions& opts, std::vector<Diagnostic>* warnings) {
   Diagnostics diags;
   Manifest m = load_manifests(opts.files, process_env(), diags);

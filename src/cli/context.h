@@ -9,6 +9,7 @@
 
 #include "api/client.h"
 #include "manifest/model.h"
+#include "plan/model.h"
 #include "state/store.h"
 #include "util/clock.h"
 
@@ -30,6 +31,16 @@ struct StateOptions {
   std::string lock_timeout = "0s";
 };
 void add_state_options(CLI::App& cmd, StateOptions& opts, bool with_lock_timeout);
+
+// What plan and apply plan with (SPEC section 4).
+struct PlanningOptions {
+  bool no_refresh = false;  // plan from the state alone, with no API key
+  bool prune = false;       // unprotected orphans are deletes
+  int max_deletes = kDefaultMaxDeletes;
+  std::vector<std::string> targets;
+};
+// --no-refresh (and --refresh, the default), --prune, --max-deletes N, --target ADDRESS...
+void add_planning_options(CLI::App& cmd, PlanningOptions& opts);
 
 // Loads and validates; prints every diagnostic to stderr and throws UsageError if any is an error.
 // The warnings are also handed to `warnings` when given (the JSON and markdown plans carry them).

@@ -118,6 +118,7 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   dbform::cli::add_validate_command(app, exit_code);
   dbform::cli::add_plan_command(app, exit_code);
+  dbform::cli::add_show_command(app, exit_code);
   dbform::cli::add_apply_command(app, exit_code);
   dbform::cli::add_output_command(app, exit_code);
   dbform::cli::add_import_command(app, exit_code);

@@ -2,15 +2,29 @@
 
 #include <set>
 
+#include "cli/address.h"
 #include "engine/refresh.h"
+#include "engine/targets.h"
 #include "plan/differ.h"
 #include "util/env.h"
 
 namespace dbform::cli {
 
+PlanSettings planning_settings(const PlanningOptions& opts, Duration settle_window) {
+  return {!opts.no_refresh, opts.prune, settle_window, opts.max_deletes, opts.targets};
+}
+
+Plan plan_of(const Manifest& manifest, const State& state, const PlanSettings& settings, const Namesakes* namesakes) {
+  Plan plan = make_plan(manifest, state, namesakes, settings.prune);
+  limit_to_targets(plan, planned_addresses(plan, settings.targets));
+  plan.max_deletes = settings.max_deletes;
+  limit_deletes(plan);
+  return plan;
+}
+
 RefreshedPlan plan_refreshed(const Manifest& manifest, State& state, StateStore& store, PlanSettings settings,
                              ApiClient& api, Clock& clock, int parallelism) {
-  RefreshedPlan out{make_plan(manifest, state, nullptr, settings.prune), std::nullopt};
+  RefreshedPlan out{plan_of(manifest, state, settings), std::nullopt};
   if (!settings.refresh) return out;
   std::vector<std::string> projects;
   std::set<std::string> seen;
@@ -24,7 +38,7 @@ RefreshedPlan plan_refreshed(const Manifest& manifest, State& state, StateStore&
       refresh_state(api, clock, state, projects, keys, parallelism, child_scopes(state, out.plan),
                     settings.settle_window);
   std::set<std::string> changed(refreshed.changed.begin(), refreshed.changed.end());
-  Plan plan = refreshed.changed.empty() ? std::move(out.plan) : make_plan(manifest, state, nullptr, settings.prune);
+  Plan plan = refreshed.changed.empty() ? std::move(out.plan) : plan_of(manifest, state, settings);
   const auto recorded = record_declared_values(state, plan);
   changed.insert(recorded.begin(), recorded.end());
   try {
@@ -39,10 +53,10 @@ RefreshedPlan plan_refreshed(const Manifest& manifest, State& state, StateStore&
   // Planned again only where the state changed, or a name is taken: each plan of thousands of
   // resources costs tens of milliseconds. A plan made before the write names the serial it is
   // for: the one written.
-  if (!recorded.empty()) plan = make_plan(manifest, state, nullptr, settings.prune);
+  if (!recorded.empty()) plan = plan_of(manifest, state, settings);
   plan.state_serial = state.serial;
   const Namesakes namesakes = namesakes_in(plan, refreshed.listings);
-  out.plan = namesakes.empty() ? std::move(plan) : make_plan(manifest, state, &namesakes, settings.prune);
+  out.plan = namesakes.empty() ? std::move(plan) : plan_of(manifest, state, settings, &namesakes);
   return out;
 }
 

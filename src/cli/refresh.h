@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "api/client.h"
+#include "cli/context.h"
 #include "engine/apply.h"
 #include "manifest/model.h"
 #include "plan/model.h"
@@ -21,17 +22,26 @@ struct RefreshedPlan {
   std::optional<std::vector<PreflightPass>> preflight;
 };
 
-// Without `refresh`, the plan of the state alone. Otherwise the keys of the declared projects (and
-// with `prune` those of the orphans) are
-// preflighted, each project is listed (one call per kind), what it shows is recorded in `state`
-// (and written through `store`, whose lock the caller holds), and the plan is made against it.
-// Throws Error when a key or a read fails, before anything is written.
 struct PlanSettings {
   bool refresh = false;
   bool prune = false;  // unprotected orphans are deletes (their projects are refreshed too)
   Duration settle_window = std::chrono::seconds(30);  // how far lists may lag behind a create
+  int max_deletes = kDefaultMaxDeletes;  // the blast radius: beyond it, deletes are conflicts
+  std::vector<std::string> targets;      // --target, as given: "" for every resource
 };
 
+// The settings of the command line's planning options.
+PlanSettings planning_settings(const PlanningOptions& opts, Duration settle_window = std::chrono::seconds(30));
+
+// The plan of the manifests against `state` as it is (with `namesakes` found by a refresh), with
+// the settings' targets and blast radius. Throws UsageError for a target it does not have.
+Plan plan_of(const Manifest& manifest, const State& state, const PlanSettings& settings,
+             const Namesakes* namesakes = nullptr);
+
+// Without `refresh`, plan_of the state alone. Otherwise the keys of the planned projects (and with
+// `prune` those of the orphans) are preflighted, each project is listed (one call per kind), what
+// it shows is recorded in `state` (and written through `store`, whose lock the caller holds), and
+// the plan is made against it. Throws Error when a key or a read fails, before anything is written.
 RefreshedPlan plan_refreshed(const Manifest& manifest, State& state, StateStore& store, PlanSettings settings,
                              ApiClient& api, Clock& clock, int parallelism = 10);
 

@@ -198,8 +198,11 @@ std::vector<std::string> list_items(const Plan& plan, Action which) {
   for (const auto& a : plan.actions) {
     if (a.action != which) continue;
     std::string id = a.resource_id.empty() ? "" : " (id " + code(a.resource_id) + ")";
-    std::string what = which == Action::Conflict ? changes_text(a) + ". " : "";
-    items.push_back("- " + code(a.address) + id + ": " + what + md(a.reason) + "\n");
+    std::vector<std::string> parts;
+    if (const std::string changes = which == Action::Conflict ? changes_text(a) : ""; !changes.empty())
+      parts.push_back(changes);
+    if (!a.reason.empty()) parts.push_back(md(a.reason));
+    items.push_back("- " + code(a.address) + id + (parts.empty() ? "" : ": " + join(parts, ". ")) + "\n");
   }
   return items;
 }
@@ -266,12 +269,16 @@ std::string render_plan_markdown(const PlanDocument& doc, size_t limit) {
   const PlanSummary& s = plan.summary;
   Comment c(limit);
   c.add(std::string(kMarkdownMarker) + "\n" + heading(s) + "\n\n" + counts_table(s));
-  if (s.del && !s.conflict)
-    c.add("\n> [!CAUTION]\n> Applying this plan **deletes " + count(s.del, "resource", "resources") +
-          "** and the data in them (listed below). Only `--prune` plans deletes; protected resources are never "
-          "among them.\n");
+  if (!plan.targets.empty())
+    c.add("\n> [!NOTE]\n> A partial plan (`--target`): only " + md(join(plan.targets, ", ")) +
+          " and what they need. Other changes may be pending.\n");
+  if (s.del + s.replace && !s.conflict)
+    c.add("\n> [!CAUTION]\n> Applying this plan **deletes " + count(s.del + s.replace, "resource", "resources") +
+          (s.replace ? " (" + count(s.replace, "replacement", "replacements") + ")" : "") + "** and " +
+          (s.del + s.replace == 1 ? "the data in it" : "the data in them") +
+          " (listed below). Only `--prune` plans deletes; protected resources are never among them.\n");
   if (s.conflict)
-    c.add("\n> [!CAUTION]\n> " + count(s.conflict, "resource is", "resources are") +
+    c.add("\n> [!CAUTION]\n> " + count(s.conflict, "resource", "resources") +
           " cannot be applied as declared (see why below), so nothing is applied until every conflict is "
           "resolved.\n");
   else if (!s.has_changes())
@@ -281,6 +288,8 @@ std::string render_plan_markdown(const PlanDocument& doc, size_t limit) {
   c.section("\n#### Warnings\n\n", warnings, "", "warnings", [](size_t n) { return "- *" + std::to_string(n) + " more*\n"; });
   c.section("\n#### Deletes\n\n", list_items(plan, Action::Delete), "", "deletes",
             [](size_t n) { return "- *" + std::to_string(n) + " more deletes*\n"; });
+  c.section("\n#### Replacements: deleted, then created again\n\n", list_items(plan, Action::Replace), "",
+            "replacements", [](size_t n) { return "- *" + std::to_string(n) + " more replacements*\n"; });
   c.section("\n#### Conflicts\n\n", list_items(plan, Action::Conflict), "", "conflicts",
             [](size_t n) { return "- *" + std::to_string(n) + " more conflicts*\n"; });
   c.section("\n#### Orphans: recorded, no longer declared, kept\n\n", list_items(plan, Action::Orphan), "", "orphans",

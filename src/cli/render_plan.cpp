@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "util/json_limits.h"
+#include "util/text.h"
 
 namespace dbform::cli {
 
@@ -44,7 +45,11 @@ void render_action(std::string& out, const PlannedAction& a, const Terminal& t) 
     case Action::Create:
       out += "  # " + a.address + " will be created\n";
       out += paint(t, kGreen, "  + " + what) + " {\n";
-      render_settings(out, a.after, paint(t, kGreen, "+"));
+      {
+        nlohmann::json shown = a.after;  // protection is the state's, not a setting of the API's
+        if (a.deletion_protection && shown.is_object()) shown["deletion_protection"] = true;
+        render_settings(out, shown, paint(t, kGreen, "+"));
+      }
       out += "    }\n";
       render_calls(out, a, "then, once it is READY");
       if (!a.reason.empty()) out += "      " + a.reason + "\n";
@@ -92,7 +97,7 @@ void render_action(std::string& out, const PlannedAction& a, const Terminal& t) 
       break;
     case Action::Orphan:
       out += "  # " + a.address + id + " is recorded but no longer declared\n";
-      out += paint(t, kDim, "  - " + what) + ": kept (orphan). " + a.reason + "\n";
+      out += paint(t, kDim, "  - " + what) + ": " + a.reason + "\n";
       break;
     case Action::NoOp:
       if (a.reason.empty()) return;
@@ -127,6 +132,9 @@ std::string plan_summary_line(const PlanSummary& s) {
 
 std::string render_plan_text(const Plan& plan, const Terminal& term) {
   std::string out;
+  if (!plan.targets.empty())
+    out += paint(term, kYellow, "A partial plan (--target): only " + join(plan.targets, ", ") +
+                                    " and what they need. Other changes may be pending.") + "\n\n";
   if (plan.summary.has_changes() || plan.summary.conflict || plan.summary.orphan) {
     out += "dbform compared the manifests with the state:\n\n";
     for (const auto& a : plan.actions) render_action(out, a, term);

@@ -27,7 +27,8 @@ std::map<std::string, ProjectKey> resolve_keys(const Manifest& manifest, const s
     if (!found) missing.push_back("project `" + id + "`: none of " + join(candidates, ", ") + " is set");
   }
   if (!missing.empty())
-    throw Error("no API key for " + std::to_string(missing.size()) + " project(s):\n  " + join(missing, "\n  "));
+    throw MissingKeyError("no API key for " + std::to_string(missing.size()) + " project(s):\n  " +
+                          join(missing, "\n  "));
   return keys;
 }
 

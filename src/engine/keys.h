@@ -5,12 +5,19 @@
 
 #include "manifest/model.h"
 #include "util/env.h"
+#include "util/error.h"
 
 namespace dbform {
 
 struct ProjectKey {
   std::string key;
   std::string variable;  // where it came from, for messages (never the key itself)
+};
+
+// No key is set for a project that needs one.
+class MissingKeyError : public Error {
+ public:
+  using Error::Error;
 };
 
 // project id -> key, for the given projects. A project's key comes from its api_key_env variable,

@@ -392,8 +392,9 @@ PlannedAction plan_undeclared(const ResourceRecord& rec, bool prune) {
     a.reason = rec.deleted_outside
                    ? "recorded but no longer declared, and deleted outside dbform. Run `dbform state rm " +
                          rec.address + "` to forget it"
-                   : std::string("recorded but no longer declared: kept") +
-                         (rec.deletion_protection ? " (protected)" : "; `--prune` deletes it") +
+                   : std::string("kept") +
+                         (rec.deletion_protection ? " (protected: `--prune` does not delete it)"
+                                                  : "; `--prune` deletes it") +
                          ". Declare it again, or run `dbform state rm " + rec.address + "` to forget it";
   }
   return a;
@@ -530,6 +531,24 @@ Plan make_plan(const Manifest& manifest, const State& recorded, const Namesakes*
     if (!declared.count(rec.address)) plan.actions.push_back(plan_undeclared(rec, prune));
   plan.summary = summarize(plan.actions);
   return plan;
+}
+
+void limit_deletes(Plan& plan) {
+  const auto destroyed = std::count_if(plan.actions.begin(), plan.actions.end(), [](const PlannedAction& a) {
+    return a.action == Action::Delete || a.action == Action::Replace;
+  });
+  if (destroyed <= plan.max_deletes) return;
+  const std::string count = std::to_string(destroyed);
+  const std::string why = "the plan's " + count + " deletes (replacements included) are more than --max-deletes " +
+                          std::to_string(plan.max_deletes) +
+                          " allows, so none is made. If a manifest file or a project's declarations went missing, "
+                          "restore them; if all " + count + " deletes are meant, plan again with --max-deletes " + count;
+  for (auto& a : plan.actions) {
+    if (a.action != Action::Delete && a.action != Action::Replace) continue;
+    a.reason = std::string(a.action == Action::Delete ? "would be deleted" : "would be replaced") + ", but " + why;
+    a.action = Action::Conflict;
+  }
+  plan.summary = summarize(plan.actions);
 }
 
 }  // namespace dbform

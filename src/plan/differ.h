@@ -11,6 +11,11 @@ namespace dbform {
 Plan make_plan(const Manifest& manifest, const State& state, const Namesakes* namesakes = nullptr,
                bool prune = false);
 
+// The blast radius (SPEC section 3): when the plan's deletes and replacements outnumber
+// `plan.max_deletes`, each of them becomes a conflict naming them all and the flag, so that the
+// plan deletes nothing. Recounts the summary.
+void limit_deletes(Plan& plan);
+
 // The declared settings a create brings about: without those set by calls after it (vpc,
 // connection_pooler, sync_replica_count, paused), unless a new service has them already (running,
 // no synchronous replicas). What a new record's settings are until those calls are made.

@@ -79,6 +79,8 @@ struct PlanSummary {
 // The counts of each action.
 PlanSummary summarize(const std::vector<PlannedAction>& actions);
 
+inline constexpr int kDefaultMaxDeletes = 3;
+
 struct Plan {
   // Per project in manifest order; within a project VPCs before services; orphans last. The
   // engine orders the calls: VPC creates, service creates, then updates and attachments.
@@ -88,6 +90,10 @@ struct Plan {
   long long state_serial = 0;
   std::string manifest_digest;
   bool prune = false;  // made with --prune: unprotected orphans are deletes
+  // The most deletes (replacements included) it may make: beyond it, each is a conflict.
+  int max_deletes = kDefaultMaxDeletes;
+  // Made with --target: only these addresses and what they need; empty: every declared resource.
+  std::vector<std::string> targets;
 };
 
 }  // namespace dbform

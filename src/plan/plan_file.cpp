@@ -1,5 +1,7 @@
 #include "plan/plan_file.h"
 
+#include "util/atomic_file.h"
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -240,6 +242,8 @@ ordered_json plan_document_json(const PlanDocument& doc) {
       {"manifests", {{"paths", doc.manifest_paths}, {"files", doc.manifest_files}, {"digest", p.manifest_digest}}},
       {"state", {{"lineage", p.state_lineage.empty() ? ordered_json() : ordered_json(p.state_lineage)}, {"serial", p.state_serial}}},
       {"prune", p.prune},
+      {"max_deletes", p.max_deletes},
+      {"targets", p.targets},
       {"summary", plan_summary_json(p.summary)},
       {"actions", plan_actions_json(p)},
       {"diagnostics", std::move(diagnostics)},
@@ -269,12 +273,21 @@ PlanDocument parse_plan_document(const std::string& text, const std::string& sou
   doc.plan.state_lineage = state.str("lineage");
   doc.plan.state_serial = state.integer("serial");
   doc.plan.prune = r.any("prune") == true;
+  if (r.any("max_deletes").is_number_integer()) doc.plan.max_deletes = static_cast<int>(r.integer("max_deletes"));
+  if (r.any("targets").is_array()) doc.plan.targets = r.strings("targets");
   for (size_t i = 0; i < r.array("actions").size(); ++i) doc.plan.actions.push_back(read_action(r.item("actions", i)));
   for (size_t i = 0; i < r.array("diagnostics").size(); ++i)
     doc.diagnostics.push_back(read_diagnostic(r.item("diagnostics", i)));
   // The counts follow from the actions; recomputing them means a hand-edited summary cannot lie.
   doc.plan.summary = summarize(doc.plan.actions);
   return doc;
+}
+
+PlanDocument read_plan_file(const std::string& path) {
+  // Bounded before it is parsed: a plan holds no more than the state it was made from.
+  auto text = read_file_if_exists(path, Links::Follow, kMaxStateBytes);
+  if (!text) throw UsageError("there is no plan file " + path + ". Make one with `dbform plan --out " + path + "`");
+  return parse_plan_document(*text, path);
 }
 
 std::vector<std::string> saved_plan_problems(const PlanDocument& saved, const Manifest& manifest, const State* stored,

@@ -36,6 +36,10 @@ nlohmann::ordered_json plan_summary_json(const PlanSummary& summary);
 
 // Parses a document written by plan_document_json. Throws UsageError naming `source` and the bad
 // field for anything that is not a plan document of a version this build reads.
+// The plan file at `path` (bounded in size, as a state is), parsed. Throws UsageError when there is
+// none, or it is not one.
+PlanDocument read_plan_file(const std::string& path);
+
 PlanDocument parse_plan_document(const std::string& text, const std::string& source);
 
 // Why a saved plan may no longer be applied, one reason each; empty when it still holds.

@@ -49,7 +49,7 @@ void make_every_action(Sandbox& sb) {
 TEST_CASE("e2e: plan --format json is one versioned document on stdout, also with --out") {
   Sandbox sb;
   make_every_action(sb);
-  RunResult r = sb.run({"plan", "--format", "json", "--out", "tfplan"});
+  RunResult r = sb.run({"plan", "--no-refresh", "--format", "json", "--out", "tfplan"});
   INFO(r.describe());
   CHECK(r.exit_code == 1);  // a conflict
   json doc = json::parse(r.out);
@@ -85,7 +85,7 @@ TEST_CASE("e2e: plan --format json is one versioned document on stdout, also wit
 TEST_CASE("e2e: plan --format markdown says at a glance what there is to do, conflicts and orphans first") {
   Sandbox sb;
   make_every_action(sb);
-  RunResult r = sb.run({"plan", "--format", "markdown"});
+  RunResult r = sb.run({"plan", "--no-refresh", "--format", "markdown"});
   INFO(r.describe());
   CHECK(r.exit_code == 1);
   const std::string& md = r.out;
@@ -106,7 +106,7 @@ TEST_CASE("e2e: plan --format markdown says at a glance what there is to do, con
 
   sb.write("dbform.yaml", manifest({vpc_yaml("main")}, {service_yaml("orders"), service_yaml("billing"),
                                                          service_yaml("analytics"), service_yaml("legacy")}));
-  RunResult wait_only = sb.run({"plan", "--format", "markdown"});
+  RunResult wait_only = sb.run({"plan", "--no-refresh", "--format", "markdown"});
   CHECK(contains(wait_only.out, "### dbform plan: 1 to wait for\n"));
   REQUIRE(sb.apply().exit_code == 0);
   RunResult nothing = sb.run({"plan", "--format", "markdown"});

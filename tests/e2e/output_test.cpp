@@ -70,15 +70,20 @@ TEST_CASE("e2e: state list shows every resource and state rm forgets one and the
   RunResult after = sb.run({"state", "list"});
   CHECK(!contains(after.out, service_address("orders")));
 
-  RunResult plan = sb.run({"plan", "--detailed-exitcode"});
+  // From the state alone it would be created again; the refresh finds it under its name.
+  RunResult plan = sb.run({"plan", "--no-refresh", "--detailed-exitcode"});
   INFO(plan.describe());
   CHECK(plan.exit_code == 2);
   CHECK(contains(plan.out, service_address("orders") + " will be created"));
   CHECK(contains(plan.out, "1 to create"));
+  RunResult refreshed = sb.run({"plan"});
+  INFO(refreshed.describe());
+  CHECK(refreshed.exit_code == 1);
+  CHECK(contains(refreshed.out, "a service of this name already exists"));
 
   RunResult unknown = sb.run({"state", "rm", "nosuch"});
   CHECK(unknown.exit_code == 1);
-  CHECK(sb.count(kPostService) == posts);  // the state commands never call the API
+  CHECK(sb.count(kPostService) == posts);  // nothing was created
 }
 
 TEST_CASE("e2e: dbform demo runs the whole workflow and ends with no changes") {

@@ -37,8 +37,8 @@ void require_refused(Sandbox& sb, const std::string& why, const std::vector<std:
 TEST_CASE("e2e: apply PLANFILE applies exactly the saved plan without asking, and only once") {
   Sandbox sb;
   sb.write("dbform.yaml", base_manifest());
-  save_plan(sb);
-  CHECK(sb.total_requests() == 0);  // planning never calls the API
+  save_plan(sb, {"--no-refresh"});
+  CHECK(sb.total_requests() == 0);  // --no-refresh: planned from the state alone, with no API call
 
   RunResult r = sb.run({"apply", "tfplan", "--poll-interval", "100ms"});  // no terminal, no --auto-approve
   INFO(r.describe());
@@ -123,7 +123,9 @@ TEST_CASE("e2e: plans with conflicts are not saved, and saved plans are refused 
 
   sb.write("dbform.yaml", base_manifest());
   save_plan(sb);
-  require_refused(sb, "a saved plan names the manifests it was made from", {"-f", "dbform.yaml"});
+  require_refused(sb, "apply tfplan without -f, or make a new plan", {"-f", "dbform.yaml"});
+  require_refused(sb, "apply tfplan without --target, --prune, --max-deletes", {"--prune", "--target", "orders",
+                                                                               "--max-deletes", "9"});
 
   json doc = json::parse(sb.read("tfplan"));
   doc["format_version"] = 99;

@@ -338,7 +338,7 @@ TEST_CASE("e2e: a recorded intent whose create never arrived is created once") {
   sb.write("dbform.yaml", manifest({}, {service_yaml("orders")}));
   sb.write("dbform.state.json", state_with_pending_intent("orders"));
 
-  RunResult plan = sb.run({"plan", "--detailed-exitcode"});
+  RunResult plan = sb.run({"plan", "--no-refresh", "--detailed-exitcode"});
   INFO(plan.describe());
   CHECK(plan.exit_code == 2);
   CHECK(contains(plan.out, "1 to adopt"));
