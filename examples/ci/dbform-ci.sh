@@ -48,8 +48,12 @@ plan() {
   local rc=0
   "$DBFORM" validate "${manifest_args[@]}" 2>"$OUT/plan.err" || rc=$?
   if [ "$rc" -eq 0 ]; then
-    "$DBFORM" plan "${manifest_args[@]}" --detailed-exitcode --format markdown --out "$OUT/dbform.plan" \
-      >"$OUT/plan.md" 2>>"$OUT/plan.err" || rc=$?
+    # A plan lists what exists first, with the API keys, so that drift shows; a job without any
+    # key (a merge request from a fork) plans from the state alone.
+    local refresh=()
+    [ -n "$(compgen -v DBFORM_API_KEY)" ] || refresh=(--no-refresh)
+    "$DBFORM" plan "${manifest_args[@]}" "${refresh[@]}" --detailed-exitcode --format markdown \
+      --out "$OUT/dbform.plan" >"$OUT/plan.md" 2>>"$OUT/plan.err" || rc=$?
   fi
   cat "$OUT/plan.err" >&2
   if [ ! -s "$OUT/plan.md" ]; then
