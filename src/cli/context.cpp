@@ -156,6 +156,14 @@ std::optional<State> read_state_to_repair(StateStore& store) {
   }
 }
 
+State read_recorded_state(StateStore& store) {
+  if (auto state = read_state_to_repair(store)) return std::move(*state);
+  if (const auto others = store.workspaces(); !others.empty())
+    throw UsageError("there is no state in " + store.describe() + "; the workspaces with a state are " +
+                     join(others, ", ") + ". Check --workspace and DBFORM_WORKSPACE");
+  return new_state();
+}
+
 std::string no_state_note(const StateStore& store) {
   return "No state at " + store.describe() +
          ": everything below is new. If the resources exist already, point --state (or DBFORM_STATE) at their "

@@ -1,6 +1,7 @@
 // dbform: the command line. Parses arguments, runs one command, and turns any error into a
 // message on stderr and exit code 1. All logic lives in the libraries below src/.
 #include <csignal>
+#include <filesystem>
 #include <cstdio>
 #include <iostream>
 #include <optional>
@@ -90,14 +91,30 @@ std::string unknown_flags(const CLI::App& app, const CLI::ExtrasError& e) {
   const std::string words = dbform::cli::command_path(*command);
   const std::string path = words.empty() ? "dbform" : "dbform " + words;
   std::string message;
+  const bool takes_files = command->get_option_no_throw("--file") != nullptr;
   for (const auto& extra : command->remaining()) {
-    if (extra.rfind("-", 0) != 0) continue;
+    if (extra.rfind("-", 0) != 0) {
+      if (takes_files && (extra.ends_with(".yaml") || extra.ends_with(".yml") || std::filesystem::exists(extra)))
+        message += "`" + extra + "` was not expected: -f takes one path each time (`-f a.yaml -f b.yaml`), so a shell "
+                   "glob such as `-f manifests/*.yaml` gives it too many; name the directory instead: `-f manifests/`\n";
+      else
+        message += "unexpected argument `" + extra + "` for `" + path + "`\n";
+      continue;
+    }
     const std::string flag = extra.substr(0, extra.find('='));
     const std::string close = dbform::closest_match(flag, known);
     message += "unknown flag `" + flag + "` for `" + path + "`" + (close.empty() ? "" : "; did you mean `" + close + "`?") + "\n";
   }
   if (message.empty()) return std::string(e.what()) + "\n";
   return message + "See `dbform help" + (words.empty() ? "" : " " + words) + "`.\n";
+}
+
+// --no-color is accepted after every command (and before it), whether or not the command colours.
+void add_no_color_everywhere(CLI::App& app) {
+  for (CLI::App* sub : app.get_subcommands({})) {
+    dbform::cli::add_no_color_flag(*sub);
+    add_no_color_everywhere(*sub);
+  }
 }
 
 }  // namespace
@@ -149,6 +166,7 @@ int main(int argc, char** argv) {
     std::cout << app.get_formatter()->make_help(target, path, CLI::AppFormatMode::Normal);
   });
   app.add_subcommand("version", "show dbform's version (as --version)")->callback([] { std::cout << version_text() << "\n"; });
+  add_no_color_everywhere(app);
   app.parse_complete_callback([&] { setup_logging(log_level); });
 
   if (auto word = unknown_first_word(app, argc, argv)) {

@@ -290,6 +290,14 @@ void PgStateStore::ensure_tables() {
   }
 }
 
+std::vector<std::string> PgStateStore::workspaces() {
+  std::lock_guard<std::mutex> guard(mu_);
+  std::vector<std::string> names;
+  for (const auto& row : conn_.exec("SELECT workspace FROM dbform_states ORDER BY workspace").rows)
+    names.push_back(row.at(0).value_or(""));
+  return names;
+}
+
 std::optional<State> PgStateStore::read() {
   auto state = read_snapshot();
   if (!state) return state;

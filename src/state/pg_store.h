@@ -81,6 +81,7 @@ class PgStateStore : public StateStore {
   std::unique_ptr<StateLock> lock(const std::string& operation, Duration timeout) override;
   std::string sealed_by() const override { return document_key_id_; }
   std::string describe() const override { return describe_; }
+  std::vector<std::string> workspaces() override;
   std::string command_line_args() const override;
 
  private:

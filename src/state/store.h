@@ -58,6 +58,9 @@ class StateStore {
   virtual std::string sealed_by() const { return ""; }
   // "dbform.state.json" or the URL without password; for messages.
   virtual std::string describe() const = 0;
+  // The other states beside this one that hold something (a PostgreSQL store's workspaces), for a
+  // message about a state that is not there; none for a file.
+  virtual std::vector<std::string> workspaces() { return {}; }
   // The flags that name this state on a dbform command line ("--state FILE", or "--state URL
   // --workspace W" with the URL's password left out), for messages that tell what to run.
   virtual std::string command_line_args() const = 0;

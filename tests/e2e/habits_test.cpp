@@ -150,3 +150,24 @@ TEST_CASE("e2e: show renders a saved plan in every format without a state or a k
   CHECK(missing.exit_code == 1);
   CHECK(contains(missing.err, "there is no plan file nosuch.plan"));
 }
+
+TEST_CASE("e2e: a shell glob after -f is explained, and --no-color is accepted by every command") {
+  Sandbox sb;
+  sb.write("manifests/a.yaml", manifest({}, {service_yaml("orders")}));
+  sb.write("manifests/b.yaml", "version: 1\nprojects: []\n");
+  RunResult r = sb.run_shell("\"$DBFORM\" plan -f manifests/*.yaml");
+  INFO(r.describe());
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.err, "`manifests/b.yaml` was not expected: -f takes one path each time"));
+  CHECK(contains(r.err, "name the directory instead: `-f manifests/`"));
+  CHECK(sb.total_requests() == 0);
+
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"validate", "-f", "manifests", "--no-color"}, {"state", "list", "--no-color"},
+        {"output", "--no-color"}, {"whoami", "--no-color", "-f", "manifests"}, {"version", "--no-color"},
+        {"--no-color", "state", "list"}}) {
+    RunResult ok = sb.run(args);
+    INFO(ok.describe());
+    CHECK(ok.exit_code == 0);
+  }
+}

@@ -192,6 +192,15 @@ TEST_CASE("e2e: pg: two workspaces of one database are independent", "[pg]") {
   CHECK(list.out == service_address("billing") + "\n");
   RunResult list_staging = b.run({"state", "list", "--workspace", staging});
   CHECK(list_staging.out == service_address("orders") + "\n");
+  // A mistyped workspace is named as such, with the ones that exist, not an empty list.
+  for (const std::vector<std::string>& typo : {std::vector<std::string>{"state", "list", "--workspace", "stagnig"},
+                                              std::vector<std::string>{"output", "--workspace", "stagnig"}}) {
+    RunResult r = b.run(typo);
+    INFO(r.describe());
+    CHECK(r.exit_code == 1);
+    CHECK(contains(r.err, "the workspaces with a state are"));
+    CHECK(contains(r.err, staging));
+  }
 
   holder->signal(SIGTERM);
   CHECK(holder->wait().exit_code == 130);
@@ -219,7 +228,7 @@ TEST_CASE("e2e: pg: state push and pull move a state from a file to PostgreSQL a
   CHECK(stored["lineage"] == file_state["lineage"]);
   CHECK(stored["serial"] == file_state["serial"].get<long long>() + 1);
   CHECK(stored["resources"] == file_state["resources"]);
-  CHECK(sb.run(with({"plan", "--detailed-exitcode"}, to_pg)).exit_code == 0);
+  CHECK(sb.run(with({"plan", "--no-refresh", "--detailed-exitcode"}, to_pg)).exit_code == 0);
 
   // The file is now older than the database: pushing it again is refused and changes nothing.
   RunResult older = sb.run(with({"state", "push", "dbform.state.json"}, to_pg));
