@@ -265,7 +265,7 @@ void add_output_command(CLI::App& app, int& exit_code) {
       opts->format = "json";
     }
     auto store = open_state_store(opts->state);
-    State state = read_recorded_state(*store);
+    State state = read_recorded_state(*store, false);
     exit_code = 0;
     const bool lines = opts->format == "env" || opts->format == "pgpass";
     auto print_lines = [&](const std::vector<const ResourceRecord*>& records) {

@@ -144,7 +144,7 @@ void add_state_command(CLI::App& app, int& exit_code) {
   add_state_options(*list, *opts, false);
   list->callback([opts, &exit_code] {
     auto store = open_state_store(*opts);
-    for (const auto& r : read_recorded_state(*store).resources) std::cout << r.address << "\n";
+    for (const auto& r : read_recorded_state(*store, true).resources) std::cout << r.address << "\n";
     exit_code = 0;
   });
 
@@ -153,7 +153,7 @@ void add_state_command(CLI::App& app, int& exit_code) {
   show->add_option("address", *targets, "resource address")->required()->expected(1);
   show->callback([opts, targets, &exit_code] {
     auto store = open_state_store(*opts);
-    State state = read_recorded_state(*store);
+    State state = read_recorded_state(*store, true);
     nlohmann::json j = record_to_json(resolve_address(state, targets->front()));
     if (!j["initial_password"].get<std::string>().empty()) j["initial_password"] = "(sensitive)";
     if (j.contains("pending_password")) j["pending_password"] = "(sensitive)";
@@ -167,7 +167,7 @@ void add_state_command(CLI::App& app, int& exit_code) {
   rm->callback([opts, targets, &exit_code] {
     auto store = open_state_store(*opts);
     auto lock = store->lock("state rm", lock_timeout(*opts));
-    State state = read_recorded_state(*store);
+    State state = read_recorded_state(*store, true);
     std::vector<std::string> addresses;
     for (const auto& t : *targets) addresses.push_back(resolve_address(state, t).address);  // all or nothing
     for (const auto& a : addresses) state.remove(a);
@@ -184,7 +184,7 @@ void add_state_command(CLI::App& app, int& exit_code) {
   mv->callback([opts, targets, &exit_code] {
     auto store = open_state_store(*opts);
     auto lock = store->lock("state mv", lock_timeout(*opts));
-    State state = read_recorded_state(*store);
+    State state = read_recorded_state(*store, true);
     const ResourceRecord& from = resolve_address(state, (*targets)[0]);
     if (parent_kind(from.kind))
       throw UsageError("`" + from.address + "` is a " + kind_noun(from.kind) + ", which the API cannot rename; move " +

@@ -156,8 +156,8 @@ std::optional<State> read_state_to_repair(StateStore& store) {
   }
 }
 
-State read_recorded_state(StateStore& store) {
-  if (auto state = read_state_to_repair(store)) return std::move(*state);
+State read_recorded_state(StateStore& store, bool to_repair) {
+  if (auto state = to_repair ? read_state_to_repair(store) : store.read()) return std::move(*state);
   if (const auto others = store.workspaces(); !others.empty())
     throw UsageError("there is no state in " + store.describe() + "; the workspaces with a state are " +
                      join(others, ", ") + ". Check --workspace and DBFORM_WORKSPACE");

@@ -62,10 +62,10 @@ State read_state(StateStore& store);
 // The same for the commands that repair a state two of whose records name one resource (`state
 // list | show | rm | pull`, a push over it): it is taken as read, with the problem on stderr.
 std::optional<State> read_state_to_repair(StateStore& store);
-// For the commands that read what is recorded (state, output): as read_state_to_repair, and an
-// empty state when there is none, unless the store has others (a workspace name mistyped), which
-// is a UsageError naming them.
-State read_recorded_state(StateStore& store);
+// For the commands that read what is recorded (state, output): as read_state (or, `to_repair`, as
+// read_state_to_repair), and an empty state when there is none, unless the store has others (a
+// workspace name mistyped), which is a UsageError naming them.
+State read_recorded_state(StateStore& store, bool to_repair);
 // What the top of a plan says when there is no state yet: "No state at PATH: everything is new..."
 std::string no_state_note(const StateStore& store);
 

@@ -392,7 +392,7 @@ PlannedAction plan_undeclared(const ResourceRecord& rec, bool prune) {
     a.reason = rec.deleted_outside
                    ? "recorded but no longer declared, and deleted outside dbform. Run `dbform state rm " +
                          rec.address + "` to forget it"
-                   : std::string("kept") +
+                   : std::string("no longer declared: kept") +
                          (rec.deletion_protection ? " (protected: `--prune` does not delete it)"
                                                   : "; `--prune` deletes it") +
                          ". Declare it again, or run `dbform state rm " + rec.address + "` to forget it";

@@ -45,7 +45,7 @@ TEST_CASE("e2e: cli: help, version, an unknown command and an unknown flag say w
   RunResult foo = sb.run({"pln"});
   CHECK(foo.exit_code == 1);
   CHECK(contains(foo.err, "unknown command `pln`; did you mean `plan`?"));
-  CHECK(contains(foo.err, "validate, plan, apply"));
+  CHECK(contains(foo.err, "validate, plan, show, apply"));
   RunResult nested = sb.run({"state", "pul"});
   CHECK(nested.exit_code == 1);
   CHECK(contains(nested.err, "unknown command `state pul`; did you mean `state pull`?"));

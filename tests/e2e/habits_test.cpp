@@ -18,7 +18,7 @@ std::string with_legacy(bool declared, int orders_cpu = 1000) {
 
 }  // namespace
 
-TEST_CASE("e2e: plan refreshes first and shows drift; --no-refresh plans from the state alone, without a key") {
+TEST_CASE("e2e: plan refreshes first and shows drift, and --no-refresh plans from the state alone without a key") {
   Sandbox sb;
   apply_base(sb);
   const std::string id = find_resource(sb.state(), service_address("orders"))["id"];
