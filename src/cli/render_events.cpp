@@ -13,7 +13,7 @@ using json = nlohmann::ordered_json;  // "type" first, as people read a log
 namespace {
 
 std::optional<std::string> raw_event_line(const Event& e, const Terminal& term) {
-  const std::string elapsed = " [" + format_duration(e.elapsed) + "]";
+  const std::string elapsed = " [" + format_duration(e.elapsed) + " since its first call]";
   switch (e.kind) {
     case EventKind::PreflightPassed: return "Preflight: " + e.message;
     case EventKind::CreateSent: return e.address + ": creating..." + (e.message.empty() ? "" : " (" + e.message + ")");

@@ -42,6 +42,8 @@ struct Item {
   std::vector<size_t> ops;  // its operations, in the order they run
   size_t watched = kNone;   // the operation its status checks answer to
   Clock::TimePoint watch_start{}, deadline{};
+  std::optional<Clock::TimePoint> first_call;  // when this run sent its first call for it
+  bool counted_update = false;                 // counted once in ApplyResult::updated, however many calls
   int polls = 0;
   int timer_generation = 0;  // a timer of an older generation was cancelled
   bool timer_live = false;   // a timer of the current generation is queued
@@ -403,6 +405,7 @@ class ApplyRun {
     const std::string key = key_of(a);
     op.step = OpStep::Sent;
     ++sends_in_flight_;
+    if (!item_of(o).first_call) item_of(o).first_call = clock_.now();
     auto submit = [&](auto job) {
       workers.submit([o, job = std::move(job)] {
         Outcome out = job();
@@ -641,7 +644,7 @@ class ApplyRun {
     const std::string now = format_utc(clock_.wall_now()), status = rec.status;
     if (out.shown) record_answer(rec, *out.shown, now);
     rec.updated_at = now;
-    ++result_.updated;
+    if (!std::exchange(item_of(o).counted_update, true)) ++result_.updated;
     emit({EventKind::Updated, rec.address, rec.id, rec.status, Duration(0), call.call});
     if (rec.status != status) emit({EventKind::StatusChanged, rec.address, rec.id, rec.status, Duration(0), ""});
     if (!watched) {  // made when it is answered: nothing to watch
@@ -726,7 +729,7 @@ class ApplyRun {
     // A poll that saw nothing new costs no write; the end of the run writes the last answers.
     if (rec.status != before || rec.endpoint_host != host || rec.pooler_host != pooler) changed_.insert(rec.address);
     if (rec.status != before)
-      emit({EventKind::StatusChanged, rec.address, rec.id, rec.status, elapsed(item), ""});
+      emit({EventKind::StatusChanged, rec.address, rec.id, rec.status, since_first_call(item), ""});
     after_status(i, rec);
   }
 
@@ -796,6 +799,11 @@ class ApplyRun {
     item.watched = o;
     item.watch_start = at;
     item.deadline = at + options_.wait_timeout;
+  }
+
+  // What events report: the time since this run's first call for the resource (0 without one).
+  Duration since_first_call(const Item& item) const {
+    return item.first_call ? std::chrono::duration_cast<Duration>(clock_.now() - *item.first_call) : Duration(0);
   }
 
   Duration elapsed(const Item& item) const {
@@ -927,7 +935,7 @@ class ApplyRun {
     result_.failures.push_back(item.action->address + ": " + why);
     const ResourceRecord* rec = state_.find(item.action->address);
     emit({EventKind::Failed, item.action->address, rec ? rec->id : "", rec ? rec->status : "",
-          rec ? elapsed(item) : Duration(0), why});
+          rec ? since_first_call(item) : Duration(0), why});
   }
 
   bool unfinished(const Item& item) const {
@@ -938,7 +946,7 @@ class ApplyRun {
     ++result_.ready;
     std::string endpoint = rec.endpoint_host.empty() ? "" : rec.endpoint_host;
     if (rec.endpoint_port) endpoint += ":" + std::to_string(*rec.endpoint_port);
-    emit({EventKind::Ready, rec.address, rec.id, rec.status, elapsed(item), endpoint});
+    emit({EventKind::Ready, rec.address, rec.id, rec.status, since_first_call(item), endpoint});
   }
 
   // Gone: the state forgets it.
@@ -949,7 +957,7 @@ class ApplyRun {
     state_.remove(a.address);
     changed_.insert(a.address);
     ++result_.deleted;
-    emit({EventKind::Deleted, a.address, id, "", elapsed(item), ""});
+    emit({EventKind::Deleted, a.address, id, "", since_first_call(item), ""});
     complete(o);
   }
 

@@ -35,7 +35,7 @@ struct ApplyOptions {
 struct ApplyResult {
   int created = 0;
   int adopted = 0;
-  int updated = 0;  // update calls answered with success
+  int updated = 0;  // resources changed in place (however many calls each took)
   int deleted = 0;
   int ready = 0;
   std::vector<std::string> failures;  // "ADDRESS: why", one per failed resource

@@ -16,7 +16,7 @@ enum class EventKind {
   Updated,          // an update call answered with success; message: the call
   DeleteSent,       // a delete is about to be sent (recorded as pending)
   Deleted,          // gone, and forgotten by the state
-  StatusChanged,    // status, elapsed since the watch began
+  StatusChanged,    // status; elapsed (of this and Ready, Deleted, Failed): since this run's first call for it
   Ready,            // status READY (services) or created (VPCs); message: endpoint
   Failed,           // message says why
   Left,             // not sent: left for the next apply (--no-wait); message says why

@@ -171,3 +171,20 @@ TEST_CASE("e2e: a shell glob after -f is explained, and --no-color is accepted b
     CHECK(ok.exit_code == 0);
   }
 }
+
+TEST_CASE("e2e: plan and apply count resources alike: one service changed by two calls is 1 to update and 1 updated") {
+  Sandbox sb;
+  apply_base(sb);
+  sb.write("dbform.yaml", manifest({vpc_yaml("main")}, {service_yaml("orders", 2000) + "        environment_tag: PROD\n",
+                                                         service_yaml("billing"), service_yaml("analytics")}));
+  RunResult plan = sb.run({"plan"});
+  CHECK(contains(plan.out, "Plan: 0 to create, 1 to update"));
+  RunResult r = sb.apply();
+  INFO(r.describe());
+  REQUIRE(r.exit_code == 0);
+  CHECK(sb.count(kResizeCall) == 1);
+  CHECK(contains(r.out, "Apply complete: 0 created, 1 updated,"));
+  // Elapsed times say what they count from.
+  CHECK(contains(r.out, service_address("orders") + ": ready ["));
+  CHECK(contains(r.out, " since its first call]"));
+}
