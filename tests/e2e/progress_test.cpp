@@ -81,7 +81,7 @@ TEST_CASE("e2e: without a terminal, apply prints one plain line per status chang
   CHECK(!contains(r.all(), "\033"));
   for (const auto& name : kServices) {
     const std::string a = service_address(name);
-    CHECK(std::regex_search(r.out, std::regex(a + ": CONFIGURING \\[[0-9]+(ms|s)\\]\n")));
+    CHECK(std::regex_search(r.out, std::regex(a + ": CONFIGURING \\[[0-9]+(ms|s) since its first call\\]\n")));
     CHECK(std::regex_search(r.out, std::regex(a + ": ready \\[[0-9]+(ms|s) since its first call\\] [^\n]+:[0-9]+\n")));
     // Exactly one line per change: CONFIGURING is reported once however often it was polled.
     CHECK(occurrences(r.out, a + ": CONFIGURING") == 1);
