@@ -5,6 +5,7 @@
 #include "cli/context.h"
 #include "cli/render_markdown.h"
 #include "cli/refresh.h"
+#include "cli/suggest.h"
 #include "cli/render_plan.h"
 #include "engine/keys.h"
 #include "manifest/loader.h"
@@ -30,8 +31,8 @@ void save_plan(const PlanDocument& doc, const std::string& path, std::ostream& n
 
 void print_plan(const PlanDocument& doc, const std::string& format) {
   if (format == "json") std::cout << dump_json(plan_document_json(doc), 2) << "\n";
-  else if (format == "markdown") std::cout << render_plan_markdown(doc);
-  else std::cout << render_plan_text(doc.plan, detect_terminal());
+  else if (format == "markdown") std::cout << with_run_flags(render_plan_markdown(doc));
+  else std::cout << with_run_flags(render_plan_text(doc.plan, detect_terminal()));
 }
 
 void add_format_option(CLI::App& cmd, std::string& format) {

@@ -12,6 +12,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
+#include "cli/suggest.h"
 #include "cli/context.h"
 #include "util/env.h"
 #include "util/error.h"
@@ -167,7 +168,10 @@ int main(int argc, char** argv) {
   });
   app.add_subcommand("version", "show dbform's version (as --version)")->callback([] { std::cout << version_text() << "\n"; });
   add_no_color_everywhere(app);
-  app.parse_complete_callback([&] { setup_logging(log_level); });
+  app.parse_complete_callback([&] {
+    setup_logging(log_level);
+    dbform::cli::remember_run_flags(app, *deepest_command(app));
+  });
 
   if (auto word = unknown_first_word(app, argc, argv)) {
     std::cerr << "Error: " << unknown_command(app, *word) << "\n";
@@ -202,7 +206,7 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : 1;
   } catch (const dbform::Error& e) {
     std::fflush(stdout);
-    std::cerr << "Error: " << dbform::scrub(e.what()) << "\n";
+    std::cerr << "Error: " << dbform::cli::with_run_flags(dbform::scrub(e.what())) << "\n";
     return 1;
   } catch (const std::bad_alloc&) {
     // Nothing here may allocate: the message is a constant.

@@ -7,6 +7,7 @@
 #include "cli/render_events.h"
 #include "cli/render_plan.h"
 #include "cli/render_progress.h"
+#include "cli/suggest.h"
 
 namespace dbform::cli {
 
@@ -37,7 +38,7 @@ void print_endpoints(const Plan& plan, const State& state, std::ostream& out) {
 void print_failures(const ApplyResult& result) {
   if (result.failures.empty()) return;
   std::cerr << "Error: " << result.failures.size() << " resource(s) failed:\n";
-  for (const auto& f : result.failures) std::cerr << "  " << f << "\n";
+  for (const auto& f : result.failures) std::cerr << "  " << with_run_flags(f) << "\n";
 }
 
 class TextApplyOutput : public ApplyOutput {
@@ -46,7 +47,7 @@ class TextApplyOutput : public ApplyOutput {
 
   void plan(const Plan& plan, const std::string& saved_from) override {
     if (!saved_from.empty()) out_ << "Applying the saved plan " << saved_from << ".\n\n";
-    out_ << render_plan_text(plan, term_);
+    out_ << with_run_flags(render_plan_text(plan, term_));
   }
   void note(const std::string& text) override { out_ << text << "\n\n"; }
   void conflicts(const Plan&) override {}  // the plan above ends with the conflicts' error

@@ -188,3 +188,47 @@ TEST_CASE("e2e: plan and apply count resources alike: one service changed by two
   CHECK(contains(r.out, service_address("orders") + ": ready ["));
   CHECK(contains(r.out, " since its first call]"));
 }
+
+namespace {
+
+// The first backticked `dbform ...` in `text` that starts with `prefix`, without the backticks.
+std::string suggestion(const std::string& text, const std::string& prefix) {
+  const auto at = text.find("`dbform " + prefix);
+  if (at == std::string::npos) return "";
+  return text.substr(at + 1, text.find('`', at + 1) - at - 1);
+}
+
+}  // namespace
+
+TEST_CASE("e2e: the commands dbform suggests carry the -f and --state of the run, and work when pasted") {
+  Sandbox sb;
+  const std::vector<std::string> where = {"-f", "team manifests/", "--state", "team state.json"};
+  auto run = [&](std::vector<std::string> args) {
+    args.insert(args.end(), where.begin(), where.end());
+    return sb.run(args);
+  };
+  sb.write("team manifests/db.yaml", manifest({}, {service_yaml("orders"), service_yaml("billing")}));
+  REQUIRE(run({"apply", "--auto-approve"}).exit_code == 0);
+
+  // An orphan's way out: `dbform state rm ...`, on the same state.
+  sb.write("team manifests/db.yaml", manifest({}, {service_yaml("orders")}));
+  RunResult plan = run({"plan"});
+  const std::string rm = suggestion(plan.out, "state rm");
+  INFO(plan.describe());
+  CHECK(rm == "dbform state rm " + service_address("billing") + " --state 'team state.json'");
+  RunResult pasted = sb.run_shell(std::regex_replace(rm, std::regex("^dbform"), "\"$DBFORM\""));
+  INFO(pasted.describe());
+  CHECK(pasted.exit_code == 0);
+  CHECK(find_resource(sb.state("team state.json"), service_address("billing")).is_null());
+
+  // Declared again, it has a namesake now: `dbform import ...`, with the manifests and the state.
+  sb.write("team manifests/db.yaml", manifest({}, {service_yaml("orders"), service_yaml("billing")}));
+  RunResult conflict = run({"plan"});
+  const std::string import = suggestion(conflict.out, "import");
+  INFO(conflict.describe());
+  CHECK(contains(import, " -f 'team manifests/' --state 'team state.json'"));
+  RunResult imported = sb.run_shell(std::regex_replace(import, std::regex("^dbform"), "\"$DBFORM\""));
+  INFO(imported.describe());
+  CHECK(imported.exit_code == 0);
+  CHECK(run({"plan", "--detailed-exitcode"}).exit_code == 0);
+}

@@ -1,0 +1,18 @@
+#pragma once
+// Suggested commands the user can paste (issue 22): a message's `dbform COMMAND ...` in backticks
+// gets the -f, --state and --workspace the run was given, where that command takes them, so that it
+// acts on the same manifests and state.
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace dbform::cli {
+
+// Remembers the flags `command` (the one being run, of `root`) was given.
+void remember_run_flags(const CLI::App& root, const CLI::App& command);
+
+// `text` with each backticked `dbform ...` completed with the remembered flags its command takes
+// and lacks.
+std::string with_run_flags(const std::string& text);
+
+}  // namespace dbform::cli
