@@ -281,6 +281,24 @@ class ProjectMerger {
   std::unordered_map<std::string, Location> declared_;
 };
 
+// What to do about a syntax error, from the line it is on: tabs and unquoted `${VAR}` in brackets
+// are what people write by accident, and yaml-cpp's words for them do not say so.
+std::string syntax_hint(const std::string& text, const YAML::Mark& at) {
+  std::string line;
+  if (!at.is_null() && at.pos >= 0 && static_cast<size_t>(at.pos) <= text.size()) {
+    const size_t pos = static_cast<size_t>(at.pos);
+    const size_t start = pos == 0 ? 0 : text.rfind('\n', pos - 1) + 1;  // npos + 1 is 0: the first line
+    line = text.substr(start, text.find('\n', start) - start);
+  }
+  const std::string indent = line.substr(0, line.find_first_not_of(" \t"));
+  if (indent.find('\t') != std::string::npos)
+    return "this line is indented with a tab, which YAML does not allow: indent with spaces";
+  for (const char* open : {"[${", "{${", "[ ${", ", ${"})
+    if (line.find(open) != std::string::npos)
+      return "a `${VAR}` inside [ ] or { } must be quoted, or YAML reads its braces as syntax: write \"${VAR}\"";
+  return "check the indentation and brackets around this place";
+}
+
 std::vector<DesiredProject> parse_document(const std::string& name, const std::string& text, const EnvLookup& env,
                                            Diagnostics& diags) {
   const YamlText yaml(text, kMaxManifestNodes, kMaxManifestAliases);
@@ -290,7 +308,7 @@ std::vector<DesiredProject> parse_document(const std::string& name, const std::s
     case YamlText::Problem::Syntax: {
       const YAML::Mark& m = yaml.syntax_error_at();
       diags.error({name, m.is_null() ? 0 : m.line + 1, m.is_null() ? 0 : m.column + 1}, "",
-                  "YAML syntax error: " + yaml.syntax_error(), "check the indentation and brackets around this place");
+                  "YAML syntax error: " + yaml.syntax_error(), syntax_hint(text, m));
       return {};
     }
     case YamlText::Problem::TooLarge:

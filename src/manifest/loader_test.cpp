@@ -668,3 +668,22 @@ TEST_CASE("parse_address reads the addresses resource_address makes, and nothing
                            "acme/services/a b", "acme/services/orders/replicas/r/extra"})
     CHECK_FALSE(parse_address(text));
 }
+
+TEST_CASE("YAML syntax errors name the tab or the unquoted ${VAR} in brackets that caused them") {
+  const EnvLookup env = [](const std::string& name) -> std::optional<std::string> {
+    return name == "ADDON" ? std::optional<std::string>("time-series") : std::nullopt;
+  };
+  for (const auto& [text, says] : std::vector<std::pair<std::string, std::string>>{
+           {"version: 1\nprojects:\n\t- id: acme\n", "indented with a tab, which YAML does not allow"},
+           {"version: 1\nprojects:\n  - id: acme\n    services:\n      - name: a\n\t        cpu_millis: 1000\n",
+            "indented with a tab"},
+           {"version: 1\nprojects:\n  - id: acme\n    services:\n      - name: a\n        addons: [${ADDON}]\n",
+            "a `${VAR}` inside [ ] or { } must be quoted"},
+           {"version: 1\nprojects: [\n", "check the indentation and brackets"}}) {
+    Diagnostics diags;
+    load_manifest_text("m.yaml", text, env, diags);
+    INFO(text);
+    CHECK(diags.has_errors());
+    CHECK(diags.str().find(says) != std::string::npos);
+  }
+}
