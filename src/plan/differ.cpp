@@ -431,9 +431,10 @@ std::string recorded_vpc_id(const State& state, const std::string& project_id, c
 json created_with(ResourceKind kind, const json& declared) {
   json j = declared;
   for (const char* field : kSetAfterCreate) j.erase(field);
-  if (kind == ResourceKind::ReplicaSet) {  // created with its name, nodes and sizes; as DEV, without a pooler
+  // Services and read replica sets are created without a pooler: declaring none needs no call.
+  if (declared.contains("connection_pooler") && declared["connection_pooler"] == false) j["connection_pooler"] = false;
+  if (kind == ResourceKind::ReplicaSet) {  // created with its name, nodes and sizes; as DEV
     if (j.value("environment_tag", json()) != "DEV") j.erase("environment_tag");
-    if (declared.contains("connection_pooler") && declared["connection_pooler"] == false) j["connection_pooler"] = false;
     return j;
   }
   // A fork inherits its type and region, and starts with no HA replicas: those are not in its
@@ -443,7 +444,7 @@ json created_with(ResourceKind kind, const json& declared) {
     j.erase("region_code");
     if (declared.value("replica_count", 0LL) != 0) j.erase("replica_count");
   }
-  // What every new service has needs no call: it runs, with no synchronous replicas.
+  // What every new service has needs no call either: it runs, with no synchronous replicas.
   if (declared.contains("paused") && declared["paused"] == false) j["paused"] = false;
   if (declared.contains("sync_replica_count") && declared["sync_replica_count"] == 0) j["sync_replica_count"] = 0;
   return j;

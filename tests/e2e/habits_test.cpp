@@ -232,3 +232,15 @@ TEST_CASE("e2e: the commands dbform suggests carry the -f and --state of the run
   CHECK(imported.exit_code == 0);
   CHECK(run({"plan", "--detailed-exitcode"}).exit_code == 0);
 }
+
+TEST_CASE("e2e: a new service declared without a pooler is created without a disablePooler call") {
+  Sandbox sb;
+  sb.write("dbform.yaml", manifest({}, {service_yaml("orders") + "        connection_pooler: false\n"}));
+  RunResult r = sb.apply();
+  INFO(r.describe() << "\ncounts: " << sb.counts().dump());
+  REQUIRE(r.exit_code == 0);
+  CHECK(sb.count("POST /projects/{project_id}/services/{service_id}/disablePooler") == 0);
+  RunResult plan = sb.run({"plan", "--detailed-exitcode"});
+  INFO(plan.describe());
+  CHECK(plan.exit_code == 0);
+}
