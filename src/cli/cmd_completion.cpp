@@ -2,11 +2,16 @@
 // from the command-line definition itself, so they cannot drift from the commands there are.
 #include <algorithm>
 #include <iostream>
+#include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "cli/commands.h"
 #include "cli/context.h"
+#include "engine/kinds.h"
+#include "manifest/loader.h"
+#include "util/env.h"
 #include "util/text.h"
 
 namespace dbform::cli {
@@ -107,13 +112,13 @@ std::string bash_script(const std::vector<CommandInfo>& commands) {
       s << ") COMPREPLY=($(compgen -f -- \"$cur\")); return ;; esac\n";
     }
     s << "      commands=\"" << words(c.subcommands) << "\" flags=\"" << words(c.flags) << "\""
-      << (c.takes_address ? " address=1" : "") << " ;;\n";
+      << (c.takes_address ? " address=\"" + c.path + "\"" : "") << " ;;\n";
   }
   s << "  esac\n"
        "  if [[ \"$cur\" == -* ]]; then COMPREPLY=($(compgen -W \"$flags\" -- \"$cur\")); return; fi\n"
        "  if [ -n \"$commands\" ]; then COMPREPLY=($(compgen -W \"$commands\" -- \"$cur\")); return; fi\n"
        "  if [ -n \"$address\" ]; then\n"
-       "    COMPREPLY=($(compgen -W \"$(\"${COMP_WORDS[0]}\" state list 2>/dev/null)\" -- \"$cur\")); return\n"
+       "    COMPREPLY=($(compgen -W \"$(\"${COMP_WORDS[0]}\" __addresses --current \"$cur\" $address 2>/dev/null)\" -- \"$cur\")); return\n"
        "  fi\n"
        "  COMPREPLY=($(compgen -f -- \"$cur\"))\n"
        "}\n"
@@ -155,7 +160,7 @@ std::string fish_script(const std::vector<CommandInfo>& commands) {
       s << "\n";
     }
     if (c.takes_address)
-      s << "complete -c dbform -n " << fish_quote(condition) << " -xa '(dbform state list 2>/dev/null)'\n";
+      s << "complete -c dbform -n " << fish_quote(condition) << " -xa " << fish_quote("(dbform __addresses --current (commandline -ct) " + c.path + " 2>/dev/null)") << "\n";
   }
   return s.str();
 }
@@ -223,6 +228,66 @@ std::string man_page(const CLI::App& app) {
   return s.str();
 }
 
+// Each resource as it can be named: its address, and `KIND/NAME` and `NAME` where only it has them.
+void add_forms(const std::vector<std::tuple<std::string, ResourceKind, std::string>>& resources,
+               std::vector<std::string>& out) {
+  std::map<std::string, int> uses;
+  for (const auto& [address, kind, name] : resources) {
+    ++uses[name];
+    ++uses[std::string(kind_plural(kind)) + "/" + name];
+  }
+  for (const auto& [address, kind, name] : resources) {
+    out.push_back(address);
+    for (const std::string& form : {std::string(kind_plural(kind)) + "/" + name, name})
+      if (uses[form] == 1) out.push_back(form);
+  }
+}
+
+// What `command`'s ADDRESS may be, from the manifests and the state of the working directory (or
+// DBFORM_STATE): for import, what is declared and not recorded; for rotate-password, recorded
+// resources with a password; else recorded ones, and for output, once `current` (the word being
+// completed) has a dot, its ADDRESS.FIELD.
+std::vector<std::string> address_candidates(const std::string& command, const std::string& current) {
+  std::vector<std::tuple<std::string, ResourceKind, std::string>> resources;
+  State state;
+  try {
+    auto store = open_state_store(StateOptions{});
+    state = read_state_to_repair(*store).value_or(State{});
+  } catch (const std::exception&) {  // nothing to offer: completion never prints errors
+  }
+  if (command == "import") {
+    Diagnostics diags;
+    const Manifest manifest = load_manifests({"."}, process_env(), diags);
+    for (const auto& p : manifest.projects) {
+      auto add = [&](ResourceKind kind, const std::string& name, const std::string& parent = "") {
+        const std::string address = resource_address(p.id, kind, name, parent);
+        if (!state.find(address)) resources.emplace_back(address, kind, name);
+      };
+      for (const auto& v : p.vpcs) {
+        add(ResourceKind::Vpc, v.name);
+        for (const auto& peering : v.peerings) add(ResourceKind::Peering, peering.peer_vpc_id, v.name);
+      }
+      for (const auto& s : p.services) {
+        add(ResourceKind::Service, s.name);
+        for (const auto& set : s.read_replicas) add(ResourceKind::ReplicaSet, set.name, s.name);
+      }
+    }
+  } else {
+    for (const auto& r : state.resources)
+      if (command != "rotate-password" || type_of(r.kind).has_password) resources.emplace_back(r.address, r.kind, r.name);
+  }
+  std::vector<std::string> out;
+  add_forms(resources, out);
+  if (command == "output" && current.find('.') != std::string::npos) {
+    std::vector<std::string> fields;
+    for (const auto& form : out)
+      if (form == current.substr(0, current.rfind('.')))
+        for (const auto& field : output_fields()) fields.push_back(form + "." + field);
+    return fields;
+  }
+  return out;
+}
+
 }  // namespace
 
 void add_completion_command(CLI::App& app, int& exit_code) {
@@ -241,6 +306,16 @@ void add_completion_command(CLI::App& app, int& exit_code) {
                    "autoload -U +X bashcompinit && bashcompinit\n"
                 << bash_script(commands);
     if (*shell == "fish") std::cout << fish_script(commands);
+    exit_code = 0;
+  });
+  // What completes where a command takes an address (the scripts above ask it); hidden.
+  auto words = std::make_shared<std::vector<std::string>>();
+  auto current = std::make_shared<std::string>();
+  auto* addresses = app.add_subcommand("__addresses", "print the addresses a command's ADDRESS completes to")->group("");
+  addresses->add_option("--current", *current, "the word being completed");
+  addresses->add_option("command", *words, "the command's words");
+  addresses->callback([words, current, &exit_code] {
+    for (const auto& a : address_candidates(join(*words, " "), *current)) std::cout << a << "\n";
     exit_code = 0;
   });
   // The man page, for the build (CMake writes dbform.1 with it); hidden from the help.

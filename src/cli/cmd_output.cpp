@@ -22,6 +22,12 @@ const std::vector<std::string> kFields = {
     "port",        "endpoint",  "pooler",            "pooler_host", "pooler_port",
     "vpc_endpoint", "password", "connection_string", "pooler_connection_string"};
 
+}  // namespace
+
+const std::vector<std::string>& output_fields() { return kFields; }
+
+namespace {
+
 // Fields that hold a password: printed when asked for by name, with --show-secrets, or in the
 // env and pgpass formats (which exist to connect).
 bool is_secret(const std::string& field) {

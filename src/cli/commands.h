@@ -1,6 +1,9 @@
 #pragma once
 // Each command registers itself on the CLI11 app and, when run, stores its exit code in `exit_code`.
 // Commands throw dbform::Error for anything the user must see; main() catches it once.
+#include <string>
+#include <vector>
+
 #include <CLI/CLI.hpp>
 
 namespace dbform::cli {
@@ -17,5 +20,8 @@ void add_whoami_command(CLI::App& app, int& exit_code);
 void add_sim_command(CLI::App& app, int& exit_code);
 void add_demo_command(CLI::App& app, int& exit_code);
 void add_completion_command(CLI::App& app, int& exit_code);
+
+// The fields of `dbform output ADDRESS.FIELD`.
+const std::vector<std::string>& output_fields();
 
 }  // namespace dbform::cli

@@ -211,27 +211,36 @@ TEST_CASE("e2e: cli: the completion scripts and the man page cover every command
   }
 }
 
-TEST_CASE("e2e: cli: bash completes commands, flags, --format values and the state's addresses") {
+TEST_CASE("e2e: cli: bash completes commands, flags, --format values and the addresses each command takes") {
   Sandbox sb;
-  sb.write("dbform.yaml", manifest({}, {service_yaml("orders"), service_yaml("billing")}));
+  sb.write("dbform.yaml", manifest({vpc_yaml("main")}, {service_yaml("orders"), service_yaml("billing")}));
   REQUIRE(sb.apply().exit_code == 0);
+  sb.write("dbform.yaml", manifest({vpc_yaml("main")}, {service_yaml("orders"), service_yaml("billing"),
+                                                        service_yaml("search")}));
   sb.write("dbform.bash", sb.run({"completion", "bash"}).out);
   sb.write("complete.sh",
       "PATH=\"$(dirname \"$DBFORM\"):$PATH\"; source ./dbform.bash\n"
       "t() { COMP_WORDS=(\"$@\"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); COMPREPLY=(); _dbform; echo \"${COMPREPLY[*]}\"; }\n"
       "t dbform pl; t dbform state pu; t dbform plan --fo; t dbform plan --format ''; t dbform output " + kProject +
-      "/services/o; t dbform rotate-password " + kProject + "/services/b\n");
+      "/services/o; t dbform rotate-password " + kProject + "/services/b\n"
+      "t dbform rotate-password ''; t dbform import ''; t dbform output orders.pa; t dbform state show bil\n");
   RunResult r = sb.run_shell("bash ./complete.sh");
   INFO(r.describe());
   REQUIRE(r.exit_code == 0);
   std::istringstream lines(r.out);
   std::vector<std::string> got;
   for (std::string line; std::getline(lines, line);) got.push_back(line);
-  REQUIRE(got.size() == 6);
+  REQUIRE(got.size() == 10);
   CHECK(got[0] == "plan");
   CHECK(got[1] == "pull push");
   CHECK(got[2] == "--format");
   CHECK(got[3] == "text json markdown");
   CHECK(got[4] == service_address("orders"));
   CHECK(got[5] == service_address("billing"));
+  // Services only (a VPC has no password), in every form; what import can still bring in; fields.
+  CHECK(got[6] == service_address("orders") + " services/orders orders " + service_address("billing") +
+                      " services/billing billing");
+  CHECK(got[7] == service_address("search") + " services/search search");
+  CHECK(got[8] == "orders.password");
+  CHECK(got[9] == "billing");
 }
