@@ -165,7 +165,9 @@ int execute(const ApplyFlowOptions& opts, const ApplyOptions& engine_opts, Apply
   }
   auto keys = resolve_keys(p.manifest, projects_with_work(p.plan), process_env());
   EventSink& events = output.start(p.plan);
-  ApplyEngine engine(*api->client, *p.store, api->clock, events, engine_opts);
+  ApplyOptions run_opts = engine_opts;
+  run_opts.names_checked = p.preflight.has_value();  // refreshed just now, under this run's lock
+  ApplyEngine engine(*api->client, *p.store, api->clock, events, run_opts);
   if (p.preflight) engine.report_preflight(*p.preflight);
   else engine.preflight(p.plan, keys);
   ApplyResult result = engine.apply(p.plan, keys, p.state);

@@ -24,7 +24,7 @@ struct SimFlags {
   unsigned seed = 1;
   double error_rate = 0;
   int rate_limit_every = 0, drop_create_every = 0, lose_answer_every = 0, gateway_timeout_every = 0;
-  std::string list_lag, create_answer_delay;
+  std::string list_lag, create_answer_delay, connection_delay;
   bool garbled_errors = false;
   std::vector<std::string> stuck, deleted, unstable;
   std::string port_file;
@@ -133,7 +133,8 @@ void run_sim(const SimFlags& flags) {
 
   SystemClock clock;
   Simulator sim(config, clock);
-  SimServer server(sim);
+  SimServer server(sim, flags.connection_delay.empty() ? Duration(0)
+                                                      : duration_flag("--connection-delay", flags.connection_delay));
   int port = server.start(address.host, address.port);
   if (!flags.port_file.empty()) write_file_atomically(flags.port_file, std::to_string(port) + "\n", 0644);
   std::string host = address.host.find(':') != std::string::npos ? "[" + address.host + "]" : address.host;
@@ -165,6 +166,9 @@ void add_sim_command(CLI::App& app, int& exit_code) {
   flags->error_rate_opt = cmd->add_option("--error-rate", flags->error_rate, "share of calls answered 500 (0 to 1)")
                               ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--latency", flags->latency, "delay added to every answer, e.g. 50ms");
+  cmd->add_option("--connection-delay", flags->connection_delay,
+                  "what each new connection costs before its first answer, as a TLS handshake with a remote API "
+                  "would, e.g. 50ms");
   flags->rate_limit_opt = cmd->add_option("--rate-limit-every", flags->rate_limit_every,
                                           "answer every Nth call 429 with Retry-After")
                               ->check(CLI::NonNegativeNumber);

@@ -215,7 +215,7 @@ class ApplyRun {
     auto is_create = [&](const Op& op) {
       return op.what.type == OpType::Create && items_[op.item].action->action == Action::Create;
     };
-    if (stopping() || std::none_of(ops_.begin(), ops_.end(), is_create)) return;
+    if (options_.names_checked || stopping() || std::none_of(ops_.begin(), ops_.end(), is_create)) return;
     NamesakeScan scan = scan_namesakes(api_, plan, state_, keys_, options_.parallelism);
     for (size_t o = 0; o < ops_.size(); ++o) {
       if (!is_create(ops_[o])) continue;
@@ -693,6 +693,7 @@ class ApplyRun {
   void handle_poll_list(const Outcome& out) {
     std::unordered_map<std::string, const Shown*> by_id;
     for (const auto& s : out.listed) by_id.emplace(s.id, &s);
+    if (out.error.empty() && !out.items.empty()) back_off_if_quiet(out.items, by_id);
     for (size_t i : out.items) {
       Item& item = items_[i];
       item.polling = false;
@@ -711,6 +712,35 @@ class ApplyRun {
       }
       seen(i, *found->second);
     }
+  }
+
+  // Polling that scales with the projects (and parents) watched: with a few, each resource is
+  // checked every interval, so READY is seen within one. With more, every 25 of them allow one more
+  // interval between a project's rounds (up to 4): its first round comes after 2 intervals, and each
+  // round that shows no resource of it in a new status doubles the pause (a round that shows a
+  // change keeps it). Most rounds of many projects whose resources are still being made see
+  // nothing new, and each costs a call. PollSchedule's pause wins when it is longer.
+  Duration::rep spread() const {
+    return std::clamp<Duration::rep>(static_cast<Duration::rep>(watched_together_.size() / 25), 1, 4);
+  }
+
+  Duration quiet_pause(const PlannedAction& a) const {
+    if (spread() == 1) return Duration(0);
+    auto quiet = quiet_for_.find(together(a));
+    return quiet == quiet_for_.end() ? 2 * options_.polls.interval : quiet->second;
+  }
+
+  void back_off_if_quiet(const std::vector<size_t>& round,
+                         const std::unordered_map<std::string, const Shown*>& listed) {
+    bool changed = false;
+    for (size_t i : round) {
+      const ResourceRecord& rec = *state_.find(items_[i].action->address);
+      auto found = listed.find(rec.id);
+      changed = changed || found == listed.end() || found->second->status != rec.status;
+    }
+    const PlannedAction& a = *items_[round.front()].action;
+    if (!changed && spread() > 1)
+      quiet_for_[together(a)] = std::min(2 * quiet_pause(a), spread() * options_.polls.interval);
   }
 
   void poll_failed(size_t i, const Outcome& out) {
@@ -786,7 +816,8 @@ class ApplyRun {
       return fail_op(item.watched, "not READY after " + format_duration(options_.wait_timeout) + " (last status " +
                                        last + "); run apply again to keep waiting, it will not be created again");
     ops_[item.watched].step = OpStep::Watching;
-    push_timer(i, std::min(now + options_.polls.after(elapsed(item)), item.deadline));
+    const Duration pause = std::max(options_.polls.after(elapsed(item)), quiet_pause(*item.action));
+    push_timer(i, std::min(now + pause, item.deadline));
   }
 
   void watch_now(size_t i) {
@@ -1040,6 +1071,7 @@ class ApplyRun {
   int polls_in_flight_ = 0;     // status checks, at most kPollLane
   // Resources of one kind in one project, watched by one list when several are (see together()).
   std::unordered_map<std::string, std::vector<size_t>> watched_together_;
+  std::unordered_map<std::string, Duration> quiet_for_;  // together() -> the pause of a quiet project
   std::set<std::string> changed_;  // addresses changed in memory since the last save
   std::vector<Event> unreported_;  // waiting for the save that records what they tell
   ApplyResult result_;

@@ -5,6 +5,7 @@
 
 #include <condition_variable>
 #include <csignal>
+#include <set>
 #include <thread>
 
 #include "sim/connection_cut.h"
@@ -66,9 +67,12 @@ void serve_json(const httplib::Request& req, httplib::Response& res, const nlohm
 }  // namespace
 
 struct SimServer::Impl {
-  explicit Impl(Simulator& s) : sim(s) {}
+  Impl(Simulator& s, Duration delay) : sim(s), connection_delay(delay) {}
 
   Simulator& sim;
+  const Duration connection_delay;
+  std::mutex connections_mu;
+  std::set<std::pair<std::string, int>> connections;  // (address, port) of each connection seen
   httplib::Server server;
   std::thread listener;
   std::mutex stop_mu;  // one stop() at a time; held while joining the listener
@@ -79,6 +83,16 @@ struct SimServer::Impl {
   socket_t listening_socket = INVALID_SOCKET;
 
   void install_routes();
+
+  // A connection's first request waits connection_delay; the next ones on it do not.
+  void charge_new_connection(const httplib::Request& req) {
+    if (connection_delay.count() == 0) return;
+    {
+      std::lock_guard<std::mutex> lock(connections_mu);
+      if (!connections.emplace(req.remote_addr, req.remote_port).second) return;
+    }
+    std::this_thread::sleep_for(connection_delay);
+  }
 };
 
 void SimServer::Impl::install_routes() {
@@ -141,7 +155,8 @@ void SimServer::Impl::install_routes() {
   });
 }
 
-SimServer::SimServer(Simulator& sim) : impl_(std::make_unique<Impl>(sim)) {
+SimServer::SimServer(Simulator& sim, Duration connection_delay)
+    : impl_(std::make_unique<Impl>(sim, connection_delay)) {
   // spdlog creates its registry on first use; let that be here, before any worker thread logs a
   // request, rather than racing between two of them.
   spdlog::default_logger_raw();
@@ -160,10 +175,19 @@ SimServer::SimServer(Simulator& sim) : impl_(std::make_unique<Impl>(sim)) {
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
     impl->listening_socket = sock;
   });
+  impl_->server.set_pre_routing_handler([impl = impl_.get()](const httplib::Request& req, httplib::Response&) {
+    impl->charge_new_connection(req);
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
   impl_->install_routes();
 }
 
 SimServer::~SimServer() { stop(); }
+
+long long SimServer::connections_charged() const {
+  std::lock_guard<std::mutex> lock(impl_->connections_mu);
+  return static_cast<long long>(impl_->connections.size());
+}
 
 int SimServer::start(const std::string& host, int port) {
   std::lock_guard<std::mutex> lock(impl_->mu);

@@ -266,3 +266,22 @@ TEST_CASE("sim: SimServer refuses a busy port, and stop() is safe to repeat") {
   live.server.wait();  // returns at once: the listener has finished
   CHECK_THROWS_AS(live.get("/auth/info", "Bearer key-a"), TransportError);
 }
+
+TEST_CASE("sim: --connection-delay charges each new connection once, before its first answer") {
+  FakeClock clock;
+  Simulator sim(server_config(), clock);
+  const Duration delay = std::chrono::milliseconds(200);
+  SimServer server(sim, delay);
+  const int port = server.start("127.0.0.1", 0);
+  const std::string url = "http://127.0.0.1:" + std::to_string(port) + "/_sim/requests";
+  CurlTransport kept;  // one connection, kept alive
+  const auto started = std::chrono::steady_clock::now();
+  CHECK(kept.send({"GET", url, {}, ""}).status == 200);
+  CHECK(std::chrono::steady_clock::now() - started >= delay);  // the handshake's cost was paid
+  CHECK(kept.send({"GET", url, {}, ""}).status == 200);
+  CHECK(server.connections_charged() == 1);
+  CurlTransport other;  // a second connection pays again
+  CHECK(other.send({"GET", url, {}, ""}).status == 200);
+  CHECK(server.connections_charged() == 2);
+  server.stop();
+}

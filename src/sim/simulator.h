@@ -144,7 +144,9 @@ class Simulator {
 // Serves a Simulator over HTTP at base path /public/api/v1 (and at /, for convenience).
 class SimServer {
  public:
-  explicit SimServer(Simulator& sim);
+  // `connection_delay`: what a new connection costs, spent before its first request is answered
+  // (a TLS handshake with a remote API costs tens of milliseconds; loopback costs nothing).
+  explicit SimServer(Simulator& sim, Duration connection_delay = Duration(0));
   ~SimServer();
   // Binds host:port (port 0 picks a free one), starts serving on a background thread and returns
   // the bound port. Throws Error when it cannot bind.
@@ -152,6 +154,8 @@ class SimServer {
   void stop();
   // Blocks serving until stop() is called from another thread or a signal handler.
   void wait();
+  // The connections that were charged connection_delay (each new one, when it is set).
+  long long connections_charged() const;
 
  private:
   struct Impl;
