@@ -1,9 +1,12 @@
 // dbform: the command line. Parses arguments, runs one command, and turns any error into a
 // message on stderr and exit code 1. All logic lives in the libraries below src/.
+#include <atomic>
 #include <csignal>
-#include <filesystem>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <iostream>
+#include <new>
 #include <optional>
 #include <string>
 #include <vector>
@@ -118,9 +121,22 @@ void add_no_color_everywhere(CLI::App& app) {
   }
 }
 
+// Memory kept for the moment it runs out. Destroying a JSON document allocates (nlohmann/json
+// frees nested values through a stack of its own), and a destructor that throws ends the process:
+// when an allocation first fails, this reserve is freed before the bad_alloc is thrown, so that
+// unwinding to the handler that reports it (and keeps what was recorded) has memory to work with.
+std::atomic<void*> g_memory_reserve{nullptr};
+
+void release_reserve_and_fail() {
+  std::free(g_memory_reserve.exchange(nullptr));
+  throw std::bad_alloc();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  g_memory_reserve = std::malloc(size_t{32} << 20);
+  std::set_new_handler(release_reserve_and_fail);
   // A closed pipe (`dbform apply --json | head -1`) must never kill a run that is recording what it
   // created: writes to it fail instead, and the run goes on.
   std::signal(SIGPIPE, SIG_IGN);

@@ -164,8 +164,8 @@ TEST_CASE("e2e: pg: with a key, no password is in the state's rows", "[pg]") {
 
 TEST_CASE("e2e: hostile answers (nested 200,000 deep, 1 GiB decompressed, escape sequences) fail one read each, and the apply completes") {
   auto config = default_sim_config();
-  config.faults.deep_answer_every = 3;
-  config.faults.huge_answer_every = 4;
+  config.faults.deep_answer_every = 2;
+  config.faults.huge_answer_every = 3;
   config.faults.escape_statuses = true;
   Sandbox sb(config);
   sb.write("dbform.yaml", manifest({}, {service_yaml("a"), service_yaml("b"), service_yaml("c")}));

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# What the build costs (issue 24): the CPU time of the dbform binary from a clean build directory,
+# ccache off, beside its floor measured in the same run: one translation unit that includes every
+# third-party header the code uses, compiled with the same compiler and flags. The goal is a
+# binary that costs at most 6 times that floor.
+#
+# Usage: bash bench/build_bench.sh [BUILD_DIR]   (default: a temporary directory; -j2)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dir=${1:-$(mktemp -d /tmp/dbform-build-bench.XXXXXX)}
+export CCACHE_DISABLE=1
+
+cpu_of() {  # runs "$@", prints its user + system CPU seconds and wall seconds of it and its children
+  /usr/bin/time -f "%U %S %e" -o "$dir/.time" "$@" >/dev/null
+  awk '{ printf "%.1f %.1f\n", $1 + $2, $3 }' "$dir/.time"
+}
+
+rm -rf "$dir" && mkdir -p "$dir"
+cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF >/dev/null
+read -r binary_cpu binary_wall < <(cpu_of cmake --build "$dir" -j2 --target dbform)
+
+# The floor: the same compiler and flags as the binary's sources, on every third-party header.
+cat >"$dir/all_headers.cpp" <<'CPP'
+#include <CLI/CLI.hpp>
+#include <curl/curl.h>
+#include <httplib.h>
+#include <libpq-fe.h>
+#include <nlohmann/json.hpp>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <yaml-cpp/yaml.h>
+#include <zlib.h>
+CPP
+flags=$(cmake -E echo_append; grep -m1 -o '"command": "[^"]*src/cli/main.cpp[^"]*"' "$dir/compile_commands.json" |
+  sed -e 's/^"command": "//' -e 's/"$//' -e 's/ -o [^ ]*//' -e 's/ -c [^ ]*//')
+read -r floor_cpu floor_wall < <(cpu_of sh -c "$flags -c $dir/all_headers.cpp -o $dir/all_headers.o")
+
+ratio=$(awk -v b="$binary_cpu" -v f="$floor_cpu" 'BEGIN { printf "%.1f", b / f }')
+echo "dbform build benchmark (ccache off, -j2, $(nproc) cores)"
+echo "  the binary from a clean build directory: ${binary_cpu} CPU-s (${binary_wall} s wall)"
+echo "  floor, one TU of every third-party header: ${floor_cpu} CPU-s"
+echo "  binary / floor = ${ratio} (goal <= 6)"
