@@ -33,8 +33,21 @@ cat >"$dir/all_headers.cpp" <<'CPP'
 #include <yaml-cpp/yaml.h>
 #include <zlib.h>
 CPP
-flags=$(cmake -E echo_append; grep -m1 -o '"command": "[^"]*src/cli/main.cpp[^"]*"' "$dir/compile_commands.json" |
-  sed -e 's/^"command": "//' -e 's/"$//' -e 's/ -o [^ ]*//' -e 's/ -c [^ ]*//')
+flags=$(python3 -c '
+import json, shlex, sys
+for entry in json.load(open(sys.argv[1])):
+    if " -o CMakeFiles/dbform.dir/" not in entry["command"] or not entry["file"].endswith((".cpp", ".cxx")):
+        continue
+    words, kept = shlex.split(entry["command"].split(" -o ")[0]), []
+    while words:
+        w = words.pop(0)
+        if w == "-include":
+            words.pop(0)  # the target precompiled header: the floor parses the headers itself
+        elif w != "-Winvalid-pch":
+            kept.append(w)
+    print(shlex.join(kept))
+    break
+' "$dir/compile_commands.json")
 read -r floor_cpu floor_wall < <(cpu_of sh -c "$flags -c $dir/all_headers.cpp -o $dir/all_headers.o")
 
 ratio=$(awk -v b="$binary_cpu" -v f="$floor_cpu" 'BEGIN { printf "%.1f", b / f }')

@@ -130,7 +130,8 @@ Prepared load_saved_plan(const ApplyFlowOptions& opts) {
   p.lock = p.store->lock("apply", lock_timeout(opts.state));
   auto stored = p.store->read();
   p.state = stored ? std::move(*stored) : new_state();  // `stored` stays engaged, its state moved out
-  PlanSettings as_saved{false, saved.plan.prune};
+  PlanSettings as_saved;
+  as_saved.prune = saved.plan.prune;
   as_saved.max_deletes = saved.plan.max_deletes;
   as_saved.targets = saved.plan.targets;
   auto problems = saved_plan_problems(saved, p.manifest, stored ? &p.state : nullptr,

@@ -43,26 +43,26 @@ std::string code(const std::string& text) {
 }
 
 // Settings as people write them in a manifest: `1000`, `[time-series, ai]`, not JSON.
-std::string value_text(const json& v) {
+std::string markdown_value(const json& v) {
   if (v.is_null()) return "(unset)";
   if (v.is_string()) return v.get<std::string>();
   if (!v.is_array()) return dump_json(v);
   std::vector<std::string> items;
-  for (const auto& item : v) items.push_back(value_text(item));
+  for (const auto& item : v) items.push_back(markdown_value(item));
   return "[" + join(items, ", ") + "]";
 }
 
 std::string settings_text(const json& settings) {
   std::vector<std::string> parts;
   if (settings.is_object())
-    for (auto it = settings.begin(); it != settings.end(); ++it) parts.push_back(it.key() + " " + value_text(it.value()));
+    for (auto it = settings.begin(); it != settings.end(); ++it) parts.push_back(it.key() + " " + markdown_value(it.value()));
   return md(join(parts, ", "));
 }
 
 std::string changes_text(const PlannedAction& a) {
   std::vector<std::string> parts;
   for (const auto& c : a.changes)
-    parts.push_back(c.field + " " + code(value_text(c.before)) + " → " + code(value_text(c.after)) +
+    parts.push_back(c.field + " " + code(markdown_value(c.before)) + " → " + code(markdown_value(c.after)) +
                     (c.drift ? " (changed outside dbform)" : ""));
   return join(parts, "; ");
 }

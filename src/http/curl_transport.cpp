@@ -26,12 +26,13 @@ void ensure_curl_initialised() {
   }
 }
 
+}  // namespace
+
+// Not in the anonymous namespace: CurlTransport::Handles holds them.
 struct EasyHandleDeleter {
   void operator()(CURL* handle) const { curl_easy_cleanup(handle); }
 };
 using EasyHandle = std::unique_ptr<CURL, EasyHandleDeleter>;
-
-}  // namespace
 
 // Easy handles kept between requests, so that each one's connection cache keeps connections to the
 // API alive: a request takes an idle one (or a new one) and gives it back. Not thread_local: glibc

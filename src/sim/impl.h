@@ -34,6 +34,9 @@ struct Route {
 
 }  // namespace sim
 
+// The body of a console answer that only says something: {"message": TEXT}.
+inline json message(const std::string& text) { return json{{"message", text}}; }
+
 inline SimResponse json_answer(int status, const json& body) {
   SimResponse response;
   response.status = status;

@@ -11,8 +11,6 @@ namespace {
 
 using sim::json_error;
 
-json message(const std::string& text) { return json{{"message", text}}; }
-
 // The calls on one replica set after .../replicaSets/{replica_set_id}/.
 bool is_replica_set_action(const std::string& action) {
   return action == "resize" || action == "enablePooler" || action == "disablePooler" || action == "setEnvironment";

@@ -222,8 +222,6 @@ SimResponse Simulator::Impl::create_vpc(const std::string& project_id, const std
 
 namespace {
 
-json message(const std::string& text) { return json{{"message", text}}; }
-
 // The console's resize takes numbers as well as the API's digit strings.
 std::optional<std::string> console_resize_body(json& request) {
   for (const char* field : {"cpu_millis", "memory_gbs"})
