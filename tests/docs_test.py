@@ -1,12 +1,13 @@
 #!/usr/bin/python3
 """Docs that cannot rot: README.md and docs/ checked against the binary they describe.
 
-1. Every command and every flag of the CLI (as `dbform help COMMAND` lists them) appears in
-   docs/commands.md, the flag inside its command's `## dbform COMMAND` section.
+1. docs/commands.md is what `dbform __reference` generates from the command-line definition, and
+   every command and every flag (as `dbform help COMMAND` lists them) appears in it, the flag
+   inside its command's `## dbform COMMAND` section.
 2. Every command line written in a ```sh block of README.md or docs/*.md that runs dbform names a
    command there is and only flags that command (or dbform itself) has.
-3. Every example manifest (a ```yaml block that starts with `version: 1`) is valid for
-   `dbform validate`.
+3. Every example manifest (a ```yaml block whose first line, comments aside, is `version: 1`) is
+   valid for `dbform validate`.
 
 Usage: docs_test.py --dbform BIN --root DIR
 """
@@ -107,9 +108,13 @@ def main():
     problems = []
 
     commands_md = root / "docs/commands.md"
+    generated = subprocess.run([cli.dbform, "__reference"], capture_output=True, text=True, timeout=30).stdout
     if not commands_md.exists():
         problems.append("docs/commands.md is missing")
-    else:
+    elif commands_md.read_text() != generated:
+        problems.append("docs/commands.md is not what this dbform generates: the command line changed without its "
+                        "docs; run `build/dbform __reference > docs/commands.md`")
+    if commands_md.exists():
         sections, current = {}, None
         for line in commands_md.read_text().splitlines():
             if m := re.match(r"^## dbform ?(.*?)\s*$", line):
@@ -134,7 +139,8 @@ def main():
         name = doc.relative_to(root)
         for language, start, lines in fenced_blocks(doc.read_text(), {"sh", "bash", "console", "yaml"}):
             if language == "yaml":
-                if lines and lines[0].startswith("version: 1"):
+                body = [line for line in lines if line.strip() and not line.lstrip().startswith("#")]
+                if body and body[0].startswith("version: 1"):  # a whole manifest, not a fragment
                     manifests.append((f"{name}:{start}", "\n".join(lines) + "\n"))
                 continue
             for offset, line in enumerate(lines):

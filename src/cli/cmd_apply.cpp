@@ -195,7 +195,7 @@ int run_apply(const ApplyFlowOptions& opts, std::ostream& out) {
 
 void add_apply_command(CLI::App& app, int& exit_code) {
   auto opts = std::make_shared<ApplyFlowOptions>();
-  auto* cmd = app.add_subcommand("apply", "create what the manifests (or a saved plan) declare and wait until READY");
+  auto* cmd = app.add_subcommand("apply", "make what the manifests (or a saved plan) declare: create, change, with --prune delete, and wait until each is done");
   add_manifest_options(*cmd, opts->manifests);
   add_state_options(*cmd, opts->state, true);
   cmd->add_option("planfile", opts->plan_file,

@@ -288,6 +288,44 @@ std::vector<std::string> address_candidates(const std::string& command, const st
   return out;
 }
 
+// docs/commands.md: every command with its description, synopsis, arguments and flags, from the
+// command-line definition (tests/docs_test.py checks the committed file against it).
+std::string commands_reference(const CLI::App& app) {
+  std::ostringstream s;
+  s << "# dbform commands\n\n"
+       "Every command and flag, generated from dbform's command-line definition by `dbform __reference`\n"
+       "(run `dbform help COMMAND` for the same text). The global flags `--log-level LEVEL` (trace, debug,\n"
+       "info, warn, error, off; or `DBFORM_LOG`), `--no-color` (also `NO_COLOR`) and `--version` work with\n"
+       "every command.\n";
+  std::vector<const CLI::App*> todo = visible_commands(app);
+  while (!todo.empty()) {
+    const CLI::App* cmd = todo.front();
+    todo.erase(todo.begin());
+    const std::string path = command_path(*cmd);
+    s << "\n## dbform " << path << "\n\n" << cmd->get_description() << "\n";
+    std::vector<std::string> args, flags;
+    for (const CLI::Option* opt : cmd->get_options()) {
+      if (opt->get_name() == "--help" || opt->get_name() == "-h,--help") continue;
+      if (opt->get_positional()) {
+        args.push_back("- `" + opt->get_name() + "`: " + opt->get_description());
+        continue;
+      }
+      std::vector<std::string> names;
+      for (const auto& sn : opt->get_snames()) names.push_back("-" + sn);
+      for (const auto& ln : opt->get_lnames()) names.push_back("--" + ln);
+      std::string type = opt->get_type_size() == 0 ? "" : opt->get_type_name();
+      if (const auto brace = type.find(':'); brace != std::string::npos) type = type.substr(0, brace);
+      flags.push_back("- `" + join(names, "`, `") + (type.empty() ? "" : " " + type) + "`: " + opt->get_description());
+    }
+    if (!args.empty()) s << "\nArguments:\n\n" << join(args, "\n") << "\n";
+    if (!flags.empty()) s << "\nFlags:\n\n" << join(flags, "\n") << "\n";
+    if (!cmd->get_footer().empty()) s << "\n```text\n" << cmd->get_footer() << "\n```\n";
+    const auto nested = visible_commands(*cmd);
+    todo.insert(todo.begin(), nested.begin(), nested.end());
+  }
+  return s.str();
+}
+
 }  // namespace
 
 void add_completion_command(CLI::App& app, int& exit_code) {
@@ -316,6 +354,11 @@ void add_completion_command(CLI::App& app, int& exit_code) {
   addresses->add_option("command", *words, "the command's words");
   addresses->callback([words, current, &exit_code] {
     for (const auto& a : address_candidates(join(*words, " "), *current)) std::cout << a << "\n";
+    exit_code = 0;
+  });
+  auto* reference = app.add_subcommand("__reference", "print docs/commands.md")->group("");
+  reference->callback([&app, &exit_code] {
+    std::cout << commands_reference(app);
     exit_code = 0;
   });
   // The man page, for the build (CMake writes dbform.1 with it); hidden from the help.
