@@ -127,6 +127,29 @@ struct UpdateTrialOutcome {
   int disagreeing = 0;   // services whose state and API disagree, or that are not as declared
 };
 
+// Runs `trial` DBFORM_KILL_RUNS / `share` times (two kills each), with seeds from DBFORM_KILL_SEED
+// and a random stream of its own, and checks that they made nothing twice and left everything as
+// declared. `created` says what the trials count as made twice.
+void run_kill_trials(const char* what, int share, unsigned stream, const char* created,
+                     UpdateTrialOutcome (*trial)(unsigned seed, std::mt19937& rng)) {
+  const int trials = env_int("DBFORM_KILL_RUNS", 20) / share;
+  const unsigned seed = static_cast<unsigned>(env_int("DBFORM_KILL_SEED", 20261122));
+  std::mt19937 rng(seed + stream);
+  UpdateTrialOutcome total;
+  for (int i = 0; i < trials; ++i) {
+    UpdateTrialOutcome t = trial(seed + static_cast<unsigned>(i), rng);
+    total.killed_mid_run += t.killed_mid_run;
+    total.created += t.created;
+    total.disagreeing += t.disagreeing;
+  }
+  WARN(what << " (seed " << seed << "): " << trials << " trials, " << 2 * trials << " SIGKILLs of which "
+            << total.killed_mid_run << " hit a running apply; " << total.created << " " << created << ", "
+            << total.disagreeing << " not as declared");
+  CHECK(total.killed_mid_run >= trials);
+  CHECK(total.created == 0);
+  CHECK(total.disagreeing == 0);
+}
+
 // One trial: the 8 services are created, then resized (cpu, memory, tag and replicas: three calls
 // each, two of them asynchronous) by applies killed at random moments, then one run is let finish.
 UpdateTrialOutcome run_update_trial(unsigned seed, std::mt19937& rng) {
@@ -168,22 +191,7 @@ UpdateTrialOutcome run_update_trial(unsigned seed, std::mt19937& rng) {
 }  // namespace
 
 TEST_CASE("e2e: applies of updates killed with SIGKILL at random moments end as declared, creating nothing") {
-  const int trials = env_int("DBFORM_KILL_RUNS", 20) / 2;
-  const unsigned seed = static_cast<unsigned>(env_int("DBFORM_KILL_SEED", 20261122));
-  std::mt19937 rng(seed + 1);
-  UpdateTrialOutcome total;
-  for (int i = 0; i < trials; ++i) {
-    UpdateTrialOutcome t = run_update_trial(seed + static_cast<unsigned>(i), rng);
-    total.killed_mid_run += t.killed_mid_run;
-    total.created += t.created;
-    total.disagreeing += t.disagreeing;
-  }
-  WARN("update kill test (seed " << seed << "): " << trials << " trials, " << 2 * trials << " SIGKILLs of which "
-                                 << total.killed_mid_run << " hit a running apply; " << total.created
-                                 << " services created, " << total.disagreeing << " not as declared");
-  CHECK(total.killed_mid_run >= trials);
-  CHECK(total.created == 0);
-  CHECK(total.disagreeing == 0);
+  run_kill_trials("update kill test", 2, 1, "services created", run_update_trial);
 }
 
 namespace {
@@ -247,22 +255,7 @@ UpdateTrialOutcome run_day_three_trial(unsigned seed, std::mt19937& rng) {
 }  // namespace
 
 TEST_CASE("e2e: applies of renames, pauses and forks killed with SIGKILL at random moments end as declared") {
-  const int trials = env_int("DBFORM_KILL_RUNS", 20) / 4;
-  const unsigned seed = static_cast<unsigned>(env_int("DBFORM_KILL_SEED", 20261122));
-  std::mt19937 rng(seed + 2);
-  UpdateTrialOutcome total;
-  for (int i = 0; i < trials; ++i) {
-    UpdateTrialOutcome t = run_day_three_trial(seed + static_cast<unsigned>(i), rng);
-    total.killed_mid_run += t.killed_mid_run;
-    total.created += t.created;
-    total.disagreeing += t.disagreeing;
-  }
-  WARN("day-three kill test (seed " << seed << "): " << trials << " trials, " << 2 * trials << " SIGKILLs of which "
-                                    << total.killed_mid_run << " hit a running apply; " << total.created
-                                    << " services created besides the forks, " << total.disagreeing << " not as declared");
-  CHECK(total.killed_mid_run >= trials);
-  CHECK(total.created == 0);
-  CHECK(total.disagreeing == 0);
+  run_kill_trials("day-three kill test", 4, 2, "services created besides the forks", run_day_three_trial);
 }
 
 namespace {
@@ -318,20 +311,5 @@ UpdateTrialOutcome run_nested_trial(unsigned seed, std::mt19937& rng) {
 }  // namespace
 
 TEST_CASE("e2e: applies of read replica sets and peerings killed with SIGKILL at random moments make each once") {
-  const int trials = env_int("DBFORM_KILL_RUNS", 20) / 4;
-  const unsigned seed = static_cast<unsigned>(env_int("DBFORM_KILL_SEED", 20261122));
-  std::mt19937 rng(seed + 3);
-  UpdateTrialOutcome total;
-  for (int i = 0; i < trials; ++i) {
-    UpdateTrialOutcome t = run_nested_trial(seed + static_cast<unsigned>(i), rng);
-    total.killed_mid_run += t.killed_mid_run;
-    total.created += t.created;
-    total.disagreeing += t.disagreeing;
-  }
-  WARN("nested kill test (seed " << seed << "): " << trials << " trials, " << 2 * trials << " SIGKILLs of which "
-                                 << total.killed_mid_run << " hit a running apply; " << total.created
-                                 << " resources made twice, " << total.disagreeing << " not recorded as they are");
-  CHECK(total.killed_mid_run >= trials);
-  CHECK(total.created == 0);
-  CHECK(total.disagreeing == 0);
+  run_kill_trials("nested kill test", 4, 3, "resources made twice", run_nested_trial);
 }
