@@ -224,7 +224,8 @@ std::string man_page(const CLI::App& app) {
        ".TP\n.B DBFORM_LOG\nlog level: trace, debug (every HTTP exchange), info, warn, error, off\n"
        ".TP\n.B NO_COLOR\nno colour\n"
        ".SH EXIT STATUS\n0 success, 1 error, 2 changes pending (plan \\-\\-detailed\\-exitcode), 130 stopped by a signal.\n"
-       ".SH SEE ALSO\nThe README of dbform, installed in /usr/share/doc/dbform.\n";
+       ".SH SEE ALSO\nThe README of dbform and its docs/ (every command, the manifest, pipelines, the state, "
+       "safety), installed in /usr/share/doc/dbform.\n";
   return s.str();
 }
 
