@@ -38,6 +38,15 @@ void render_calls(std::string& out, const PlannedAction& a, const char* when) {
   for (const auto& c : a.calls) out += "      " + call_text(c) + (is_async_call(c.call) ? ", then wait for READY" : "") + "\n";
 }
 
+// "  ~ service \"x\" {", its changes, "}", then the calls that make them.
+void render_change_block(std::string& out, const PlannedAction& a, const Terminal& t, const char* colour,
+                         const std::string& sign, const std::string& what, const char* when) {
+  out += paint(t, colour, std::string(3 - std::min<size_t>(3, sign.size()), ' ') + sign + " " + what) + " {\n";
+  render_changes(out, a, t, paint(t, colour, sign));
+  out += "    }\n";
+  render_calls(out, a, when);
+}
+
 void render_action(std::string& out, const PlannedAction& a, const Terminal& t) {
   const std::string what = std::string(kind_name(a.kind)) + " \"" + a.name + "\"";
   const std::string id = a.resource_id.empty() ? "" : " (id " + a.resource_id + ")";
@@ -56,10 +65,7 @@ void render_action(std::string& out, const PlannedAction& a, const Terminal& t) 
       break;
     case Action::Update:
       out += "  # " + a.address + id + " will be updated in place\n";
-      out += paint(t, kYellow, "  ~ " + what) + " {\n";
-      render_changes(out, a, t, paint(t, kYellow, "~"));
-      out += "    }\n";
-      render_calls(out, a, "calls, one at a time");
+      render_change_block(out, a, t, kYellow, "~", what, "calls, one at a time");
       if (!a.reason.empty()) out += "      " + a.reason + "\n";
       break;
     case Action::Adopt:
@@ -85,10 +91,7 @@ void render_action(std::string& out, const PlannedAction& a, const Terminal& t) 
       break;
     case Action::Replace:
       out += "  # " + a.address + id + " will be replaced: deleted, then created\n";
-      out += paint(t, kRed, "-/+ " + what) + " {\n";
-      render_changes(out, a, t, paint(t, kRed, "-/+"));
-      out += "    }\n";
-      render_calls(out, a, "then, once it is READY");
+      render_change_block(out, a, t, kRed, "-/+", what, "then, once it is READY");
       out += "      " + a.reason + "\n";
       break;
     case Action::Delete:

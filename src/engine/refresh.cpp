@@ -45,8 +45,8 @@ class Refresher {
       std::optional<Shown> by_id;
       const Shown* read = nullptr;
       if (auto it = listed.find(kind_name(rec.kind) + ("/" + rec.id)); it != listed.end()) read = it->second;
-      else if ((by_id = type.get(api_, key, scope, rec.id)))
-        read = &*by_id;  // not listed (yet?): asked by id
+      else if (!type.listed_only && (by_id = type.get(api_, key, scope, rec.id)))
+        read = &*by_id;  // not listed (yet?): asked by id (a listed-only kind's read is the list just read)
       if (!read && type.listed_only && made_lately(rec)) continue;  // not listed yet: its list lags
       next.deleted_outside = !read || type.is_gone(*read);
       if (!next.deleted_outside) {
@@ -59,10 +59,14 @@ class Refresher {
   }
 
  private:
-  // Created within the settle window: a lagging list may not show it yet.
+  // Created within the settle window: a lagging list may not show it yet. Within it both ways, so that
+  // a clock a little behind the API's still counts, and a created_at edited far into the future does
+  // not hide a deletion for ever.
   bool made_lately(const ResourceRecord& rec) const {
     const auto created = parse_utc(rec.created_at);
-    return created && wall_now_ - *created < settle_window_;
+    if (!created) return false;
+    const auto age = wall_now_ - *created;
+    return age < settle_window_ && -age < settle_window_;
   }
 
   ApiClient& api_;
