@@ -1,17 +1,24 @@
 #!/usr/bin/python3
-"""Docs that cannot rot: README.md and docs/ checked against the binary they describe.
+"""Docs that cannot rot: README.md, docs/ and the man pages checked against the binary they describe.
 
-1. docs/commands.md is what `dbform __reference` generates from the command-line definition, and
-   every command and every flag (as `dbform help COMMAND` lists them) appears in it, the flag
-   inside its command's `## dbform COMMAND` section.
-2. Every command line written in a ```sh block of README.md or docs/*.md that runs dbform names a
-   command there is and only flags that command (or dbform itself) has.
-3. Every example manifest (a ```yaml block whose first line, comments aside, is `version: 1`) is
+1. docs/commands.md is what `dbform __reference` generates, and every command and every flag (as
+   `dbform help COMMAND` lists them) appears in it, the flag inside its command's `## dbform
+   COMMAND` section.
+2. The man pages the build made (--man DIR): dbform(1), dbform-COMMAND(1) for every command and
+   dbform-manifest(5), each with its command's every flag and an EXAMPLES section.
+3. Every command line written in a ```sh block of README.md or docs/*.md (the examples of
+   docs/commands.md included) that runs dbform names a command there is and only flags that
+   command (or dbform itself) has.
+4. Every example manifest (a ```yaml block whose first line, comments aside, is `version: 1`) is
    valid for `dbform validate`.
+5. Every ```json block is JSON, and a plan document among them validates against
+   schemas/plan.schema.json; every line of a ```jsonl block is an `apply --json` event that
+   validates against schemas/events.schema.json.
 
-Usage: docs_test.py --dbform BIN --root DIR
+Usage: docs_test.py --dbform BIN --root DIR --man DIR
 """
 import argparse
+import json
 import os
 import re
 import shlex
@@ -20,7 +27,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-OPTION = re.compile(r"^\s+((?:-\w,)?--[a-z][a-z0-9-]*)")
+from jsonschema import Draft202012Validator
+
+FLAG = re.compile(r"`(--?[A-Za-z][\w-]*)")
+SUBCOMMAND = re.compile(r"^\s+- `([\w-]+)`")
 SHELL_OPERATORS = {"|", "||", "&&", ";", ">", ">>", "<", "2>", "2>&1", "&"}
 
 
@@ -39,20 +49,17 @@ class Cli:
         return p.stdout
 
     def _walk(self, path):
-        text = self.help(path)
         flags, subcommands, section = set(), [], None
-        for line in text.splitlines():
-            if line.endswith(":") and not line.startswith(" "):
-                section = line[:-1]
-                continue
-            if section == "Options" and (m := OPTION.match(line)):
-                flags.update(m.group(1).split(","))
-            elif section == "Subcommands" and line.startswith("  ") and line.split():
-                subcommands.append(line.split()[0])
+        for line in self.help(path).splitlines():
+            if line and not line.startswith(" "):
+                section = line  # NAME, SYNOPSIS, OPTIONS, COMMANDS, ...
+            elif section == "OPTIONS" and line.lstrip().startswith("- "):
+                flags.update(FLAG.findall(line.split(":")[0]))
+            elif section == "COMMANDS" and (m := SUBCOMMAND.match(line)):
+                subcommands.append(m.group(1))
         self.commands[" ".join(path)] = flags
         for sub in subcommands:
-            if sub != "help" or path:
-                self._walk(path + [sub])
+            self._walk(path + [sub])
 
     def command_of(self, words):
         """The longest command path the words start with, and the words after it."""
@@ -60,6 +67,56 @@ class Cli:
             if " ".join(words[:n]) in self.commands:
                 return " ".join(words[:n]), words[n:]
         return "", words
+
+
+def man_text(roff):
+    """A man page's words: escapes and font changes undone."""
+    return re.sub(r"\\f[BIRP]", "", roff).replace("\\-", "-").replace("\\e", "\\").replace("\\&", "")
+
+
+def check_man_pages(cli, man, problems):
+    for command, flags in sorted(cli.commands.items()):
+        name = "dbform" + ("-" + command.replace(" ", "-") if command else "")
+        page = man / "man1" / f"{name}.1"
+        if not page.exists():
+            problems.append(f"no man page {page}")
+            continue
+        text = man_text(page.read_text())
+        for flag in sorted(flags):
+            if not re.search(r"(?<![\w-])" + re.escape(flag) + r"(?![\w-])", text):
+                problems.append(f"{page.name} does not document {flag}")
+        for section in ("NAME", "SYNOPSIS", "DESCRIPTION", "EXAMPLES"):
+            if f".SH {section}" not in text:
+                problems.append(f"{page.name} has no {section} section")
+    manifest = man / "man5" / "dbform-manifest.5"
+    if not manifest.exists():
+        problems.append(f"no man page {manifest}")
+    elif "read_replicas" not in man_text(manifest.read_text()):
+        problems.append(f"{manifest.name} does not document read_replicas")
+
+
+def check_json_examples(root, documents, problems):
+    plan = Draft202012Validator(json.loads((root / "schemas/plan.schema.json").read_text()))
+    events = Draft202012Validator(json.loads((root / "schemas/events.schema.json").read_text()))
+    checked = 0
+    for doc in documents:
+        name = doc.relative_to(root)
+        for language, start, lines in fenced_blocks(doc.read_text(), {"json", "jsonl"}):
+            texts = [("\n".join(lines), start)] if language == "json" else [(l, start + i) for i, l in enumerate(lines) if l.strip()]
+            for text, line in texts:
+                try:
+                    value = json.loads(text)
+                except json.JSONDecodeError as e:
+                    problems.append(f"{name}:{line}: the {language} example is not JSON: {e}")
+                    continue
+                schema = events if language == "jsonl" else plan if value.get("format") == "dbform-plan" else None
+                if schema is None:
+                    continue
+                checked += 1
+                for e in list(schema.iter_errors(value))[:3]:
+                    problems.append(f"{name}:{line}: the example does not validate: "
+                                    f"{'/'.join(map(str, e.absolute_path))}: {e.message}")
+    return checked
 
 
 def fenced_blocks(text, languages):
@@ -90,7 +147,7 @@ def dbform_invocations(line):
     for t in tokens:
         if t in SHELL_OPERATORS or t.startswith(">") or t.startswith("2>"):
             current = None
-        elif t == "dbform" or t.endswith("/dbform"):
+        elif t == "dbform" or (t.endswith("/dbform") and "://" not in t):
             current = []
             runs.append(current)
         elif current is not None:
@@ -102,6 +159,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--dbform", required=True)
     ap.add_argument("--root", required=True)
+    ap.add_argument("--man", required=True)
     args = ap.parse_args()
     root = Path(args.root)
     cli = Cli(os.path.abspath(args.dbform))
@@ -123,7 +181,7 @@ def main():
             elif current is not None:
                 sections[current] += line + "\n"
         for command, flags in sorted(cli.commands.items()):
-            if command in ("", "help", "version"):
+            if command == "":
                 continue
             if command not in sections:
                 problems.append(f"docs/commands.md has no `## dbform {command}` section")
@@ -156,6 +214,9 @@ def main():
                         if w.startswith("-") and w != "-" and flag not in cli.commands[command] | global_flags:
                             problems.append(f"{where}: `dbform {command}` has no flag {flag}")
 
+    check_man_pages(cli, Path(args.man), problems)
+    json_examples = check_json_examples(root, documents, problems)
+
     with tempfile.TemporaryDirectory(prefix="docs-test-") as d:
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": d}
         for where, text in manifests:
@@ -173,7 +234,8 @@ def main():
         for p in problems:
             print("  " + p)
         return 1
-    print(f"docs: {len(cli.commands)} commands documented, {len(manifests)} example manifests valid, "
+    print(f"docs: {len(cli.commands)} commands documented in docs/commands.md and their man pages, "
+          f"{len(manifests)} example manifests valid, {json_examples} JSON examples valid, "
           f"every command line in {len(documents)} documents parses")
     return 0
 

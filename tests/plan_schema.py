@@ -6,10 +6,12 @@ action (create, no-op, wait, adopt, update, delete, conflict, orphan, for servic
 warning; each `plan --format json` document and each `plan --out` file must validate against the
 schema (Draft 2020-12), the two must be the same document, and no password of the state may appear
 in either. The actions in the "plan" line of `apply --json` (run against `dbform sim`) must validate
-as the schema's actions too. Finally the schema must reject documents that break its promises, so
-this check cannot pass by accepting anything.
+as the schema's actions too, and every line of those applies (a create, then an update and a
+prune) must validate against schemas/events.schema.json, which must show every kind of event the
+applies made. Finally the schemas must reject documents that break their promises, so this check
+cannot pass by accepting anything.
 
-Usage: plan_schema.py --dbform BIN --schema FILE
+Usage: plan_schema.py --dbform BIN --schema FILE --events-schema FILE
 Needs python3-jsonschema (a Debian package).
 """
 import argparse
@@ -99,6 +101,17 @@ projects:
         cpu_millis: 1000
 """
 
+# The second apply: orders resized (update_sent, updated, status_changed, ready), the VPC pruned
+# (delete_sent, deleted).
+MANIFEST_APPLY_AGAIN = f"""version: 1
+projects:
+  - id: {PROJECT}
+    services:
+      - name: orders
+        cpu_millis: 2000
+        memory_gbs: 8
+"""
+
 
 def record(kind, name, settings, rid, status, password="", parent=None):
     plural = {"service": "services", "vpc": "vpcs", "replica_set": "replicas", "peering": "peerings"}[kind]
@@ -141,11 +154,15 @@ def every_action_state(with_conflict, replaced=False):
 
 
 class Checker:
-    def __init__(self, dbform, schema_path):
+    def __init__(self, dbform, schema_path, events_schema_path):
         self.dbform = str(Path(dbform).resolve())
         self.schema = json.loads(Path(schema_path).read_text())
         Draft202012Validator.check_schema(self.schema)
         self.validator = Draft202012Validator(self.schema)
+        events_schema = json.loads(Path(events_schema_path).read_text())
+        Draft202012Validator.check_schema(events_schema)
+        self.events = Draft202012Validator(events_schema)
+        self.seen_events = set()
         self.failures = []
         self.seen_actions = set()
 
@@ -226,9 +243,18 @@ class Checker:
                     time.sleep(0.05)
                 url = f"http://127.0.0.1:{(d / 'port').read_text().strip()}/public/api/v1"
                 (d / "dbform.yaml").write_text(MANIFEST_APPLY)
-                p = self.run(d, "apply", "--json", "--auto-approve", "--poll-interval", "100ms",
-                             env={"DBFORM_API_URL": url, "DBFORM_API_KEY": KEY}, ok=(0,))
+                env = {"DBFORM_API_URL": url, "DBFORM_API_KEY": KEY}
+                p = self.run(d, "apply", "--json", "--auto-approve", "--poll-interval", "100ms", env=env, ok=(0,))
                 lines = [json.loads(line) for line in p.stdout.splitlines()]
+                (d / "dbform.yaml").write_text(MANIFEST_APPLY_AGAIN)
+                again = self.run(d, "apply", "--json", "--auto-approve", "--prune", "--poll-interval", "100ms",
+                                 env=env, ok=(0,))
+                for n, line in enumerate(lines + [json.loads(line) for line in again.stdout.splitlines()]):
+                    self.seen_events.add(line.get("type"))
+                    for e in list(self.events.iter_errors(line))[:3]:
+                        self.fail(f"apply --json line {n + 1} ({line.get('type')}): "
+                                  f"{'/'.join(map(str, e.absolute_path))}: {e.message}")
+                self.events_refused(lines)
                 plan = [line for line in lines if line.get("type") == "plan"]
                 if len(plan) != 1:
                     self.fail(f"apply --json: expected one plan line, got {len(plan)}")
@@ -247,6 +273,21 @@ class Checker:
                     sim.wait(timeout=10)
                 except subprocess.TimeoutExpired:
                     sim.kill()
+
+    def events_refused(self, good_lines):
+        """Event lines that break the events schema's promises must be invalid."""
+        by_type = {line["type"]: line for line in good_lines}
+        cases = {
+            "an unknown type": dict(by_type["created"], type="made"),
+            "an event without its time": {k: v for k, v in by_type["created"].items() if k != "time"},
+            "a created event without its id": {k: v for k, v in by_type["created"].items() if k != "id"},
+            "a ready event without elapsed_ms": {k: v for k, v in by_type["ready"].items() if k != "elapsed_ms"},
+            "a password in an event": dict(by_type["created"], initial_password="x"),
+            "a summary without its exit code": {k: v for k, v in by_type["summary"].items() if k != "exit_code"},
+        }
+        for what, line in cases.items():
+            if self.events.is_valid(line):
+                self.fail(f"the events schema accepts {what}")
 
     def schema_refuses(self, good):
         """Documents that break the schema's promises must be invalid."""
@@ -285,8 +326,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--dbform", required=True)
     ap.add_argument("--schema", required=True)
+    ap.add_argument("--events-schema", required=True)
     args = ap.parse_args()
-    c = Checker(args.dbform, args.schema)
+    c = Checker(args.dbform, args.schema, args.events_schema)
 
     c.plan_case("no-state", None, expect_saved=True)
     c.plan_case("every-action", every_action_state(with_conflict=True), expect_saved=False)
@@ -298,6 +340,10 @@ def main():
     expected = {(k, a) for k in ("service", "vpc") for a in ("create", "no-op", "orphan", "delete")} | {
         ("service", a) for a in ("wait", "adopt", "update", "conflict")} | {
         (k, a) for k in ("replica_set", "peering") for a in ("create", "replace")}
+    events = {"plan", "preflight_passed", "create_sent", "created", "update_sent", "updated", "delete_sent",
+              "deleted", "ready", "summary"}
+    if missing := events - c.seen_events:
+        c.fail(f"the test applies never printed these events: {sorted(missing)}")
     if missing := expected - c.seen_actions:
         c.fail(f"the test plans never produced these (kind, action) pairs: {sorted(missing)}")
 

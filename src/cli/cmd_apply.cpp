@@ -8,6 +8,7 @@
 
 #include "cli/apply_flow.h"
 #include "cli/commands.h"
+#include "cli/manual.h"
 #include "cli/recovery.h"
 #include "cli/refresh.h"
 #include "cli/render_apply.h"
@@ -196,6 +197,22 @@ int run_apply(const ApplyFlowOptions& opts, std::ostream& out) {
 void add_apply_command(CLI::App& app, int& exit_code) {
   auto opts = std::make_shared<ApplyFlowOptions>();
   auto* cmd = app.add_subcommand("apply", "make what the manifests (or a saved plan) declare: create, change, with --prune delete, and wait until each is done");
+  set_manual(*cmd, {.text = R"(Plans as `dbform plan` does (refreshing first unless `--no-refresh`), prints the plan and, on a terminal, asks for `yes`; then makes it so through the API and watches each change until it is done: creates until READY (or `active`), resizes, HA, pooler, VPC attachments, pauses and renames until the service shows them, deletes (`--prune`) until gone. Ids, endpoints and initial passwords are recorded in the state as each answer arrives. Without a terminal it needs `--auto-approve` or a plan file, and refuses before reading anything otherwise.
+
+It never creates a database twice. Each create's intent is journaled before it is sent; a create whose answer is lost (a dropped connection, a gateway's 504, a kill) is looked up by name over `--settle-window` and adopted if found, and sent again only when nothing of that name appeared. Before the first create in a project, its key is checked and its names are listed: a name that exists unrecorded fails that resource, never gets a second database.
+
+Independent operations run in parallel up to `--parallelism`; what needs another waits for it (a service for its VPC, a fork for its source, a read replica set for its service, a delete of a VPC for the deletes of what is in it); a failure fails what depends on it and nothing else, and every failure is listed at the end. The first SIGINT, SIGTERM or SIGHUP starts nothing new, records the calls in flight as their answers arrive and exits 130; run apply again to continue. `--no-wait` records the creates and leaves what needs a READY resource for the next apply.
+
+`dbform apply PLANFILE` applies a plan saved by `dbform plan --out`, exactly as saved and without asking: it is refused when the state's lineage or serial, the manifests, or their `${VAR}` values changed since, and with `-f`, `--target`, `--prune`, `--max-deletes` or `--no-refresh` beside it (the plan carries them).
+
+## Exit status
+
+0 when everything planned is done, 1 on an error, a conflict or a failed resource, 130 when stopped by a signal.)",
+                    .environment = kApiEnvironment,
+                    .examples = {{"Apply the manifests of a directory, asking first", "dbform apply -f manifests/"},
+                                 {"In a pipeline: the plan reviewed in the pull request", "dbform apply --auto-approve --json tfplan > events.jsonl"},
+                                 {"Delete what is no longer declared", "dbform apply --prune"},
+                                 {"Record the creates and return at once", "dbform apply --auto-approve --no-wait"}}});
   add_manifest_options(*cmd, opts->manifests);
   add_state_options(*cmd, opts->state, true);
   cmd->add_option("planfile", opts->plan_file,
@@ -211,7 +228,6 @@ void add_apply_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--settle-window", opts->settle_window,
                   "after a create whose outcome is unknown, how long lookups by name go on before it may be sent "
                   "again (default 30s)");
-  add_no_color_flag(*cmd);
   cmd->callback([opts, cmd, &exit_code] {
     opts->planning_flags_given.clear();
     for (const char* flag : {"--file", "--target", "--prune", "--max-deletes", "--no-refresh"})

@@ -1,5 +1,6 @@
-// `dbform completion bash|zsh|fish` and the man page (`dbform manpage`, hidden): both generated
-// from the command-line definition itself, so they cannot drift from the commands there are.
+// `dbform completion bash|zsh|fish`, and the hidden commands the build and the docs run (the man
+// pages, docs/commands.md, what an address completes to): generated from the command-line
+// definition itself, so they cannot drift from the commands there are.
 #include <algorithm>
 #include <iostream>
 #include <map>
@@ -9,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/context.h"
+#include "cli/manual.h"
 #include "engine/kinds.h"
 #include "manifest/loader.h"
 #include "util/env.h"
@@ -165,70 +167,6 @@ std::string fish_script(const std::vector<CommandInfo>& commands) {
   return s.str();
 }
 
-std::string roff(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '\\') out += "\\e";
-    else if (c == '-') out += "\\-";
-    else out += c;
-  }
-  if (!out.empty() && (out[0] == '.' || out[0] == '\'')) out = "\\&" + out;
-  return out;
-}
-
-std::string man_page(const CLI::App& app) {
-  std::vector<CommandInfo> commands;
-  collect(app, "", commands);
-  std::ostringstream s;
-  s << ".TH DBFORM 1 \"\" \"dbform " << DBFORM_VERSION << "\" \"User Commands\"\n"
-    << ".SH NAME\ndbform \\- " << roff(app.get_description().substr(app.get_description().find(':') + 2)) << "\n"
-    << ".SH SYNOPSIS\n.B dbform\n[\\fIOPTIONS\\fR] \\fICOMMAND\\fR [\\fIARGS\\fR]\n"
-    << ".SH DESCRIPTION\nPlatform teams declare, per project, the VPCs and database services they want in YAML "
-       "manifests; \\fBdbform plan\\fR shows what would change and \\fBdbform apply\\fR makes it so through the "
-       "managed database API, waits until each service is READY and records ids, endpoints and initial passwords "
-       "in the state.\n"
-    << ".SH COMMANDS\n";
-  for (const CLI::App* sub : visible_commands(app)) {
-    std::vector<const CLI::App*> todo = {sub};
-    while (!todo.empty()) {
-      const CLI::App* cmd = todo.front();
-      todo.erase(todo.begin());
-      s << ".TP\n.B dbform " << roff(command_path(*cmd)) << "\n" << roff(cmd->get_description()) << "\n";
-      std::vector<std::string> lines;
-      for (const CLI::Option* opt : cmd->get_options()) {
-        if (opt->get_lnames().empty() && opt->get_snames().empty() && !opt->get_positional()) continue;
-        if (opt->get_name() == "--help" || opt->get_name() == "-h,--help") continue;
-        std::string name = opt->get_positional() ? "\\fI" + roff(opt->get_name()) + "\\fR" : "";
-        if (!opt->get_positional()) {
-          for (const auto& sn : opt->get_snames()) name += (name.empty() ? "" : ", ") + std::string("\\fB\\-") + sn + "\\fR";
-          for (const auto& ln : opt->get_lnames()) name += (name.empty() ? "" : ", ") + std::string("\\fB\\-\\-") + roff(ln) + "\\fR";
-        }
-        lines.push_back(".RS\n.TP\n" + name + "\n" + roff(opt->get_description()) + "\n.RE\n");
-      }
-      for (const auto& l : lines) s << l;
-      for (const CLI::App* nested : visible_commands(*cmd))
-        todo.push_back(nested);
-    }
-  }
-  s << ".SH GLOBAL OPTIONS\n";
-  for (const CLI::Option* opt : app.get_options()) {
-    if (opt->get_lnames().empty()) continue;
-    s << ".TP\n\\fB\\-\\-" << roff(opt->get_lnames().front()) << "\\fR\n" << roff(opt->get_description()) << "\n";
-  }
-  s << ".SH ENVIRONMENT\n"
-       ".TP\n.B DBFORM_API_URL\nthe API's base URL\n"
-       ".TP\n.B DBFORM_API_KEY, DBFORM_API_KEY_<PROJECT>\nAPI keys (a project's api_key_env names another variable)\n"
-       ".TP\n.B DBFORM_AUTH_SCHEME\nbearer (default) or basic\n"
-       ".TP\n.B DBFORM_STATE, DBFORM_WORKSPACE\nwhere the state is, instead of \\-\\-state and \\-\\-workspace\n"
-       ".TP\n.B DBFORM_STATE_PASSPHRASE, DBFORM_STATE_KEY_FILE\nthe key that encrypts the state\n"
-       ".TP\n.B DBFORM_LOG\nlog level: trace, debug (every HTTP exchange), info, warn, error, off\n"
-       ".TP\n.B NO_COLOR\nno colour\n"
-       ".SH EXIT STATUS\n0 success, 1 error, 2 changes pending (plan \\-\\-detailed\\-exitcode), 130 stopped by a signal.\n"
-       ".SH SEE ALSO\nThe README of dbform and its docs/ (every command, the manifest, pipelines, the state, "
-       "safety), installed in /usr/share/doc/dbform.\n";
-  return s.str();
-}
-
 // Each resource as it can be named: its address, and `KIND/NAME` and `NAME` where only it has them.
 void add_forms(const std::vector<std::tuple<std::string, ResourceKind, std::string>>& resources,
                std::vector<std::string>& out) {
@@ -289,52 +227,21 @@ std::vector<std::string> address_candidates(const std::string& command, const st
   return out;
 }
 
-// docs/commands.md: every command with its description, synopsis, arguments and flags, from the
-// command-line definition (tests/docs_test.py checks the committed file against it).
-std::string commands_reference(const CLI::App& app) {
-  std::ostringstream s;
-  s << "# dbform commands\n\n"
-       "Every command and flag, generated from dbform's command-line definition by `dbform __reference`\n"
-       "(run `dbform help COMMAND` for the same text). The global flags `--log-level LEVEL` (trace, debug,\n"
-       "info, warn, error, off; or `DBFORM_LOG`), `--no-color` (also `NO_COLOR`) and `--version` work with\n"
-       "every command.\n";
-  std::vector<const CLI::App*> todo = visible_commands(app);
-  while (!todo.empty()) {
-    const CLI::App* cmd = todo.front();
-    todo.erase(todo.begin());
-    const std::string path = command_path(*cmd);
-    s << "\n## dbform " << path << "\n\n" << cmd->get_description() << "\n";
-    std::vector<std::string> args, flags;
-    for (const CLI::Option* opt : cmd->get_options()) {
-      if (opt->get_name() == "--help" || opt->get_name() == "-h,--help") continue;
-      if (opt->get_positional()) {
-        args.push_back("- `" + opt->get_name() + "`: " + opt->get_description());
-        continue;
-      }
-      std::vector<std::string> names;
-      for (const auto& sn : opt->get_snames()) names.push_back("-" + sn);
-      for (const auto& ln : opt->get_lnames()) names.push_back("--" + ln);
-      std::string type = opt->get_type_size() == 0 ? "" : opt->get_type_name();
-      if (const auto brace = type.find(':'); brace != std::string::npos) type = type.substr(0, brace);
-      flags.push_back("- `" + join(names, "`, `") + (type.empty() ? "" : " " + type) + "`: " + opt->get_description());
-    }
-    if (!args.empty()) s << "\nArguments:\n\n" << join(args, "\n") << "\n";
-    if (!flags.empty()) s << "\nFlags:\n\n" << join(flags, "\n") << "\n";
-    if (!cmd->get_footer().empty()) s << "\n```text\n" << cmd->get_footer() << "\n```\n";
-    const auto nested = visible_commands(*cmd);
-    todo.insert(todo.begin(), nested.begin(), nested.end());
-  }
-  return s.str();
-}
-
 }  // namespace
 
 void add_completion_command(CLI::App& app, int& exit_code) {
   auto shell = std::make_shared<std::string>();
   auto* cmd = app.add_subcommand("completion", "print a shell completion script: bash, zsh or fish");
-  cmd->footer("  bash: source <(dbform completion bash)   (or save it in /etc/bash_completion.d/dbform)\n"
-              "  zsh:  dbform completion zsh > \"${fpath[1]}/_dbform\"\n"
-              "  fish: dbform completion fish > ~/.config/fish/completions/dbform.fish");
+  set_manual(*cmd, {.text = "Prints a script that completes dbform's commands, flags, the values of flags with a fixed "
+                            "set (`--format`), paths, and the addresses a command takes: the resources the state in "
+                            "the working directory (or `DBFORM_STATE`) records, for `import` the declared ones not "
+                            "recorded yet, for `output` ADDRESS.FIELD after a dot. The `.deb` installs the three "
+                            "scripts where each shell looks for them.",
+                    .environment = {},
+                    .examples = {{"bash, for this shell", "source <(dbform completion bash)"},
+                                 {"bash, for every shell of the machine", "dbform completion bash > /etc/bash_completion.d/dbform"},
+                                 {"zsh", "dbform completion zsh > \"${fpath[1]}/_dbform\""},
+                                 {"fish", "dbform completion fish > ~/.config/fish/completions/dbform.fish"}}});
   cmd->add_option("shell", *shell, "bash, zsh or fish")->required()->check(CLI::IsMember({"bash", "zsh", "fish"}));
   cmd->callback([shell, &app, &exit_code] {
     std::vector<CommandInfo> commands;
@@ -362,10 +269,12 @@ void add_completion_command(CLI::App& app, int& exit_code) {
     std::cout << commands_reference(app);
     exit_code = 0;
   });
-  // The man page, for the build (CMake writes dbform.1 with it); hidden from the help.
-  auto* man = app.add_subcommand("manpage", "print the man page (roff)")->group("");
-  man->callback([&app, &exit_code] {
-    std::cout << man_page(app);
+  // The man pages, for the build (CMake writes them into the build directory with it); hidden.
+  auto dir = std::make_shared<std::string>();
+  auto* man = app.add_subcommand("__manpages", "write the man pages (roff) into DIR/man1 and DIR/man5")->group("");
+  man->add_option("dir", *dir, "where")->required();
+  man->callback([&app, dir, &exit_code] {
+    write_man_pages(app, *dir);
     exit_code = 0;
   });
 }

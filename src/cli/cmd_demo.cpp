@@ -7,6 +7,7 @@
 
 #include "cli/apply_flow.h"
 #include "cli/commands.h"
+#include "cli/manual.h"
 #include "cli/render_plan.h"
 #include "plan/differ.h"
 #include "sim/simulator.h"
@@ -43,6 +44,13 @@ void section(const std::string& title) { std::cout << "\n==> " << title << "\n\n
 
 void add_demo_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("demo", "apply examples/quickstart.yaml to an embedded simulator");
+  set_manual(*cmd, {.text = "Starts the simulator (dbform-sim(1)) on a free loopback port, applies the quick-start "
+                            "manifest to it with a state in a temporary directory, shows the progress as a real "
+                            "apply does, then plans again to show that nothing is left to do, and removes the "
+                            "directory. Needs no key and no network. The manifest is `examples/quickstart.yaml` of "
+                            "the source tree, or the installed one (`/usr/share/dbform/examples/quickstart.yaml`).",
+                    .environment = {},
+                    .examples = {{"See a first apply", "dbform demo"}}});
   cmd->callback([&exit_code] {
     const std::string manifest = find_quickstart();
     const std::string key = "demo-secret-key";

@@ -6,6 +6,7 @@
 #include "cli/address.h"
 #include "cli/commands.h"
 #include "cli/context.h"
+#include "cli/manual.h"
 #include "engine/import.h"
 #include "engine/keys.h"
 #include "engine/manifest_writer.h"
@@ -121,6 +122,17 @@ int import_project(const ImportOptions& opts, const Manifest& manifest) {
 void add_import_command(CLI::App& app, int& exit_code) {
   auto opts = std::make_shared<ImportOptions>();
   auto* cmd = app.add_subcommand("import", "record an existing resource (or every unrecorded one of a project)");
+  set_manual(*cmd, {.text = R"(Brings databases that already exist under dbform without creating anything.
+
+`dbform import ADDRESS ID` reads the resource by id with its project's key, takes the state's lock and records it as it is: id, status, endpoints and its settings as observed. The manifests must declare ADDRESS (an undeclared record would be an orphan, and the next `apply --prune` would delete what was just brought in) and are left alone: the next plan compares the declaration with what was imported. A read replica set or a peering is imported through its recorded service or VPC (import that first); a peering's address names its peer VPC. An id the project does not have, an id or an address recorded already, or a service being deleted is an error that changes nothing.
+
+`dbform import --project ID --generate FILE` lists the project and records every service, VPC, read replica set and peering the state does not record, and writes FILE: a manifest declaring each with every managed field as it is now, read back before it is written so that `dbform plan -f FILE` shows no changes. FILE is never replaced without `--force`. Names that cannot be declared, names recorded under another id, and attachments to unlisted VPCs stop it before anything is written, naming each.
+
+Imported services have no known password (the API returns one only to the create): `dbform rotate-password ADDRESS` sets one.)",
+                    .environment = kApiEnvironment,
+                    .examples = {{"One service, declared in the manifests", "dbform import acme/services/orders kd9w2xp4mz"},
+                                 {"A read replica set of a recorded service", "dbform import acme/services/orders/replicas/reporting rs-7h2k"},
+                                 {"Everything of a project, with the manifest that declares it", "dbform import --project acme --generate acme.yaml"}}});
   add_manifest_options(*cmd, opts->manifests);
   add_state_options(*cmd, opts->state, true);
   cmd->add_option("address", opts->address, "where to record it: PROJECT/services/NAME, PROJECT/vpcs/NAME, "

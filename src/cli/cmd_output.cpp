@@ -9,6 +9,7 @@
 #include "cli/address.h"
 #include "cli/commands.h"
 #include "cli/context.h"
+#include "cli/manual.h"
 #include "http/curl_transport.h"
 #include "util/json_limits.h"
 #include "util/text.h"
@@ -65,6 +66,16 @@ std::string connection_string(const State& state, const ResourceRecord& r, const
                        "sslmode=require"});
 }
 
+bool connectable(const ResourceRecord& r) {
+  return r.kind == ResourceKind::Service || r.kind == ResourceKind::ReplicaSet;
+}
+
+// What to do about a password the state does not know: that of an imported or adopted service.
+std::string unknown_password(const ResourceRecord& owner) {
+  return owner.address + " has no known password (imported or adopted): `dbform rotate-password " + owner.address +
+         "` sets one";
+}
+
 // Every field of a record by name; nullopt for a field the record does not have (yet).
 std::optional<std::string> field_value(const State& state, const ResourceRecord& r, const std::string& field) {
   auto opt = [](const std::string& s) -> std::optional<std::string> {
@@ -85,7 +96,7 @@ std::optional<std::string> field_value(const State& state, const ResourceRecord&
     auto e = vpc_endpoint(r);
     return e ? opt(host_port(e->first, e->second ? std::optional(e->second) : std::nullopt)) : std::nullopt;
   }
-  if (r.kind != ResourceKind::Service && r.kind != ResourceKind::ReplicaSet) return std::nullopt;
+  if (!connectable(r)) return std::nullopt;
   if (field == "password") return opt(password_owner(state, r).initial_password);
   if (field == "connection_string" && !r.endpoint_host.empty())
     return connection_string(state, r, r.endpoint_host, r.endpoint_port);
@@ -124,8 +135,7 @@ void password_notes(const State& state, const ResourceRecord& r) {
     std::cerr << "note: " << r.address << " shares the password of its service " << owner.address
               << " (the state records it once)\n";
   if (owner.initial_password.empty())
-    std::cerr << "note: " << owner.address << " has no known password (imported or adopted), so none is in it: "
-              << "`dbform rotate-password " << owner.address << "` sets one\n";
+    std::cerr << "note: " << unknown_password(owner) << "\n";
   if (!owner.pending_password.empty())
     std::cerr << "warning: a password change of " << owner.address
               << " is pending (its answer was lost): the service has this password or the pending one. `dbform "
@@ -173,10 +183,6 @@ const std::vector<std::string> kEnvFields = {"id",          "host",     "port",
                                              "pooler_host", "pooler_port", "password",
                                              "connection_string", "pooler_connection_string"};
 
-bool connectable(const ResourceRecord& r) {
-  return r.kind == ResourceKind::Service || r.kind == ResourceKind::ReplicaSet;
-}
-
 // Every service's and read replica set's lines. Two addresses that make the same name
 // (acme-prod/services/orders-pooler and acme/services/prod-orders-pooler, or orders' POOLER_HOST and
 // orders-pooler's HOST) would overwrite each other's values without anyone noticing, so that is an
@@ -209,8 +215,7 @@ void print_pgpass(const State& state, const std::vector<const ResourceRecord*>& 
   for (const auto* r : records) {
     const std::string& password = password_owner(state, *r).initial_password;
     if (password.empty()) {
-      std::cerr << "note: " << r->address << " has no known password (imported or adopted): `dbform rotate-password "
-                << password_owner(state, *r).address << "` sets one\n";
+      std::cerr << "note: " << unknown_password(password_owner(state, *r)) << "\n";
       continue;
     }
     if (password.find('\n') != std::string::npos || password.find('\r') != std::string::npos)
@@ -256,6 +261,14 @@ void add_output_command(CLI::App& app, int& exit_code) {
   };
   auto opts = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("output", "print recorded ids, endpoints and (when asked) passwords");
+  set_manual(*cmd, {.text = R"(Prints what the state records, with no API call. Without ADDRESS: every resource as a table (text), as JSON, as `export` lines for a shell (`env`: one block per service and read replica set, named `DBFORM_<PROJECT>_<NAME>_<FIELD>` upper-cased, every character other than A-Z and 0-9 turned into `_`; two resources that would set the same name are an error) or as lines of a pgpass file. `ADDRESS` prints one resource; `ADDRESS.FIELD` prints one raw value, for pipelines: `$(dbform output orders.host)`.
+
+A password or a connection string (which holds the password, percent-encoded) is printed only when asked for by field, with `--format env` or `pgpass`, or with `--show-secrets`; text and JSON show `(sensitive)` otherwise. A read replica set shares its service's password, and an imported or adopted service has none known until `dbform rotate-password` sets one: a note on stderr says so. Connection strings are `postgres://tsdbadmin:PASSWORD@HOST:PORT/tsdb?sslmode=require`.)",
+                    .environment = {},
+                    .examples = {{"Every recorded resource", "dbform output"},
+                                 {"Connect with psql", "psql \"$(dbform output acme/services/orders.connection_string)\""},
+                                 {"Endpoints and passwords for the next step of a pipeline", "eval \"$(dbform output --format env)\""},
+                                 {"A pgpass file", "(umask 077; dbform output --format pgpass > ~/.pgpass)"}}});
   add_state_options(*cmd, opts->state, false);
   cmd->add_option("--format", opts->format,
                   "text (default), json, env (`export NAME='value'` lines for a shell, passwords and connection "
@@ -303,10 +316,8 @@ void add_output_command(CLI::App& app, int& exit_code) {
     if (opts->format == "pgpass") throw UsageError("--format pgpass prints whole records: give ADDRESS, not ADDRESS.FIELD");
     auto value = field_value(state, r, field);
     if (!value)
-      throw Error(r.address + " has no " + field + " recorded" +
-                  (field == "password" ? " (imported and adopted resources have no known password: `dbform "
-                                         "rotate-password " + password_owner(state, r).address + "` sets one)"
-                                       : " yet"));
+      throw Error(field == "password" && connectable(r) ? unknown_password(password_owner(state, r))
+                                      : r.address + " has no " + field + " recorded yet");
     if (is_secret(field)) password_notes(state, r);
     // The raw value, for pipelines: $(dbform output orders.password). Asking by field is asking for it.
     if (opts->format == "json") std::cout << dump_json(nlohmann::json(*value)) << "\n";

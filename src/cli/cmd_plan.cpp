@@ -3,6 +3,7 @@
 
 #include "cli/commands.h"
 #include "cli/context.h"
+#include "cli/manual.h"
 #include "cli/render_markdown.h"
 #include "cli/refresh.h"
 #include "cli/suggest.h"
@@ -45,6 +46,15 @@ void add_format_option(CLI::App& cmd, std::string& format) {
 void add_validate_command(CLI::App& app, int& exit_code) {
   auto opts = std::make_shared<ManifestOptions>();
   auto* cmd = app.add_subcommand("validate", "check the manifests without reading state or calling the API");
+  set_manual(*cmd, {.text = "Reads the manifests (`-f`, default the working directory) as plan would, and reports "
+                            "every error and warning together, each with `file:line:col`, the field, what was found "
+                            "and what was expected. Reads no state, calls no API and needs no key: the first step of "
+                            "a pull request's pipeline. `${VAR}` references are resolved from the environment, so an "
+                            "unset variable is an error here too. Exit status 0 when valid (warnings allowed), 1 "
+                            "otherwise. The format is dbform-manifest(5).",
+                    .environment = {},
+                    .examples = {{"Check one directory of manifests", "dbform validate -f manifests/"},
+                                 {"Check two files", "dbform validate -f prod.yaml -f staging.yaml"}}});
   add_manifest_options(*cmd, *opts);
   cmd->callback([opts, &exit_code] {
     Manifest m = load_manifests_or_throw(*opts);
@@ -74,13 +84,27 @@ void add_plan_command(CLI::App& app, int& exit_code) {
   };
   auto opts = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("plan", "show what apply would do");
+  set_manual(*cmd, {.text = R"(Compares the manifests with the state and with what exists, and shows what `dbform apply` would do: each resource to create, update in place (with the calls it makes), replace, wait for, adopt or delete, every conflict that stops the apply and why, and a summary line such as `Plan: 2 to create, 1 to update, 1 to wait for, 3 unchanged.`
+
+First it refreshes, as Terraform does: with each declared project's key (checked once with `GET /auth/info`) it lists the project's services and VPCs, and the read replica sets and peerings of the recorded ones, and records what it finds, under the state's lock. A value changed outside dbform is shown as such and planned back; a resource deleted outside dbform is created again; a declared name that exists but is not recorded is a conflict naming its id and the `dbform import` to run. `--no-refresh` plans from the state alone, with no key (a pull request from a fork).
+
+Nothing is ever deleted without `--prune`; with it, at most `--max-deletes` deletes and replacements (default 3) are planned, or none is. `--target` plans only the named resources and what they need. `--out FILE` saves the plan for `dbform apply FILE`, which applies exactly that plan or refuses when the state or the manifests changed since; `dbform show FILE` renders it again. The plan never holds a password or a key.
+
+## Exit status
+
+0 when the plan has no conflict (with `--detailed-exitcode`: and no changes), 1 on an error or a conflict, 2 with `--detailed-exitcode` when there are changes to apply.)",
+                    .environment = kApiEnvironment,
+                    .examples = {{"What would change", "dbform plan -f manifests/"},
+                                 {"Save the plan for review, then apply exactly it", "dbform plan -f manifests/ --out tfplan\ndbform apply tfplan"},
+                                 {"A pull request's comment, from the state alone", "dbform plan --no-refresh --format markdown > plan.md"},
+                                 {"Delete what is no longer declared, at most 5", "dbform plan --prune --max-deletes 5"},
+                                 {"Only one service and what it needs", "dbform plan --target acme/services/orders"}}});
   add_manifest_options(*cmd, opts->manifests);
   add_state_options(*cmd, opts->state, true);  // --lock-timeout: plan --refresh takes the lock
   cmd->add_flag("--detailed-exitcode", opts->detailed_exitcode, "exit 0 no changes, 1 error, 2 changes pending");
   add_format_option(*cmd, opts->format);
   cmd->add_option("--out", opts->out, "also save the plan to FILE, for `dbform apply FILE` (whatever --format is)");
   add_planning_options(*cmd, opts->planning);
-  add_no_color_flag(*cmd);
   cmd->callback([opts, &exit_code] {
     PlanDocument doc;
     Manifest manifest = load_manifests_or_throw(opts->manifests, &doc.diagnostics);
@@ -125,9 +149,15 @@ void add_show_command(CLI::App& app, int& exit_code) {
   };
   auto opts = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("show", "render a plan saved by `dbform plan --out`, without a state or an API key");
+  set_manual(*cmd, {.text = "Prints a plan file as `dbform plan` printed it: text, the JSON plan document, or the "
+                            "markdown of a pull-request comment. It reads only the file: no manifest, no state, no "
+                            "key; a file that is not a plan, is damaged or has a newer format version is an error. "
+                            "Whether the plan can still be applied is checked by `dbform apply PLANFILE`.",
+                    .environment = {},
+                    .examples = {{"Review a saved plan", "dbform show tfplan"},
+                                 {"Its JSON document, for a script", "dbform show tfplan --format json | jq .summary"}}});
   cmd->add_option("planfile", opts->file, "the saved plan")->required();
   add_format_option(*cmd, opts->format);
-  add_no_color_flag(*cmd);
   cmd->callback([opts, &exit_code] {
     print_plan(read_plan_file(opts->file), opts->format);
     exit_code = 0;

@@ -1,10 +1,12 @@
 // `dbform state list | show | rm | pull | push`.
+#include <algorithm>
 #include <iostream>
 #include <iterator>
 
 #include "cli/address.h"
 #include "cli/commands.h"
 #include "cli/context.h"
+#include "cli/manual.h"
 #include "state/codec.h"
 #include "state/file_store.h"
 #include "state/pg_store.h"
@@ -15,20 +17,6 @@
 namespace dbform::cli {
 
 namespace {
-
-constexpr const char* kPullHelp =
-    "Prints the whole state document, as stored, to standard output: to back it up or move it to\n"
-    "another backend with `state push`. It holds the services' initial passwords, so it is never\n"
-    "printed on a terminal: redirect it, e.g. (umask 077; dbform state pull > backup.json).";
-
-constexpr const char* kPushHelp =
-    "Replaces the state (--state, --workspace) with the content of a state file, after checking that\n"
-    "it is the same state and not older: another lineage, or a lower serial than the stored one, is\n"
-    "refused unless --force. The stored serial then grows by one, as with every write; a forced push\n"
-    "over another lineage keeps the stored lineage. Locks the state like apply does.\n"
-    "  file -> PostgreSQL:  dbform state push dbform.state.json --state postgres://HOST/DB\n"
-    "  PostgreSQL -> file:  dbform state pull --state postgres://HOST/DB > pulled.json\n"
-    "                       dbform state push pulled.json --state dbform.state.json";
 
 State read_push_source(const std::string& source, const StateCipher& cipher) {
   if (names_postgres_state(source, "state push's FILE"))
@@ -71,11 +59,13 @@ int push_state(const std::string& source, bool force, const StateOptions& opts) 
   return 0;
 }
 
-constexpr const char* kKeyHelp =
-    "The key is DBFORM_STATE_PASSPHRASE (stretched with scrypt; its salt is stored in the state) or\n"
-    "DBFORM_STATE_KEY_FILE (a file of exactly 32 random bytes: head -c 32 /dev/urandom > state.key).\n"
-    "With a key set, every write of the state (document, .backup, journal, recovery files, `state\n"
-    "pull`) is sealed with AES-256-GCM; reading needs the same key.";
+// What encrypt, decrypt and rekey say of the key.
+constexpr const char* kKeyText =
+    "The key is `DBFORM_STATE_PASSPHRASE` (stretched with scrypt; its salt is stored in the state) or "
+    "`DBFORM_STATE_KEY_FILE` (a file of exactly 32 random bytes: `head -c 32 /dev/urandom > state.key`). With a key "
+    "set, every write of the state (the document, its `.backup`, the journal, recovery files, `state pull`) is sealed "
+    "with AES-256-GCM, and reading needs the same key. Each command rewrites the whole state once, under the lock; "
+    "the file store rewrites its `.backup` in the new form too.";
 
 // `state encrypt | decrypt | rekey`: one whole write under the lock, read with one key and written
 // with another (or none). The file store rewrites its .backup in the new form too.
@@ -139,9 +129,22 @@ void add_state_command(CLI::App& app, int& exit_code) {
   auto targets = std::make_shared<std::vector<std::string>>();
   auto* cmd = app.add_subcommand("state", "inspect or edit the state");
   cmd->require_subcommand(1);
+  set_manual(*cmd, {.text = "The state records what dbform made or imported: each resource's address, id, status, "
+                            "endpoints, the settings it was given and, for a service, its initial password. It is a "
+                            "file (`dbform.state.json`, with a `.backup` and an intent journal beside it) or a "
+                            "workspace of a PostgreSQL database (`--state postgres://...`). These commands read it or "
+                            "edit it without calling the API; those that write take the state's lock, as apply does.",
+                    .environment = {},
+                    .examples = {{"What is recorded", "dbform state list"},
+                                 {"Stop managing a database (it keeps running)", "dbform state rm acme/services/orders"}}});
 
   auto* list = cmd->add_subcommand("list", "addresses of every recorded resource");
   add_state_options(*list, *opts, false);
+  set_manual(*list, {.text = "Prints the address of every recorded resource, one per line, in the state's order: "
+                             "`PROJECT/services/NAME`, `PROJECT/vpcs/NAME`, `PROJECT/services/SERVICE/replicas/NAME` "
+                             "and `PROJECT/vpcs/VPC/peerings/PEER_VPC_ID`.",
+                     .environment = {},
+                     .examples = {{"Every address of a state in PostgreSQL", "dbform state list --state postgres://db.internal/dbform --workspace prod"}}});
   list->callback([opts, &exit_code] {
     auto store = open_state_store(*opts);
     for (const auto& r : read_recorded_state(*store, true).resources) std::cout << r.address << "\n";
@@ -150,6 +153,12 @@ void add_state_command(CLI::App& app, int& exit_code) {
 
   auto* show = cmd->add_subcommand("show", "one resource's record (password hidden)");
   add_state_options(*show, *opts, false);
+  set_manual(*show, {.text = "Prints one resource's record as JSON, as the state holds it: id, status, endpoints, "
+                             "the settings it was given and what the API showed at the last refresh, a pending call "
+                             "or intent. Passwords are shown as `(sensitive)`; `dbform output ADDRESS.password` "
+                             "prints one. ADDRESS may be short (`orders`, `services/orders`) when one record has it.",
+                     .environment = {},
+                     .examples = {{"One service's record", "dbform state show acme/services/orders"}}});
   show->add_option("address", *targets, "resource address")->required()->expected(1);
   show->callback([opts, targets, &exit_code] {
     auto store = open_state_store(*opts);
@@ -163,6 +172,13 @@ void add_state_command(CLI::App& app, int& exit_code) {
 
   auto* rm = cmd->add_subcommand("rm", "forget resources (they keep running; dbform stops managing them)");
   add_state_options(*rm, *opts, true);
+  set_manual(*rm, {.text = "Forgets the given resources: they keep running, and dbform stops managing them (a "
+                           "manifest that still declares one plans a create, which the refresh shows as a conflict "
+                           "naming the existing id, and `dbform import` brings it back). All the addresses or none: "
+                           "one that is not recorded changes nothing. Forgetting a service or a VPC forgets its read replica "
+                           "sets and peerings with it.",
+                   .environment = {},
+                   .examples = {{"Forget two services", "dbform state rm acme/services/orders acme/services/billing"}}});
   rm->add_option("address", *targets, "resource addresses")->required();
   rm->callback([opts, targets, &exit_code] {
     auto store = open_state_store(*opts);
@@ -170,6 +186,13 @@ void add_state_command(CLI::App& app, int& exit_code) {
     State state = read_recorded_state(*store, true);
     std::vector<std::string> addresses;
     for (const auto& t : *targets) addresses.push_back(resolve_address(state, t).address);  // all or nothing
+    // What lives in a forgotten service or VPC goes with it: a record whose parent is not recorded
+    // could be neither read nor deleted.
+    for (const auto& r : state.resources)
+      if (auto kind = parent_kind(r.kind);
+          kind && std::count(addresses.begin(), addresses.end(), resource_address(r.project_id, *kind, r.parent)) &&
+          !std::count(addresses.begin(), addresses.end(), r.address))
+        addresses.push_back(r.address);
     for (const auto& a : addresses) state.remove(a);
     store->write(state);
     for (const auto& a : addresses)
@@ -180,6 +203,14 @@ void add_state_command(CLI::App& app, int& exit_code) {
   auto* mv = cmd->add_subcommand("mv", "move a record to another name of the same project and kind (no API call; the "
                                        "next plan renames the resource to match)");
   add_state_options(*mv, *opts, true);
+  set_manual(*mv, {.text = "`dbform state mv OLD NEW` moves a record to another name of the same project and kind "
+                           "(NEW is an address or a bare name), with no API call. The next plan sees the API's name "
+                           "differ from the record's and plans the `rename` call that makes it NEW; declaring "
+                           "`renamed_from: OLD` in the manifest does the same in one apply. A record whose create's "
+                           "outcome is unknown is refused, and so are read replica sets and peerings (their "
+                           "service or VPC moves, and they move along).",
+                   .environment = {},
+                   .examples = {{"Record orders-db as orders; the next apply renames it", "dbform state mv acme/services/orders-db orders"}}});
   mv->add_option("old", *targets, "the recorded address, and the new address or name")->required()->expected(2);
   mv->callback([opts, targets, &exit_code] {
     auto store = open_state_store(*opts);
@@ -201,7 +232,11 @@ void add_state_command(CLI::App& app, int& exit_code) {
   });
 
   auto* pull = cmd->add_subcommand("pull", "print the state document (to back it up or move it; not on a terminal)");
-  pull->footer(kPullHelp);
+  set_manual(*pull, {.text = "Prints the whole state document, as stored, to standard output: to back it up or to "
+                             "move it to another backend with `state push`. It holds the services' initial passwords, "
+                             "so it is never printed on a terminal: redirect it. An encrypted state is printed sealed.",
+                     .environment = {},
+                     .examples = {{"Back the state up, readable by you only", "(umask 077; dbform state pull > backup.json)"}}});
   add_state_options(*pull, *opts, false);
   pull->callback([opts, &exit_code] {
     if (detect_terminal().stdout_tty)
@@ -218,7 +253,15 @@ void add_state_command(CLI::App& app, int& exit_code) {
   auto force = std::make_shared<bool>(false);
   auto* push = cmd->add_subcommand("push", "replace the state with a state file's content (refuses another "
                                            "lineage or an older serial)");
-  push->footer(kPushHelp);
+  set_manual(*push, {.text = "Replaces the state (`--state`, `--workspace`) with the content of a state file, after "
+                             "checking that it is the same state and not older: another lineage, or a lower serial "
+                             "than the stored one, is refused unless `--force`. The stored serial then grows by one, "
+                             "as with every write; a forced push over another lineage keeps the stored lineage. "
+                             "Locks the state as apply does.",
+                     .environment = {},
+                     .examples = {{"Move a state file into PostgreSQL", "dbform state push dbform.state.json --state postgres://db.internal/dbform"},
+                                  {"And back into a file", "dbform state pull --state postgres://db.internal/dbform > pulled.json\n"
+                                                           "dbform state push pulled.json --state dbform.state.json"}}});
   add_state_options(*push, *opts, true);
   push->add_option("file", *source, "state file to push, or - for standard input")->required();
   push->add_flag("--force", *force, "push even another lineage or an older serial");
@@ -226,23 +269,29 @@ void add_state_command(CLI::App& app, int& exit_code) {
 
   auto* encrypt = cmd->add_subcommand("encrypt", "encrypt the state with the key of DBFORM_STATE_PASSPHRASE or "
                                                  "DBFORM_STATE_KEY_FILE");
-  encrypt->footer(kKeyHelp);
+  set_manual(*encrypt, {.text = kKeyText,
+                        .environment = {},
+                        .examples = {{"Encrypt the state with a key file", "head -c 32 /dev/urandom > state.key\n"
+                                                                          "DBFORM_STATE_KEY_FILE=state.key dbform state encrypt"}}});
   add_state_options(*encrypt, *opts, true);
   encrypt->callback([opts, &exit_code] {
     auto key = required_key("state encrypt");
     exit_code = rewrite_state({"state encrypt", key, key}, *opts);
   });
   auto* decrypt = cmd->add_subcommand("decrypt", "store the state as plain JSON again (its key is needed to read it)");
-  decrypt->footer(kKeyHelp);
+  set_manual(*decrypt, {.text = kKeyText,
+                        .environment = {},
+                        .examples = {{"Store it as plain JSON again", "DBFORM_STATE_KEY_FILE=state.key dbform state decrypt"}}});
   add_state_options(*decrypt, *opts, true);
   decrypt->callback([opts, &exit_code] {
     exit_code = rewrite_state({"state decrypt", required_key("state decrypt"), std::nullopt}, *opts);
   });
   auto* rekey = cmd->add_subcommand("rekey", "encrypt the state with a new key (DBFORM_STATE_NEW_PASSPHRASE or "
                                              "DBFORM_STATE_NEW_KEY_FILE)");
-  rekey->footer(std::string(kKeyHelp) +
-                "\nThe current key is read from those variables, the new one from DBFORM_STATE_NEW_PASSPHRASE or\n"
-                "DBFORM_STATE_NEW_KEY_FILE.");
+  set_manual(*rekey, {.text = std::string(kKeyText) + "\n\nThe current key is read from those variables, the new "
+                              "one from `DBFORM_STATE_NEW_PASSPHRASE` or `DBFORM_STATE_NEW_KEY_FILE`.",
+                      .environment = {"DBFORM_STATE_NEW_PASSPHRASE", "DBFORM_STATE_NEW_KEY_FILE"},
+                      .examples = {{"Move from a passphrase to a key file", "DBFORM_STATE_NEW_KEY_FILE=new.key dbform state rekey"}}});
   add_state_options(*rekey, *opts, true);
   rekey->callback([opts, &exit_code] {
     auto next = state_key("DBFORM_STATE_NEW_PASSPHRASE", "DBFORM_STATE_NEW_KEY_FILE");

@@ -4,6 +4,7 @@
 
 #include "cli/commands.h"
 #include "cli/context.h"
+#include "cli/manual.h"
 #include "engine/keys.h"
 #include "util/env.h"
 #include "util/text.h"
@@ -52,6 +53,15 @@ void add_whoami_command(CLI::App& app, int& exit_code) {
   auto manifests = std::make_shared<ManifestOptions>();
   auto* cmd = app.add_subcommand("whoami", "check the API key of each project the manifests declare (as apply would "
                                            "resolve it), or of DBFORM_API_KEY");
+  set_manual(*cmd, {.text = "For each project the manifests declare (`-f`, else those in the working directory), "
+                            "resolves its key exactly as plan and apply do (the variable its `api_key_env` names, "
+                            "else `DBFORM_API_KEY_<PROJECT>`, else `DBFORM_API_KEY`), asks the API whom it belongs "
+                            "to (`GET /auth/info`) and prints the variable, the key's name and its project, never the "
+                            "key. Exit status 1 when a key is missing, refused, or belongs to another project. "
+                            "Without manifests it checks `DBFORM_API_KEY` (or `--project ID`'s key).",
+                    .environment = kApiEnvironment,
+                    .examples = {{"Check every key a pipeline will use, before it plans", "dbform whoami -f manifests/"},
+                                 {"Check one project's key", "dbform whoami --project acme"}}});
   add_manifest_options(*cmd, *manifests);
   cmd->add_option("--project", *project, "check this project's key (also when no manifest declares it)");
   cmd->callback([project, manifests, cmd, &exit_code] {

@@ -17,6 +17,7 @@
 #include "cli/commands.h"
 #include "cli/suggest.h"
 #include "cli/context.h"
+#include "cli/manual.h"
 #include "util/env.h"
 #include "util/error.h"
 #include "util/text.h"
@@ -148,6 +149,20 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
 
   dbform::cli::add_no_color_flag(app);  // `dbform --no-color COMMAND`, as well as after each command
+  dbform::cli::set_manual(app, {.text = R"(Platform teams declare, per project, the VPCs, database services, read replica sets and peerings they want in YAML manifests (dbform-manifest(5)). `dbform plan` lists what exists, compares it and the state with the manifests and shows what would change; `dbform apply` makes it so through the managed database API, watches each change until it is done, and records ids, endpoints and initial passwords in the state (a file, or a PostgreSQL database).
+
+dbform never creates a database twice (an unknown outcome is looked up by name, never sent again blindly), never deletes without `--prune` (and never more than `--max-deletes`, never what is protected), and refuses input it cannot trust (an unreadable manifest, a hand-edited state that points a delete at a declared database) before it acts.
+
+`dbform help COMMAND` (or `dbform COMMAND --help`) shows a command's page, `man dbform-COMMAND` the same; `dbform help manifest` the manifest format.
+
+## Exit status
+
+0 success; 1 an error (bad input, a conflict, a failed resource, a refused lock); 2 with `plan --detailed-exitcode` when changes are pending; 130 when `apply` was stopped by a signal.)",
+                                .environment = {},
+                                .examples = {{"Try it against the embedded simulator", "dbform demo"},
+                                             {"Check the manifests, see the plan, apply it",
+                                              "dbform validate -f manifests/\ndbform plan -f manifests/ --out tfplan\ndbform apply tfplan"},
+                                             {"Connect to a database dbform made", "psql \"$(dbform output acme/services/orders.connection_string)\""}}});
 
   int exit_code = 0;
   dbform::cli::add_validate_command(app, exit_code);
@@ -163,26 +178,37 @@ int main(int argc, char** argv) {
   dbform::cli::add_demo_command(app, exit_code);
   dbform::cli::add_completion_command(app, exit_code);
 
-  auto* help = app.add_subcommand("help", "show the help of dbform, or of a command (`dbform help state push`)");
+  auto* help = app.add_subcommand("help", "show the manual of dbform, of a command (`dbform help state push`) or of the "
+                                          "manifest format (`dbform help manifest`)");
   std::vector<std::string> topic;
-  help->add_option("command", topic, "a command and its subcommands");
+  help->add_option("command", topic, "a command and its subcommands, or `manifest`");
+  dbform::cli::set_manual(*help, {.text = "Prints a page of the manual, the same text as the man page "
+                                          "(`man dbform-plan`, `man 5 dbform-manifest`) and as `dbform COMMAND --help`.",
+                                  .environment = {},
+                                  .examples = {{"A command's page", "dbform help apply"},
+                                               {"A subcommand's", "dbform help state push"},
+                                               {"The manifest format", "dbform help manifest"}}});
   help->callback([&] {
-    CLI::App* target = &app;
+    if (topic == std::vector<std::string>{"manifest"}) {
+      std::cout << dbform::cli::manifest_help_text();
+      return;
+    }
+    const CLI::App* target = &app;
     for (const auto& word : topic) {
-      CLI::App* sub = nullptr;
-      try {
-        sub = target->get_subcommand(word);
-      } catch (const CLI::OptionNotFound&) {
-      }
+      const CLI::App* sub = nullptr;
+      for (const CLI::App* s : dbform::cli::visible_commands(*target))
+        if (s->get_name() == word) sub = s;
       if (!sub) throw dbform::UsageError(unknown_command(*target, word));
       target = sub;
     }
-    // Not target->help(): that shows the help of the command being run (this one).
-    std::string path = "dbform";
-    for (const auto& word : topic) path += " " + word;
-    std::cout << app.get_formatter()->make_help(target, path, CLI::AppFormatMode::Normal);
+    std::cout << dbform::cli::help_text(*target);
   });
-  app.add_subcommand("version", "show dbform's version (as --version)")->callback([] { std::cout << version_text() << "\n"; });
+  auto* version = app.add_subcommand("version", "show dbform's version (as --version)");
+  dbform::cli::set_manual(*version, {.text = "Prints dbform's version and the platform it was built for, as "
+                                             "`terraform version` does; `dbform --version` prints the same.",
+                                     .environment = {},
+                                     .examples = {{"Which dbform a pipeline runs", "dbform version"}}});
+  version->callback([] { std::cout << version_text() << "\n"; });
   add_no_color_everywhere(app);
   app.parse_complete_callback([&] {
     setup_logging(log_level);

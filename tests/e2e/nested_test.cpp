@@ -450,3 +450,34 @@ TEST_CASE("e2e: a read replica set just made is not taken for deleted while its 
   CHECK(find_resource(sb.state(), kSetAddress)["status"] == "active");
   check_clean(sb);
 }
+
+TEST_CASE("e2e: a created_at edited into the future does not hide a read replica set gone from its list") {
+  // "Created lately" is what lets a lagging list miss a set; a hand-edited created_at years ahead
+  // must not make that last for ever.
+  Sandbox sb;
+  apply_ok(sb, manifest({}, {orders_with({replica_set("reporting")})}));
+  const std::string id = find_resource(sb.state(), kSetAddress)["id"];
+  REQUIRE(sb.sim().console_nested("replica_sets", id, "delete", "").status == 200);  // deleted outside dbform
+  json state = sb.state();
+  for (auto& r : state["resources"])
+    if (r["address"] == kSetAddress) r["created_at"] = "2099-01-01T00:00:00Z";
+  sb.write("dbform.state.json", state.dump(2));
+  RunResult plan = sb.run({"plan"});
+  INFO(plan.describe());
+  CHECK(plan.exit_code == 0);
+  CHECK(contains(plan.out, "deleted outside dbform"));
+  CHECK(contains(plan.out, "Plan: 1 to create"));
+}
+
+TEST_CASE("e2e: state rm of a service forgets its read replica sets with it, and they keep running") {
+  Sandbox sb;
+  apply_ok(sb, manifest({}, {orders_with({replica_set("reporting")})}));
+  const long long requests = sb.total_requests();
+  RunResult rm = sb.run({"state", "rm", "orders"});
+  INFO(rm.describe());
+  CHECK(rm.exit_code == 0);
+  CHECK(contains(rm.out, "Removed " + kSetAddress + " from the state"));
+  CHECK(sb.state()["resources"].empty());
+  CHECK(sb.total_requests() == requests);
+  CHECK(sb.sim().all_replica_sets().size() == 1);
+}
