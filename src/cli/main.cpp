@@ -143,7 +143,7 @@ int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
   CLI::App app{"dbform: declarative reconciler for managed database services", "dbform"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", version_text());
+  app.set_version_flag("--version", version_text(), "print dbform's version (as `dbform version`)");
   std::string log_level = dbform::process_env()("DBFORM_LOG").value_or("warn");
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error, off (env DBFORM_LOG)")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));

@@ -169,10 +169,8 @@ Page command_page(const CLI::App& cmd) {
     else options += "- " + flag_names(*opt) + ": " + opt->get_description() + "\n";
     if (opt->get_name() == "--state") environment.insert(environment.end(), kStateEnvironment.begin(), kStateEnvironment.end());
   }
-  if (root) {
-    options += "- `--version`: print dbform's version (as `dbform version`)\n";
+  if (root)
     for (const auto& v : kEnvironment) environment.push_back(v.name);
-  }
   environment.insert(environment.end(), manual.environment.begin(), manual.environment.end());
   if (!commands.empty()) page.sections.push_back({"COMMANDS", commands});
   if (!arguments.empty()) page.sections.push_back({"ARGUMENTS", arguments});
@@ -391,7 +389,7 @@ std::string to_text(const std::string& markdown) {
 }
 
 std::string as_text(const Page& page) {
-  std::string out = "NAME\n    " + page.title + " - " + page.summary + "\n";
+  std::string out = "NAME\n" + filled(page.title + " - " + page.summary, "    ", 4);
   for (const auto& s : page.sections) out += "\n" + s.title + "\n" + to_text(s.markdown);
   return out;
 }
