@@ -143,11 +143,13 @@ def dbform_invocations(line):
         tokens = shlex.split(line.replace("$(", " ").replace(")", " "), comments=True)
     except ValueError:
         return []
-    runs, current = [], None
+    runs, current, previous = [], None, ""
     for t in tokens:
+        flag_value = previous.startswith("--") and "=" not in previous  # `--dbform build/dbform`
+        previous = t
         if t in SHELL_OPERATORS or t.startswith(">") or t.startswith("2>"):
             current = None
-        elif t == "dbform" or (t.endswith("/dbform") and "://" not in t):
+        elif not flag_value and (t == "dbform" or (t.endswith("/dbform") and "://" not in t)):
             current = []
             runs.append(current)
         elif current is not None:

@@ -1,6 +1,5 @@
 #include "cli/suggest.h"
 
-#include <regex>
 #include <sstream>
 #include <vector>
 
@@ -60,11 +59,18 @@ void remember_run_flags(const CLI::App& root, const CLI::App& command) {
 
 std::string with_run_flags(const std::string& text) {
   if (run_flags().given.empty() || !run_flags().root) return text;
-  static const std::regex suggestion("`dbform ([^`\n]*)`");
+  static const std::string kOpen = "`dbform ";
   std::string out;
-  auto last = text.cbegin();
-  for (std::sregex_iterator it(text.begin(), text.end(), suggestion), end; it != end; ++it) {
-    const std::string words = (*it)[1];
+  size_t last = 0;
+  // Each `dbform WORDS` on one line (a backquote closes it).
+  for (size_t at = text.find(kOpen); at != std::string::npos; at = text.find(kOpen, last)) {
+    const size_t close = text.find_first_of("`\n", at + kOpen.size());
+    if (close == std::string::npos || text[close] != '`') {
+      out.append(text, last, at + 1 - last);  // not a suggestion: go on after its backquote
+      last = at + 1;
+      continue;
+    }
+    const std::string words = text.substr(at + kOpen.size(), close - at - kOpen.size());
     std::string completed = words;
     if (const CLI::App* command = command_of(words))
       for (const auto& [flag, value] : run_flags().given) {
@@ -72,11 +78,11 @@ std::string with_run_flags(const std::string& text) {
         const bool has = (" " + words + " ").find(" " + flag + " ") != std::string::npos;
         if (takes && !has) completed += " " + flag + " " + shell_word(value);
       }
-    out.append(last, (*it)[0].first);
+    out.append(text, last, at - last);
     out += "`dbform " + completed + "`";
-    last = (*it)[0].second;
+    last = close + 1;
   }
-  out.append(last, text.cend());
+  out.append(text, last, std::string::npos);
   return out;
 }
 
