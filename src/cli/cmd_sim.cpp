@@ -4,11 +4,11 @@
 #include <iostream>
 #include <memory>
 
-#include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
 #include "cli/manual.h"
 #include "sim/simulator.h"
+#include "util/log.h"
 #include "util/atomic_file.h"
 #include "util/duration.h"
 #include "util/error.h"
@@ -122,7 +122,7 @@ void run_sim(const SimFlags& flags) {
   SimConfig config = build_config(flags);
   ListenAddress address = parse_listen(flags.listen);
   if (!is_loopback(address.host)) {
-    spdlog::warn("serving the simulator on {}: anyone who can reach it can use its keys", address.host);
+    log::warn("serving the simulator on " + address.host + ": anyone who can reach it can use its keys");
   }
   // Block the stop signals before any server thread exists, so that every thread inherits the
   // mask and this thread alone takes them, synchronously, with sigwait.
@@ -140,11 +140,11 @@ void run_sim(const SimFlags& flags) {
   if (!flags.port_file.empty()) write_file_atomically(flags.port_file, std::to_string(port) + "\n", 0644);
   std::string host = address.host.find(':') != std::string::npos ? "[" + address.host + "]" : address.host;
   std::cout << "dbform sim listening on http://" << host << ":" << port << "/public/api/v1" << std::endl;
-  spdlog::info("sim: {} key(s), seed {}", config.keys.size(), config.seed);
+  log::info("sim: " + std::to_string(config.keys.size()) + " key(s), seed " + std::to_string(config.seed));
 
   int received = 0;
   sigwait(&stop_signals, &received);
-  spdlog::info("sim: signal {} received, stopping", received);
+  log::info("sim: signal " + std::to_string(received) + " received, stopping");
   server.stop();
 }
 

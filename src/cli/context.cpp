@@ -9,13 +9,13 @@
 #include <cctype>
 #include <iostream>
 
-#include <spdlog/spdlog.h>
 
 #include "http/curl_transport.h"
 #include "manifest/loader.h"
 #include "state/codec.h"
 #include "state/file_store.h"
 #include "state/pg_store.h"
+#include "util/log.h"
 #include "util/atomic_file.h"
 #include "util/duration.h"
 #include "util/env.h"
@@ -180,9 +180,9 @@ void log_exchange(const Exchange& x) {
   if (x.attempt > 1) line += ", attempt " + std::to_string(x.attempt);
   if (!x.request_id.empty()) line += ", request id " + x.request_id;
   if (!x.retry.empty()) line += "; " + x.retry;
-  spdlog::debug("http: {}", line);
-  if (!x.request_body.empty()) spdlog::trace("http: request body: {}", x.request_body);
-  if (!x.response_body.empty()) spdlog::trace("http: response body: {}", x.response_body);
+  log::debug("http: " + line);
+  if (!x.request_body.empty()) log::trace("http: request body: " + x.request_body);
+  if (!x.response_body.empty()) log::trace("http: response body: " + x.response_body);
 }
 
 }  // namespace
@@ -200,7 +200,7 @@ std::unique_ptr<ApiSetup> make_api() {
   if (std::string problem = base_url_problem(url); !problem.empty())
     throw UsageError("DBFORM_API_URL is not an API base URL: " + problem + "; nothing was sent");
   setup->client = std::make_unique<ApiClient>(*setup->transport, setup->clock, url, scheme);
-  if (spdlog::should_log(spdlog::level::debug)) setup->client->log_exchanges(log_exchange);
+  if (log::enabled(log::Level::Debug)) setup->client->log_exchanges(log_exchange);
   return setup;
 }
 

@@ -11,25 +11,16 @@
 #include <string>
 #include <vector>
 
-#include <spdlog/sinks/stdout_color_sinks.h>
-#include <spdlog/spdlog.h>
-
 #include "cli/commands.h"
 #include "cli/suggest.h"
 #include "cli/context.h"
 #include "cli/manual.h"
 #include "util/env.h"
 #include "util/error.h"
+#include "util/log.h"
 #include "util/text.h"
 
 namespace {
-
-void setup_logging(const std::string& level_name) {
-  auto logger = spdlog::stderr_color_mt("dbform");
-  logger->set_pattern("%^%l%$: %v");
-  spdlog::set_default_logger(logger);
-  spdlog::set_level(spdlog::level::from_str(level_name.empty() ? "warn" : level_name));
-}
 
 // What `dbform version` and `dbform --version` print, as Terraform's do.
 std::string version_text() {
@@ -211,7 +202,7 @@ dbform never creates a database twice (an unknown outcome is looked up by name, 
   version->callback([] { std::cout << version_text() << "\n"; });
   add_no_color_everywhere(app);
   app.parse_complete_callback([&] {
-    setup_logging(log_level);
+    dbform::log::setup(log_level);
     dbform::cli::remember_run_flags(app, *deepest_command(app));
   });
 

@@ -5,7 +5,6 @@
 #include <limits>
 #include <queue>
 #include <set>
-#include <spdlog/spdlog.h>
 #include <unordered_map>
 
 #include "engine/jobs.h"
@@ -14,6 +13,7 @@
 #include "engine/operations.h"
 #include "engine/work_queue.h"
 #include "plan/differ.h"
+#include "util/log.h"
 #include "util/duration.h"
 #include "util/parallel.h"
 #include "util/text.h"
@@ -29,7 +29,7 @@ bool deliver(EventSink& sink, const Event& event) {
     sink.on_event(event);
     return true;
   } catch (const std::exception& e) {
-    spdlog::debug("the output failed, recording goes on: {}", e.what());
+    log::debug(std::string("the output failed, recording goes on: ") + e.what());
     return false;
   }
 }
@@ -630,7 +630,7 @@ class ApplyRun {
     const bool watched = type_of(item_of(o).action->kind).watched;
     if (!out.error.empty()) {
       if (unknown && op.sends < kMaxCallSends && watched) {
-        spdlog::info("{}: {} was not confirmed ({}); checking the service", rec.address, call.call, out.error);
+        log::info(rec.address + ": " + call.call + " was not confirmed (" + out.error + "); checking the service");
         op.awaiting = false;
         start_watch(o, clock_.now());
         return schedule_poll(op.item, rec);
@@ -746,7 +746,7 @@ class ApplyRun {
   void poll_failed(size_t i, const Outcome& out) {
     Item& item = items_[i];
     if (!out.transient) return fail_op(item.watched, out.error);
-    spdlog::info("{}: watch request failed, will retry: {}", item.action->address, out.error);
+    log::info(item.action->address + ": watch request failed, will retry: " + out.error);
     schedule_poll(i, *state_.find(item.action->address));
   }
 
@@ -1030,8 +1030,8 @@ class ApplyRun {
     try {
       store_.compact(state_);
     } catch (const Error& e) {  // every change is saved already: the journal keeps it
-      spdlog::warn("the state's journal could not be folded in ({}); it is replayed on every read until a later "
-                   "run folds it", e.what());
+      log::warn(std::string("the state's journal could not be folded in (") + e.what() +
+                "); it is replayed on every read until a later run folds it");
     }
   }
 
@@ -1110,8 +1110,8 @@ std::vector<PreflightPass> preflight_keys(ApiClient& api, const std::vector<std:
     try {
       AuthInfo info = api.auth_info(key.key);
       if (info.project_id.empty()) {
-        spdlog::warn("project {}: GET /auth/info did not say which project the key in {} belongs to", project,
-                     key.variable);
+        log::warn("project " + project + ": GET /auth/info did not say which project the key in " + key.variable +
+                  " belongs to");
       } else if (info.project_id != project) {
         return Checked{std::nullopt, "project `" + project + "`: the API key in " + key.variable + " (key name `" +
                                          info.key_name + "`) belongs to project `" + info.project_id + "`" +

@@ -1,8 +1,8 @@
 #include "engine/jobs.h"
 
-#include <spdlog/spdlog.h>
 
 
+#include "util/log.h"
 #include "util/duration.h"
 #include "util/text.h"
 
@@ -43,7 +43,7 @@ std::optional<std::vector<std::string>> settle_lookup(const CreateContext& ctx, 
     std::vector<std::string> ids = find_by_name(ctx.api, a, scope, key, out);
     if (!ids.empty() || step == kSettleSteps || ctx.settle_window.count() == 0) return ids;
     const Duration next = ctx.settle_window / (1 << (kSettleSteps - 1 - step));
-    spdlog::info("{}: not listed yet; looking again {} after the unknown outcome", a.address, format_duration(next));
+    log::info(a.address + ": not listed yet; looking again " + format_duration(next) + " after the unknown outcome");
     if (!ctx.clock.sleep_until_unless(start + next, ctx.stop)) return std::nullopt;
   }
 }
@@ -88,7 +88,7 @@ Outcome create_or_adopt(const CreateContext& ctx, const PlannedAction& a, const 
         out.nothing_created = true;
         return out;
       }
-      spdlog::warn("{}: create outcome unknown ({}); looking it up by name", a.address, e.what());
+      log::warn(a.address + ": create outcome unknown (" + e.what() + "); looking it up by name");
       look_first = true;
     }
   }

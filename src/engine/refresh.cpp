@@ -1,11 +1,11 @@
 #include "engine/refresh.h"
 
-#include <spdlog/spdlog.h>
 
 #include <set>
 #include <unordered_map>
 
 #include "engine/jobs.h"
+#include "util/log.h"
 #include "util/text.h"
 
 namespace dbform {
@@ -106,8 +106,7 @@ RefreshResult refresh_state(ApiClient& api, Clock& clock, State& state, const st
   for (auto& rec : seen) {
     const ResourceRecord* before = state.find(rec.address);
     if (rec.deleted_outside && !before->deleted_outside) {
-      spdlog::warn("{}: {} {} no longer exists: it was deleted outside dbform", rec.address, kind_noun(rec.kind),
-                   rec.id);
+      log::warn(rec.address + ": " + kind_noun(rec.kind) + " " + rec.id + " no longer exists: it was deleted outside dbform");
       result.deleted.push_back(rec.address);
     }
     result.changed.push_back(rec.address);

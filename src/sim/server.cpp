@@ -1,7 +1,6 @@
 // SimServer: the Simulator over HTTP with cpp-httplib, at /public/api/v1/... (the vendor's base
 // path) and at /..., plus unauthenticated debug routes under /_sim/.
 #include <httplib.h>
-#include <spdlog/spdlog.h>
 
 #include <condition_variable>
 #include <csignal>
@@ -11,6 +10,7 @@
 #include "sim/connection_cut.h"
 #include "sim/gzip.h"
 #include "sim/simulator.h"
+#include "util/log.h"
 #include "util/error.h"
 
 namespace dbform {
@@ -151,7 +151,7 @@ void SimServer::Impl::install_routes() {
   server.Delete(any_path, api);
   server.Options(any_path, api);
   server.set_logger([](const httplib::Request& req, const httplib::Response& res) {
-    spdlog::debug("sim: {} {} -> {}", req.method, req.path, res.status);  // never the headers: they hold keys
+    if (log::enabled(log::Level::Debug)) log::debug("sim: " + req.method + " " + req.path + " -> " + std::to_string(res.status));  // never the headers: they hold keys
   });
 }
 
@@ -159,7 +159,7 @@ SimServer::SimServer(Simulator& sim, Duration connection_delay)
     : impl_(std::make_unique<Impl>(sim, connection_delay)) {
   // spdlog creates its registry on first use; let that be here, before any worker thread logs a
   // request, rather than racing between two of them.
-  spdlog::default_logger_raw();
+  log::enabled(log::Level::Debug);
   impl_->server.new_task_queue = [] { return new httplib::ThreadPool(kWorkerThreads); };
   impl_->server.set_keep_alive_max_count(1000);
   // stop() waits for every open connection's keep-alive wait to run out (httplib does not cut
