@@ -17,6 +17,7 @@
 #include "util/duration.h"
 #include "util/parallel.h"
 #include "util/text.h"
+#include "util/json_limits.h"
 
 namespace dbform {
 
@@ -443,7 +444,7 @@ class ApplyRun {
         ++op.sends;
         const std::string& name = rec.pending_call["call"].get_ref<const std::string&>();
         const nlohmann::json& body = rec.pending_call["body"];
-        emit({EventKind::UpdateSent, a.address, rec.id, "", Duration(0), name + (body.is_null() ? "" : " " + body.dump())});
+        emit({EventKind::UpdateSent, a.address, rec.id, "", Duration(0), name + (body.is_null() ? "" : " " + dump_json(body))});
         return submit([this, &a, scope = scope_of(a), id = rec.id, key, name, body] {
           return send_update(api_, a, scope, id, key, name, body);
         });

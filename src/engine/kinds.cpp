@@ -1,4 +1,5 @@
 #include "engine/kinds.h"
+#include "util/json_limits.h"
 
 #include <algorithm>
 
@@ -101,7 +102,7 @@ nlohmann::json observe_service(const Service& s, const nlohmann::json& recorded,
     else if (spec.is_object() && spec.contains(field) && spec[field].is_number()) {
       const nlohmann::json& n = spec[field];
       seen[field] = n.is_number_float() && n.get<double>() != static_cast<double>(static_cast<long long>(n.get<double>()))
-                        ? n.dump()
+                        ? dump_json(n)
                         : std::to_string(n.get<long long>());
     }
   }

@@ -144,8 +144,8 @@ CallPlan calls_between(const json& current, const json& declared, const json& ob
     }
     if (body.contains("sync_replica_count") && body.contains("replica_count") &&
         body["sync_replica_count"].get<long long>() > body["replica_count"].get<long long>()) {
-      out.problem = "sync_replica_count " + body["sync_replica_count"].dump() + " is more than the service's " +
-                    "replica_count " + body["replica_count"].dump() + ": declare replica_count too";
+      out.problem = "sync_replica_count " + dump_json(body["sync_replica_count"]) + " is more than the service's " +
+                    "replica_count " + dump_json(body["replica_count"]) + ": declare replica_count too";
       return out;
     }
     out.calls.push_back({"setHA", body, "", sets});

@@ -6,13 +6,14 @@
 #include <zlib.h>
 
 #include "sim/gzip.h"
+#include "util/json_limits.h"
 
 namespace dbform::sim {
 
 SimResponse json_error(int status, const std::string& code, const std::string& message) {
   SimResponse response;
   response.status = status;
-  response.body = nlohmann::json{{"code", code}, {"message", message}}.dump();
+  response.body = dump_json(nlohmann::json{{"code", code}, {"message", message}});
   return response;
 }
 

@@ -12,6 +12,7 @@
 #include "sim/faults.h"
 #include "sim/resources.h"
 #include "sim/simulator.h"
+#include "util/json_limits.h"
 
 namespace dbform {
 
@@ -40,7 +41,7 @@ inline json message(const std::string& text) { return json{{"message", text}}; }
 inline SimResponse json_answer(int status, const json& body) {
   SimResponse response;
   response.status = status;
-  response.body = body.dump();
+  response.body = dump_json(body);
   return response;
 }
 

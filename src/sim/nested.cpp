@@ -4,6 +4,7 @@
 
 #include "sim/impl.h"
 #include "sim/validation.h"
+#include "util/json_limits.h"
 
 namespace dbform {
 
@@ -50,7 +51,7 @@ SimResponse Simulator::Impl::replica_set_route(const std::string& method, sim::S
     return json_answer(200, list);
   }
   if (set_id.empty()) {  // createReplicaSet: 202, ReadReplicaSet; the primary must be READY
-    json request = json::parse(body, nullptr, false);
+    json request = parse_json(body);
     if (request.is_discarded()) return json_error(400, "BAD_REQUEST", "request body is not valid JSON");
     if (auto problem = sim::check_replica_set_create(request)) return json_error(400, "BAD_REQUEST", *problem);
     if (const std::string status = status_of(service); status != "READY")
@@ -85,7 +86,7 @@ SimResponse Simulator::Impl::replica_set_action(sim::SimReplicaSet& set, const s
     return json_error(409, "CONFLICT", "replica set " + set.fields["id"].get<std::string>() + " is " + status + "; " +
                                            action + " needs it active");
   const bool no_body = action == "enablePooler" || action == "disablePooler";
-  json request = no_body || body.empty() ? json::object() : json::parse(body, nullptr, false);
+  json request = no_body || body.empty() ? json::object() : parse_json(body);
   if (request.is_discarded()) return json_error(400, "BAD_REQUEST", "request body is not valid JSON");
   json next = set.fields;
   if (action == "resize") {  // ResizeInput: digit strings (the create takes integers)
@@ -126,7 +127,7 @@ SimResponse Simulator::Impl::peering_route(const std::string& method, const sim:
     return json_answer(200, list);
   }
   if (peering_id.empty()) {  // createVPCPeering: 201, Peering (pending until the peer accepts)
-    json request = json::parse(body, nullptr, false);
+    json request = parse_json(body);
     if (request.is_discarded()) return json_error(400, "BAD_REQUEST", "request body is not valid JSON");
     if (auto problem = sim::check_peering_create(request)) return json_error(400, "BAD_REQUEST", *problem);
     peerings.push_back(sim::make_peering(request, vpc.project_id, vpc_id, new_id(true), random, clock.now()));
@@ -158,7 +159,7 @@ SimResponse Simulator::console_nested(const std::string& kind, const std::string
       peering.fields["status"] = "active";
       peering.fields.erase("error_message");
     } else if (action == "fail") {
-      const json request = json::parse(body, nullptr, false);
+      const json request = parse_json(body);
       peering.fields["status"] = "failed";
       peering.fields["error_message"] =
           request.is_object() && request.contains("error_message") ? request["error_message"] : json("peer VPC not found");

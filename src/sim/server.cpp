@@ -12,6 +12,7 @@
 #include "sim/simulator.h"
 #include "util/log.h"
 #include "util/error.h"
+#include "util/json_limits.h"
 
 namespace dbform {
 
@@ -61,7 +62,7 @@ void send_answer(const SimResponse& answer, const httplib::Request& req, httplib
 
 void serve_json(const httplib::Request& req, httplib::Response& res, const nlohmann::json& body) {
   res.status = 200;
-  send_body(req, res, body.dump(2));
+  send_body(req, res, dump_json(body, 2));
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "sim/resources.h"
 #include "sim/validation.h"
 #include "util/text.h"
+#include "util/json_limits.h"
 
 namespace dbform {
 
@@ -170,7 +171,7 @@ SimResponse Simulator::Impl::dispatch(const SimRequest& request, const sim::Rout
       if (!vpc) return json_error(404, "NOT_FOUND", "vpc" + not_found);
       if (route.id == RouteId::Peerings) return peering_route(method, *vpc, route.child_id, request.body);
       if (route.id == RouteId::Vpc) return json_answer(200, vpc->fields);
-      const json body = json::parse(request.body, nullptr, false);
+      const json body = parse_json(request.body);
       if (auto problem = sim::check_rename(body)) return json_error(400, "BAD_REQUEST", *problem);
       vpc->fields["name"] = body["name"];
       return json_answer(200, json{{"message", "vpc renamed"}});
@@ -180,7 +181,7 @@ SimResponse Simulator::Impl::dispatch(const SimRequest& request, const sim::Rout
 }
 
 SimResponse Simulator::Impl::create_service(const std::string& project_id, const std::string& body) {
-  json request = json::parse(body, nullptr, false);
+  json request = parse_json(body);
   if (request.is_discarded()) return json_error(400, "BAD_REQUEST", "request body is not valid JSON");
   if (auto problem = sim::check_service_create(request)) return json_error(400, "BAD_REQUEST", *problem);
   std::string name = request["name"].get<std::string>();
@@ -190,7 +191,7 @@ SimResponse Simulator::Impl::create_service(const std::string& project_id, const
 }
 
 SimResponse Simulator::Impl::fork_service(const sim::SimService& source, const std::string& body) {
-  json request = json::parse(body, nullptr, false);
+  json request = parse_json(body);
   if (request.is_discarded()) return json_error(400, "BAD_REQUEST", "request body is not valid JSON");
   if (auto problem = sim::check_fork(request)) return json_error(400, "BAD_REQUEST", *problem);
   if (const std::string status = status_of(source); status != "READY")
@@ -213,7 +214,7 @@ SimResponse Simulator::Impl::fork_service(const sim::SimService& source, const s
 }
 
 SimResponse Simulator::Impl::create_vpc(const std::string& project_id, const std::string& body) {
-  json request = json::parse(body, nullptr, false);
+  json request = parse_json(body);
   if (request.is_discarded()) return json_error(400, "BAD_REQUEST", "request body is not valid JSON");
   if (auto problem = sim::check_vpc_create(request)) return json_error(400, "BAD_REQUEST", *problem);
   vpcs.push_back(sim::make_vpc(request, project_id, new_id(true), clock.now()));
@@ -236,7 +237,7 @@ SimResponse Simulator::Impl::service_action(sim::SimService& service, const std:
                                             const std::string& body, bool console) {
   const bool no_body = action == "enablePooler" || action == "disablePooler" || action == "delete" ||
                        action == "stop" || action == "start";
-  json request = no_body || body.empty() ? json::object() : json::parse(body, nullptr, false);
+  json request = no_body || body.empty() ? json::object() : parse_json(body);
   if (request.is_discarded()) return json_error(400, "BAD_REQUEST", "request body is not valid JSON");
   if (service.upgraded && clock.now() >= service.upgrade_done) {  // fold a finished upgrade in
     service.fields = std::move(*service.upgraded);
@@ -295,8 +296,8 @@ SimResponse Simulator::Impl::service_action(sim::SimService& service, const std:
         if (request.contains(field)) next["ha_replicas"][field] = request[field];
       const json& ha = next["ha_replicas"];
       if (ha.value("sync_replica_count", 0LL) > ha.value("replica_count", 0LL))
-        problem = "sync_replica_count " + ha["sync_replica_count"].dump() + " is more than replica_count " +
-                  ha.value("replica_count", json(0)).dump();
+        problem = "sync_replica_count " + dump_json(ha["sync_replica_count"]) + " is more than replica_count " +
+                  dump_json(ha.value("replica_count", json(0)));
     }
     async = true;
   } else if (action == "attachToVPC" || action == "detachFromVPC") {
@@ -484,7 +485,7 @@ SimResponse Simulator::console(const std::string& service_id, const std::string&
 SimResponse Simulator::console_create(const std::string& project_id, const std::string& kind,
                                       const std::string& body) {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  json request = json::parse(body, nullptr, false);
+  json request = parse_json(body);
   if (request.is_discarded()) return sim::json_error(400, "BAD_REQUEST", "request body is not valid JSON");
   // Created long enough ago to be READY and listed now.
   const auto long_ago = impl_->clock.now() - impl_->config.queued_delay - impl_->config.configuring_delay -

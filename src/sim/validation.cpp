@@ -1,4 +1,5 @@
 #include "sim/validation.h"
+#include "util/json_limits.h"
 
 #include <arpa/inet.h>
 
@@ -66,7 +67,7 @@ std::optional<std::string> check_addons(const json& body) {
   if (!addons.is_array()) return "addons must be an array of strings, got " + json_type(addons);
   for (const auto& item : addons) {
     if (!item.is_string() || (item != "time-series" && item != "ai")) {
-      return "addons items must be \"time-series\" or \"ai\", got " + item.dump();
+      return "addons items must be \"time-series\" or \"ai\", got " + dump_json(item);
     }
   }
   return std::nullopt;
@@ -76,20 +77,20 @@ std::optional<std::string> check_optional_fields(const json& body) {
   if (body.contains("environment_tag")) {
     const json& tag = body["environment_tag"];
     if (!tag.is_string() || (tag != "DEV" && tag != "PROD")) {
-      return "environment_tag must be \"DEV\" or \"PROD\", got " + tag.dump();
+      return "environment_tag must be \"DEV\" or \"PROD\", got " + dump_json(tag);
     }
   }
   if (body.contains("region_code")) {
     const json& region = body["region_code"];
     if (!region.is_string() || region.get<std::string>().empty()) {
-      return "region_code must be a non-empty string, got " + region.dump();
+      return "region_code must be a non-empty string, got " + dump_json(region);
     }
   }
   if (body.contains("replica_count")) {
     const json& replicas = body["replica_count"];
     bool non_negative_integer =
         replicas.is_number_unsigned() || (replicas.is_number_integer() && replicas.get<long long>() >= 0);
-    if (!non_negative_integer) return "replica_count must be an integer >= 0, got " + replicas.dump();
+    if (!non_negative_integer) return "replica_count must be an integer >= 0, got " + dump_json(replicas);
   }
   return std::nullopt;
 }
@@ -181,7 +182,7 @@ std::optional<std::string> check_replica_set_create(const json& body) {  // Read
     if (!body.contains(field)) return std::string(field) + " is required";
     const json& value = body[field];
     if (!value.is_number_integer()) return std::string(field) + " must be an integer, got " + json_type(value);
-    if (value.get<long long>() < 1) return std::string(field) + " must be at least 1, got " + value.dump();
+    if (value.get<long long>() < 1) return std::string(field) + " must be at least 1, got " + dump_json(value);
   }
   return std::nullopt;
 }
@@ -202,7 +203,7 @@ std::optional<std::string> check_resize(const json& body) {
     // ResizeInput's pattern is ^[0-9]+$: whole numbers only, never "shared".
     if (!is_positive_integer_text(body[field].get<std::string>()))
       return std::string(field) + " must be a positive whole number as a string (pattern ^[0-9]+$), got " +
-             body[field].dump();
+             dump_json(body[field]);
   }
   return std::nullopt;
 }
@@ -212,7 +213,7 @@ std::optional<std::string> check_set_environment(const json& body) {
   if (auto error = unknown_field(body, {"environment"})) return error;
   if (!body.contains("environment")) return "environment is required";
   if (body["environment"] != "PROD" && body["environment"] != "DEV")
-    return "environment must be \"PROD\" or \"DEV\", got " + body["environment"].dump();
+    return "environment must be \"PROD\" or \"DEV\", got " + dump_json(body["environment"]);
   return std::nullopt;
 }
 
@@ -233,7 +234,7 @@ std::optional<std::string> check_set_ha(const json& body) {
     if (!body.contains(field)) continue;
     const json& n = body[field];
     if (!n.is_number_integer() || n.get<long long>() < 0)
-      return std::string(field) + " must be an integer >= 0, got " + n.dump();
+      return std::string(field) + " must be an integer >= 0, got " + dump_json(n);
   }
   return std::nullopt;
 }

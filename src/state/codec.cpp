@@ -230,8 +230,8 @@ std::string serialize_state(const State& state, const StateCipher& cipher) {
               {"lineage", state.lineage},
               {"serial", state.serial},
               {"resources", std::move(resources)}};
-  if (cipher.seals()) return cipher.seal(doc.dump(-1, ' ', false, json::error_handler_t::replace), "dbform-state") + "\n";
-  return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+  if (cipher.seals()) return cipher.seal(dump_json(doc), "dbform-state") + "\n";
+  return dump_json(doc, 2) + "\n";
 }
 
 std::string journal_entry(const State& state, const std::vector<std::string>& changed, const StateCipher& cipher) {
@@ -243,7 +243,7 @@ std::string journal_entry(const State& state, const std::vector<std::string>& ch
   }
   json entry = {{"lineage", state.lineage}, {"serial", state.serial + 1}, {"upsert", std::move(upsert)},
                 {"remove", std::move(remove)}};
-  return cipher.seal(entry.dump(-1, ' ', false, json::error_handler_t::replace), "dbform-journal-entry");
+  return cipher.seal(dump_json(entry), "dbform-journal-entry");
 }
 
 // {"lineage", "serial", "upsert": [records], "remove": [addresses]}. Entries the state already holds

@@ -13,6 +13,7 @@
 #include "util/atomic_file.h"
 #include "util/file_lock.h"
 #include "util/text.h"
+#include "util/json_limits.h"
 
 namespace dbform {
 
@@ -213,11 +214,11 @@ std::unique_ptr<StateLock> FileStateStore::lock(const std::string& operation, Du
   nlohmann::json info = {{"pid", me.pid}, {"host", me.host}, {"operation", me.operation}, {"since", me.since}};
   SystemClock clock;
   std::string holder_text;
-  auto lock = FileLock::acquire(path_ + ".lock", info.dump(), timeout, clock, holder_text);
+  auto lock = FileLock::acquire(path_ + ".lock", dump_json(info), timeout, clock, holder_text);
   if (lock) return std::make_unique<FileStateLock>(std::move(lock));
   std::string holder = "another dbform process (it has not written its details yet)";
   try {
-    auto j = nlohmann::json::parse(holder_text);
+    auto j = parse_json(holder_text);
     LockInfo h{j.value("pid", 0LL), j.value("host", ""), j.value("operation", ""), j.value("since", "")};
     holder = h.str();
   } catch (const nlohmann::json::exception&) {

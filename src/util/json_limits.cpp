@@ -52,6 +52,8 @@ json parse_json_within(std::string_view text, const JsonLimits& limits, std::str
   }
 }
 
+json parse_json(std::string_view text) { return json::parse(text, nullptr, /*allow_exceptions=*/false); }
+
 std::string dump_json(const json& j, int indent) { return j.dump(indent, ' ', false, json::error_handler_t::replace); }
 std::string dump_json(const nlohmann::ordered_json& j, int indent) {
   return j.dump(indent, ' ', false, json::error_handler_t::replace);

@@ -30,6 +30,10 @@ enum class JsonProblem { None, TooLarge, TooDeep, NotJson };
 nlohmann::json parse_json_within(std::string_view text, const JsonLimits& limits, std::string& problem,
                                  JsonProblem* kind = nullptr);
 
+// `text` parsed, or a discarded value (is_discarded()) when it is not JSON: the one place, beside
+// parse_json_within, that instantiates nlohmann's parser (each unit that did paid for it).
+nlohmann::json parse_json(std::string_view text);
+
 // JSON text for output: every invalid UTF-8 sequence in a string (a file name, an API text)
 // becomes U+FFFD instead of failing the whole document.
 std::string dump_json(const nlohmann::json& j, int indent = -1);
