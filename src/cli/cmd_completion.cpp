@@ -63,7 +63,7 @@ void collect(const CLI::App& app, const std::string& path, std::vector<CommandIn
   for (const CLI::App* scope = &app; scope; scope = scope->get_parent()) {
     for (const CLI::Option* opt : scope->get_options()) {
       if (opt->get_positional()) {
-        if (scope == &app && opt->get_name() == "address") info.takes_address = true;
+        if (scope == &app && (opt->get_name() == "address" || opt->get_name() == "old")) info.takes_address = true;
         continue;
       }
       for (const auto& l : opt->get_lnames()) {

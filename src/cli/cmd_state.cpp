@@ -211,16 +211,18 @@ void add_state_command(CLI::App& app, int& exit_code) {
                            "service or VPC moves, and they move along).",
                    .environment = {},
                    .examples = {{"Record orders-db as orders; the next apply renames it", "dbform state mv acme/services/orders-db orders"}}});
-  mv->add_option("old", *targets, "the recorded address, and the new address or name")->required()->expected(2);
-  mv->callback([opts, targets, &exit_code] {
+  auto moved = std::make_shared<std::pair<std::string, std::string>>();
+  mv->add_option("old", moved->first, "the recorded address")->required();
+  mv->add_option("new", moved->second, "the new address, or the new name")->required();
+  mv->callback([opts, moved, &exit_code] {
     auto store = open_state_store(*opts);
     auto lock = store->lock("state mv", lock_timeout(*opts));
     State state = read_recorded_state(*store, true);
-    const ResourceRecord& from = resolve_address(state, (*targets)[0]);
+    const ResourceRecord& from = resolve_address(state, moved->first);
     if (parent_kind(from.kind))
       throw UsageError("`" + from.address + "` is a " + kind_noun(from.kind) + ", which the API cannot rename; move " +
                        "its " + kind_noun(*parent_kind(from.kind)) + " instead, and it moves along");
-    const std::string to = moved_address(from, (*targets)[1]);
+    const std::string to = moved_address(from, moved->second);
     if (state.find(to)) throw UsageError("`" + to + "` is recorded already: `dbform state rm` it first, or choose another name");
     if (auto why = unmovable_reason(from); !why.empty()) throw UsageError(why);
     const std::string old_address = from.address, old_name = from.name, name = to.substr(to.rfind('/') + 1);

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -258,6 +259,16 @@ std::vector<Block> parse_blocks(const std::string& markdown) {
   return blocks;
 }
 
+// At `i`, a markdown link `[text](target)`: its text, and where its `)` is.
+std::optional<std::pair<std::string, size_t>> link_at(const std::string& s, size_t i) {
+  if (s[i] != '[') return std::nullopt;
+  const size_t close = s.find(']', i);
+  if (close == std::string::npos || close + 1 >= s.size() || s[close + 1] != '(') return std::nullopt;
+  const size_t end = s.find(')', close);
+  if (end == std::string::npos) return std::nullopt;
+  return std::pair(s.substr(i + 1, close - i - 1), end);
+}
+
 // `code`, **bold** and *emphasis* as roff fonts, [text](link) as its text; `\` and `-` escaped.
 std::string roff_inline(const std::string& s) {
   std::string out;
@@ -271,10 +282,9 @@ std::string roff_inline(const std::string& s) {
       ++i;
     } else if (!code && c == '*' && (italic || (i + 1 < s.size() && std::isalnum(static_cast<unsigned char>(s[i + 1]))))) {
       out += (italic = !italic) ? "\\fI" : "\\fR";
-    } else if (!code && c == '[' && s.find("](", i) != std::string::npos && s.find(')', s.find("](", i)) != std::string::npos) {
-      const size_t close = s.find("](", i);
-      out += roff_inline(s.substr(i + 1, close - i - 1));
-      i = s.find(')', close);
+    } else if (auto link = code ? std::nullopt : link_at(s, i)) {
+      out += roff_inline(link->first);
+      i = link->second;
     } else if (c == '\\') {
       out += "\\e";
     } else if (c == '-') {
@@ -333,10 +343,9 @@ std::string text_inline(const std::string& s) {
     } else if (s[i] == '*' && ((i + 1 < s.size() && std::isalnum(static_cast<unsigned char>(s[i + 1]))) ||
                                (i > 0 && std::isalnum(static_cast<unsigned char>(s[i - 1]))))) {
       // *emphasis*: its words
-    } else if (s[i] == '[' && s.find("](", i) != std::string::npos && s.find(')', s.find("](", i)) != std::string::npos) {
-      const size_t close = s.find("](", i);
-      out += s.substr(i + 1, close - i - 1);
-      i = s.find(')', close);
+    } else if (auto link = link_at(s, i)) {
+      out += link->first;
+      i = link->second;
     } else {
       out += s[i];
     }

@@ -251,3 +251,34 @@ TEST_CASE("e2e: cli: bash completes commands, flags, --format values and the add
   CHECK(got[8] == "orders.password");
   CHECK(got[9] == "billing");
 }
+
+TEST_CASE("e2e: cli: `help COMMAND`, `COMMAND --help` and the man page are one page, with examples") {
+  Sandbox sb;
+  RunResult help = sb.run({"help", "state", "push"});
+  REQUIRE(help.exit_code == 0);
+  CHECK(sb.run({"state", "push", "--help"}).out == help.out);
+  for (const char* section : {"NAME\n", "SYNOPSIS\n", "DESCRIPTION\n", "ARGUMENTS\n", "OPTIONS\n", "ENVIRONMENT\n",
+                              "EXAMPLES\n"})
+    CHECK(contains(help.out, section));
+  CHECK(contains(help.out, "`DBFORM_STATE_PASSPHRASE`"));  // it takes --state
+  CHECK_FALSE(contains(help.out, "DBFORM_API_KEY"));       // it calls no API
+  CHECK(contains(help.out, "dbform state push dbform.state.json --state postgres://"));
+
+  REQUIRE(sb.run({"__manpages", "man"}).exit_code == 0);
+  const std::string man = sb.read("man/man1/dbform-state-push.1");
+  CHECK(contains(man, ".TH DBFORM-STATE-PUSH 1"));
+  CHECK(contains(man, ".SH EXAMPLES"));
+  CHECK(contains(man, "dbform state push dbform.state.json \\-\\-state postgres://"));
+  // The manifest's page is docs/manifest.md, as text and as roff, day three included.
+  RunResult manifest = sb.run({"help", "manifest"});
+  CHECK(manifest.exit_code == 0);
+  CHECK(contains(manifest.out, "FIELDS\n"));
+  CHECK(contains(manifest.out, "read_replicas"));
+  CHECK(contains(manifest.out, "peer_vpc_id"));
+  const std::string man5 = sb.read("man/man5/dbform-manifest.5");
+  CHECK(contains(man5, ".SH ADDRESSES"));
+  CHECK(contains(man5, "the \\fIname\\fR of an environment variable"));
+  RunResult unknown = sb.run({"help", "plna"});
+  CHECK(unknown.exit_code == 1);
+  CHECK(contains(unknown.err, "did you mean `plan`?"));
+}
