@@ -324,3 +324,46 @@ TEST_CASE("engine: polls have their own lane: creates holding every create worke
   CHECK(create_saw_poll);  // the only create worker was busy, and the poll went all the same
   CHECK(result.ready == 2);
 }
+
+TEST_CASE("engine: with many projects watched, a quiet project is listed less often, and READY is still seen") {
+  Harness h;
+  h.options.wait_timeout = std::chrono::minutes(10);
+  // 100 projects allow up to 4 intervals between a quiet project's rounds; 10 allow none. Three
+  // services a project: each round is one list of it.
+  const int projects = GENERATE(10, 100);
+  const auto name = [](const std::string& project, int n) { return "db" + project.substr(1) + "-" + std::to_string(n); };
+  for (int p = 0; p < projects; ++p)
+    for (int n = 0; n < 3; ++n) h.service("p" + std::to_string(p), name("p" + std::to_string(p), n));
+  const Clock::TimePoint start = h.clock.now();
+  const Duration ready_after = std::chrono::seconds(30);
+  std::mutex mu;
+  std::map<std::string, int> lists;  // project -> status lists (the name guard's are scripted apart)
+  h.fake.set_handler([&](const HttpRequest& r) {
+    if (r.method == "POST") return created(r);
+    const std::string path = path_of(r);
+    const size_t at = path.find("/projects/");
+    if (at == std::string::npos || !path.ends_with("/services")) return R::response(500, R"({"message":"unexpected"})");
+    const std::string project = path.substr(at + 10, path.rfind('/') - at - 10);
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      ++lists[project];
+    }
+    const std::string status = h.clock.now() - start >= ready_after ? "READY" : "CONFIGURING";
+    json list = json::array();
+    for (int n = 0; n < 3; ++n)
+      list.push_back(json::parse(service_json("svc-" + name(project, n), name(project, n), status, {{"project_id", project}})));
+    return R::response(200, list.dump());
+  });
+  ApplyResult result = h.apply();
+  CHECK(result.ready == 3 * projects);
+  CHECK(result.failures.empty());
+  REQUIRE(lists.size() == static_cast<size_t>(projects));
+  const int most = std::max_element(lists.begin(), lists.end(), [](auto& a, auto& b) { return a.second < b.second; })
+                       ->second;
+  // One interval (1 s) apart for 30 s with few projects; with many, the first round after 2 s,
+  // then 4 s, then every 4 s: 8 rounds see CONFIGURING, one READY.
+  if (projects == 10) CHECK(most >= 30);
+  else CHECK(most <= 10);
+  // However long the pause, READY is seen within one of it.
+  CHECK(h.clock.now() - start <= ready_after + 4 * h.options.polls.interval + std::chrono::seconds(1));
+}
