@@ -168,7 +168,9 @@ int execute(const ApplyFlowOptions& opts, const ApplyOptions& engine_opts, Apply
   auto keys = resolve_keys(p.manifest, projects_with_work(p.plan), process_env());
   EventSink& events = output.start(p.plan);
   ApplyOptions run_opts = engine_opts;
-  run_opts.names_checked = p.preflight.has_value();  // refreshed just now, under this run's lock
+  // The refresh's lists stand for the engine's own check of names only when nothing waited between
+  // them: while a person reads the plan, an apply of another state can create the same names.
+  run_opts.names_checked = p.preflight.has_value() && opts.auto_approve;
   ApplyEngine engine(*api->client, *p.store, api->clock, events, run_opts);
   if (p.preflight) engine.report_preflight(*p.preflight);
   else engine.preflight(p.plan, keys);

@@ -28,8 +28,9 @@ struct ApplyOptions {
   bool wait = true;                                  // false: record the create and move on
   PollSchedule polls;
   Duration settle_window = std::chrono::seconds(30);  // lookups after an unknown create outcome (SPEC section 1)
-  // The plan was made by this run from a refresh under the lock it still holds: the refresh's
-  // listing was the name guard (a declared name it found is a conflict), so it is not listed again.
+  // The plan was made by this run from a refresh under the lock it still holds, and nothing waited
+  // since (no prompt): the refresh's listing was the name guard (a declared name it found is a
+  // conflict), so it is not listed again.
   bool names_checked = false;
   // Set (e.g. by a signal): start nothing new, end every wait at once, record what is in flight.
   const std::atomic<bool>* stop = nullptr;

@@ -544,7 +544,7 @@ class CheckingFailingSink : public EventSink {
   void on_event(const Event& e) override {
     if (e.kind == EventKind::Created || e.kind == EventKind::Ready) {
       auto rec = store_.last_record(e.address);
-      if (!rec || rec->id != e.resource_id && e.kind == EventKind::Created) unsaved.push_back(e.address);
+      if (!rec || (rec->id != e.resource_id && e.kind == EventKind::Created)) unsaved.push_back(e.address);
     }
     ++seen;
     throw std::runtime_error("write: Broken pipe");

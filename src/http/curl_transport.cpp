@@ -239,8 +239,10 @@ HttpResponse CurlTransport::send(const HttpRequest& request) {
       detail = "the answer is larger than " + std::to_string(options_.max_body_bytes >> 20) +
                " MiB (after decompression); it was not read";
     // Request headers (Authorization) and bodies are deliberately left out of the message.
+    // A never-replay body that began to leave may have been performed, whatever the error: libcurl
+    // may have retried on a fresh connection after a reused one died, and that connect failed.
     throw TransportError(request.method + " " + redact_url(request.url) + ": " + detail,
-                         may_have_reached_server(result));
+                         may_have_reached_server(result) || once.sent > 0);
   }
   long status = 0;
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);

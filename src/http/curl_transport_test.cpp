@@ -129,6 +129,74 @@ class RefusingPort {
   int port_ = 0;
 };
 
+// One connection served by hand: its first request is answered and the connection kept alive;
+// its second is read whole (performed), then the port stops listening and the connection closes
+// before one byte of the answer. libcurl retries on a fresh connection, which is refused.
+class DyingServer {
+ public:
+  DyingServer() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+    REQUIRE(::listen(fd_, 4) == 0);
+    socklen_t len = sizeof addr;
+    REQUIRE(::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+    port_ = ntohs(addr.sin_port);
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~DyingServer() {
+    ::shutdown(fd_, SHUT_RDWR);  // ends an accept still waiting if the test failed early
+    thread_.join();
+    ::close(fd_);
+  }
+  std::string url(const std::string& path) const { return "http://127.0.0.1:" + std::to_string(port_) + path; }
+  int performed() const { return performed_; }  // read after the request's outcome is known
+
+ private:
+  void serve() {
+    const int connection = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (connection < 0) return;
+    std::string pending;
+    if (read_request(connection, pending)) {
+      const std::string answer = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+      if (::write(connection, answer.data(), answer.size()) == static_cast<ssize_t>(answer.size()) &&
+          read_request(connection, pending)) {
+        performed_ = 1;
+        ::shutdown(fd_, SHUT_RDWR);  // the port, still bound, refuses new connections
+      }
+    }
+    ::close(connection);
+  }
+
+  // Reads one request (headers and a Content-Length body) off `connection`; `pending` keeps what
+  // arrived beyond it.
+  static bool read_request(int connection, std::string& pending) {
+    char buf[4096];
+    auto fill = [&] {
+      const ssize_t n = ::read(connection, buf, sizeof buf);
+      if (n > 0) pending.append(buf, static_cast<size_t>(n));
+      return n > 0;
+    };
+    size_t end;
+    while ((end = pending.find("\r\n\r\n")) == std::string::npos)
+      if (!fill()) return false;
+    size_t body = 0;
+    const size_t at = pending.find("Content-Length: ");
+    if (at != std::string::npos && at < end) body = std::stoul(pending.substr(at + 16));
+    while (pending.size() < end + 4 + body)
+      if (!fill()) return false;
+    pending.erase(0, end + 4 + body);
+    return true;
+  }
+
+  int fd_ = -1;
+  int port_ = 0;
+  std::thread thread_;
+  int performed_ = 0;
+};
+
 HttpRequest request(const std::string& method, const std::string& url, const std::string& body = "") {
   HttpRequest r{method, url, {{"Authorization", kAuthorization}}, body};
   if (!body.empty()) r.headers.emplace_back("Content-Type", "application/json");
@@ -304,4 +372,29 @@ TEST_CASE("http: a never-replay request rides a kept-alive connection, and so do
   CHECK(seen[1].body == R"({"name":"orders"})");  // the whole body, read through the callback
   CHECK(seen[0].remote_port == seen[1].remote_port);
   CHECK(seen[1].remote_port == seen[2].remote_port);
+}
+
+// libcurl's re-send on a fresh connection may fail to connect before it asks to rewind the body:
+// a create whose body went out is then an unknown outcome, never "certainly not sent".
+TEST_CASE("http: a never-replay request whose retry finds the port closed may have reached the server") {
+  auto lose_then_refuse = [](bool never_replay) {
+    DyingServer server;
+    CurlTransport transport(dbform::TransportOptions{milliseconds(2000), milliseconds(5000)});
+    std::string outcome = std::async(std::launch::async, [&]() -> std::string {
+      transport.send(request("POST", server.url("/warm"), "{}"));  // leaves a kept-alive connection
+      HttpRequest create = request("POST", server.url("/services"), R"({"name":"orders"})");
+      create.never_replay = never_replay;
+      try {
+        transport.send(create);
+      } catch (const TransportError& e) {
+        return e.may_have_reached_server() ? "unknown" : "not sent";
+      }
+      return "answered";
+    }).get();
+    CHECK(server.performed() == 1);
+    return outcome;
+  };
+  CHECK(lose_then_refuse(true) == "unknown");
+  // The fault is real: an ordinary request was performed, yet libcurl's error is "could not connect".
+  CHECK(lose_then_refuse(false) == "not sent");
 }

@@ -90,6 +90,7 @@ Process::Process(const std::vector<std::string>& args, const std::map<std::strin
     if (slave < 0) throw sys_error("open pty");
     in[1] = master;
     out[0] = ::fcntl(master, F_DUPFD_CLOEXEC, 0);
+    type_fd_ = ::fcntl(master, F_DUPFD_CLOEXEC, 0);
     in[0] = slave;
     out[1] = ::fcntl(slave, F_DUPFD_CLOEXEC, 0);
   } else {
@@ -203,6 +204,12 @@ Process::~Process() {
     ::kill(pid_, SIGKILL);
     wait();
   }
+  close_fd(type_fd_);
+}
+
+void Process::type(const std::string& text) {
+  if (type_fd_ < 0) throw std::logic_error("type() needs a process started with a terminal");
+  if (::write(type_fd_, text.data(), text.size()) != static_cast<ssize_t>(text.size())) throw sys_error("type");
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -62,6 +62,9 @@ class Process {
 
   pid_t pid() const { return pid_; }
   void signal(int sig);
+  // Types `text` into the terminal of a process started with `tty`, now: an answer given after
+  // the test has done something while the program waited for it.
+  void type(const std::string& text);
   RunResult wait();
   std::string stdout_so_far() const;
   std::string stderr_so_far() const;
@@ -72,6 +75,7 @@ class Process {
   pid_t pid_ = -1;
   int pidfd_ = -1;
   int in_fd_ = -1, out_fd_ = -1, err_fd_ = -1;
+  int type_fd_ = -1;  // with `tty`: the terminal's master side, kept for type()
   std::thread reader_;
   mutable std::mutex mu_;
   std::string out_, err_;

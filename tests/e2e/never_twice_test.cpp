@@ -138,6 +138,33 @@ TEST_CASE("e2e: never twice: against an empty state, services that already exist
   CHECK(sb.sim().all_services().size() == services.size());
 }
 
+// The refresh before the prompt found no `orders`; while the person reads the plan, an apply of
+// another state creates it. Their `yes` must not create a second one.
+TEST_CASE("e2e: never twice: a service created elsewhere while apply waits for 'yes' is not created again") {
+  Sandbox sb;
+  sb.write("dbform.yaml", manifest_of({"orders"}));
+  Process asking({"apply", "--state", "first.json", "--poll-interval", "100ms"}, sb.env, sb.dir(), "",
+                 std::chrono::seconds(60), /*tty=*/true);
+  const bool asked = eventually([&] { return contains(asking.stdout_so_far(), "Enter a value:"); }, std::chrono::seconds(30));
+  INFO(asking.stdout_so_far() << asking.stderr_so_far());
+  REQUIRE(asked);
+  REQUIRE(sb.count(kPostService) == 0);
+
+  RunResult elsewhere = sb.apply({"--state", "second.json"});
+  INFO(elsewhere.describe());
+  REQUIRE(elsewhere.exit_code == 0);
+  const std::string id = find_resource(sb.state("second.json"), service_address("orders"))["id"].get<std::string>();
+
+  asking.type("yes\n");
+  RunResult answered = asking.wait();
+  INFO(answered.describe());
+  CHECK(answered.exit_code == 1);
+  CHECK(contains(answered.err, service_address("orders") +
+                                   ": not created: a service of this name already exists (id " + id + ")"));
+  CHECK(sb.count(kPostService) == 1);
+  CHECK(sb.sim().all_services().size() == 1);
+}
+
 TEST_CASE("e2e: never twice: apply --json stays valid JSON for error bodies that are not UTF-8") {
   auto config = default_sim_config();
   config.faults.garbled_errors = true;
