@@ -239,6 +239,33 @@ TEST_CASE("engine: a create refused with 4xx forgets the intent and fails that r
   CHECK(h.events.of(EventKind::Failed, "p1/services/bad").size() == 1);
 }
 
+// The first create's answer was lost and the list never showed it within the settle window; the
+// second is refused. The first may still exist (a list lagging longer than the window), so its
+// intent stays for the next apply to look up, rather than being forgotten as "nothing created".
+TEST_CASE("engine: a create refused after an unknown outcome keeps its intent") {
+  Harness h;
+  h.service("p1", "orders");
+  long long creates = 0;
+  SECTION("this run's first create was unknown") {
+    h.fake.on("POST", "/projects/p1/services", R::response(504));
+    creates = 2;
+  }
+  SECTION("an earlier run's create was unknown (an adopt)") {
+    h.recorded("p1", "orders", "", "", /*create_pending=*/true);
+    creates = 1;
+  }
+  h.fake.always("GET", "/projects/p1/services", R::response(200, "[]"));
+  h.fake.on("POST", "/projects/p1/services", R::response(400, R"({"code":"quota","message":"too many services"})"));
+  ApplyResult result = h.apply();
+  REQUIRE(result.failures.size() == 1);
+  CHECK_THAT(result.failures[0], Catch::Contains("too many services") && Catch::Contains("looks it up by name"));
+  const ResourceRecord* rec = h.state.find("p1/services/orders");
+  REQUIRE(rec);
+  CHECK(rec->create_pending);
+  CHECK(rec->id.empty());
+  CHECK(h.fake.count("POST", "/projects/p1/services") == creates);
+}
+
 TEST_CASE("engine: an adopt action lists by name first and creates only when nothing is found") {
   Harness h;
   h.service("p1", "orders");

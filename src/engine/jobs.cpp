@@ -55,6 +55,7 @@ bool stopped(const CreateContext& ctx) { return ctx.stop && ctx.stop->load(); }
 Outcome create_or_adopt(const CreateContext& ctx, const PlannedAction& a, const Scope& scope, const std::string& key,
                         bool look_first, const std::string& source_id) {
   Outcome out;
+  bool unknown_before = look_first;  // an earlier create (this run's or a stopped run's) may exist
   for (int attempt = 1; attempt <= kMaxCreateAttempts; ++attempt) {
     if (look_first) {
       auto found = settle_lookup(ctx, a, scope, key, out);
@@ -84,12 +85,16 @@ Outcome create_or_adopt(const CreateContext& ctx, const PlannedAction& a, const 
       return out;
     } catch (const ApiError& e) {
       if (!e.outcome_unknown()) {
+        // A refusal proves that this create made nothing, not that an earlier one did not: one
+        // made but not listed yet (a list lagging past the settle window) keeps its intent.
         out.error = e.what();
-        out.nothing_created = true;
+        out.nothing_created = !unknown_before;
+        if (unknown_before)
+          out.error += "; an earlier create's outcome is unknown, so the next apply looks it up by name first";
         return out;
       }
       log::warn(a.address + ": create outcome unknown (" + e.what() + "); looking it up by name");
-      look_first = true;
+      look_first = unknown_before = true;
     }
   }
   out.error = "the create's outcome stayed unknown after " + std::to_string(kMaxCreateAttempts) +

@@ -220,6 +220,24 @@ TransportError send_expecting_failure(CurlTransport& transport, const HttpReques
   throw std::logic_error("unreachable");
 }
 
+// On a thread of its own: a POST to `warm` (which leaves a kept-alive connection), then a create
+// to `create` on that connection. Says how the create ended: "answered", "unknown" (may have been
+// performed) or "not sent" (certainly never reached the server).
+std::string create_after_warm_connection(CurlTransport& transport, const std::string& warm, const std::string& create,
+                                         bool never_replay) {
+  return std::async(std::launch::async, [&]() -> std::string {
+    transport.send(request("POST", warm, "{}"));
+    HttpRequest req = request("POST", create, R"({"name":"orders"})");
+    req.never_replay = never_replay;
+    try {
+      transport.send(req);
+    } catch (const TransportError& e) {
+      return e.may_have_reached_server() ? "unknown" : "not sent";
+    }
+    return "answered";
+  }).get();
+}
+
 }  // namespace
 
 TEST_CASE("http: curl transport sends method, headers and body and returns the response") {
@@ -335,17 +353,8 @@ TEST_CASE("http: an answer lost on a reused connection is never replayed for a n
   auto lose_after_warm_connection = [](bool never_replay) {
     TestServer server;
     CurlTransport transport;
-    auto outcome = std::async(std::launch::async, [&]() -> std::string {
-      transport.send(request("POST", server.url("/echo"), "{}"));  // leaves a kept-alive connection
-      HttpRequest create = request("POST", server.url("/lose"), R"({"name":"orders"})");
-      create.never_replay = never_replay;
-      try {
-        transport.send(create);
-      } catch (const TransportError& e) {
-        return e.may_have_reached_server() ? "unknown" : "not sent";
-      }
-      return "answered";
-    }).get();
+    const std::string outcome =
+        create_after_warm_connection(transport, server.url("/echo"), server.url("/lose"), never_replay);
     CHECK(outcome == "unknown");  // never "certainly not sent"
     int performed = 0;
     for (const auto& seen : server.seen()) performed += seen.path == "/lose";
@@ -380,17 +389,8 @@ TEST_CASE("http: a never-replay request whose retry finds the port closed may ha
   auto lose_then_refuse = [](bool never_replay) {
     DyingServer server;
     CurlTransport transport(dbform::TransportOptions{milliseconds(2000), milliseconds(5000)});
-    std::string outcome = std::async(std::launch::async, [&]() -> std::string {
-      transport.send(request("POST", server.url("/warm"), "{}"));  // leaves a kept-alive connection
-      HttpRequest create = request("POST", server.url("/services"), R"({"name":"orders"})");
-      create.never_replay = never_replay;
-      try {
-        transport.send(create);
-      } catch (const TransportError& e) {
-        return e.may_have_reached_server() ? "unknown" : "not sent";
-      }
-      return "answered";
-    }).get();
+    const std::string outcome =
+        create_after_warm_connection(transport, server.url("/warm"), server.url("/services"), never_replay);
     CHECK(server.performed() == 1);
     return outcome;
   };
