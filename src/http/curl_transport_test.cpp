@@ -10,6 +10,7 @@
 #include <catch2/catch.hpp>
 #include <httplib.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <future>
 #include <mutex>
@@ -194,7 +195,7 @@ class DyingServer {
   int fd_ = -1;
   int port_ = 0;
   std::thread thread_;
-  int performed_ = 0;
+  std::atomic<int> performed_ = 0;
 };
 
 HttpRequest request(const std::string& method, const std::string& url, const std::string& body = "") {
