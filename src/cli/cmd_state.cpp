@@ -176,11 +176,16 @@ void add_state_command(CLI::App& app, int& exit_code) {
                            "manifest that still declares one plans a create, which the refresh shows as a conflict "
                            "naming the existing id, and `dbform import` brings it back). All the addresses or none: "
                            "one that is not recorded changes nothing. Forgetting a service or a VPC forgets its read replica "
-                           "sets and peerings with it.",
+                           "sets and peerings with it. A resource whose create's outcome is unknown (an apply stopped "
+                           "before its answer) is refused unless `--force`: it may exist without being listed yet, "
+                           "and forgetting it lets the next apply create a second one; `dbform apply` looks it up by "
+                           "name first.",
                    .environment = {},
                    .examples = {{"Forget two services", "dbform state rm acme/services/orders acme/services/billing"}}});
   rm->add_option("address", *targets, "resource addresses")->required();
-  rm->callback([opts, targets, &exit_code] {
+  auto forget_unknown = std::make_shared<bool>(false);
+  rm->add_flag("--force", *forget_unknown, "forget even a resource whose create's outcome is unknown");
+  rm->callback([opts, targets, forget_unknown, &exit_code] {
     auto store = open_state_store(*opts);
     auto lock = store->lock("state rm", lock_timeout(*opts));
     State state = read_recorded_state(*store, true);
@@ -193,10 +198,21 @@ void add_state_command(CLI::App& app, int& exit_code) {
           kind && std::count(addresses.begin(), addresses.end(), resource_address(r.project_id, *kind, r.parent)) &&
           !std::count(addresses.begin(), addresses.end(), r.address))
         addresses.push_back(r.address);
+    std::vector<std::string> unknown;  // created, perhaps: an apply stopped before the answer
+    for (const auto& a : addresses)
+      if (const ResourceRecord* r = state.find(a); r->create_pending && r->id.empty()) unknown.push_back(a);
+    if (!unknown.empty() && !*forget_unknown)
+      throw UsageError("nothing was removed: the create of " + join(unknown, ", ") +
+                       " stopped before its outcome was known, so it may exist without being listed yet, and "
+                       "forgetting it lets the next apply create a second one. Run `dbform apply` first (it looks "
+                       "it up by name and adopts it), or pass --force to forget it anyway");
     for (const auto& a : addresses) state.remove(a);
     store->write(state);
     for (const auto& a : addresses)
-      std::cout << "Removed " << a << " from the state. It still exists in the API; dbform no longer manages it.\n";
+      std::cout << "Removed " << a << " from the state. "
+                << (std::count(unknown.begin(), unknown.end(), a)
+                        ? "Its create's outcome was unknown: it may exist in the API, and dbform no longer looks for it.\n"
+                        : "It still exists in the API; dbform no longer manages it.\n");
     exit_code = 0;
   });
 

@@ -235,6 +235,8 @@ HttpResponse CurlTransport::send(const HttpRequest& request) {
   curl_easy_setopt(curl, CURLOPT_READDATA, nullptr);
   if (result != CURLE_OK) {
     std::string detail = error_text[0] ? error_text : curl_easy_strerror(result);
+    if (result == CURLE_SEND_FAIL_REWIND)  // libcurl's words name our refusal to rewind, not the fault
+      detail = "the kept-alive connection closed before an answer came";
     if (sink.too_large || result == CURLE_FILESIZE_EXCEEDED)
       detail = "the answer is larger than " + std::to_string(options_.max_body_bytes >> 20) +
                " MiB (after decompression); it was not read";

@@ -277,7 +277,7 @@ PlannedAction plan_declared(const std::string& project_id, Declared d, const Sta
       a.action = Action::Conflict;
       a.reason = "an earlier create of this " + std::string(kind_noun(kind)) +
                  " with the recorded settings may have succeeded. Restore the recorded values and apply to finish "
-                 "it, or run `dbform state rm " + a.address + "` to forget it";
+                 "it, or run `dbform state rm --force " + a.address + "` to forget it";
       return a;
     }
     a.action = Action::Adopt;
@@ -382,7 +382,7 @@ PlannedAction plan_undeclared(const ResourceRecord& rec, bool prune) {
   } else if (prune && rec.id.empty()) {
     a.action = Action::Conflict;
     a.reason = "an earlier create of this " + noun + " stopped before its outcome was known, so there is no id to "
-               "delete. Declare it again and apply to finish it, or run `dbform state rm " + rec.address +
+               "delete. Declare it again and apply to finish it, or run `dbform state rm --force " + rec.address +
                "` to forget it";
   } else if (prune) {
     a.action = Action::Delete;
