@@ -218,16 +218,27 @@ class ApplyRun {
     };
     if (options_.names_checked || stopping() || std::none_of(ops_.begin(), ops_.end(), is_create)) return;
     NamesakeScan scan = scan_namesakes(api_, plan, state_, keys_, options_.parallelism);
+    // A project where a declared name exists unrecorded has another writer (another state, or an
+    // apply of one still running) or a stale plan: none of its creates go, not only the namesakes'.
+    std::map<std::string, std::vector<std::string>> taken;  // project -> its creates' addresses with a namesake
+    for (const auto& op : ops_)
+      if (const PlannedAction& a = *items_[op.item].action; is_create(op) && scan.found.count(a.address))
+        taken[a.project_id].push_back(a.address);
     for (size_t o = 0; o < ops_.size(); ++o) {
       if (!is_create(ops_[o])) continue;
       const PlannedAction& a = *items_[ops_[o].item].action;
       auto error = scan.errors.find(a.project_id);
       auto found = scan.found.find(a.address);
+      auto others = taken.find(a.project_id);
       if (error != scan.errors.end())
         fail_op(o, "not created: could not list project " + a.project_id + " to check that no `" + a.name +
                        "` exists already: " + error->second);
       else if (found != scan.found.end())
         fail_op(o, "not created: " + namesake_reason(a.kind, a.address, found->second));
+      else if (others != taken.end())
+        fail_op(o, "not created: in project " + a.project_id + ", " + join(others->second, ", ") +
+                       " exist(s) already without being recorded, so another state or a running apply may be "
+                       "creating there. Run `dbform plan` again: it shows them as conflicts");
     }
     flush_events();
   }

@@ -245,7 +245,7 @@ TEST_CASE("engine: a create refused with 4xx forgets the intent and fails that r
 TEST_CASE("engine: a create refused after an unknown outcome keeps its intent") {
   Harness h;
   h.service("p1", "orders");
-  long long creates = 0;
+  size_t creates = 0;
   SECTION("this run's first create was unknown") {
     h.fake.on("POST", "/projects/p1/services", R::response(504));
     creates = 2;
@@ -489,24 +489,30 @@ TEST_CASE("engine: the name guard creates nothing beside an unrecorded namesake,
   h.service("p1", "legacy");
   h.service("p1", "fresh");
   h.service("p2", "other");
-  h.fake.on("GET", "/projects/p1/services",
-            R::response(200, "[" + service_json("svc-old", "legacy", "READY") + "," +
-                                 service_json("svc-gone", "fresh", "DELETING") + "]"));
-  h.fake.on("GET", "/projects/p1/vpcs", R::response(200, "[]"));
-  h.fake.always("GET", "/projects/p2/vpcs", R::response(200, "[]"));
+  h.service("p3", "renewed");
+  h.fake.on("GET", "/projects/p1/services", R::response(200, "[" + service_json("svc-old", "legacy", "READY") + "]"));
+  h.fake.on("GET", "/projects/p3/services", R::response(200, "[" + service_json("svc-gone", "renewed", "DELETING") + "]"));
+  for (const char* p : {"p1", "p2", "p3"})
+    h.fake.always("GET", std::string("/projects/") + p + "/vpcs", R::response(200, "[]"));
   h.fake.always("GET", "/projects/p2/services", R::response(503, R"({"message":"down"})"));
-  h.fake.always("POST", "/projects/p1/services", R::response(202, service_json("svc-new", "fresh", "QUEUED")));
+  h.fake.always("POST", "/projects/p3/services", R::response(202, service_json("svc-new", "renewed", "QUEUED")));
   ApplyResult result = h.apply();
-  // `legacy` exists unrecorded: not created, named with its id. `fresh` only has a namesake being
-  // deleted: created. p2 could not be listed: nothing of it is created.
-  CHECK(h.fake.count("POST", "/projects/p1/services") == 1);
+  // `legacy` exists unrecorded: not created, named with its id; nor is anything else of p1 (another
+  // writer is there). `renewed` only has a namesake being deleted: created. p2 could not be listed:
+  // nothing of it is created.
+  CHECK(h.fake.count("POST", "/projects/p1/services") == 0);
   CHECK(h.fake.count("POST", "/projects/p2/services") == 0);
+  CHECK(h.fake.count("POST", "/projects/p3/services") == 1);
   CHECK(result.created == 1);
-  REQUIRE(result.failures.size() == 2);
+  REQUIRE(result.failures.size() == 3);
   CHECK_THAT(result.failures[0], Catch::StartsWith("p1/services/legacy: not created") && Catch::Contains("svc-old") &&
                                      Catch::Contains("dbform import p1/services/legacy svc-old"));
-  CHECK_THAT(result.failures[1], Catch::StartsWith("p2/services/other: not created") && Catch::Contains("503"));
+  CHECK_THAT(result.failures[1], Catch::StartsWith("p1/services/fresh: not created") &&
+                                     Catch::Contains("p1/services/legacy exist(s) already") &&
+                                     Catch::Contains("dbform plan"));
+  CHECK_THAT(result.failures[2], Catch::StartsWith("p2/services/other: not created") && Catch::Contains("503"));
   CHECK_FALSE(h.state.find("p1/services/legacy"));
+  CHECK_FALSE(h.state.find("p1/services/fresh"));
   CHECK_FALSE(h.state.find("p2/services/other"));
 }
 

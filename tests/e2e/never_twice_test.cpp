@@ -197,6 +197,25 @@ TEST_CASE("e2e: never twice: state rm refuses a service whose create's outcome i
   CHECK(sb.sim().all_services().size() == 1);
 }
 
+// A plan saved before another writer (an apply of another state) began creating in the project:
+// applying it creates none of the project's services, not only those whose names exist by now.
+TEST_CASE("e2e: never twice: a saved plan applied while another state creates in its project creates nothing there") {
+  Sandbox sb;
+  sb.write("dbform.yaml", manifest_of({"orders", "billing", "search"}));
+  REQUIRE(sb.run({"plan", "--out", "tfplan"}).exit_code == 0);
+  const std::string id = console_service(sb, {{"name", "orders"}});  // the other writer's first create
+
+  RunResult r = sb.run({"apply", "tfplan"});
+  INFO(r.describe());
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.err, service_address("orders") + ": not created: a service of this name already exists (id " + id));
+  for (const char* other : {"billing", "search"})
+    CHECK(contains(r.err, service_address(other) + ": not created: in project " + kProject + ", " +
+                              service_address("orders") + " exist(s) already"));
+  CHECK(sb.count(kPostService) == 0);
+  CHECK(sb.sim().all_services().size() == 1);
+}
+
 TEST_CASE("e2e: never twice: apply --json stays valid JSON for error bodies that are not UTF-8") {
   auto config = default_sim_config();
   config.faults.garbled_errors = true;
