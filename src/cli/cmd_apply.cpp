@@ -110,6 +110,7 @@ Prepared plan_now(const ApplyFlowOptions& opts, ApiSetup& api) {
                      *api.client, api.clock, opts.parallelism);
   p.plan = std::move(refreshed.plan);
   p.preflight = std::move(refreshed.preflight);
+  for (const auto& warning : refreshed.warnings) std::cerr << scrub(warning.str()) << "\n";
   return p;
 }
 

@@ -117,7 +117,12 @@ Nothing is ever deleted without `--prune`; with it, at most `--max-deletes` dele
     if (settings.refresh) {
       auto api = make_api();
       try {
-        doc.plan = plan_refreshed(manifest, state, *store, settings, *api->client, api->clock).plan;
+        RefreshedPlan refreshed = plan_refreshed(manifest, state, *store, settings, *api->client, api->clock);
+        doc.plan = std::move(refreshed.plan);
+        for (auto& warning : refreshed.warnings) {
+          std::cerr << scrub(warning.str()) << "\n";
+          doc.diagnostics.push_back(std::move(warning));
+        }
       } catch (const MissingKeyError& e) {
         throw MissingKeyError(std::string(e.what()) +
                               "\nA plan lists what exists first, with each project's key. `dbform plan --no-refresh` "

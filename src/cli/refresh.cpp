@@ -7,6 +7,7 @@
 #include "engine/targets.h"
 #include "plan/differ.h"
 #include "util/env.h"
+#include "util/text.h"
 
 namespace dbform::cli {
 
@@ -24,7 +25,7 @@ Plan plan_of(const Manifest& manifest, const State& state, const PlanSettings& s
 
 RefreshedPlan plan_refreshed(const Manifest& manifest, State& state, StateStore& store, PlanSettings settings,
                              ApiClient& api, Clock& clock, int parallelism) {
-  RefreshedPlan out{plan_of(manifest, state, settings), std::nullopt};
+  RefreshedPlan out{plan_of(manifest, state, settings), std::nullopt, {}};
   if (!settings.refresh) return out;
   std::vector<std::string> projects;
   std::set<std::string> seen;
@@ -57,6 +58,17 @@ RefreshedPlan plan_refreshed(const Manifest& manifest, State& state, StateStore&
   plan.state_serial = state.serial;
   const Namesakes namesakes = namesakes_in(plan, refreshed.listings);
   out.plan = namesakes.empty() ? std::move(plan) : plan_of(manifest, state, settings, &namesakes);
+  const Namesakes twins = unrecorded_twins(out.plan, state, refreshed.listings);
+  for (const auto& a : out.plan.actions)
+    if (auto ids = twins.find(a.address); ids != twins.end()) {
+      const size_t n = ids->second.size();
+      out.warnings.push_back({Severity::Warning, a.location, a.address,
+                              std::to_string(n) + " other " + (n == 1 ? kind_noun(a.kind) : kind_plural(a.kind)) +
+                                  " named `" + a.name + (n == 1 ? "` exists" : "` exist") + " beside the recorded " + a.resource_id +
+                                  ", held by no record here (" + join(ids->second, ", ") + "): duplicates?",
+                              "if they are, delete them in the console; `dbform import` takes one over under "
+                              "another name"});
+    }
   return out;
 }
 

@@ -12,6 +12,7 @@
 #include "plan/model.h"
 #include "state/model.h"
 #include "state/store.h"
+#include "util/diagnostics.h"
 
 namespace dbform::cli {
 
@@ -20,6 +21,8 @@ struct RefreshedPlan {
   // The keys' preflight, made before the lists (so that a wrong key is named as such); unset when
   // nothing was refreshed.
   std::optional<std::vector<PreflightPass>> preflight;
+  // Declared resources with live namesakes that no record holds (duplicates), at their declarations.
+  std::vector<Diagnostic> warnings;
 };
 
 struct PlanSettings {

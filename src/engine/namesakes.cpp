@@ -57,19 +57,45 @@ ProjectListings list_projects(ApiClient& api, const std::vector<std::string>& pr
   return out;
 }
 
+namespace {
+
+// The ids of the live resources listed with `a`'s name, kind and parent that `keep` accepts.
+template <typename Keep>
+std::vector<std::string> listed_namesakes(const PlannedAction& a, const ProjectListings& listings, Keep keep) {
+  std::vector<std::string> ids;
+  auto listing = listings.listed.find(a.project_id);
+  if (listing == listings.listed.end()) return ids;
+  const ResourceType& type = type_of(a.kind);
+  if (auto of_kind = listing->second.find({a.kind, a.parent}); of_kind != listing->second.end())
+    for (const auto& s : of_kind->second)
+      // A recorded resource deleted outside dbform may still be listed as being deleted: not a namesake.
+      if (s.name == a.name && type.is_live(s) && s.id != a.resource_id && keep(s)) ids.push_back(s.id);
+  return ids;
+}
+
+}  // namespace
+
 Namesakes namesakes_in(const Plan& plan, const ProjectListings& listings) {
   Namesakes found;
+  for (const auto& a : plan.actions)
+    if (a.action == Action::Create)
+      if (auto ids = listed_namesakes(a, listings, [](const Shown&) { return true; }); !ids.empty())
+        found[a.address] = std::move(ids);
+  return found;
+}
+
+Namesakes unrecorded_twins(const Plan& plan, const State& state, const ProjectListings& listings) {
+  std::set<std::string> recorded;  // kind/project/id of every record
+  auto key = [](ResourceKind kind, const std::string& project, const std::string& id) {
+    return std::string(kind_name(kind)) + "/" + project + "/" + id;
+  };
+  for (const auto& r : state.resources)
+    if (!r.id.empty()) recorded.insert(key(r.kind, r.project_id, r.id));
+  Namesakes found;
   for (const auto& a : plan.actions) {
-    if (a.action != Action::Create) continue;
-    auto listing = listings.listed.find(a.project_id);
-    if (listing == listings.listed.end()) continue;
-    std::vector<std::string> ids;
-    const ResourceType& type = type_of(a.kind);
-    if (auto of_kind = listing->second.find({a.kind, a.parent}); of_kind != listing->second.end())
-      for (const auto& s : of_kind->second)
-        // A recorded resource deleted outside dbform may still be listed as being deleted: not a namesake.
-        if (s.name == a.name && type.is_live(s) && s.id != a.resource_id) ids.push_back(s.id);
-    if (!ids.empty()) found[a.address] = std::move(ids);
+    if (a.resource_id.empty() || a.action == Action::Orphan || a.action == Action::Delete) continue;
+    auto unrecorded = [&](const Shown& s) { return !recorded.count(key(a.kind, a.project_id, s.id)); };
+    if (auto ids = listed_namesakes(a, listings, unrecorded); !ids.empty()) found[a.address] = std::move(ids);
   }
   return found;
 }

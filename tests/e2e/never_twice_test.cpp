@@ -216,6 +216,31 @@ TEST_CASE("e2e: never twice: a saved plan applied while another state creates in
   CHECK(sb.sim().all_services().size() == 1);
 }
 
+// A duplicate made where dbform could not see it (another state, or a create sent again after a
+// settle window shorter than the list's lag) is held by no record: every refreshed plan names it.
+TEST_CASE("e2e: never twice: a live namesake of a recorded service that no record holds is named by every plan") {
+  Sandbox sb;
+  sb.write("dbform.yaml", manifest_of({"billing", "orders"}));
+  REQUIRE(sb.apply().exit_code == 0);
+  const std::string recorded = find_resource(sb.state(), service_address("orders"))["id"];
+  const std::string twin = console_service(sb, {{"name", "orders"}});
+
+  RunResult plan = sb.run({"plan"});
+  INFO(plan.describe());
+  CHECK(plan.exit_code == 0);
+  CHECK(contains(plan.out, "No changes"));
+  CHECK(contains(plan.err, "dbform.yaml:9:9: warning: " + service_address("orders") +
+                               ": 1 other service named `orders` exists beside the recorded " + recorded +
+                               ", held by no record here (" + twin + "): duplicates?"));
+  CHECK_FALSE(contains(plan.err, "billing"));
+  RunResult markdown = sb.run({"plan", "--format", "markdown"});
+  CHECK(contains(markdown.out, "Warnings"));
+  CHECK(contains(markdown.out, twin));
+  RunResult apply = sb.apply();
+  CHECK(contains(apply.err, twin));
+  CHECK(sb.count(kPostService) == 2);
+}
+
 TEST_CASE("e2e: never twice: apply --json stays valid JSON for error bodies that are not UTF-8") {
   auto config = default_sim_config();
   config.faults.garbled_errors = true;
