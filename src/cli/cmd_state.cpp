@@ -204,8 +204,8 @@ void add_state_command(CLI::App& app, int& exit_code) {
     if (!unknown.empty() && !*forget_unknown)
       throw UsageError("nothing was removed: the create of " + join(unknown, ", ") +
                        " stopped before its outcome was known, so it may exist without being listed yet, and "
-                       "forgetting it lets the next apply create a second one. Run `dbform apply` first (it looks "
-                       "it up by name and adopts it), or pass --force to forget it anyway");
+                       "forgetting it lets the next apply create a second one. Apply with it declared first (it is "
+                       "looked up by name and adopted), or pass --force to forget it anyway");
     for (const auto& a : addresses) state.remove(a);
     store->write(state);
     for (const auto& a : addresses)

@@ -63,9 +63,11 @@ RefreshedPlan plan_refreshed(const Manifest& manifest, State& state, StateStore&
     if (auto ids = twins.find(a.address); ids != twins.end()) {
       const size_t n = ids->second.size();
       out.warnings.push_back({Severity::Warning, a.location, a.address,
-                              std::to_string(n) + " other " + (n == 1 ? kind_noun(a.kind) : kind_plural(a.kind)) +
-                                  " named `" + a.name + (n == 1 ? "` exists" : "` exist") + " beside the recorded " + a.resource_id +
-                                  ", held by no record here (" + join(ids->second, ", ") + "): duplicates?",
+                              // Ids are the API's words: scrubbed before any renderer sees them.
+                              scrub(std::to_string(n) + " other " + (n == 1 ? kind_noun(a.kind) : kind_plural(a.kind)) +
+                                    " named `" + a.name + (n == 1 ? "` exists" : "` exist") + " beside the recorded " +
+                                    a.resource_id + ", held by no record here (" + join(ids->second, ", ") +
+                                    "): duplicates?"),
                               "if they are, delete them in the console; `dbform import` takes one over under "
                               "another name"});
     }

@@ -388,6 +388,10 @@ PlannedAction plan_undeclared(const ResourceRecord& rec, bool prune) {
     a.action = Action::Delete;
     a.reason = rec.deleted_outside ? "no longer declared; already deleted outside dbform, so it is only forgotten"
                                    : "no longer declared, and --prune: deleted, then forgotten by the state";
+  } else if (rec.id.empty()) {
+    a.reason = "no longer declared, and an earlier create of it stopped before its outcome was known: kept. "
+               "Declare it again and apply to finish it (it is looked up by name first), or run `dbform state rm "
+               "--force " + rec.address + "` to forget it";
   } else {
     a.reason = rec.deleted_outside
                    ? "recorded but no longer declared, and deleted outside dbform. Run `dbform state rm " +

@@ -254,6 +254,16 @@ TEST_CASE("plan: recorded but no longer declared is an orphan, reported and kept
   CHECK(plan.actions.back().address == "p1/services/legacy");
   CHECK(plan.summary.orphan == 1);
   CHECK(plan.summary.create == 3);
+
+  // One whose create's outcome is unknown has no id to delete, and forgetting it takes --force.
+  gone.id.clear();
+  gone.create_pending = true;
+  s.upsert(gone);
+  const Plan settling = make_plan(m, s);
+  const auto& pending = action_for(settling, "p1/services/legacy");
+  CHECK(pending.action == Action::Orphan);
+  CHECK_THAT(pending.reason, Catch::Contains("outcome was known") && Catch::Contains("state rm --force") &&
+                                 !Catch::Contains("`--prune` deletes it"));
 }
 
 TEST_CASE("plan: the differ is linear enough for 10,000 services") {

@@ -239,6 +239,21 @@ TEST_CASE("e2e: never twice: a live namesake of a recorded service that no recor
   RunResult apply = sb.apply();
   CHECK(contains(apply.err, twin));
   CHECK(sb.count(kPostService) == 2);
+
+  // Not duplicates of anything recorded: two namesakes of a declared create (a conflict), and a
+  // service of the name a recorded one is about to be renamed to.
+  console_service(sb, {{"name", "search"}});
+  console_service(sb, {{"name", "search"}});
+  console_service(sb, {{"name", "ledger"}});
+  sb.write("dbform.yaml", manifest({}, {service_yaml("ledger") + "        renamed_from: billing\n",
+                                        service_yaml("orders"), service_yaml("search")}));
+  RunResult others = sb.run({"plan"});
+  INFO(others.describe());
+  CHECK(others.exit_code == 1);
+  CHECK(contains(others.out, service_address("search")));
+  CHECK_FALSE(contains(others.err, "named `search`"));
+  CHECK_FALSE(contains(others.err, "named `ledger`"));
+  CHECK(contains(others.err, "named `orders`"));
 }
 
 TEST_CASE("e2e: never twice: apply --json stays valid JSON for error bodies that are not UTF-8") {
