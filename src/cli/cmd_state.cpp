@@ -178,8 +178,8 @@ void add_state_command(CLI::App& app, int& exit_code) {
                            "one that is not recorded changes nothing. Forgetting a service or a VPC forgets its read replica "
                            "sets and peerings with it. A resource whose create's outcome is unknown (an apply stopped "
                            "before its answer) is refused unless `--force`: it may exist without being listed yet, "
-                           "and forgetting it lets the next apply create a second one; `dbform apply` looks it up by "
-                           "name first.",
+                           "and forgetting it lets the next apply create a second one; an apply with it declared looks "
+                           "it up by name first.",
                    .environment = {},
                    .examples = {{"Forget two services", "dbform state rm acme/services/orders acme/services/billing"}}});
   rm->add_option("address", *targets, "resource addresses")->required();
