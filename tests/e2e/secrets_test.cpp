@@ -94,11 +94,16 @@ TEST_CASE("e2e: state encrypt, rekey and decrypt, and a wrong key and a flipped 
   sb.write("dbform.yaml", manifest({}, {service_yaml("orders")}));
   REQUIRE(sb.apply().exit_code == 0);
   const std::string password = recorded_passwords(sb).at(0);
+  // What a write killed before its rename leaves: the state in the clear, beside it.
+  sb.write("dbform.state.json.tmp-k1lled", sb.read("dbform.state.json"));
+  sb.write("dbform.state.json.backup.tmp-Xy9z0Q", sb.read("dbform.state.json"));
+  sb.write("dbform.state.json.tmp-notours", "kept");  // not a name a write of ours leaves
   RunResult enc = sb.run({"state", "encrypt"}, {{"DBFORM_STATE_PASSPHRASE", kPassphrase}});
   INFO(enc.describe());
   REQUIRE(enc.exit_code == 0);
   CHECK(contains(enc.out, "plain -> key id"));
   CHECK(file_holding(sb.dir(), password) == "");
+  CHECK(sb.read("dbform.state.json.tmp-notours") == "kept");
 
   const std::string sealed = sb.read("dbform.state.json");
   for (const auto& wrong : std::map<std::string, std::string>{{"DBFORM_STATE_PASSPHRASE", "not the passphrase"}}) {
