@@ -73,12 +73,16 @@ std::vector<std::string> listed_namesakes(const PlannedAction& a, const ProjectL
   return ids;
 }
 
+bool renames(const PlannedAction& a) {
+  return std::any_of(a.calls.begin(), a.calls.end(), [](const PlannedCall& c) { return c.call == "rename"; });
+}
+
 }  // namespace
 
 Namesakes namesakes_in(const Plan& plan, const ProjectListings& listings) {
   Namesakes found;
   for (const auto& a : plan.actions)
-    if (a.action == Action::Create)
+    if (a.action == Action::Create || renames(a))
       if (auto ids = listed_namesakes(a, listings, [](const Shown&) { return true; }); !ids.empty())
         found[a.address] = std::move(ids);
   return found;
@@ -92,16 +96,13 @@ Namesakes unrecorded_twins(const Plan& plan, const State& state, const ProjectLi
   for (const auto& r : state.resources)
     if (!r.id.empty()) recorded.insert(key(r.kind, r.project_id, r.id));
   Namesakes found;
-  auto renamed = [](const PlannedAction& a) {
-    return std::any_of(a.calls.begin(), a.calls.end(), [](const PlannedCall& c) { return c.call == "rename"; });
-  };
   for (const auto& a : plan.actions) {
     // Only what stays recorded under its declared name: not a conflict (its id field names the
     // namesakes), a create, a resource leaving or being replaced, nor one whose rename is still to
     // come (a namesake of its new name is another resource, which the rename would duplicate).
     const bool stays = a.action == Action::NoOp || a.action == Action::Wait || a.action == Action::Update;
     const ResourceRecord* rec = state.find(a.address);
-    if (!stays || !rec || rec->id.empty() || renamed(a)) continue;
+    if (!stays || !rec || rec->id.empty() || renames(a)) continue;
     auto unrecorded = [&](const Shown& s) { return !recorded.count(key(a.kind, a.project_id, s.id)); };
     if (auto ids = listed_namesakes(a, listings, unrecorded); !ids.empty()) found[a.address] = std::move(ids);
   }

@@ -52,7 +52,7 @@ struct NamesakeScan {
 // of `plan` that have creates.
 NamesakeScan scan_namesakes(ApiClient& api, const Plan& plan, const State& state,
                             const std::map<std::string, ProjectKey>& keys, int parallelism);
-// The namesakes of the plan's creates among what was listed.
+// The namesakes of the plan's creates and renames (of the name they take) among what was listed.
 Namesakes namesakes_in(const Plan& plan, const ProjectListings& listings);
 // Declared resources recorded with an id beside which the lists show live ones of the same name
 // and kind that no record holds: duplicates (a create sent again after a settle window shorter

@@ -316,6 +316,16 @@ PlannedAction plan_declared(const std::string& project_id, Declared d, const Sta
       !parent_kind(kind) && shown.is_string() && shown != a.name) {
     a.changes.insert(a.changes.begin(), {"name", shown, a.name, rec->observed.is_object()});
     a.calls.insert(a.calls.begin(), {"rename", {{"name", a.name}}, "", json::object()});
+    if (auto found = namesakes ? namesakes->find(a.address) : Namesakes::const_iterator();
+        namesakes && found != namesakes->end() && !found->second.empty()) {
+      // Names are not unique in the API: a rename must not make them ambiguous any more than a create.
+      a.action = Action::Conflict;
+      a.calls.clear();
+      a.reason = "renaming it to `" + a.name + "` would give two " + kind_plural(kind) + " one name: " +
+                 join(found->second, ", ") + " is named so already. Rename or delete that one first, or declare "
+                 "another name";
+      return a;
+    }
   }
   const json recorded_fork = rec->settings.value("fork", json()), declared_fork = a.after.value("fork", json());
   if (recorded_fork != declared_fork)

@@ -254,6 +254,11 @@ TEST_CASE("e2e: never twice: a live namesake of a recorded service that no recor
   CHECK_FALSE(contains(others.err, "named `search`"));
   CHECK_FALSE(contains(others.err, "named `ledger`"));
   CHECK(contains(others.err, "named `orders`"));
+  // The rename would make `ledger` ambiguous, as a create would: a conflict, nothing is applied.
+  CHECK(contains(others.out, "renaming it to `ledger` would give two services one name"));
+  RunResult refused = sb.apply();
+  CHECK(refused.exit_code == 1);
+  CHECK(sb.count("POST /projects/{project_id}/services/{service_id}/rename") == 0);
 }
 
 TEST_CASE("e2e: never twice: apply --json stays valid JSON for error bodies that are not UTF-8") {
