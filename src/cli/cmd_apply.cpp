@@ -164,7 +164,7 @@ int execute(const ApplyFlowOptions& opts, const ApplyOptions& engine_opts, Apply
   }
   if (p.saved_from.empty() && !confirmed(opts, out)) {  // a saved plan was reviewed when it was made
     output.cancelled();
-    return 1;
+    return g_stop ? 130 : 1;  // Ctrl-C at the question ends the run as a signal does anywhere else
   }
   auto keys = resolve_keys(p.manifest, projects_with_work(p.plan), process_env());
   EventSink& events = output.start(p.plan);

@@ -261,6 +261,18 @@ TEST_CASE("e2e: never twice: a live namesake of a recorded service that no recor
   CHECK(sb.count("POST /projects/{project_id}/services/{service_id}/rename") == 0);
 }
 
+TEST_CASE("e2e: never twice: Ctrl-C at apply's question sends nothing and exits 130") {
+  Sandbox sb;
+  sb.write("dbform.yaml", manifest_of({"orders"}));
+  Process asking({"apply"}, sb.env, sb.dir(), "", std::chrono::seconds(60), /*tty=*/true);
+  REQUIRE(eventually([&] { return contains(asking.stdout_so_far(), "Enter a value:"); }, std::chrono::seconds(30)));
+  asking.signal(SIGINT);
+  RunResult r = asking.wait();
+  INFO(r.describe());
+  CHECK(r.exit_code == 130);
+  CHECK(sb.count(kPostService) == 0);
+}
+
 TEST_CASE("e2e: never twice: apply --json stays valid JSON for error bodies that are not UTF-8") {
   auto config = default_sim_config();
   config.faults.garbled_errors = true;
