@@ -55,7 +55,7 @@ bool stopped(const CreateContext& ctx) { return ctx.stop && ctx.stop->load(); }
 Outcome create_or_adopt(const CreateContext& ctx, const PlannedAction& a, const Scope& scope, const std::string& key,
                         bool look_first, const std::string& source_id) {
   Outcome out;
-  bool unknown_before = look_first;  // an earlier create (this run's or a stopped run's) may exist
+  // look_first: an earlier create (a stopped run's, or this run's after an unknown outcome) may exist.
   for (int attempt = 1; attempt <= kMaxCreateAttempts; ++attempt) {
     if (look_first) {
       auto found = settle_lookup(ctx, a, scope, key, out);
@@ -88,13 +88,13 @@ Outcome create_or_adopt(const CreateContext& ctx, const PlannedAction& a, const 
         // A refusal proves that this create made nothing, not that an earlier one did not: one
         // made but not listed yet (a list lagging past the settle window) keeps its intent.
         out.error = e.what();
-        out.nothing_created = !unknown_before;
-        if (unknown_before)
+        out.nothing_created = !look_first;
+        if (look_first)
           out.error += "; an earlier create's outcome is unknown, so the next apply looks it up by name first";
         return out;
       }
       log::warn(a.address + ": create outcome unknown (" + e.what() + "); looking it up by name");
-      look_first = unknown_before = true;
+      look_first = true;
     }
   }
   out.error = "the create's outcome stayed unknown after " + std::to_string(kMaxCreateAttempts) +

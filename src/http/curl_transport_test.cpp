@@ -110,24 +110,28 @@ class TestServer {
 
 // A port that is bound but not listening: connecting to it is refused, and nobody else can take
 // it while the test runs.
+// A TCP socket bound to a free port of 127.0.0.1: its descriptor, and the port in `port`.
+int bound_loopback_socket(int& port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  socklen_t len = sizeof addr;
+  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+  port = ntohs(addr.sin_port);
+  return fd;
+}
+
 class RefusingPort {
  public:
-  RefusingPort() {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-    socklen_t len = sizeof addr;
-    REQUIRE(::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
-    port_ = ntohs(addr.sin_port);
-  }
+  RefusingPort() : fd_(bound_loopback_socket(port_)) {}
   ~RefusingPort() { ::close(fd_); }
   std::string url(const std::string& path) const { return "http://127.0.0.1:" + std::to_string(port_) + path; }
 
  private:
+  int port_ = 0;  // before fd_: set while fd_ is initialised
   int fd_ = -1;
-  int port_ = 0;
 };
 
 // One connection served by hand: its first request is answered and the connection kept alive;
@@ -135,16 +139,8 @@ class RefusingPort {
 // before one byte of the answer. libcurl retries on a fresh connection, which is refused.
 class DyingServer {
  public:
-  DyingServer() {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  DyingServer() : fd_(bound_loopback_socket(port_)) {
     REQUIRE(::listen(fd_, 4) == 0);
-    socklen_t len = sizeof addr;
-    REQUIRE(::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
-    port_ = ntohs(addr.sin_port);
     thread_ = std::thread([this] { serve(); });
   }
   ~DyingServer() {
@@ -192,8 +188,8 @@ class DyingServer {
     return true;
   }
 
+  int port_ = 0;  // before fd_: set while fd_ is initialised
   int fd_ = -1;
-  int port_ = 0;
   std::thread thread_;
   std::atomic<int> performed_ = 0;
 };

@@ -229,6 +229,13 @@ void plan_replacement(PlannedAction& a, const ResourceRecord& rec, bool prune) {
   }
 }
 
+// The live namesakes the refresh found of what `address` is to be called, or null.
+const std::vector<std::string>* namesakes_of(const Namesakes* namesakes, const std::string& address) {
+  if (!namesakes) return nullptr;
+  auto found = namesakes->find(address);
+  return found != namesakes->end() && !found->second.empty() ? &found->second : nullptr;
+}
+
 PlannedAction plan_declared(const std::string& project_id, Declared d, const State& state, const Namesakes* namesakes,
                             bool prune) {
   const ResourceKind kind = d.kind;
@@ -257,13 +264,11 @@ PlannedAction plan_declared(const std::string& project_id, Declared d, const Sta
       a.reason = "deleted outside dbform: " + std::string(kind_noun(kind)) + " " + rec->id +
                  " no longer exists, so it is created again";
     }
-    if (namesakes) {
-      if (auto found = namesakes->find(a.address); found != namesakes->end() && !found->second.empty()) {
-        a.action = Action::Conflict;
-        a.calls.clear();
-        a.resource_id = join(found->second, ", ");
-        a.reason = namesake_reason(kind, a.address, found->second);
-      }
+    if (const std::vector<std::string>* ids = namesakes_of(namesakes, a.address)) {
+      a.action = Action::Conflict;
+      a.calls.clear();
+      a.resource_id = join(*ids, ", ");
+      a.reason = namesake_reason(kind, a.address, *ids);
     }
     return a;
   }
@@ -316,13 +321,12 @@ PlannedAction plan_declared(const std::string& project_id, Declared d, const Sta
       !parent_kind(kind) && shown.is_string() && shown != a.name) {
     a.changes.insert(a.changes.begin(), {"name", shown, a.name, rec->observed.is_object()});
     a.calls.insert(a.calls.begin(), {"rename", {{"name", a.name}}, "", json::object()});
-    if (auto found = namesakes ? namesakes->find(a.address) : Namesakes::const_iterator();
-        namesakes && found != namesakes->end() && !found->second.empty()) {
+    if (const std::vector<std::string>* ids = namesakes_of(namesakes, a.address)) {
       // Names are not unique in the API: a rename must not make them ambiguous any more than a create.
       a.action = Action::Conflict;
       a.calls.clear();
       a.reason = "renaming it to `" + a.name + "` would give two " + kind_plural(kind) + " one name: " +
-                 join(found->second, ", ") + " is named so already. Rename or delete that one first, or declare "
+                 join(*ids, ", ") + " is named so already. Rename or delete that one first, or declare "
                  "another name";
       return a;
     }

@@ -4,8 +4,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <filesystem>
 #include <cstring>
@@ -46,24 +44,6 @@ void keep_backup(const std::string& path) {
   if (errno != EPERM && errno != ENOTSUP && errno != EOPNOTSUPP && errno != EMLINK && errno != ENOSYS)
     throw Error("cannot keep a backup of " + path + ": " + std::strerror(errno));
   if (auto current = read_file_if_exists(path)) write_file_atomically(path + ".backup", *current, 0600);
-}
-
-// The temporary files of an earlier whole write killed before its rename (PATH.tmp- or
-// PATH.backup.tmp- and mkstemp's six characters). Under the lock no other write is under way, so
-// they are stale, and they may hold the state in a form it no longer has: in the clear, before
-// `state encrypt`.
-void remove_stale_temporaries(const std::string& path) {
-  namespace fs = std::filesystem;
-  const fs::path file(path);
-  const std::string base = file.filename().string();
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(file.has_parent_path() ? file.parent_path() : ".", ec)) {
-    const std::string name = entry.path().filename().string();
-    for (const std::string& prefix : {base + ".tmp-", base + ".backup.tmp-"})
-      if (name.size() == prefix.size() + 6 && name.starts_with(prefix) &&
-          std::all_of(name.begin() + prefix.size(), name.end(), [](unsigned char c) { return std::isalnum(c); }))
-        ::unlink(entry.path().c_str());
-  }
 }
 
 // Inode, size and modification time: changes whenever another process replaces the file.
@@ -179,7 +159,9 @@ void FileStateStore::write(State& state) {
     --state.serial;
     throw;
   }
-  remove_stale_temporaries(path_);
+  // Under the lock: what a write of the document or its backup killed before its rename left beside them.
+  remove_atomic_write_leftovers(path_);
+  remove_atomic_write_leftovers(path_ + ".backup");
   // Everything the journal held is in the document now (a crash before this unlink leaves lines
   // that reading skips, their serials being the document's or older).
   if (::unlink(journal_path_.c_str()) != 0 && errno != ENOENT)

@@ -5,9 +5,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <string_view>
 
 #include "util/error.h"
 
@@ -90,8 +92,12 @@ std::string write_new_private_file(const std::string& dir, const std::string& pr
   return path;
 }
 
+// write_file_atomically's temporary file: PATH + this + mkostemps' six characters.
+constexpr std::string_view kAtomicSuffix = ".tmp-";
+constexpr size_t kRandomChars = 6;
+
 void write_file_atomically(const std::string& path, const std::string& content, unsigned mode) {
-  std::string tmp = path + ".tmp-XXXXXX";
+  std::string tmp = path + std::string(kAtomicSuffix) + std::string(kRandomChars, 'X');
   int fd = create_exclusively(tmp, 0, mode);
   write_and_sync(fd, content, tmp);
   if (::close(fd) != 0) {
@@ -105,6 +111,19 @@ void write_file_atomically(const std::string& path, const std::string& content, 
     fail("rename " + tmp + " to", path, err);
   }
   fsync_directory_of(path);
+}
+
+void remove_atomic_write_leftovers(const std::string& path) {
+  namespace fs = std::filesystem;
+  const fs::path file(path);
+  const std::string prefix = file.filename().string() + std::string(kAtomicSuffix);
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(file.has_parent_path() ? file.parent_path() : ".", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() == prefix.size() + kRandomChars && name.starts_with(prefix) &&
+        std::all_of(name.begin() + prefix.size(), name.end(), [](unsigned char c) { return std::isalnum(c); }))
+      ::unlink(entry.path().c_str());
+  }
 }
 
 namespace {

@@ -13,6 +13,12 @@ namespace dbform {
 // directory. Throws Error naming the path and the system's reason.
 void write_file_atomically(const std::string& path, const std::string& content, unsigned mode = 0600);
 
+// Removes the temporary files that write_file_atomically(path, ...) leaves when it is killed before
+// its rename. Only for a caller that holds the lock of every writer of `path` (no other write can be
+// under way): they may hold content `path` no longer has, e.g. a state in the clear before it was
+// encrypted.
+void remove_atomic_write_leftovers(const std::string& path);
+
 // Writes `content` to a new file in `dir` named PREFIX + six random characters + SUFFIX, created
 // exclusively (never a file or link placed there beforehand), owned by us with mode 0600 (checked),
 // and fsynced. Returns its path. For secrets written outside the state (recovery files).
