@@ -12,6 +12,7 @@
 #include "cli/recovery.h"
 #include "cli/refresh.h"
 #include "cli/render_apply.h"
+#include "cli/suggest.h"
 #include "state/codec.h"
 #include "engine/apply.h"
 #include "plan/differ.h"
@@ -85,6 +86,19 @@ ApplyOptions engine_options(const ApplyFlowOptions& opts) {
   return e;
 }
 
+// The plan command that makes `file` again from its manifests, with the flags it was made with, so
+// that a message can say what to run (pasted as it is).
+std::string replan_command(const PlanDocument& saved, const std::string& file) {
+  std::string command = "dbform plan";
+  if (saved.manifest_paths != std::vector<std::string>{"."})  // `-f .` is the default
+    for (const auto& path : saved.manifest_paths) command += " -f " + shell_word(path);
+  if (!saved.plan.refreshed) command += " --no-refresh";
+  if (saved.plan.prune) command += " --prune";
+  if (saved.plan.max_deletes != kDefaultMaxDeletes) command += " --max-deletes " + std::to_string(saved.plan.max_deletes);
+  for (const auto& target : saved.plan.targets) command += " --target " + shell_word(target);
+  return command + " --out " + shell_word(file);
+}
+
 // What the engine needs: the manifests (for the keys), the locked state and the plan to execute.
 struct Prepared {
   Manifest manifest;
@@ -106,24 +120,27 @@ Prepared plan_now(const ApplyFlowOptions& opts, ApiSetup& api) {
   p.state_missing = !stored;
   p.state = stored ? std::move(*stored) : new_state();
   RefreshedPlan refreshed =
-      plan_refreshed(p.manifest, p.state, *p.store, planning_settings(opts.planning, parse_duration_flag("--settle-window", opts.settle_window)),
+      plan_refreshed(p.manifest, p.state, planning_settings(opts.planning, parse_duration_flag("--settle-window", opts.settle_window)),
                      *api.client, api.clock, opts.parallelism);
+  record_refresh(refreshed, p.state, *p.store);
   p.plan = std::move(refreshed.plan);
   p.preflight = std::move(refreshed.preflight);
   for (const auto& warning : refreshed.warnings) std::cerr << scrub(warning.str()) << "\n";
   return p;
 }
 
-// The saved plan, once the manifests it names and the (locked) state are proved to be what it was
-// made from; refused otherwise, before anything is sent or written.
-Prepared load_saved_plan(const ApplyFlowOptions& opts) {
+// The saved plan, once the manifests it names, the (locked) state and, for a refreshed plan, what
+// a refresh reads now are proved to give the same actions; refused otherwise, before anything is
+// sent or written. What that refresh read is recorded, as an apply without a plan file records its
+// own (the plan that made the file wrote nothing).
+Prepared load_saved_plan(const ApplyFlowOptions& opts, ApiSetup& api) {
   const std::string& file = opts.plan_file;
   PlanDocument saved = read_plan_file(file);
   limit_deletes(saved.plan);  // a plan file edited to delete more than its limit has conflicts now
   if (saved.plan.summary.conflict)
     throw UsageError(file + " has " + std::to_string(saved.plan.summary.conflict) +
-                     " conflict(s), so nothing in it can be applied. Resolve them and run `dbform plan --out " + file +
-                     "` again");
+                     " conflict(s), so nothing in it can be applied. Resolve them and run `" +
+                     replan_command(saved, file) + "` again");
   Prepared p;
   ManifestOptions manifests;
   manifests.files = saved.manifest_paths;
@@ -133,15 +150,25 @@ Prepared load_saved_plan(const ApplyFlowOptions& opts) {
   auto stored = p.store->read();
   p.state = stored ? std::move(*stored) : new_state();  // `stored` stays engaged, its state moved out
   PlanSettings as_saved;
+  as_saved.refresh = saved.plan.refreshed;
   as_saved.prune = saved.plan.prune;
   as_saved.max_deletes = saved.plan.max_deletes;
   as_saved.targets = saved.plan.targets;
-  auto problems = saved_plan_problems(saved, p.manifest, stored ? &p.state : nullptr,
-                                      plan_of(p.manifest, p.state, as_saved));
+  as_saved.settle_window = parse_duration_flag("--settle-window", opts.settle_window);
+  const State as_stored = p.state;
+  auto problems = saved_plan_problems(saved, p.manifest, stored ? &as_stored : nullptr, nullptr);
+  RefreshedPlan now;
+  if (problems.empty()) {
+    now = plan_refreshed(p.manifest, p.state, as_saved, *api.client, api.clock, opts.parallelism);
+    problems = saved_plan_problems(saved, p.manifest, stored ? &as_stored : nullptr, &now.plan);
+  }
   if (!problems.empty())
     throw UsageError("the saved plan " + file + " is stale, nothing was changed:\n  " + join(problems, "\n  ") +
-                     "\nRun `dbform plan --out " + file + "` again, review the new plan and apply that one");
+                     "\nRun `" + replan_command(saved, file) + "` again, review the new plan and apply that one");
+  record_refresh(now, p.state, *p.store);
+  p.preflight = std::move(now.preflight);
   p.plan = std::move(saved.plan);
+  p.plan.state_serial = p.state.serial;
   p.saved_from = file;
   return p;
 }
@@ -151,7 +178,7 @@ int execute(const ApplyFlowOptions& opts, const ApplyOptions& engine_opts, Apply
   install_signal_handlers();  // from here on a signal ends every wait, the refresh's included
   auto api = make_api();
   api->client->stop_waits_on(&g_stop);
-  Prepared p = opts.plan_file.empty() ? plan_now(opts, *api) : load_saved_plan(opts);
+  Prepared p = opts.plan_file.empty() ? plan_now(opts, *api) : load_saved_plan(opts, *api);
   if (p.state_missing) output.note(no_state_note(*p.store));
   output.plan(p.plan, p.saved_from);
   if (p.plan.summary.conflict) {
@@ -171,7 +198,7 @@ int execute(const ApplyFlowOptions& opts, const ApplyOptions& engine_opts, Apply
   ApplyOptions run_opts = engine_opts;
   // The refresh's lists stand for the engine's own check of names only when nothing waited between
   // them: while a person reads the plan, an apply of another state can create the same names.
-  run_opts.names_checked = p.preflight.has_value() && opts.auto_approve;
+  run_opts.names_checked = p.preflight.has_value() && (opts.auto_approve || !p.saved_from.empty());
   ApplyEngine engine(*api->client, *p.store, api->clock, events, run_opts);
   if (p.preflight) engine.report_preflight(*p.preflight);
   else engine.preflight(p.plan, keys);

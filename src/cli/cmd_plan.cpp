@@ -86,7 +86,7 @@ void add_plan_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("plan", "show what apply would do");
   set_manual(*cmd, {.text = R"(Compares the manifests with the state and with what exists, and shows what `dbform apply` would do: each resource to create, update in place (with the calls it makes), replace, wait for, adopt or delete, every conflict that stops the apply and why, and a summary line such as `Plan: 2 to create, 1 to update, 1 to wait for, 3 unchanged.`
 
-First it refreshes, as Terraform does: with each declared project's key (checked once with `GET /auth/info`) it lists the project's services and VPCs, and the read replica sets and peerings of the recorded ones, and records what it finds, under the state's lock. A value changed outside dbform is shown as such and planned back; a resource deleted outside dbform is created again; a declared name that exists but is not recorded is a conflict naming its id and the `dbform import` to run. `--no-refresh` plans from the state alone, with no key (a pull request from a fork).
+First it refreshes, as Terraform does: with each declared project's key (checked once with `GET /auth/info`) it lists the project's services and VPCs, and the read replica sets and peerings of the recorded ones, and plans against what it finds. A plan is read-only: it writes nothing (no state, journal, backup or lock file) and takes no lock, so pull requests may plan while an apply runs (the plan then names that run); what the refresh found is recorded by the next apply. A value changed outside dbform is shown as such and planned back; a resource deleted outside dbform is created again; a declared name that exists but is not recorded is a conflict naming its id and the `dbform import` to run. `--no-refresh` plans from the state alone, with no key (a pull request from a fork).
 
 Nothing is ever deleted without `--prune`; with it, at most `--max-deletes` deletes and replacements (default 3) are planned, or none is. `--target` plans only the named resources and what they need. `--out FILE` saves the plan for `dbform apply FILE`, which applies exactly that plan or refuses when the state or the manifests changed since; `dbform show FILE` renders it again. The plan never holds a password or a key.
 
@@ -100,7 +100,9 @@ Nothing is ever deleted without `--prune`; with it, at most `--max-deletes` dele
                                  {"Delete what is no longer declared, at most 5", "dbform plan --prune --max-deletes 5"},
                                  {"Only one service and what it needs", "dbform plan --target acme/services/orders"}}});
   add_manifest_options(*cmd, opts->manifests);
-  add_state_options(*cmd, opts->state, true);  // --lock-timeout: plan --refresh takes the lock
+  add_state_options(*cmd, opts->state, false);
+  cmd->add_option("--lock-timeout", opts->state.lock_timeout,
+                  "accepted as Terraform's plan accepts it, and unused: a plan takes no lock");
   cmd->add_flag("--detailed-exitcode", opts->detailed_exitcode, "exit 0 no changes, 1 error, 2 changes pending");
   add_format_option(*cmd, opts->format);
   cmd->add_option("--out", opts->out, "also save the plan to FILE, for `dbform apply FILE` (whatever --format is)");
@@ -110,14 +112,14 @@ Nothing is ever deleted without `--prune`; with it, at most `--max-deletes` dele
     Manifest manifest = load_manifests_or_throw(opts->manifests, &doc.diagnostics);
     auto store = open_state_store(opts->state);
     const PlanSettings settings = planning_settings(opts->planning);
-    // A refresh records what it reads, under the lock, like an apply.
-    auto lock = settings.refresh ? store->lock("plan", lock_timeout(opts->state)) : nullptr;
+    // Read-only and lock-free (SPEC section 4): one consistent snapshot, and nothing written, so
+    // that pull requests plan as often as they like while main applies.
     auto stored = store->read();
     State state = stored ? std::move(*stored) : new_state();
     if (settings.refresh) {
       auto api = make_api();
       try {
-        RefreshedPlan refreshed = plan_refreshed(manifest, state, *store, settings, *api->client, api->clock);
+        RefreshedPlan refreshed = plan_refreshed(manifest, state, settings, *api->client, api->clock);
         doc.plan = std::move(refreshed.plan);
         for (auto& warning : refreshed.warnings) {
           std::cerr << scrub(warning.str()) << "\n";
@@ -131,6 +133,10 @@ Nothing is ever deleted without `--prune`; with it, at most `--max-deletes` dele
     } else {
       doc.plan = plan_of(manifest, state, settings);  // needs no API key
     }
+    if (auto holder = store->lock_holder())
+      std::cerr << "Note: the state is locked by " << scrub(holder->str())
+                << ". This plan is of the state as that run last saved it; if the run changes it, a plan saved now "
+                   "will be refused as stale, and planning again shows what it did.\n";
     if (!stored) doc.plan.state_lineage.clear();  // "no state yet", which apply checks again
     doc.manifest_paths = opts->manifests.files;
     doc.manifest_files = manifest.files;

@@ -220,9 +220,11 @@ void add_state_command(CLI::App& app, int& exit_code) {
                                        "next plan renames the resource to match)");
   add_state_options(*mv, *opts, true);
   set_manual(*mv, {.text = "`dbform state mv OLD NEW` moves a record to another name of the same project and kind "
-                           "(NEW is an address or a bare name), with no API call. The next plan sees the API's name "
-                           "differ from the record's and plans the `rename` call that makes it NEW; declaring "
-                           "`renamed_from: OLD` in the manifest does the same in one apply. A record whose create's "
+                           "(NEW is an address or a bare name), with no API call. Once the manifests declare NEW (and "
+                           "no longer OLD), the next plan sees the API's name differ from the record's and plans the "
+                           "`rename` call that makes it NEW; a plan from manifests that still declare OLD shows a "
+                           "conflict. Declaring `renamed_from: OLD` in the manifest does the same in one reviewed "
+                           "apply. A record whose create's "
                            "outcome is unknown is refused, and so are read replica sets and peerings (their "
                            "service or VPC moves, and they move along).",
                    .environment = {},
@@ -245,7 +247,10 @@ void add_state_command(CLI::App& app, int& exit_code) {
     move_record(state, old_address, to, name);
     store->write(state);
     std::cout << "Moved " << old_address << " to " << to << ". The API still names it `" << old_name
-              << "`: the next plan shows the rename call that makes it `" << name << "`.\n";
+              << "`: once the manifests declare `" << name << "` (and no longer `" << old_name
+              << "`), the next plan shows the rename call that makes it so; a plan from manifests that still "
+                 "declare `" << old_name << "` shows a conflict there. `renamed_from: " << old_name
+              << "` in the manifest is the reviewable way to do the same.\n";
     exit_code = 0;
   });
 

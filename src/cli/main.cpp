@@ -15,6 +15,7 @@
 #include "cli/suggest.h"
 #include "cli/context.h"
 #include "cli/manual.h"
+#include "cli/spellings.h"
 #include "util/env.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -205,6 +206,14 @@ dbform never creates a database twice (an unknown outcome is looked up by name, 
     dbform::log::setup(log_level);
     dbform::cli::remember_run_flags(app, *deepest_command(app));
   });
+
+  // Terraform's spellings (`-out=FILE`, `-refresh=false`) as dbform's own, before anything reads them.
+  std::vector<std::string> words = dbform::cli::with_dbform_spellings(app, std::vector<std::string>(argv + 1, argv + argc));
+  words.insert(words.begin(), argv[0]);
+  std::vector<char*> spelled;
+  for (auto& w : words) spelled.push_back(w.data());
+  spelled.push_back(nullptr);
+  argv = spelled.data();
 
   if (auto word = unknown_first_word(app, argc, argv)) {
     std::cerr << "Error: " << unknown_command(app, *word) << "\n";

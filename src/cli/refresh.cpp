@@ -19,13 +19,14 @@ Plan plan_of(const Manifest& manifest, const State& state, const PlanSettings& s
   Plan plan = make_plan(manifest, state, namesakes, settings.prune);
   limit_to_targets(plan, planned_addresses(plan, settings.targets));
   plan.max_deletes = settings.max_deletes;
+  plan.refreshed = settings.refresh;
   limit_deletes(plan);
   return plan;
 }
 
-RefreshedPlan plan_refreshed(const Manifest& manifest, State& state, StateStore& store, PlanSettings settings,
-                             ApiClient& api, Clock& clock, int parallelism) {
-  RefreshedPlan out{plan_of(manifest, state, settings), std::nullopt, {}};
+RefreshedPlan plan_refreshed(const Manifest& manifest, State& state, PlanSettings settings, ApiClient& api,
+                             Clock& clock, int parallelism) {
+  RefreshedPlan out{plan_of(manifest, state, settings), std::nullopt, {}, {}};
   if (!settings.refresh) return out;
   std::vector<std::string> projects;
   std::set<std::string> seen;
@@ -42,20 +43,10 @@ RefreshedPlan plan_refreshed(const Manifest& manifest, State& state, StateStore&
   Plan plan = refreshed.changed.empty() ? std::move(out.plan) : plan_of(manifest, state, settings);
   const auto recorded = record_declared_values(state, plan);
   changed.insert(recorded.begin(), recorded.end());
-  try {
-    // Most records changed (the first refresh after a large apply records what every one looks
-    // like): written whole, since replaying such a journal on every later read costs more than
-    // the document. Otherwise appended, at the cost of the change.
-    if (changed.size() * 2 > state.resources.size()) store.write(state);
-    else if (!changed.empty()) store.write_changes(state, {changed.begin(), changed.end()});
-  } catch (const Error& e) {
-    throw Error(std::string("what the refresh read could not be saved, so nothing was sent: ") + e.what());
-  }
+  out.changed.assign(changed.begin(), changed.end());
   // Planned again only where the state changed, or a name is taken: each plan of thousands of
-  // resources costs tens of milliseconds. A plan made before the write names the serial it is
-  // for: the one written.
+  // resources costs tens of milliseconds.
   if (!recorded.empty()) plan = plan_of(manifest, state, settings);
-  plan.state_serial = state.serial;
   const Namesakes namesakes = namesakes_in(plan, refreshed.listings);
   out.plan = namesakes.empty() ? std::move(plan) : plan_of(manifest, state, settings, &namesakes);
   const Namesakes twins = unrecorded_twins(out.plan, state, refreshed.listings);
@@ -72,6 +63,20 @@ RefreshedPlan plan_refreshed(const Manifest& manifest, State& state, StateStore&
                               "another name"});
     }
   return out;
+}
+
+void record_refresh(RefreshedPlan& refreshed, State& state, StateStore& store) {
+  const auto& changed = refreshed.changed;
+  try {
+    // Most records changed (the first refresh after a large apply records what every one looks
+    // like): written whole, since replaying such a journal on every later read costs more than
+    // the document. Otherwise appended, at the cost of the change.
+    if (changed.size() * 2 > state.resources.size()) store.write(state);
+    else if (!changed.empty()) store.write_changes(state, changed);
+  } catch (const Error& e) {
+    throw Error(std::string("what the refresh read could not be saved, so nothing was sent: ") + e.what());
+  }
+  refreshed.plan.state_serial = state.serial;  // the plan is for the state as written
 }
 
 }  // namespace dbform::cli

@@ -1,7 +1,8 @@
 #pragma once
-// Plans, and with a refresh first reads what exists: every recorded resource's state is recorded
-// as the API shows it, and a declared resource the state does not record but whose name exists is
-// planned as a conflict, never as a second create.
+// Plans, and with a refresh first reads what exists: every recorded resource is taken as the API
+// shows it, and a declared resource the state does not record but whose name exists is planned as
+// a conflict, never as a second create. A refresh changes the caller's copy of the state only: `plan`
+// writes nothing (SPEC section 4), and `apply` records what it read with record_refresh().
 #include <optional>
 #include <vector>
 
@@ -23,6 +24,8 @@ struct RefreshedPlan {
   std::optional<std::vector<PreflightPass>> preflight;
   // Declared resources with live namesakes that no record holds (duplicates), at their declarations.
   std::vector<Diagnostic> warnings;
+  // The addresses whose record the refresh changed (in the caller's copy of the state).
+  std::vector<std::string> changed;
 };
 
 struct PlanSettings {
@@ -43,9 +46,13 @@ Plan plan_of(const Manifest& manifest, const State& state, const PlanSettings& s
 
 // Without `refresh`, plan_of the state alone. Otherwise the keys of the planned projects (and with
 // `prune` those of the orphans) are preflighted, each project is listed (one call per kind), what
-// it shows is recorded in `state` (and written through `store`, whose lock the caller holds), and
-// the plan is made against it. Throws Error when a key or a read fails, before anything is written.
-RefreshedPlan plan_refreshed(const Manifest& manifest, State& state, StateStore& store, PlanSettings settings,
-                             ApiClient& api, Clock& clock, int parallelism = 10);
+// it shows is taken into `state` (the caller's copy: nothing is written), and the plan is made
+// against it. Throws Error when a key or a read fails.
+RefreshedPlan plan_refreshed(const Manifest& manifest, State& state, PlanSettings settings, ApiClient& api,
+                             Clock& clock, int parallelism = 10);
+
+// Writes what the refresh read into `store` (whose lock the caller holds), and makes the plan name
+// the serial written. Throws Error, before anything is sent, when it cannot be saved.
+void record_refresh(RefreshedPlan& refreshed, State& state, StateStore& store);
 
 }  // namespace dbform::cli

@@ -19,16 +19,6 @@ RunFlags& run_flags() {
   return flags;
 }
 
-// A value as the shell reads it back: quoted when it holds anything but plain path characters.
-std::string shell_word(const std::string& value) {
-  if (!value.empty() && value.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:=@,+%") ==
-                            std::string::npos)
-    return value;
-  std::string quoted = "'";
-  for (char c : value) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
-
 // The command a suggestion's words name: the deepest subcommand they spell out.
 const CLI::App* command_of(const std::string& words) {
   const CLI::App* command = run_flags().root;
@@ -45,6 +35,13 @@ const CLI::App* command_of(const std::string& words) {
 }
 
 }  // namespace
+
+std::string shell_word(const std::string& value) {
+  if (!value.empty() && value.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:=@,+%") ==
+                            std::string::npos)
+    return value;
+  return shell_quote(value);
+}
 
 void remember_run_flags(const CLI::App& root, const CLI::App& command) {
   RunFlags& flags = run_flags();

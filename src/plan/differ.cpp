@@ -269,6 +269,16 @@ PlannedAction plan_declared(const std::string& project_id, Declared d, const Sta
       a.calls.clear();
       a.resource_id = join(*ids, ", ");
       a.reason = namesake_reason(kind, a.address, *ids);
+      for (const auto& r : state.resources)
+        if (r.kind == kind && r.project_id == project_id && !r.id.empty() &&
+            std::find(ids->begin(), ids->end(), r.id) != ids->end()) {
+          // `state mv` moved its record away (or a rename is half made): importing it again fails.
+          a.reason = "a " + std::string(kind_noun(kind)) + " of this name exists (id " + r.id +
+                     ") and is recorded as " + r.address + " (moved there by `dbform state mv`?). Declare `" + r.name +
+                     "` instead of `" + a.name + "` and the next plan renames it to `" + r.name +
+                     "`, or move the record back: `dbform state mv " + r.address + " " + a.name + "`";
+          break;
+        }
     }
     return a;
   }
@@ -468,6 +478,26 @@ json created_with(ResourceKind kind, const json& declared) {
   return j;
 }
 
+namespace {
+
+// Why a `renamed_from` naming nothing recorded is refused, with the recorded names of that kind.
+std::string unrecorded_origin(const State& state, const std::string& project_id, ResourceKind kind,
+                              const std::string& from) {
+  std::vector<std::string> names;
+  for (const auto& rec : state.resources)
+    if (rec.project_id == project_id && rec.kind == kind) names.push_back(rec.name);
+  std::string why = "`renamed_from: " + from + "` is not recorded, so there is nothing to rename (a leftover of an "
+                    "earlier rename?). Remove the line to create this " + std::string(kind_noun(kind)) +
+                    ", or name the one to rename";
+  if (names.empty()) return why + ": project " + project_id + " records no " + kind_plural(kind);
+  const std::string close = closest_match(from, names);
+  if (!close.empty()) why += "; did you mean `" + close + "`?";
+  if (names.size() > 8) names.resize(8), names.push_back("...");
+  return why + " (recorded " + kind_plural(kind) + ": " + join(names, ", ") + ")";
+}
+
+}  // namespace
+
 std::string namesake_reason(ResourceKind kind, const std::string& address, const std::vector<std::string>& ids) {
   const std::string noun = kind_noun(kind);
   return "a " + noun + " of this name already exists (" + (ids.size() == 1 ? "id " : "ids ") + join(ids, ", ") +
@@ -487,7 +517,13 @@ Plan make_plan(const Manifest& manifest, const State& recorded, const Namesakes*
     if (!from) return;
     const std::string old = resource_address(project_id, kind, *from), now = resource_address(project_id, kind, name);
     const ResourceRecord* rec = recorded.find(old);
-    if (!rec || recorded.find(now)) return;
+    if (recorded.find(now)) return;  // renamed already: the line is history
+    if (!rec) {
+      // Naming nothing recorded (a leftover of an earlier rename, a typo): never a create beside
+      // the record it was meant to move, which would then be an orphan (SPEC section 3).
+      unmovable[now] = {old, unrecorded_origin(recorded, project_id, kind, *from)};
+      return;
+    }
     if (auto why = unmovable_reason(*rec); !why.empty()) {
       unmovable[now] = {old, why};
       return;
@@ -530,7 +566,9 @@ Plan make_plan(const Manifest& manifest, const State& recorded, const Namesakes*
   for (auto& a : plan.actions) {
     if (auto stuck = unmovable.find(a.address); stuck != unmovable.end()) {
       a.action = Action::Conflict;
-      a.reason = "renamed from `" + stuck->second.first + "`, but " + stuck->second.second;
+      a.reason = stuck->second.second.rfind("`renamed_from", 0) == 0
+                     ? stuck->second.second
+                     : "renamed from `" + stuck->second.first + "`, but " + stuck->second.second;
       a.calls.clear();
       continue;
     }

@@ -90,6 +90,9 @@ struct Plan {
   long long state_serial = 0;
   std::string manifest_digest;
   bool prune = false;  // made with --prune: unprotected orphans are deletes
+  // Made against what a refresh read (not written: plan is read-only). `apply FILE` refreshes
+  // again and refuses the plan unless that refresh plans the same actions.
+  bool refreshed = false;
   // The most deletes (replacements included) it may make: beyond it, each is a conflict.
   int max_deletes = kDefaultMaxDeletes;
   // Made with --target: only these addresses and what they need; empty: every declared resource.

@@ -242,6 +242,7 @@ ordered_json plan_document_json(const PlanDocument& doc) {
       {"manifests", {{"paths", doc.manifest_paths}, {"files", doc.manifest_files}, {"digest", p.manifest_digest}}},
       {"state", {{"lineage", p.state_lineage.empty() ? ordered_json() : ordered_json(p.state_lineage)}, {"serial", p.state_serial}}},
       {"prune", p.prune},
+      {"refreshed", p.refreshed},
       {"max_deletes", p.max_deletes},
       {"targets", p.targets},
       {"summary", plan_summary_json(p.summary)},
@@ -273,6 +274,7 @@ PlanDocument parse_plan_document(const std::string& text, const std::string& sou
   doc.plan.state_lineage = state.str("lineage");
   doc.plan.state_serial = state.integer("serial");
   doc.plan.prune = r.any("prune") == true;
+  doc.plan.refreshed = r.any("refreshed") == true;
   if (r.any("max_deletes").is_number_integer()) doc.plan.max_deletes = static_cast<int>(r.integer("max_deletes"));
   if (r.any("targets").is_array()) doc.plan.targets = r.strings("targets");
   for (size_t i = 0; i < r.array("actions").size(); ++i) doc.plan.actions.push_back(read_action(r.item("actions", i)));
@@ -291,7 +293,7 @@ PlanDocument read_plan_file(const std::string& path) {
 }
 
 std::vector<std::string> saved_plan_problems(const PlanDocument& saved, const Manifest& manifest, const State* stored,
-                                             const Plan& replanned) {
+                                             const Plan* replanned) {
   std::vector<std::string> problems;
   const Plan& p = saved.plan;
   if (p.state_lineage.empty() && stored)
@@ -310,11 +312,14 @@ std::vector<std::string> saved_plan_problems(const PlanDocument& saved, const Ma
     problems.push_back("the manifests have changed since the plan was made (" + join(saved.manifest_files, ", ") + ")" +
                        file_list_change(saved.manifest_files, manifest.files));
   // Only meaningful when nothing above explains a difference.
-  if (problems.empty()) {
-    auto differ = differing_actions(p, replanned);
+  if (problems.empty() && replanned) {
+    auto differ = differing_actions(p, *replanned);
     if (!differ.empty())
-      problems.push_back("the manifest files are unchanged but read differently now (does an environment variable "
-                         "they use have another value?): " + join(differ, ", "));
+      problems.push_back(p.refreshed ? "what exists has changed since the plan was made, or the manifests read "
+                                       "differently now (a refresh plans otherwise now for " + join(differ, ", ") +
+                                       "; or an environment variable they use has another value)"
+                                     : "the manifest files are unchanged but read differently now (does an environment "
+                                       "variable they use have another value?): " + join(differ, ", "));
   }
   return problems;
 }

@@ -44,9 +44,10 @@ PlanDocument parse_plan_document(const std::string& text, const std::string& sou
 
 // Why a saved plan may no longer be applied, one reason each; empty when it still holds.
 // `manifest` is read again from the saved paths, `stored` is the state as it is now (null: there
-// is none) and `replanned` the plan they give now. Comparing with the replanned actions catches
-// what the digest cannot see, such as a ${VAR} that has another value.
+// is none) and `replanned` the plan they give now (refreshed again when the saved plan was; null:
+// not made yet). Comparing with the replanned actions catches what the digest and the serial
+// cannot see: a ${VAR} that has another value, a resource changed outside dbform since.
 std::vector<std::string> saved_plan_problems(const PlanDocument& saved, const Manifest& manifest,
-                                             const State* stored, const Plan& replanned);
+                                             const State* stored, const Plan* replanned);
 
 }  // namespace dbform

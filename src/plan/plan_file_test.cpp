@@ -152,15 +152,21 @@ TEST_CASE("plan: a hand-edited summary cannot disagree with the actions") {
   CHECK(parse_plan_document(j.dump(), "p").plan.summary.conflict == 1);
 }
 
+// saved_plan_problems with the plan `m` and `s` give now.
+std::vector<std::string> problems_against(const PlanDocument& doc, const Manifest& m, const State* stored, const State& s) {
+  const Plan now = make_plan(m, s);
+  return saved_plan_problems(doc, m, stored, &now);
+}
+
 TEST_CASE("plan: a saved plan still holds when nothing moved") {
   Manifest m = load(kManifest);
   State s = every_action_state();
   PlanDocument doc = document(m, s);
-  CHECK(saved_plan_problems(doc, m, &s, make_plan(m, s)).empty());
+  CHECK(problems_against(doc, m, &s, s).empty());
 
   PlanDocument no_state = document(m, new_state());
   no_state.plan.state_lineage.clear();
-  CHECK(saved_plan_problems(no_state, m, nullptr, make_plan(m, new_state())).empty());
+  CHECK(problems_against(no_state, m, nullptr, new_state()).empty());
 }
 
 TEST_CASE("plan: a saved plan is stale when the state moved, naming serials and lineages") {
@@ -170,22 +176,22 @@ TEST_CASE("plan: a saved plan is stale when the state moved, naming serials and 
 
   State moved = s;
   moved.serial = 9;
-  auto problems = saved_plan_problems(doc, m, &moved, make_plan(m, moved));
+  auto problems = problems_against(doc, m, &moved, moved);
   REQUIRE(problems.size() == 1);
   CHECK_THAT(problems[0], Catch::Contains("serial 7 then, 9 now"));
 
   State other = s;
   other.lineage = "another-lineage";
-  problems = saved_plan_problems(doc, m, &other, make_plan(m, other));
+  problems = problems_against(doc, m, &other, other);
   REQUIRE(problems.size() == 1);
   CHECK_THAT(problems[0], Catch::Contains("another state") && Catch::Contains("another-lineage"));
 
-  CHECK_THAT(saved_plan_problems(doc, m, nullptr, make_plan(m, new_state())).at(0),
+  CHECK_THAT(problems_against(doc, m, nullptr, new_state()).at(0),
              Catch::Contains("there is no state now"));
 
   PlanDocument no_state = document(m, new_state());
   no_state.plan.state_lineage.clear();
-  CHECK_THAT(saved_plan_problems(no_state, m, &s, make_plan(m, s)).at(0),
+  CHECK_THAT(problems_against(no_state, m, &s, s).at(0),
              Catch::Contains("a state was created after the plan was made"));
 }
 
@@ -194,14 +200,14 @@ TEST_CASE("plan: a saved plan is stale when the manifests changed, naming added 
   State s = every_action_state();
   PlanDocument doc = document(m, s);
   Manifest edited = load(std::string(kManifest) + "      - name: extra\n");
-  auto problems = saved_plan_problems(doc, edited, &s, make_plan(edited, s));
+  auto problems = problems_against(doc, edited, &s, s);
   REQUIRE(problems.size() == 1);
   CHECK_THAT(problems[0], Catch::Contains("manifests have changed") && Catch::Contains("dbform.yaml"));
 
   Manifest renamed = m;
   renamed.files = {"other.yaml"};
   renamed.digest = "different";
-  CHECK_THAT(saved_plan_problems(doc, renamed, &s, make_plan(renamed, s)).at(0),
+  CHECK_THAT(problems_against(doc, renamed, &s, s).at(0),
              Catch::Contains("added: other.yaml") && Catch::Contains("removed: dbform.yaml"));
 }
 
@@ -211,7 +217,7 @@ TEST_CASE("plan: a saved plan is stale when the same files read differently, nam
   PlanDocument doc = document(m, s);
   Manifest reread = m;
   reread.projects[0].services[0].cpu_millis = "4000";  // as if ${CPU} had another value
-  auto problems = saved_plan_problems(doc, reread, &s, make_plan(reread, s));
+  auto problems = problems_against(doc, reread, &s, s);
   REQUIRE(problems.size() == 1);
   CHECK_THAT(problems[0], Catch::Contains("read differently") && Catch::Contains("p1/services/fresh"));
   CHECK_THAT(problems[0], !Catch::Contains("p1/services/ready"));

@@ -57,6 +57,7 @@ std::string file_identity(const std::string& path) {
 }  // namespace
 
 std::string LockInfo::str() const {
+  if (pid == 0) return "another dbform process (it has not written its details yet)";
   return "pid " + std::to_string(pid) + " on " + host + ", running `" + operation + "` since " + since;
 }
 
@@ -102,6 +103,18 @@ size_t file_size(const std::string& path) {
 }  // namespace
 
 std::optional<State> FileStateStore::read_current() {
+  // Without the lock (a plan reads so), a whole write can replace the document and remove its
+  // journal between the two reads: read again until the document was one file throughout.
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    bool torn = false;
+    auto state = read_once(torn);
+    if (!torn) return state;
+  }
+  throw StateError(path_ + " kept changing while it was read (another run is writing it); nothing was changed. "
+                   "Run the command again");
+}
+
+std::optional<State> FileStateStore::read_once(bool& torn) {
   const std::string identity = file_identity(path_);
   auto text = read_file_if_exists(path_, Links::Follow, kMaxStateBytes);
   if (!text) {
@@ -122,6 +135,7 @@ std::optional<State> FileStateStore::read_current() {
     // Bytes after the last newline are an append a crash cut short: never acknowledged, so nothing
     // was sent on the strength of it. The next append writes over them.
   }
+  torn = file_identity(path_) != identity;
   seen_ = Seen{state.lineage, state.serial, identity, acknowledged, text->size(), key_id};
   return state;
 }
@@ -212,6 +226,27 @@ void FileStateStore::append_to_journal(const std::string& line) {
   seen_->journal_bytes += line.size();
 }
 
+namespace {
+
+// What a holder wrote in the lock file; nullopt before it has written it.
+std::optional<LockInfo> lock_info_of(const std::string& text) {
+  try {
+    auto j = parse_json(text);
+    return LockInfo{j.value("pid", 0LL), j.value("host", ""), j.value("operation", ""), j.value("since", "")};
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
+std::optional<LockInfo> FileStateStore::lock_holder() {
+  auto text = FileLock::holder_now(path_ + ".lock");
+  if (!text) return std::nullopt;
+  if (auto info = lock_info_of(*text)) return info;
+  return LockInfo{};  // held, its details not written yet
+}
+
 std::unique_ptr<StateLock> FileStateStore::lock(const std::string& operation, Duration timeout) {
   LockInfo me{static_cast<long long>(::getpid()), hostname(), operation, format_utc(std::chrono::system_clock::now())};
   nlohmann::json info = {{"pid", me.pid}, {"host", me.host}, {"operation", me.operation}, {"since", me.since}};
@@ -219,14 +254,9 @@ std::unique_ptr<StateLock> FileStateStore::lock(const std::string& operation, Du
   std::string holder_text;
   auto lock = FileLock::acquire(path_ + ".lock", dump_json(info), timeout, clock, holder_text);
   if (lock) return std::make_unique<FileStateLock>(std::move(lock));
-  std::string holder = "another dbform process (it has not written its details yet)";
-  try {
-    auto j = parse_json(holder_text);
-    LockInfo h{j.value("pid", 0LL), j.value("host", ""), j.value("operation", ""), j.value("since", "")};
-    holder = h.str();
-  } catch (const nlohmann::json::exception&) {
-  }
-  throw LockError("the state " + path_ + " is locked by " + holder +
+  const auto holder = lock_info_of(holder_text);
+  throw LockError("the state " + path_ + " is locked by " +
+                  holder.value_or(LockInfo{}).str() +
                   ". Wait for it to finish, or pass --lock-timeout to wait for it");
 }
 

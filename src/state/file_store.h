@@ -19,6 +19,7 @@ class FileStateStore : public StateStore {
   void write_changes(State& state, const std::vector<std::string>& changed) override;
   void compact(State& state) override;
   std::unique_ptr<StateLock> lock(const std::string& operation, Duration timeout) override;
+  std::optional<LockInfo> lock_holder() override;
   std::string sealed_by() const override { return seen_ ? seen_->key_id : ""; }
   std::string describe() const override { return given_; }
   std::string command_line_args() const override;
@@ -37,6 +38,7 @@ class FileStateStore : public StateStore {
     std::string key_id;  // of the key the document is sealed with; "" when plain
   };
   std::optional<State> read_current();  // the document with its journal replayed; updates seen_
+  std::optional<State> read_once(bool& torn);  // read_current's one attempt; `torn`: replaced meanwhile
   void check_unchanged(const State& state);  // the compare-and-swap of every write
   void append_to_journal(const std::string& line);
   std::string given_;  // as the user named it

@@ -468,15 +468,18 @@ void PgStateStore::unlock() noexcept {
   }
 }
 
-std::string PgStateStore::holder_description() {
+std::optional<LockInfo> PgStateStore::lock_holder() {
   std::lock_guard<std::mutex> guard(mu_);
   const auto key = static_cast<unsigned long long>(lock_key_);
   // pg_locks shows a bigint advisory key as classid (high 32 bits) and objid (low 32 bits).
   auto r = conn_.exec(kHolderQuery, {workspace_, std::to_string(key >> 32), std::to_string(key & 0xffffffffULL)});
-  if (r.rows.empty() || r.rows[0][4] != "t") return "another dbform process (it has not written its details yet)";
+  if (r.rows.empty() || r.rows[0][4] != "t") return std::nullopt;
   const auto& row = r.rows[0];
-  LockInfo holder{std::stoll(row[0].value_or("0")), row[1].value_or(""), row[2].value_or(""), row[3].value_or("")};
-  return holder.str();
+  return LockInfo{std::stoll(row[0].value_or("0")), row[1].value_or(""), row[2].value_or(""), row[3].value_or("")};
+}
+
+std::string PgStateStore::holder_description() {
+  return lock_holder().value_or(LockInfo{}).str();
 }
 
 std::string PgStateStore::command_line_args() const {

@@ -79,6 +79,7 @@ class PgStateStore : public StateStore {
   void write_changes(State& state, const std::vector<std::string>& changed) override;
   void compact(State& state) override;
   std::unique_ptr<StateLock> lock(const std::string& operation, Duration timeout) override;
+  std::optional<LockInfo> lock_holder() override;
   std::string sealed_by() const override { return document_key_id_; }
   std::string describe() const override { return describe_; }
   std::vector<std::string> workspaces() override;

@@ -54,6 +54,9 @@ class StateStore {
   // Exclusive lock for the whole of an operation; waits up to `timeout` for a live holder, then
   // throws LockError naming the holder.
   virtual std::unique_ptr<StateLock> lock(const std::string& operation, Duration timeout) = 0;
+  // Who holds the lock now, asked without taking it or writing anything (a read-only plan says so
+  // beside its result); nullopt when nobody does, or the backend cannot tell.
+  virtual std::optional<LockInfo> lock_holder() { return std::nullopt; }
   // The key id the document last read is sealed with; "" when it is plain (or nothing was read).
   virtual std::string sealed_by() const { return ""; }
   // "dbform.state.json" or the URL without password; for messages.

@@ -22,6 +22,11 @@ class FileLock {
   static std::unique_ptr<FileLock> acquire(const std::string& path, const std::string& holder, Duration timeout,
                                            Clock& clock, std::string& holder_out);
 
+  // What the holder of the lock on `path` wrote, when a process holds it now; nullopt when none
+  // does (or the file is absent). Asked without locking or writing anything (Linux's /proc/locks),
+  // so that a reader never gets in the way of a run that wants the lock.
+  static std::optional<std::string> holder_now(const std::string& path);
+
  private:
   explicit FileLock(int fd) : fd_(fd) {}
   int fd_;

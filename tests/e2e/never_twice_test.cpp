@@ -199,13 +199,23 @@ TEST_CASE("e2e: never twice: state rm refuses a service whose create's outcome i
 
 // A plan saved before another writer (an apply of another state) began creating in the project:
 // applying it creates none of the project's services, not only those whose names exist by now.
+// The saved plan was refreshed, so apply's own refresh finds the name taken and refuses the whole
+// plan as stale before any call; with --no-refresh the engine's name guard refuses the project.
 TEST_CASE("e2e: never twice: a saved plan applied while another state creates in its project creates nothing there") {
   Sandbox sb;
   sb.write("dbform.yaml", manifest_of({"orders", "billing", "search"}));
   REQUIRE(sb.run({"plan", "--out", "tfplan"}).exit_code == 0);
+  REQUIRE(sb.run({"plan", "--no-refresh", "--out", "offline.plan"}).exit_code == 0);
   const std::string id = console_service(sb, {{"name", "orders"}});  // the other writer's first create
 
   RunResult r = sb.run({"apply", "tfplan"});
+  INFO(r.describe());
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.err, "what exists has changed since the plan was made"));
+  CHECK(contains(r.err, "plans otherwise now for " + service_address("orders")));
+  CHECK(sb.count(kPostService) == 0);
+
+  r = sb.run({"apply", "offline.plan"});
   INFO(r.describe());
   CHECK(r.exit_code == 1);
   CHECK(contains(r.err, service_address("orders") + ": not created: a service of this name already exists (id " + id));

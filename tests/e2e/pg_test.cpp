@@ -362,3 +362,51 @@ TEST_CASE("e2e: pg: output's connection string, pgpass and env lines connect to 
   CHECK(shell.out == password + "\n" + uri.out.substr(0, uri.out.size() - 1));
   CHECK(!sb.exists("pwned"));
 }
+
+TEST_CASE("e2e: pg: a role with SELECT alone plans with a refresh, during an apply's lock, and writes nothing", "[pg]") {
+  // The team's state in a database of its own, its tables made by the applying role.
+  const std::string database_url = pgtest::fresh_database("plan_only");
+  const std::string workspace = "default";
+  Sandbox sb;
+  Checkout main_branch(sb, "main", workspace);
+  main_branch.env["DBFORM_STATE"] = database_url;
+  main_branch.write_manifest(manifest({}, {service_yaml("orders")}));
+  REQUIRE(main_branch.apply().exit_code == 0);
+
+  // A pull request's role: SELECT on dbform's tables and nothing else.
+  const std::string role = pgtest::unique_name("pr_planner");
+  {
+    dbform::PgConnection admin(database_url);
+    admin.exec_script("CREATE ROLE " + role + " LOGIN PASSWORD 'pr-secret'");
+    admin.exec_script("GRANT SELECT ON dbform_states, dbform_journal, dbform_locks TO " + role);
+  }
+  const std::string host_and_db = database_url.substr(database_url.find('@'));
+  Checkout pr(sb, "pr", workspace);
+  pr.env["DBFORM_STATE"] = "postgres://" + role + ":pr-secret" + host_and_db;
+  pr.write_manifest(manifest({}, {service_yaml("orders"), service_yaml("search")}));
+
+  // Changed outside dbform, and main's apply holds the lock while the pull request plans.
+  dbform::PgStateStore held(database_url, workspace);
+  auto before = held.read();
+  REQUIRE(before);
+  const std::string orders_id = before->find(service_address("orders"))->id;
+  REQUIRE(sb.sim().console(orders_id, "resize", R"({"cpu_millis":"2000","memory_gbs":"8"})").status == 200);
+  auto lock = held.lock("apply", dbform::Duration(0));
+
+  RunResult plan = pr.run({"plan", "--detailed-exitcode"});
+  INFO(plan.describe());
+  CHECK(plan.exit_code == 2);
+  CHECK(contains(plan.out, "1 to create, 1 to update"));
+  CHECK(contains(plan.out, "changed outside dbform"));
+  CHECK(contains(plan.err, "the state is locked by pid " + std::to_string(::getpid())));
+  CHECK(!contains(plan.all(), "pr-secret"));
+  lock.reset();
+  auto after = dbform::PgStateStore(database_url, workspace).read();
+  REQUIRE(after);
+  CHECK(after->serial == before->serial);
+
+  // The same role cannot apply: its writes are refused by the database, and nothing changes.
+  RunResult apply = pr.apply();
+  CHECK(apply.exit_code == 1);
+  CHECK(dbform::PgStateStore(database_url, workspace).read()->serial == before->serial);
+}

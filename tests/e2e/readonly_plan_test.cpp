@@ -1,0 +1,158 @@
+// Plans a pull request can run (SPEC sections 4 and 5): a plan writes nothing and takes no lock,
+// whatever its refresh finds; main's reviewed saved plan stays good while pull requests plan; the
+// next apply records what the refresh found; Terraform's spellings of the flags.
+#include <fstream>
+
+#include "common.h"
+#include "util/clock.h"
+#include "util/file_lock.h"
+
+using namespace e2e;
+
+namespace {
+
+// Every file of the sandbox's directory (state, journal, backup, lock) with its bytes and mode.
+std::map<std::string, std::string> files_of(const Sandbox& sb) {
+  std::map<std::string, std::string> files;
+  for (const auto& entry : fs::directory_iterator(sb.dir())) {
+    if (!entry.is_regular_file() || entry.path().extension() == ".yaml") continue;
+    std::ifstream in(entry.path(), std::ios::binary);
+    files[entry.path().filename().string()] =
+        std::string(std::istreambuf_iterator<char>(in), {}) + "|mode " + std::to_string(static_cast<int>(entry.status().permissions()));
+  }
+  return files;
+}
+
+// The service's id in the sandbox's state.
+std::string id_of(const Sandbox& sb, const std::string& name) {
+  return find_resource(sb.state(), service_address(name))["id"].get<std::string>();
+}
+
+}  // namespace
+
+TEST_CASE("e2e: a refreshing plan writes nothing, whatever it finds") {
+  Sandbox sb;
+  apply_base(sb);
+  // Changed outside dbform: a resize, and a service deleted.
+  REQUIRE(sb.sim().console(id_of(sb, "orders"), "resize", R"({"cpu_millis":"2000","memory_gbs":"8"})").status == 200);
+  REQUIRE(sb.sim().console(id_of(sb, "billing"), "delete", "").status == 200);
+  const auto before = files_of(sb);
+  const long long serial = sb.state()["serial"];
+
+  RunResult r = sb.run({"plan", "--detailed-exitcode"});
+  INFO(r.describe());
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.out, "changed outside dbform"));
+  CHECK(contains(r.out, "deleted outside dbform"));
+  CHECK(files_of(sb) == before);  // not a byte, not a mode, no new file (no journal, no backup)
+  CHECK(sb.state()["serial"] == serial);
+
+  // The next apply records what its own refresh finds, and makes the changes.
+  RunResult applied = sb.apply();
+  INFO(applied.describe());
+  CHECK(applied.exit_code == 0);
+  RunResult after = sb.run({"plan", "--detailed-exitcode"});
+  CHECK(after.exit_code == 0);
+}
+
+TEST_CASE("e2e: a pull request's plan never makes main's reviewed saved plan stale") {
+  Sandbox sb;
+  apply_base(sb);
+  REQUIRE(sb.sim().console(id_of(sb, "orders"), "resize", R"({"cpu_millis":"2000","memory_gbs":"8"})").status == 200);
+  // main: the reviewed plan, saved.
+  sb.write("dbform.yaml", base_manifest({"search"}));
+  RunResult saved = sb.run({"plan", "--out", "main.plan"});
+  INFO(saved.describe());
+  REQUIRE(saved.exit_code == 0);
+  // A pull request plans its own change against the same state, twice.
+  sb.write("pr/dbform.yaml", base_manifest({"search", "reports"}));
+  for (int i = 0; i < 2; ++i) REQUIRE(sb.run({"plan", "-f", "pr/"}).exit_code == 0);
+
+  const long long creates = sb.count(kPostService);
+  RunResult applied = sb.run({"apply", "main.plan", "--poll-interval", "100ms"});
+  INFO(applied.describe());
+  CHECK(applied.exit_code == 0);
+  CHECK(sb.count(kPostService) == creates + 1);  // search, and nothing else
+  CHECK(sb.count("POST /projects/{project_id}/services/{service_id}/resize") == 1);  // orders back to 1000
+  CHECK(find_resource(sb.state(), service_address("search"))["status"] == "READY");
+}
+
+TEST_CASE("e2e: a saved plan is stale when what exists changed after it was made") {
+  Sandbox sb;
+  apply_base(sb);
+  sb.write("dbform.yaml", base_manifest({"search"}));
+  RunResult saved = sb.run({"plan", "--out", "tfplan", "--prune", "--max-deletes", "5"});
+  REQUIRE(saved.exit_code == 0);
+  REQUIRE(sb.sim().console(id_of(sb, "orders"), "resize", R"({"cpu_millis":"2000","memory_gbs":"8"})").status == 200);
+  const std::string state = sb.read("dbform.state.json");
+  const json writes = writes_of(sb.counts());
+
+  RunResult r = sb.run({"apply", "tfplan"});
+  INFO(r.describe());
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.err, "what exists has changed since the plan was made"));
+  CHECK(contains(r.err, "plans otherwise now for " + service_address("orders")));
+  // The command to run again carries the flags the plan was made with.
+  CHECK(contains(r.err, "`dbform plan --prune --max-deletes 5 --out tfplan`"));
+  CHECK(writes_of(sb.counts()) == writes);
+  CHECK(sb.read("dbform.state.json") == state);
+}
+
+TEST_CASE("e2e: a plan runs while an apply holds the lock, and names the holder") {
+  Sandbox sb;
+  apply_base(sb);
+  sb.write("dbform.yaml", base_manifest({"search"}));
+  // Another run holds the lock, as an apply would (an flock on the lock file naming it).
+  dbform::SystemClock clock;
+  std::string holder_out;
+  auto held = dbform::FileLock::acquire(
+      (sb.dir() / "dbform.state.json.lock").string(),
+      R"({"pid":4242,"host":"ci-main","operation":"apply","since":"2026-11-26T10:00:00Z"})", dbform::Duration(0), clock,
+      holder_out);
+  REQUIRE(held);
+  const auto before = files_of(sb);
+
+  RunResult plan = sb.run({"plan"});
+  INFO(plan.describe());
+  CHECK(plan.exit_code == 0);
+  CHECK(contains(plan.out, "1 to create"));
+  CHECK(contains(plan.err, "locked by pid 4242 on ci-main, running `apply` since 2026-11-26T10:00:00Z"));
+  CHECK(files_of(sb) == before);
+
+  RunResult apply = sb.apply();  // a writer is refused, naming the same holder
+  CHECK(apply.exit_code == 1);
+  CHECK(contains(apply.err, "locked by pid 4242 on ci-main"));
+  held.reset();
+  RunResult free_plan = sb.run({"plan"});
+  CHECK(free_plan.exit_code == 0);
+  CHECK(!contains(free_plan.err, "locked by"));
+}
+
+TEST_CASE("e2e: Terraform's spellings of the flags: one dash, `=`, -refresh=false") {
+  Sandbox sb;
+  apply_base(sb);
+  sb.write("dbform.yaml", base_manifest({"search"}));
+
+  RunResult plan = sb.run({"plan", "-out=tfplan", "-detailed-exitcode", "-lock-timeout=5s", "-no-color"});
+  INFO(plan.describe());
+  CHECK(plan.exit_code == 2);  // changes pending, as Terraform's -detailed-exitcode says
+  CHECK(sb.exists("tfplan"));
+
+  const long long auth = sb.count(kAuthInfo);
+  RunResult offline = sb.run({"plan", "-refresh=false", "-target=search", "-detailed-exitcode"}, {{"DBFORM_API_KEY", ""}});
+  INFO(offline.describe());
+  CHECK(offline.exit_code == 2);
+  CHECK(sb.count(kAuthInfo) == auth);  // no refresh: no key needed, no call made
+  CHECK(contains(offline.out, "1 to create"));
+
+  RunResult applied = sb.run({"apply", "-auto-approve", "-refresh=true", "-parallelism=4", "-poll-interval=100ms"});
+  INFO(applied.describe());
+  CHECK(applied.exit_code == 0);
+  CHECK(find_resource(sb.state(), service_address("search"))["status"] == "READY");
+
+  RunResult bad = sb.run({"plan", "-refresh=maybe"});
+  CHECK(bad.exit_code == 1);
+  RunResult unknown = sb.run({"plan", "-outt=x"});
+  CHECK(unknown.exit_code == 1);
+  CHECK(contains(unknown.err, "did you mean `--out`?"));
+}
