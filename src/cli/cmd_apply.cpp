@@ -108,6 +108,10 @@ struct Prepared {
   bool state_missing = false;  // no state yet: everything is new
   Plan plan;
   std::optional<std::vector<PreflightPass>> preflight;  // made by the refresh
+  // What the refresh read: recorded (with the plan's imports) once the apply goes ahead, never for
+  // a plan with conflicts or one that is not confirmed.
+  std::vector<std::string> refreshed;
+  Imports imports;
   std::string saved_from;  // the plan file, or "" for a plan made now
 };
 
@@ -122,9 +126,10 @@ Prepared plan_now(const ApplyFlowOptions& opts, ApiSetup& api) {
   RefreshedPlan refreshed =
       plan_refreshed(p.manifest, p.state, planning_settings(opts.planning, parse_duration_flag("--settle-window", opts.settle_window)),
                      *api.client, api.clock, opts.parallelism);
-  record_refresh(refreshed, p.state, *p.store);
+  p.refreshed = std::move(refreshed.changed);
   p.plan = std::move(refreshed.plan);
   p.preflight = std::move(refreshed.preflight);
+  p.imports = std::move(refreshed.imports);
   for (const auto& warning : refreshed.warnings) std::cerr << scrub(warning.str()) << "\n";
   return p;
 }
@@ -165,10 +170,10 @@ Prepared load_saved_plan(const ApplyFlowOptions& opts, ApiSetup& api) {
   if (!problems.empty())
     throw UsageError("the saved plan " + file + " is stale, nothing was changed:\n  " + join(problems, "\n  ") +
                      "\nRun `" + replan_command(saved, file) + "` again, review the new plan and apply that one");
-  record_refresh(now, p.state, *p.store);
+  p.refreshed = std::move(now.changed);
   p.preflight = std::move(now.preflight);
+  p.imports = std::move(now.imports);
   p.plan = std::move(saved.plan);
-  p.plan.state_serial = p.state.serial;
   p.saved_from = file;
   return p;
 }
@@ -186,6 +191,7 @@ int execute(const ApplyFlowOptions& opts, const ApplyOptions& engine_opts, Apply
     return 1;
   }
   if (!p.plan.summary.has_changes()) {
+    record_refresh(p.refreshed, p.state, *p.store);
     output.nothing_to_do();
     return 0;
   }
@@ -193,6 +199,8 @@ int execute(const ApplyFlowOptions& opts, const ApplyOptions& engine_opts, Apply
     output.cancelled();
     return g_stop ? 130 : 1;  // Ctrl-C at the question ends the run as a signal does anywhere else
   }
+  record_refresh(p.refreshed, p.state, *p.store);
+  record_imports(p.plan, p.imports, p.state);  // saved with the engine's first write
   auto keys = resolve_keys(p.manifest, projects_with_work(p.plan), process_env());
   EventSink& events = output.start(p.plan);
   ApplyOptions run_opts = engine_opts;

@@ -81,7 +81,7 @@ int import_project(const ImportOptions& opts, const Manifest& manifest) {
     throw UsageError(opts.generate + " exists; nothing was changed. Choose another file, or --force to replace it");
   auto store = open_state_store(opts.state);
   refuse_own_file(*store, opts.generate);
-  auto lock = store->lock("import", lock_timeout(opts.state));
+  // Records nothing (the imports are reviewed as manifest changes and recorded by apply): no lock.
   State state = read_state(*store);
   const auto keys = resolve_keys(manifest, {opts.project}, process_env());
   auto api = make_api();
@@ -101,19 +101,20 @@ int import_project(const ImportOptions& opts, const Manifest& manifest) {
               << " was not written.\n";
     return 0;
   }
-  // The manifest first: a state that records what no manifest declares would plan them as orphans.
   write_file_atomically(opts.generate, generated_manifest(opts.project, records, opts.generate), 0644);
-  std::vector<std::string> addresses;
-  for (auto& r : records) {
-    addresses.push_back(r.address);
-    state.upsert(std::move(r));
+  bool services = false;
+  std::cout << "Declared " << records.size() << " resource(s) of project " << opts.project << " in " << opts.generate
+            << ", each with its import_id:\n";
+  for (const auto& r : records) {
+    std::cout << "  " << r.address << " (id " << r.id << ")\n";
+    services = services || r.kind == ResourceKind::Service;
   }
-  store->write_changes(state, addresses);
-  std::cout << "Imported " << addresses.size() << " resource(s) of project " << opts.project << " and declared them in "
-            << opts.generate << ":\n";
-  for (const auto& a : addresses) std::cout << "  " << a << "\n";
-  std::cout << "Plans with " << opts.generate << " among the manifests show no changes for them. Their passwords "
-            << "are not known: `dbform rotate-password ADDRESS` sets one.\n";
+  std::cout << "Nothing was recorded. Put " << opts.generate << " among the manifests (or copy its declarations into "
+            << "them): the plan shows the imports for review, and apply records them.";
+  if (services)
+    std::cout << " The services' passwords are not known (the API returns one only when it creates a service): "
+              << "`dbform rotate-password ADDRESS` sets one once they are recorded.";
+  std::cout << "\n";
   return 0;
 }
 
@@ -124,15 +125,17 @@ void add_import_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("import", "record an existing resource (or every unrecorded one of a project)");
   set_manual(*cmd, {.text = R"(Brings databases that already exist under dbform without creating anything.
 
+The reviewable way is `import_id: ID` on a declaration (dbform-manifest(5)): the pull request's plan shows the import (and the updates that follow), and apply records it, as Terraform's `import` blocks do. This command stays for one-off work.
+
 `dbform import ADDRESS ID` reads the resource by id with its project's key, takes the state's lock and records it as it is: id, status, endpoints and its settings as observed. The manifests must declare ADDRESS (an undeclared record would be an orphan, and the next `apply --prune` would delete what was just brought in) and are left alone: the next plan compares the declaration with what was imported. A read replica set or a peering is imported through its recorded service or VPC (import that first); a peering's address names its peer VPC. An id the project does not have, an id or an address recorded already, or a service being deleted is an error that changes nothing.
 
-`dbform import --project ID --generate FILE` lists the project and records every service, VPC, read replica set and peering the state does not record, and writes FILE: a manifest declaring each with every managed field as it is now, read back before it is written so that `dbform plan -f FILE` shows no changes. FILE is never replaced without `--force`. Names that cannot be declared, names recorded under another id, attachments to unlisted VPCs, and a set or peering of a service or VPC the state records already (import it by address) stop it before anything is written, naming each.
+`dbform import --project ID --generate FILE` lists the project and writes FILE: a manifest declaring every service, VPC, read replica set and peering the state does not record, each with its `import_id` and every managed field as it is now, read back before it is written. It records nothing and takes no lock (as Terraform's `-generate-config-out`): a plan with FILE among the manifests shows the imports and nothing else for them, and apply records them, so a FILE written outside the pipeline's manifests is harmless. FILE is never replaced without `--force`. Names that cannot be declared, names recorded under another id, attachments to unlisted VPCs, and a set or peering of a service or VPC the state records already (import it by address) stop it before anything is written, naming each.
 
 Imported services have no known password (the API returns one only to the create): `dbform rotate-password ADDRESS` sets one.)",
                     .environment = kApiEnvironment,
                     .examples = {{"One service, declared in the manifests", "dbform import acme/services/orders kd9w2xp4mz"},
                                  {"A read replica set of a recorded service", "dbform import acme/services/orders/replicas/reporting rs-7h2k"},
-                                 {"Everything of a project, with the manifest that declares it", "dbform import --project acme --generate acme.yaml"}}});
+                                 {"Everything of a project, declared for review; apply records it", "dbform import --project acme --generate manifests/acme-imported.yaml\ndbform plan -f manifests/"}}});
   add_manifest_options(*cmd, opts->manifests);
   add_state_options(*cmd, opts->state, true);
   cmd->add_option("address", opts->address, "where to record it: PROJECT/services/NAME, PROJECT/vpcs/NAME, "

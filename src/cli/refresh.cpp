@@ -3,6 +3,7 @@
 #include <set>
 
 #include "cli/address.h"
+#include "engine/import.h"
 #include "engine/refresh.h"
 #include "engine/targets.h"
 #include "plan/differ.h"
@@ -15,8 +16,9 @@ PlanSettings planning_settings(const PlanningOptions& opts, Duration settle_wind
   return {!opts.no_refresh, opts.prune, settle_window, opts.max_deletes, opts.targets};
 }
 
-Plan plan_of(const Manifest& manifest, const State& state, const PlanSettings& settings, const Namesakes* namesakes) {
-  Plan plan = make_plan(manifest, state, namesakes, settings.prune);
+Plan plan_of(const Manifest& manifest, const State& state, const PlanSettings& settings, const Namesakes* namesakes,
+             const Imports* imports) {
+  Plan plan = make_plan(manifest, state, namesakes, settings.prune, imports);
   limit_to_targets(plan, planned_addresses(plan, settings.targets));
   plan.max_deletes = settings.max_deletes;
   plan.refreshed = settings.refresh;
@@ -40,15 +42,17 @@ RefreshedPlan plan_refreshed(const Manifest& manifest, State& state, PlanSetting
       refresh_state(api, clock, state, projects, keys, parallelism, child_scopes(state, out.plan),
                     settings.settle_window);
   std::set<std::string> changed(refreshed.changed.begin(), refreshed.changed.end());
-  Plan plan = refreshed.changed.empty() ? std::move(out.plan) : plan_of(manifest, state, settings);
+  out.imports = read_imports(api, manifest, state, keys, format_utc(clock.wall_now()));
+  const Imports* imports = out.imports.empty() ? nullptr : &out.imports;
+  Plan plan = refreshed.changed.empty() && !imports ? std::move(out.plan) : plan_of(manifest, state, settings, nullptr, imports);
   const auto recorded = record_declared_values(state, plan);
   changed.insert(recorded.begin(), recorded.end());
   out.changed.assign(changed.begin(), changed.end());
   // Planned again only where the state changed, or a name is taken: each plan of thousands of
   // resources costs tens of milliseconds.
-  if (!recorded.empty()) plan = plan_of(manifest, state, settings);
+  if (!recorded.empty()) plan = plan_of(manifest, state, settings, nullptr, imports);
   const Namesakes namesakes = namesakes_in(plan, refreshed.listings);
-  out.plan = namesakes.empty() ? std::move(plan) : plan_of(manifest, state, settings, &namesakes);
+  out.plan = namesakes.empty() ? std::move(plan) : plan_of(manifest, state, settings, &namesakes, imports);
   const Namesakes twins = unrecorded_twins(out.plan, state, refreshed.listings);
   for (const auto& a : out.plan.actions)
     if (auto ids = twins.find(a.address); ids != twins.end()) {
@@ -65,8 +69,7 @@ RefreshedPlan plan_refreshed(const Manifest& manifest, State& state, PlanSetting
   return out;
 }
 
-void record_refresh(RefreshedPlan& refreshed, State& state, StateStore& store) {
-  const auto& changed = refreshed.changed;
+void record_refresh(const std::vector<std::string>& changed, State& state, StateStore& store) {
   try {
     // Most records changed (the first refresh after a large apply records what every one looks
     // like): written whole, since replaying such a journal on every later read costs more than
@@ -76,7 +79,14 @@ void record_refresh(RefreshedPlan& refreshed, State& state, StateStore& store) {
   } catch (const Error& e) {
     throw Error(std::string("what the refresh read could not be saved, so nothing was sent: ") + e.what());
   }
-  refreshed.plan.state_serial = state.serial;  // the plan is for the state as written
+}
+
+void record_imports(const Plan& plan, const Imports& imports, State& state) {
+  for (const auto& a : plan.actions) {
+    if (a.import_id.empty()) continue;
+    auto found = imports.find(a.address);
+    if (found != imports.end() && found->second.record) state.upsert(*found->second.record);
+  }
 }
 
 }  // namespace dbform::cli

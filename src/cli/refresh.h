@@ -26,6 +26,9 @@ struct RefreshedPlan {
   std::vector<Diagnostic> warnings;
   // The addresses whose record the refresh changed (in the caller's copy of the state).
   std::vector<std::string> changed;
+  // What it read of each unrecorded `import_id`: apply records these (record_imports) once the
+  // plan is confirmed, never before.
+  Imports imports;
 };
 
 struct PlanSettings {
@@ -42,7 +45,7 @@ PlanSettings planning_settings(const PlanningOptions& opts, Duration settle_wind
 // The plan of the manifests against `state` as it is (with `namesakes` found by a refresh), with
 // the settings' targets and blast radius. Throws UsageError for a target it does not have.
 Plan plan_of(const Manifest& manifest, const State& state, const PlanSettings& settings,
-             const Namesakes* namesakes = nullptr);
+             const Namesakes* namesakes = nullptr, const Imports* imports = nullptr);
 
 // Without `refresh`, plan_of the state alone. Otherwise the keys of the planned projects (and with
 // `prune` those of the orphans) are preflighted, each project is listed (one call per kind), what
@@ -51,8 +54,12 @@ Plan plan_of(const Manifest& manifest, const State& state, const PlanSettings& s
 RefreshedPlan plan_refreshed(const Manifest& manifest, State& state, PlanSettings settings, ApiClient& api,
                              Clock& clock, int parallelism = 10);
 
-// Writes what the refresh read into `store` (whose lock the caller holds), and makes the plan name
-// the serial written. Throws Error, before anything is sent, when it cannot be saved.
-void record_refresh(RefreshedPlan& refreshed, State& state, StateStore& store);
+// Writes what a refresh read (`changed`: RefreshedPlan::changed) into `store`, whose lock the
+// caller holds. Throws Error, before anything is sent, when it cannot be saved.
+void record_refresh(const std::vector<std::string>& changed, State& state, StateStore& store);
+
+// The records of the plan's imports, put into `state` (the engine saves them with its first write,
+// before any call): once the plan is confirmed.
+void record_imports(const Plan& plan, const Imports& imports, State& state);
 
 }  // namespace dbform::cli

@@ -70,8 +70,9 @@ class TextApplyOutput : public ApplyOutput {
     print_endpoints(plan, state, out_);
     out_ << "\nApply " << (r.failures.empty() && !r.interrupted ? "complete" : "finished with problems") << ": "
          << r.created << " created, " << r.updated << " updated, " << r.deleted << " deleted, " << r.adopted
-         << " adopted, " << r.ready << " ready, " << r.failures.size()
-         << " failed.\n";
+         << " adopted, " << (r.imported ? std::to_string(r.imported) + " imported, " : "")
+         << (r.forgotten ? std::to_string(r.forgotten) + " forgotten, " : "") << r.ready << " ready, "
+         << r.failures.size() << " failed.\n";
     if (!r.left.empty()) {
       out_ << "Left for the next apply (--no-wait returned before what they need was READY):\n";
       for (const auto& a : r.left) out_ << "  " << a << "\n";

@@ -25,6 +25,12 @@ std::optional<std::string> raw_event_line(const Event& e, const Terminal& term) 
     case EventKind::Updated: return e.address + ": " + e.message + " accepted";
     case EventKind::DeleteSent: return e.address + ": deleting " + e.resource_id + "...";
     case EventKind::Deleted: return paint(term, "31", e.address + ": deleted") + elapsed + ", and forgotten by the state";
+    case EventKind::Imported:
+      return e.address + ": imported " + e.resource_id + (e.status.empty() ? "" : " (status " + e.status + ")") +
+             ", recorded as it is";
+    case EventKind::Forgotten:
+      return e.address + ": forgotten by the state; " + (e.resource_id.empty() ? "it" : e.resource_id) +
+             " stays in the API, untouched";
     case EventKind::StatusChanged:
       if (e.status == "READY") return std::nullopt;
       return e.address + ": " + e.status + elapsed;
@@ -88,6 +94,8 @@ void JsonLinesEventRenderer::summary(const ApplyResult& r, int exit_code) {
         {"adopted", r.adopted},
         {"updated", r.updated},
         {"deleted", r.deleted},
+        {"imported", r.imported},
+        {"forgotten", r.forgotten},
         {"ready", r.ready},
         {"failed", r.failures.size()},
         {"failures", r.failures},

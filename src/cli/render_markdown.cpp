@@ -108,6 +108,7 @@ const char* symbol(Action a) {
     case Action::Delete:
     case Action::Orphan: return "-";
     case Action::NoOp: return " ";
+    case Action::Forget: return ".";
   }
   return " ";
 }
@@ -133,7 +134,10 @@ std::string table_row(const PlannedAction& a) {
     case Action::Replace: action = "**replace**"; details = id + changes_text(a) + ". " + md(a.reason); break;
     case Action::Orphan: action = "orphan, kept"; details = id + "no longer declared"; break;
     case Action::NoOp: action = "no change"; details = id + md(a.reason); break;
+    case Action::Forget: action = "forget"; details = id + md(a.reason); break;
   }
+  if (!a.import_id.empty() && a.action != Action::Conflict)
+    action = "**import**" + (a.action == Action::Update ? ", then update in place" : std::string());
   return "| `" + std::string(symbol(a.action)) + "` | " + code(a.name) + " | " + kind_name(a.kind) + " | " + action +
          " | " + details + " |\n";
 }

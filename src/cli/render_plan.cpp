@@ -50,6 +50,14 @@ void render_change_block(std::string& out, const PlannedAction& a, const Termina
 void render_action(std::string& out, const PlannedAction& a, const Terminal& t) {
   const std::string what = std::string(kind_name(a.kind)) + " \"" + a.name + "\"";
   const std::string id = a.resource_id.empty() ? "" : " (id " + a.resource_id + ")";
+  if (!a.import_id.empty() && a.action != Action::Conflict) {  // then what it needs, as for a record
+    out += "  # " + a.address + " will be imported (id " + a.import_id + "): recorded as it is now\n";
+    out += paint(t, kCyan, "  <= " + what) + "\n";
+    if (a.action == Action::Update) render_change_block(out, a, t, kYellow, "~", what, "then, calls one at a time");
+    if (a.action == Action::Wait) out += "      not READY yet (status " + a.status + "): waited for\n";
+    out += "\n";
+    return;
+  }
   switch (a.action) {
     case Action::Create:
       out += "  # " + a.address + " will be created\n";
@@ -102,6 +110,10 @@ void render_action(std::string& out, const PlannedAction& a, const Terminal& t) 
       out += "  # " + a.address + id + " is recorded but no longer declared\n";
       out += paint(t, kDim, "  - " + what) + ": " + a.reason + "\n";
       break;
+    case Action::Forget:
+      out += "  # " + a.address + id + " will be forgotten: no longer managed, left in the API\n";
+      out += paint(t, kDim, "  . " + what) + ": " + a.reason + "\n";
+      break;
     case Action::NoOp:
       if (a.reason.empty()) return;
       out += "  # " + a.address + id + " is unchanged: " + a.reason + "\n";
@@ -120,12 +132,13 @@ std::string call_text(const PlannedCall& call) {
 }
 
 std::string plan_summary_line(const PlanSummary& s) {
-  std::string line = "Plan: " + std::to_string(s.create) + " to create, " + std::to_string(s.update) +
+  std::string line = "Plan: " + (s.import ? std::to_string(s.import) + " to import, " : "") + std::to_string(s.create) + " to create, " + std::to_string(s.update) +
                      " to update, " + std::to_string(s.wait) + " to wait for, " + std::to_string(s.noop) +
                      " unchanged";
   if (s.del) line += ", " + std::to_string(s.del) + " to delete";
   if (s.replace) line += ", " + std::to_string(s.replace) + " to replace";
   if (s.adopt) line += ", " + std::to_string(s.adopt) + " to adopt";
+  if (s.forget) line += ", " + std::to_string(s.forget) + " to forget";
   if (s.conflict) line += ", " + std::to_string(s.conflict) + (s.conflict == 1 ? " conflict" : " conflicts");
   if (s.orphan)
     line += ", " + std::to_string(s.orphan) + (s.orphan == 1 ? " orphan" : " orphans") +

@@ -96,6 +96,8 @@ void LiveProgressRenderer::on_event(const Event& e) {
       break;
     case EventKind::PreflightPassed:
     case EventKind::Interrupted:
+    case EventKind::Imported:
+    case EventKind::Forgotten:
       finished = event_line(e, term_).value_or("");
       break;
   }

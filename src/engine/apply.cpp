@@ -95,6 +95,7 @@ class ApplyRun {
 
   ApplyResult execute(const Plan& plan) {
     move_renamed(plan);
+    record_imports_and_forgets(plan);
     build(plan);
     record_protection(plan);  // saved with the first write, before any call
     guard_names(plan);
@@ -145,6 +146,22 @@ class ApplyRun {
     for (const auto& a : plan.actions)
       if (!a.renamed_from.empty() && state_.find(a.renamed_from) && !state_.find(a.address))
         for (const auto& address : move_record(state_, a.renamed_from, a.address, a.name)) changed_.insert(address);
+  }
+
+  // Imports (their records put in the state by the caller from what its refresh read) and records
+  // forgotten (`removed:`) are saved with the first write, before any call; neither calls the API.
+  void record_imports_and_forgets(const Plan& plan) {
+    for (const auto& a : plan.actions) {
+      if (!a.import_id.empty() && a.action != Action::Conflict && state_.find(a.address)) {
+        changed_.insert(a.address);
+        ++result_.imported;
+        emit({EventKind::Imported, a.address, a.import_id, state_.find(a.address)->status, Duration(0), ""});
+      } else if (a.action == Action::Forget && state_.remove(a.address)) {
+        changed_.insert(a.address);
+        ++result_.forgotten;
+        emit({EventKind::Forgotten, a.address, a.resource_id, "", Duration(0), ""});
+      }
+    }
   }
 
   // The plan's operations, and the resources they act on.

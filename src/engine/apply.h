@@ -41,6 +41,8 @@ struct ApplyResult {
   int adopted = 0;
   int updated = 0;  // resources changed in place (however many calls each took)
   int deleted = 0;
+  int imported = 0;   // records made from existing resources (`import_id`)
+  int forgotten = 0;  // records dropped (`removed:`), the resources left alone
   int ready = 0;
   std::vector<std::string> failures;  // "ADDRESS: why", one per failed resource
   std::vector<std::string> pending;   // addresses left unfinished by a stop or a state that cannot be saved

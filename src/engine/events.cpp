@@ -12,6 +12,8 @@ const char* event_kind_name(EventKind k) {
     case EventKind::Updated: return "updated";
     case EventKind::DeleteSent: return "delete_sent";
     case EventKind::Deleted: return "deleted";
+    case EventKind::Imported: return "imported";
+    case EventKind::Forgotten: return "forgotten";
     case EventKind::StatusChanged: return "status_changed";
     case EventKind::Ready: return "ready";
     case EventKind::Failed: return "failed";

@@ -16,6 +16,8 @@ enum class EventKind {
   Updated,          // an update call answered with success; message: the call
   DeleteSent,       // a delete is about to be sent (recorded as pending)
   Deleted,          // gone, and forgotten by the state
+  Imported,         // an existing resource recorded (`import_id`); resource_id set
+  Forgotten,        // a record dropped (`removed:`); the resource stays in the API
   StatusChanged,    // status; elapsed (of this and Ready, Deleted, Failed): since this run's first call for it
   Ready,            // status READY (services) or created (VPCs); message: endpoint
   Failed,           // message says why

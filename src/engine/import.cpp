@@ -66,6 +66,48 @@ ResourceRecord import_by_id(ApiClient& api, const std::string& key, const std::s
   return imported_record(*at, *shown, recorded_vpc_names(state, at->project_id), now);
 }
 
+Imports read_imports(ApiClient& api, const Manifest& manifest, const State& state,
+                     const std::map<std::string, ProjectKey>& keys, const std::string& now) {
+  Imports found;
+  State with = state;  // what is imported so far: a set's service, a peering's VPC
+  for (const auto& project : manifest.projects) {
+    auto key = keys.find(project.id);
+    if (key == keys.end()) continue;
+    auto read = [&](ResourceKind kind, const std::string& name, const std::string& parent,
+                    const std::optional<std::string>& id) {
+      const std::string address = resource_address(project.id, kind, name, parent);
+      if (!id || state.find(address)) return;  // recorded: the line is history
+      ImportFinding f;
+      try {
+        ResourceRecord rec = import_by_id(api, key->second.key, address, with, *id, now);
+        const nlohmann::json shown_name = rec.last_response.value("name", nlohmann::json());
+        if (shown_name.is_string() && shown_name != name)
+          throw Error(std::string(kind_noun(kind)) + " " + *id + " is named `" +
+                      one_line_excerpt(shown_name.get<std::string>(), 130) + "`, not `" + name +
+                      "`: declare it under its own name (a rename can follow once it is recorded)");
+        with.upsert(rec);
+        f.record = std::move(rec);
+      } catch (const ApiError&) {
+        throw;
+      } catch (const TransportError&) {
+        throw;
+      } catch (const Error& e) {
+        std::string why = e.what();  // a plan's reason: the "nothing was changed" of `dbform import` goes
+        for (size_t at; (at = why.find("; nothing was changed")) != std::string::npos;) why.erase(at, 21);
+        f.problem = "`import_id: " + *id + "` cannot be imported: " + why;
+      }
+      found[address] = std::move(f);
+    };
+    for (const auto& v : project.vpcs) read(ResourceKind::Vpc, v.name, "", v.import_id);
+    for (const auto& s : project.services) read(ResourceKind::Service, s.name, "", s.import_id);
+    for (const auto& v : project.vpcs)
+      for (const auto& p : v.peerings) read(ResourceKind::Peering, p.peer_vpc_id, v.name, p.import_id);
+    for (const auto& s : project.services)
+      for (const auto& r : s.read_replicas) read(ResourceKind::ReplicaSet, r.name, s.name, r.import_id);
+  }
+  return found;
+}
+
 void list_children(ApiClient& api, const std::string& key, const std::string& project_id, ProjectListing& listing) {
   for (const ResourceType* type : resource_types()) {
     const auto outer = parent_kind(type->kind);

@@ -6,8 +6,11 @@
 #include <vector>
 
 #include "api/client.h"
+#include "engine/keys.h"
 #include "engine/kinds.h"
 #include "engine/namesakes.h"
+#include "manifest/model.h"
+#include "plan/model.h"
 #include "state/model.h"
 
 namespace dbform {
@@ -16,6 +19,14 @@ namespace dbform {
 // nothing) when the id does not exist there, or names a resource of another project.
 ResourceRecord import_by_id(ApiClient& api, const std::string& key, const std::string& address, const State& state,
                             const std::string& id, const std::string& now);
+
+// What a refresh reads for `import_id` (SPEC section 3): for each declaration with one that
+// `state` does not record, the record the resource of that id makes, or why it cannot be imported
+// (no such id, another project, another name, recorded already). Parents first, so that a read
+// replica set or a peering is imported with its service or VPC. Throws ApiError or TransportError
+// when the API cannot be read.
+Imports read_imports(ApiClient& api, const Manifest& manifest, const State& state,
+                     const std::map<std::string, ProjectKey>& keys, const std::string& now);
 
 // A VPC just imported: the project's services recorded as attached to it by id ("id:ID") name it
 // now. Returns their addresses.

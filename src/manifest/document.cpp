@@ -19,22 +19,22 @@ struct MappingSpec {
 };
 
 const MappingSpec kTopLevel{"the manifest", {"version", "projects"}, {"version", "projects"}};
-const MappingSpec kProject{"a project", {"id", "api_key_env", "vpcs", "services"}, {"id"}};
+const MappingSpec kProject{"a project", {"id", "api_key_env", "vpcs", "services", "removed"}, {"id"}};
 const MappingSpec kVpc{"a VPC",
-                       {"name", "cidr", "region_code", "deletion_protection", "renamed_from", "peerings"},
+                       {"name", "cidr", "region_code", "deletion_protection", "renamed_from", "import_id", "peerings"},
                        {"name", "cidr", "region_code"}};
 const MappingSpec kPeering{"a peering",
-                           {"peer_account_id", "peer_region_code", "peer_vpc_id", "deletion_protection"},
+                           {"peer_account_id", "peer_region_code", "peer_vpc_id", "deletion_protection", "import_id"},
                            {"peer_account_id", "peer_region_code", "peer_vpc_id"}};
 const MappingSpec kReplicaSet{"a read replica set",
                               {"name", "nodes", "cpu_millis", "memory_gbs", "connection_pooler", "environment_tag",
-                               "deletion_protection"},
+                               "deletion_protection", "import_id"},
                               {"name", "nodes", "cpu_millis", "memory_gbs"}};
 const MappingSpec kFork{"a fork", {"from", "strategy", "target_time"}, {"from", "strategy"}};
 const MappingSpec kService{"a service",
                            {"name", "addons", "cpu_millis", "memory_gbs", "environment_tag", "region_code",
                             "replica_count", "sync_replica_count", "vpc", "connection_pooler", "deletion_protection",
-                            "paused", "renamed_from", "fork", "read_replicas"},
+                            "paused", "renamed_from", "import_id", "fork", "read_replicas"},
                            {"name"}};
 
 // How to add a missing required key, for the error's hint.
@@ -186,6 +186,19 @@ std::optional<DesiredProject> DocumentReader::project(const Entry& e) {
   list(*fields, "services", "services", [&](const Entry& item) {
     if (auto s = service(item)) p.services.push_back(std::move(*s));
   });
+  list(*fields, "removed", "addresses of the project", [&](const Entry& item) {
+    constexpr std::string_view expected =
+        "an address of the project: services/NAME, vpcs/NAME, services/NAME/replicas/SET or vpcs/NAME/peerings/PEER_VPC_ID";
+    auto text = values_.text(item, expected);
+    if (!text || p.id.empty()) return;
+    const std::string address = text->rfind(p.id + "/", 0) == 0 ? *text : p.id + "/" + *text;
+    const auto parts = parse_address(address);
+    if (!parts || parts->project_id != p.id || resource_address(parts->project_id, parts->kind, parts->name, parts->parent) != address)
+      values_.error(item.where, item.path, "`" + *text + "` is not " + std::string(expected),
+                    "write it as in `dbform state list`, without the project (or with this project's id)");
+    else
+      p.removed.push_back({address, item.where});
+  });
   return p;
 }
 
@@ -200,6 +213,7 @@ std::optional<DesiredVpc> DocumentReader::vpc(const Entry& e) {
   if (const Entry* f = fields->find("region_code")) v.region_code = values_.region_code(*f).value_or("");
   if (const Entry* f = fields->find("deletion_protection")) v.deletion_protection = values_.boolean(*f).value_or(false);
   if (const Entry* f = fields->find("renamed_from")) v.renamed_from = values_.name(*f);
+  if (const Entry* f = fields->find("import_id")) v.import_id = values_.peer_id(*f);
   list(*fields, "peerings", "peerings", [&](const Entry& item) {
     if (auto p = peering(item)) v.peerings.push_back(std::move(*p));
   });
@@ -218,6 +232,7 @@ std::optional<DesiredPeering> DocumentReader::peering(const Entry& e) {
   if (const Entry* f = fields->find("peer_region_code")) region = values_.region_code(*f);
   if (const Entry* f = fields->find("peer_vpc_id")) vpc = values_.peer_id(*f);
   if (const Entry* f = fields->find("deletion_protection")) p.deletion_protection = values_.boolean(*f).value_or(false);
+  if (const Entry* f = fields->find("import_id")) p.import_id = values_.peer_id(*f);
   if (!account || !region || !vpc) return std::nullopt;
   p.peer_account_id = std::move(*account);
   p.peer_region_code = std::move(*region);
@@ -241,6 +256,7 @@ std::optional<DesiredReplicaSet> DocumentReader::replica_set(const Entry& e) {
   if (const Entry* f = fields->find("connection_pooler")) r.connection_pooler = values_.boolean(*f);
   if (const Entry* f = fields->find("environment_tag")) r.environment_tag = values_.environment_tag(*f);
   if (const Entry* f = fields->find("deletion_protection")) r.deletion_protection = values_.boolean(*f).value_or(false);
+  if (const Entry* f = fields->find("import_id")) r.import_id = values_.peer_id(*f);
   if (!name || !nodes || !cpu || !memory) return std::nullopt;
   r.name = std::move(*name);
   r.nodes = *nodes;
@@ -300,6 +316,7 @@ std::optional<DesiredService> DocumentReader::service(const Entry& e) {
   if (const Entry* f = fields->find("connection_pooler")) s.connection_pooler = values_.boolean(*f);
   if (const Entry* f = fields->find("deletion_protection")) s.deletion_protection = values_.boolean(*f).value_or(false);
   if (const Entry* f = fields->find("renamed_from")) s.renamed_from = values_.name(*f);
+  if (const Entry* f = fields->find("import_id")) s.import_id = values_.peer_id(*f);
   if (const Entry* f = fields->find("fork")) s.fork = fork(*f);
   list(*fields, "read_replicas", "read replica sets", [&](const Entry& item) {
     if (auto r = replica_set(item)) s.read_replicas.push_back(std::move(*r));

@@ -190,6 +190,31 @@ class ProjectMerger {
     }
   }
 
+  // An address under `removed:` is declared nowhere (forgetting and managing a resource at once is
+  // no decision), and an import is not also a rename or a fork (it adopts what exists as it is).
+  void check_removed_and_imports() {
+    for (const auto& project : manifest_.projects) {
+      for (const auto& r : project.removed)
+        if (auto declared = declared_.find(r.address); declared != declared_.end())
+          diags_.error(r.location, "removed",
+                       "`" + r.address + "` is listed under `removed:` and declared at " + declared->second.str() +
+                           ": it cannot be both forgotten and managed",
+                       "remove the declaration to forget it (the resource stays in the API), or remove it from "
+                       "`removed:` to keep managing it");
+      for (const auto& s : project.services)
+        if (s.import_id && (s.renamed_from || s.fork))
+          diags_.error(s.location, s.fork ? "fork" : "renamed_from",
+                       "service `" + s.name + "` has `import_id` and `" + (s.fork ? "fork" : "renamed_from") +
+                           "`: an import records an existing service as it is",
+                       "remove one of the two");
+      for (const auto& v : project.vpcs)
+        if (v.import_id && v.renamed_from)
+          diags_.error(v.location, "renamed_from",
+                       "VPC `" + v.name + "` has `import_id` and `renamed_from`: an import records an existing VPC as it is",
+                       "remove one of the two");
+    }
+  }
+
   // A fork's `from` names another service its project declares (in any of the files), and forks do
   // not go round in a circle.
   void check_fork_sources() {
@@ -227,6 +252,7 @@ class ProjectMerger {
   void add(DesiredProject&& p) {
     if (p.id.empty()) return;  // its id was invalid: already reported
     DesiredProject& target = project_for(p);
+    target.removed.insert(target.removed.end(), p.removed.begin(), p.removed.end());
     for (auto& v : p.vpcs) {
       if (!first_declaration(p.id, ResourceKind::Vpc, v.name, v.location)) continue;
       std::erase_if(v.peerings, [&](const DesiredPeering& peering) {
@@ -247,7 +273,7 @@ class ProjectMerger {
   DesiredProject& project_for(DesiredProject& p) {
     auto [it, inserted] = project_index_.emplace(p.id, manifest_.projects.size());
     if (inserted) {
-      manifest_.projects.push_back({p.id, p.api_key_env, {}, {}, p.location});
+      manifest_.projects.push_back({p.id, p.api_key_env, {}, {}, p.location, {}});
       return manifest_.projects.back();
     }
     DesiredProject& target = manifest_.projects[it->second];
@@ -414,6 +440,7 @@ Manifest merge_files(std::vector<ParsedFile>& files, const EnvLookup& env, Diagn
   }
   merger.check_vpc_references();
   merger.check_renames();
+  merger.check_removed_and_imports();
   merger.check_fork_sources();
   check_no_key_interpolated(manifest, env, uses, diags);
   manifest.digest = digest.hex();

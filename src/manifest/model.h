@@ -33,6 +33,7 @@ struct DesiredPeering {
   std::string peer_region_code;
   std::string peer_vpc_id;
   bool deletion_protection = false;
+  std::optional<std::string> import_id;  // adopt this existing peering instead of creating one
   Location location;
 };
 
@@ -44,6 +45,9 @@ struct DesiredVpc {
   bool deletion_protection = false;
   // The name it is recorded under: its record moves to this name, and one rename call is made.
   std::optional<std::string> renamed_from;
+  // Not recorded yet: the existing resource of this id is read and recorded by apply (SPEC section
+  // 3, `import_id`) instead of a create; ignored once recorded.
+  std::optional<std::string> import_id;
   std::vector<DesiredPeering> peerings;
   Location location;
 };
@@ -57,6 +61,7 @@ struct DesiredReplicaSet {
   std::optional<bool> connection_pooler;
   std::optional<std::string> environment_tag;  // "DEV" or "PROD"
   bool deletion_protection = false;
+  std::optional<std::string> import_id;  // as for VPCs
   Location location;
 };
 
@@ -85,8 +90,16 @@ struct DesiredService {
   std::optional<bool> connection_pooler;
   bool deletion_protection = false;  // as for VPCs
   std::optional<std::string> renamed_from;  // as for VPCs
+  std::optional<std::string> import_id;     // as for VPCs
   std::optional<DesiredFork> fork;
   std::vector<DesiredReplicaSet> read_replicas;
+  Location location;
+};
+
+// An address listed under a project's `removed:` (Terraform's `removed` block with destroy =
+// false): its record is forgotten by apply, and the resource stays in the API untouched.
+struct RemovedAddress {
+  std::string address;  // the full address, PROJECT/services/NAME...
   Location location;
 };
 
@@ -96,6 +109,7 @@ struct DesiredProject {
   std::vector<DesiredVpc> vpcs;
   std::vector<DesiredService> services;
   Location location;
+  std::vector<RemovedAddress> removed;
 };
 
 struct Manifest {

@@ -506,7 +506,62 @@ std::string namesake_reason(ResourceKind kind, const std::string& address, const
          address + " " + ids.front() + "`), or declare the new " + noun + " under another name";
 }
 
-Plan make_plan(const Manifest& manifest, const State& recorded, const Namesakes* namesakes, bool prune) {
+namespace {
+
+// `import_id` (SPEC section 3): an unrecorded resource is planned from what the refresh read of
+// that id, as if recorded (apply records it before its calls); once recorded, the line is history.
+void plan_import(PlannedAction& a, const std::string& id, const State& recorded, const Imports* imports) {
+  if (const ResourceRecord* rec = recorded.find(a.address)) {
+    if (rec->id != id && a.reason.empty())
+      a.reason = "`import_id: " + id + "` is ignored: it is recorded already, as id " + rec->id;
+    return;
+  }
+  const ImportFinding* found = nullptr;
+  if (imports)
+    if (auto it = imports->find(a.address); it != imports->end()) found = &it->second;
+  a.resource_id = id;
+  if (found && found->record) {
+    a.import_id = id;
+    if (a.action != Action::Conflict && a.reason.empty())
+      a.reason = "imported: apply records " + std::string(kind_noun(a.kind)) + " " + id + " as it is now" +
+                 (a.calls.empty() ? "" : ", then makes the calls above");
+    return;
+  }
+  a.action = Action::Conflict;
+  a.calls.clear();
+  a.changes.clear();
+  a.reason = found ? found->problem
+                   : "`import_id: " + id + "` is read from the API by a refresh, and this plan made none "
+                     "(--no-refresh): plan and apply without --no-refresh to import it";
+}
+
+// A recorded resource listed under `removed:`: forgotten, never called.
+PlannedAction plan_forget(const ResourceRecord& rec, const Location& location) {
+  PlannedAction a;
+  a.action = Action::Forget;
+  a.kind = rec.kind;
+  a.address = rec.address;
+  a.project_id = rec.project_id;
+  a.parent = rec.parent;
+  a.name = rec.name;
+  a.resource_id = rec.id;
+  a.status = rec.status;
+  a.before = rec.settings;
+  a.location = location;
+  a.reason = "listed under `removed:`: its record is dropped and the " + std::string(kind_noun(rec.kind)) +
+             " stays in the API, untouched (no call)";
+  if (rec.create_pending && rec.id.empty()) {
+    a.action = Action::Conflict;
+    a.reason = "listed under `removed:`, but its create's outcome is unknown (it may exist without being listed "
+               "yet): apply once with it declared, so that dbform settles it, then remove it";
+  }
+  return a;
+}
+
+}  // namespace
+
+Plan make_plan(const Manifest& manifest, const State& recorded, const Namesakes* namesakes, bool prune,
+               const Imports* imports) {
   // Renames first: the record of each `renamed_from` moves to its new address (in a copy of the
   // state; apply moves it the same way), and is planned there: a rename call, never create + delete.
   std::optional<State> renamed;
@@ -536,6 +591,12 @@ Plan make_plan(const Manifest& manifest, const State& recorded, const Namesakes*
     for (const auto& v : project.vpcs) rename(project.id, ResourceKind::Vpc, v.name, v.renamed_from);
     for (const auto& s : project.services) rename(project.id, ResourceKind::Service, s.name, s.renamed_from);
   }
+  if (imports)  // planned as if recorded, in the copy: apply records them the same way
+    for (const auto& [address, found] : *imports)
+      if (found.record && !recorded.find(address)) {
+        if (!renamed) renamed = recorded;
+        renamed->upsert(*found.record);
+      }
   const State& state = renamed ? *renamed : recorded;
   Plan plan;
   plan.state_lineage = state.lineage;
@@ -550,17 +611,23 @@ Plan make_plan(const Manifest& manifest, const State& recorded, const Namesakes*
   }
   plan.actions.reserve(at_most);
   std::unordered_set<std::string> declared;
+  std::map<std::string, std::string> import_ids;  // address -> its declared import_id
   for (const auto& project : manifest.projects) {
-    auto add = [&](Declared d) { plan.actions.push_back(plan_declared(project.id, std::move(d), state, namesakes, prune)); };
+    auto add = [&](Declared d, const std::optional<std::string>& import_id) {
+      plan.actions.push_back(plan_declared(project.id, std::move(d), state, namesakes, prune));
+      if (import_id) import_ids[plan.actions.back().address] = *import_id;
+    };
     for (const auto& v : project.vpcs) {
-      add({ResourceKind::Vpc, "", v.name, settings_json(v), v.deletion_protection, v.location});
+      add({ResourceKind::Vpc, "", v.name, settings_json(v), v.deletion_protection, v.location}, v.import_id);
       for (const auto& p : v.peerings)
-        add({ResourceKind::Peering, v.name, p.peer_vpc_id, settings_json(p), p.deletion_protection, p.location});
+        add({ResourceKind::Peering, v.name, p.peer_vpc_id, settings_json(p), p.deletion_protection, p.location},
+            p.import_id);
     }
     for (const auto& s : project.services) {
-      add({ResourceKind::Service, "", s.name, settings_json(s), s.deletion_protection, s.location});
+      add({ResourceKind::Service, "", s.name, settings_json(s), s.deletion_protection, s.location}, s.import_id);
       for (const auto& r : s.read_replicas)
-        add({ResourceKind::ReplicaSet, s.name, r.name, settings_json(r), r.deletion_protection, r.location});
+        add({ResourceKind::ReplicaSet, s.name, r.name, settings_json(r), r.deletion_protection, r.location},
+            r.import_id);
     }
   }
   for (auto& a : plan.actions) {
@@ -580,10 +647,32 @@ Plan make_plan(const Manifest& manifest, const State& recorded, const Namesakes*
       a.reason = "renamed from `" + from->second + "`: its record moves here" +
                  (a.calls.empty() || a.calls.front().call != "rename" ? "" : ", and one rename call is made");
   }
+  for (auto& a : plan.actions)
+    if (auto id = import_ids.find(a.address); id != import_ids.end()) plan_import(a, id->second, recorded, imports);
   refuse_forks_of_paused(plan, state);
   declared.reserve(plan.actions.size());
   for (const auto& a : plan.actions) declared.insert(a.address);
   for (const auto& [now, stuck] : unmovable) declared.insert(stuck.first);  // kept where it is, not an orphan
+  for (const auto& project : manifest.projects)
+    for (const auto& removed : project.removed) {
+      bool recorded_there = false;  // the record, and what lives in it (a service's sets, a VPC's peerings)
+      for (const auto& rec : state.resources)
+        if (rec.address == removed.address || rec.address.rfind(removed.address + "/", 0) == 0) {
+          recorded_there = true;
+          if (declared.insert(rec.address).second) plan.actions.push_back(plan_forget(rec, removed.location));
+        }
+      if (recorded_there || !declared.insert(removed.address).second) continue;
+      const auto parts = parse_address(removed.address);
+      PlannedAction shown;
+      shown.kind = parts->kind;
+      shown.address = removed.address;
+      shown.project_id = parts->project_id;
+      shown.parent = parts->parent;
+      shown.name = parts->name;
+      shown.location = removed.location;
+      shown.reason = "listed under `removed:` and not recorded: nothing to forget";
+      plan.actions.push_back(std::move(shown));
+    }
   for (const auto& rec : state.resources)
     if (!declared.count(rec.address)) plan.actions.push_back(plan_undeclared(rec, prune));
   plan.summary = summarize(plan.actions);

@@ -6,10 +6,11 @@
 namespace dbform {
 
 // Pure: compares what is declared with what is recorded (and, after a refresh, with the
-// unrecorded namesakes found in the API). Linear in the number of resources.
-// With `prune`, orphans that are not protected are deleted, protected ones are conflicts.
+// unrecorded namesakes found in the API, and what it read of each unrecorded `import_id`). Linear
+// in the number of resources. With `prune`, orphans that are not protected are deleted, protected
+// ones are conflicts. Addresses under `removed:` are forgotten.
 Plan make_plan(const Manifest& manifest, const State& state, const Namesakes* namesakes = nullptr,
-               bool prune = false);
+               bool prune = false, const Imports* imports = nullptr);
 
 // The blast radius (SPEC section 3): when the plan's deletes and replacements outnumber
 // `plan.max_deletes`, each of them becomes a conflict naming them all and the flag, so that the

@@ -13,6 +13,7 @@ const char* action_name(Action a) {
     case Action::Replace: return "replace";
     case Action::Conflict: return "conflict";
     case Action::Orphan: return "orphan";
+    case Action::Forget: return "forget";
   }
   return "?";
 }
@@ -25,6 +26,7 @@ bool is_async_call(const std::string& call) {
 PlanSummary summarize(const std::vector<PlannedAction>& actions) {
   PlanSummary s;
   for (const auto& a : actions) {
+    if (!a.import_id.empty() && a.action != Action::Conflict) ++s.import;
     switch (a.action) {
       case Action::Create: ++s.create; break;
       case Action::Wait: ++s.wait; break;
@@ -38,6 +40,7 @@ PlanSummary summarize(const std::vector<PlannedAction>& actions) {
         ++s.orphan;
         if (!a.deletion_protection && !a.resource_id.empty()) ++s.prunable;
         break;
+      case Action::Forget: ++s.forget; break;
     }
   }
   return s;

@@ -2,12 +2,14 @@
 // The plan is plain data: a pure function of (manifest, state). Renderers print it, the apply
 // engine executes it, so plan and apply cannot disagree.
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "manifest/model.h"
+#include "state/model.h"
 
 namespace dbform {
 
@@ -22,9 +24,10 @@ enum class Action {
              // then created (they hold no data of their own)
   Conflict,  // cannot be applied (a replacement, a namesake, ...): nothing is applied
   Orphan,    // recorded, no longer declared: reported, kept
+  Forget,    // listed under `removed:`: its record is dropped, the resource stays in the API (no call)
 };
 
-const char* action_name(Action a);  // "create", "no-op", "wait", "adopt", "update", "delete", "conflict", "orphan"
+const char* action_name(Action a);  // "create", "no-op", "wait", "adopt", "update", "delete", "conflict", "orphan", "forget"
 
 struct FieldChange {
   std::string field;
@@ -61,9 +64,20 @@ struct PlannedAction {
   std::vector<FieldChange> changes;  // updates and conflicts: every differing field
   std::vector<PlannedCall> calls;    // create, adopt, wait, update: the update calls that follow
   bool deletion_protection = false;  // declared (recorded, for orphans and deletes)
+  // Declared with `import_id`, not recorded: apply records the resource of this id (read by the
+  // plan's refresh) before its calls, if any (the action is then a no-op, a wait or an update).
+  std::string import_id;
   std::string reason;       // why: conflicts and orphans say how to resolve
   Location location;        // where it is declared (none for orphans)
 };
+
+// What the plan's refresh read for each declared `import_id` that is not recorded: the record it
+// makes (`problem` empty), or why it cannot be imported. Address -> finding.
+struct ImportFinding {
+  std::optional<ResourceRecord> record;  // what apply records, when it can be imported
+  std::string problem;                   // otherwise why not
+};
+using Imports = std::map<std::string, ImportFinding>;
 
 // Resources that exist in the API under a declared name although the state does not record them
 // (a wrong --state path, a lost state, a `state rm`): address -> their ids. Found by a refresh; a
@@ -73,7 +87,9 @@ using Namesakes = std::map<std::string, std::vector<std::string>>;
 struct PlanSummary {
   int create = 0, wait = 0, adopt = 0, update = 0, del = 0, replace = 0, noop = 0, conflict = 0, orphan = 0;
   int prunable = 0;  // orphans that --prune would delete (not protected)
-  bool has_changes() const { return create + wait + adopt + update + del + replace > 0; }
+  int import = 0;    // actions that import (whatever their calls), and records forgotten
+  int forget = 0;
+  bool has_changes() const { return create + wait + adopt + update + del + replace + import + forget > 0; }
 };
 
 // The counts of each action.

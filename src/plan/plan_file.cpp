@@ -19,7 +19,7 @@ using nlohmann::ordered_json;
 namespace {
 
 constexpr Action kActions[] = {Action::Create, Action::NoOp,   Action::Wait,     Action::Adopt, Action::Update,
-                               Action::Delete, Action::Replace, Action::Conflict, Action::Orphan};
+                               Action::Delete, Action::Replace, Action::Conflict, Action::Orphan, Action::Forget};
 const char* const kCalls[] = {"rename",      "start",        "resize",        "setEnvironment", "setHA",
                               "enablePooler", "disablePooler", "attachToVPC", "detachFromVPC",  "stop"};
 
@@ -36,6 +36,7 @@ ordered_json action_json(const PlannedAction& a) {
   j["action"] = action_name(a.action);
   if (!a.resource_id.empty()) j["resource_id"] = a.resource_id;
   if (!a.renamed_from.empty()) j["renamed_from"] = a.renamed_from;
+  if (!a.import_id.empty()) j["import_id"] = a.import_id;
   if (!a.status.empty()) j["status"] = a.status;
   j["before"] = a.before;
   j["after"] = a.after;
@@ -152,9 +153,10 @@ PlannedAction read_action(const Reader& r) {
   bool known = false;
   for (Action candidate : kActions)
     if (action == action_name(candidate)) a.action = candidate, known = true;
-  if (!known) r.fail("action", "one of create, no-op, wait, adopt, update, delete, replace, conflict, orphan");
+  if (!known) r.fail("action", "one of create, no-op, wait, adopt, update, delete, replace, conflict, orphan, forget");
   a.resource_id = r.str("resource_id");
   a.renamed_from = r.str("renamed_from");
+  a.import_id = r.str("import_id");
   const std::string same_kind = resource_address(a.project_id, a.kind, "", a.parent);
   if (!a.renamed_from.empty() && (a.renamed_from.rfind(same_kind, 0) != 0 || a.renamed_from == a.address))
     r.fail("renamed_from", "another address of the same project and kind (" + same_kind + "NAME)");
@@ -225,7 +227,8 @@ ordered_json plan_actions_json(const Plan& plan) {
 }
 
 ordered_json plan_summary_json(const PlanSummary& s) {
-  return {{"create", s.create},     {"update", s.update},          {"delete", s.del}, {"replace", s.replace},
+  return {{"create", s.create},     {"import", s.import},          {"forget", s.forget},
+          {"update", s.update},          {"delete", s.del}, {"replace", s.replace},
           {"wait", s.wait},         {"adopt", s.adopt},            {"no_op", s.noop},
           {"conflict", s.conflict}, {"orphan", s.orphan},          {"prunable", s.prunable},
           {"has_changes", s.has_changes()}, {"has_conflicts", s.conflict > 0}};

@@ -86,6 +86,27 @@ inline bool contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
 }
 
+// A manifest written by `import --generate` records nothing: the plan with it imports each of
+// `count` resources and changes nothing else, the apply records them without a write call, and the
+// plan after that has nothing to do.
+inline void apply_generated(Sandbox& sb, const std::string& file, size_t count) {
+  const json writes = writes_of(sb.counts());
+  const json before = sb.exists("dbform.state.json") ? sb.state() : json();
+  RunResult plan = sb.run({"plan", "-f", file, "--detailed-exitcode"});
+  INFO(plan.describe());
+  CHECK(plan.exit_code == 2);
+  CHECK(contains(plan.out, "Plan: " + std::to_string(count) + " to import, 0 to create, 0 to update"));
+  CHECK((sb.exists("dbform.state.json") ? sb.state() : json()) == before);  // generate and plan recorded nothing
+  RunResult applied = sb.apply({"-f", file});
+  INFO(applied.describe());
+  CHECK(applied.exit_code == 0);
+  CHECK(contains(applied.out, std::to_string(count) + " imported"));
+  CHECK(writes_of(sb.counts()) == writes);  // no call that changes anything
+  RunResult clean = sb.run({"plan", "-f", file, "--detailed-exitcode"});
+  INFO(clean.describe());
+  CHECK(clean.exit_code == 0);
+}
+
 // Makes a directory refuse new files, and its files refuse changes (the state's journal is appended
 // to in place), for as long as it lives. Root ignores permissions, so for root the directory and
 // its files are made immutable (chattr +i), which binds root too.

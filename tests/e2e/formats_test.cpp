@@ -55,7 +55,7 @@ TEST_CASE("e2e: plan --format json is one versioned document on stdout, also wit
   json doc = json::parse(r.out);
   CHECK(doc["format"] == "dbform-plan");
   CHECK(doc["format_version"] == 1);
-  CHECK(doc["summary"] == json({{"create", 1}, {"update", 1}, {"delete", 0}, {"replace", 0}, {"wait", 1}, {"adopt", 0},
+  CHECK(doc["summary"] == json({{"create", 1}, {"import", 0}, {"forget", 0}, {"update", 1}, {"delete", 0}, {"replace", 0}, {"wait", 1}, {"adopt", 0},
                                 {"no_op", 1}, {"conflict", 1}, {"orphan", 1}, {"prunable", 1},
                                 {"has_changes", true}, {"has_conflicts", true}}));
   CHECK(doc["prune"] == false);

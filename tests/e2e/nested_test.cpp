@@ -408,11 +408,13 @@ TEST_CASE("e2e: import --project --generate declares read replica sets and peeri
   for (const char* address : {"acme-prod/services/orders/replicas/reporting", "acme-prod/services/orders/replicas/adhoc",
                               "acme-prod/vpcs/main/peerings/vpc-0abc"})
     CHECK(contains(r.out, address));
-  CHECK(find_resource(sb.state(), "acme-prod/services/orders/replicas/adhoc")["settings"]["connection_pooler"] == true);
-  // The sets were still being made: apply waits for them, and changes nothing.
+  CHECK(!sb.exists("dbform.state.json"));  // recorded nothing: apply records what the plan imports
+  // The sets were still being made: apply records them, waits for them, and changes nothing.
   RunResult waited = sb.run({"apply", "-f", "imported.yaml", "--auto-approve"});
   INFO(waited.describe());
   CHECK(waited.exit_code == 0);
+  CHECK(contains(waited.out, "5 imported"));
+  CHECK(find_resource(sb.state(), "acme-prod/services/orders/replicas/adhoc")["settings"]["connection_pooler"] == true);
   RunResult plan = sb.run({"plan", "-f", "imported.yaml", "--refresh", "--detailed-exitcode"});
   INFO(plan.describe());
   CHECK(plan.exit_code == 0);
