@@ -67,14 +67,30 @@ void serve_json(const httplib::Request& req, httplib::Response& res, const nlohm
 
 }  // namespace
 
+namespace {
+
+std::unique_ptr<httplib::Server> make_server(const std::optional<SimTls>& tls) {
+  if (!tls) return std::make_unique<httplib::Server>();
+  auto server = std::make_unique<httplib::SSLServer>(tls->cert_file.c_str(), tls->key_file.c_str());
+  if (!server->is_valid())
+    throw Error("cannot serve HTTPS with certificate " + tls->cert_file + " and key " + tls->key_file +
+                ": they cannot be read, are not PEM, or do not belong together");
+  return server;
+}
+
+}  // namespace
+
 struct SimServer::Impl {
-  Impl(Simulator& s, Duration delay) : sim(s), connection_delay(delay) {}
+  Impl(Simulator& s, Duration delay, const std::optional<SimTls>& tls)
+      : sim(s), connection_delay(delay), owned_server(make_server(tls)), server(*owned_server) {}
 
   Simulator& sim;
   const Duration connection_delay;
   std::mutex connections_mu;
   std::set<std::pair<std::string, int>> connections;  // (address, port) of each connection seen
-  httplib::Server server;
+  std::unique_ptr<httplib::Server> owned_server;     // an httplib::SSLServer when serving HTTPS
+  httplib::Server& server;
+
   std::thread listener;
   std::mutex stop_mu;  // one stop() at a time; held while joining the listener
   std::mutex mu;       // guards the two flags below
@@ -156,8 +172,8 @@ void SimServer::Impl::install_routes() {
   });
 }
 
-SimServer::SimServer(Simulator& sim, Duration connection_delay)
-    : impl_(std::make_unique<Impl>(sim, connection_delay)) {
+SimServer::SimServer(Simulator& sim, Duration connection_delay, const std::optional<SimTls>& tls)
+    : impl_(std::make_unique<Impl>(sim, connection_delay, tls)) {
   // spdlog creates its registry on first use; let that be here, before any worker thread logs a
   // request, rather than racing between two of them.
   log::enabled(log::Level::Debug);

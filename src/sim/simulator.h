@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -141,12 +142,20 @@ class Simulator {
   std::unique_ptr<Impl> impl_;
 };
 
-// Serves a Simulator over HTTP at base path /public/api/v1 (and at /, for convenience).
+// The certificate (chain) and private key, PEM files, of a simulator that serves HTTPS.
+struct SimTls {
+  std::string cert_file, key_file;
+};
+
+// Serves a Simulator over HTTP at base path /public/api/v1 (and at /, for convenience); over
+// HTTPS when given `tls`.
 class SimServer {
  public:
   // `connection_delay`: what a new connection costs, spent before its first request is answered
   // (a TLS handshake with a remote API costs tens of milliseconds; loopback costs nothing).
-  explicit SimServer(Simulator& sim, Duration connection_delay = Duration(0));
+  // Throws Error naming the files when `tls`'s certificate and key cannot be loaded.
+  explicit SimServer(Simulator& sim, Duration connection_delay = Duration(0),
+                     const std::optional<SimTls>& tls = std::nullopt);
   ~SimServer();
   // Binds host:port (port 0 picks a free one), starts serving on a background thread and returns
   // the bound port. Throws Error when it cannot bind.

@@ -226,9 +226,10 @@ dbform::SimConfig default_sim_config() {
   return c;
 }
 
-Sandbox::Sandbox(dbform::SimConfig config) : dir_(make_temp_dir()) {
+Sandbox::Sandbox(dbform::SimConfig config, const std::optional<dbform::SimTls>& tls)
+    : dir_(make_temp_dir()), https_(tls.has_value()) {
   sim_ = std::make_unique<dbform::Simulator>(std::move(config), clock_);
-  server_ = std::make_unique<dbform::SimServer>(*sim_);
+  server_ = std::make_unique<dbform::SimServer>(*sim_, dbform::Duration(0), tls);
   port_ = server_->start("127.0.0.1", 0);
   const char* path = std::getenv("PATH");
   env["PATH"] = path ? path : "/usr/bin:/bin";
@@ -243,7 +244,9 @@ Sandbox::~Sandbox() {
   fs::remove_all(dir_, ec);
 }
 
-std::string Sandbox::api_url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/public/api/v1"; }
+std::string Sandbox::api_url() const {
+  return (https_ ? "https" : "http") + std::string("://127.0.0.1:") + std::to_string(port_) + "/public/api/v1";
+}
 
 std::unique_ptr<Process> Sandbox::start(const std::vector<std::string>& args,
                                         const std::map<std::string, std::string>& extra,

@@ -89,7 +89,9 @@ dbform::SimConfig default_sim_config();
 
 class Sandbox {
  public:
-  explicit Sandbox(dbform::SimConfig config = default_sim_config());
+  // With `tls`, the simulator serves HTTPS with that certificate, and api_url() is https://.
+  explicit Sandbox(dbform::SimConfig config = default_sim_config(),
+                   const std::optional<dbform::SimTls>& tls = std::nullopt);
   ~Sandbox();
   Sandbox(const Sandbox&) = delete;
   Sandbox& operator=(const Sandbox&) = delete;
@@ -137,6 +139,7 @@ class Sandbox {
   std::unique_ptr<dbform::Simulator> sim_;
   std::unique_ptr<dbform::SimServer> server_;
   int port_ = 0;
+  bool https_ = false;
 };
 
 // Route names as the simulator counts them.
