@@ -90,7 +90,8 @@ struct SimServer::Impl {
   std::set<std::pair<std::string, int>> connections;  // (address, port) of each connection seen
   std::unique_ptr<httplib::Server> owned_server;     // an httplib::SSLServer when serving HTTPS
   httplib::Server& server;
-
+  std::mutex observer_mu;
+  std::function<void(const SimRequest&)> observer;  // see set_observer
   std::thread listener;
   std::mutex stop_mu;  // one stop() at a time; held while joining the listener
   std::mutex mu;       // guards the two flags below
@@ -100,6 +101,15 @@ struct SimServer::Impl {
   socket_t listening_socket = INVALID_SOCKET;
 
   void install_routes();
+
+  void observe(const SimRequest& request) {
+    std::function<void(const SimRequest&)> call;
+    {
+      std::lock_guard<std::mutex> lock(observer_mu);
+      call = observer;
+    }
+    if (call) call(request);  // unlocked: it may hold this thread until the test lets it go
+  }
 
   // A connection's first request waits connection_delay; the next ones on it do not.
   void charge_new_connection(const httplib::Request& req) {
@@ -158,7 +168,9 @@ void SimServer::Impl::install_routes() {
   // itself so that they are counted like any other call.
   auto api = [this](const httplib::Request& req, httplib::Response& res) {
     SimRequest request{req.method, strip_base_path(req.path), req.get_header_value("Authorization"), req.body};
-    send_answer(sim.handle(request), req, res);
+    SimResponse answer = sim.handle(request);
+    observe(request);
+    send_answer(answer, req, res);
   };
   const char* any_path = ".*";
   server.Get(any_path, api);
@@ -200,6 +212,11 @@ SimServer::SimServer(Simulator& sim, Duration connection_delay, const std::optio
 }
 
 SimServer::~SimServer() { stop(); }
+
+void SimServer::set_observer(std::function<void(const SimRequest&)> observer) {
+  std::lock_guard<std::mutex> lock(impl_->observer_mu);
+  impl_->observer = std::move(observer);
+}
 
 long long SimServer::connections_charged() const {
   std::lock_guard<std::mutex> lock(impl_->connections_mu);

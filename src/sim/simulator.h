@@ -2,6 +2,7 @@
 // The local API simulator: the calls of SPEC section 1, in memory, with seeded fault
 // injection. Simulator is the transport-free core (testable without sockets); SimServer serves it
 // over HTTP on loopback with cpp-httplib.
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -165,6 +166,11 @@ class SimServer {
   void wait();
   // The connections that were charged connection_delay (each new one, when it is set).
   long long connections_charged() const;
+  // Called on the serving thread of every API request (not the /_sim/ routes) once the simulator
+  // has performed it and before its answer is written, so that a test can act at an observed point
+  // (kill the client while that answer is on its way) and hold the answer back until it has.
+  // Empty: none. Safe to change while serving.
+  void set_observer(std::function<void(const SimRequest&)> observer);
 
  private:
   struct Impl;

@@ -376,6 +376,41 @@ bool wait_for_record(const Sandbox& sb, const std::string& address, bool with_id
       limit);
 }
 
+HeldAnswer::HeldAnswer(Sandbox& sb, int nth, std::function<bool(const dbform::SimRequest&)> matches)
+    : sb_(sb), point_(std::make_shared<Point>()) {
+  point_->nth = nth;
+  point_->matches = std::move(matches);
+  sb_.observe([point = point_](const dbform::SimRequest& request) {
+    std::unique_lock<std::mutex> lock(point->mu);
+    if (point->reached || (point->matches && !point->matches(request)) || ++point->seen < point->nth) return;
+    point->reached = true;
+    point->held = request;
+    point->cv.notify_all();
+    point->cv.wait(lock, [&] { return point->released; });
+  });
+}
+
+HeldAnswer::~HeldAnswer() {
+  release();
+  sb_.observe(nullptr);
+}
+
+bool HeldAnswer::wait(std::chrono::milliseconds limit) {
+  std::unique_lock<std::mutex> lock(point_->mu);
+  return point_->cv.wait_for(lock, limit, [this] { return point_->reached; });
+}
+
+dbform::SimRequest HeldAnswer::request() const {
+  std::lock_guard<std::mutex> lock(point_->mu);
+  return point_->held;
+}
+
+void HeldAnswer::release() {
+  std::lock_guard<std::mutex> lock(point_->mu);
+  point_->released = true;
+  point_->cv.notify_all();
+}
+
 bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds limit) {
   auto deadline = std::chrono::steady_clock::now() + limit;
   while (!condition()) {
