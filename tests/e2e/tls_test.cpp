@@ -30,6 +30,14 @@ void check_refused(Sandbox& sb, const std::map<std::string, std::string>& env, c
   CHECK(sb.total_requests() == 0);
   CHECK_FALSE(contains(r.all(), kKey));
   CHECK_FALSE(sb.exists("dbform.state.json"));
+
+  RunResult who = sb.run({"whoami"}, env);
+  INFO(who.describe());
+  CHECK(who.exit_code == 1);
+  CHECK(contains(who.out, "Project " + kProject + ": NOT CHECKED: the API gave no answer to the key from "
+                          "DBFORM_API_KEY: GET /auth/info: could not reach the API: GET " + sb.api_url() +
+                          "/auth/info: the server's TLS certificate was refused, so nothing was sent: " + which));
+  CHECK(sb.total_requests() == 0);
 }
 
 }  // namespace
