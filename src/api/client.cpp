@@ -212,13 +212,15 @@ HttpResponse ApiClient::call(CallKind kind, const std::string& method, const std
       std::string detail = scrub(e.what());
       seen.error = detail;
       const bool outcome_unknown = is_create && e.may_have_reached_server();
-      if (last_attempt || outcome_unknown) log(Duration(0), "");
+      // A refused certificate is refused again on every try (SPEC section 8): no retry.
+      const bool given_up = last_attempt || !e.worth_retrying();
+      if (given_up || outcome_unknown) log(Duration(0), "");
       if (outcome_unknown) {
         throw ApiError(call_name + ": no response, but the request may have reached the API, so the resource may "
                                    "or may not exist; it is not sent again blindly: " + detail,
                        0, method, path, "", true);
       }
-      if (last_attempt) {
+      if (given_up) {
         throw ApiError(call_name + ": could not reach the API" + tries + ": " + detail, 0, method, path, "", false);
       }
       const Duration wait = backoff(attempt, nullptr);

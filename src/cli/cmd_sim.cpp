@@ -3,6 +3,7 @@
 
 #include <iostream>
 #include <memory>
+#include <optional>
 
 
 #include "cli/commands.h"
@@ -29,6 +30,7 @@ struct SimFlags {
   bool garbled_errors = false;
   std::vector<std::string> stuck, deleted, unstable;
   std::string port_file;
+  std::string tls_cert, tls_key;
   // Options whose presence matters: given on the command line, they override the config file.
   CLI::Option *seed_opt = nullptr, *error_rate_opt = nullptr, *rate_limit_opt = nullptr, *drop_opt = nullptr,
               *lose_opt = nullptr, *gateway_opt = nullptr;
@@ -134,12 +136,17 @@ void run_sim(const SimFlags& flags) {
 
   SystemClock clock;
   Simulator sim(config, clock);
-  SimServer server(sim, flags.connection_delay.empty() ? Duration(0)
-                                                      : duration_flag("--connection-delay", flags.connection_delay));
+  std::optional<SimTls> tls;
+  if (!flags.tls_cert.empty()) tls = SimTls{flags.tls_cert, flags.tls_key};
+  SimServer server(sim,
+                   flags.connection_delay.empty() ? Duration(0)
+                                                  : duration_flag("--connection-delay", flags.connection_delay),
+                   tls);
   int port = server.start(address.host, address.port);
   if (!flags.port_file.empty()) write_file_atomically(flags.port_file, std::to_string(port) + "\n", 0644);
   std::string host = address.host.find(':') != std::string::npos ? "[" + address.host + "]" : address.host;
-  std::cout << "dbform sim listening on http://" << host << ":" << port << "/public/api/v1" << std::endl;
+  std::cout << "dbform sim listening on " << (tls ? "https" : "http") << "://" << host << ":" << port
+            << "/public/api/v1" << std::endl;
   log::info("sim: " + std::to_string(config.keys.size()) + " key(s), seed " + std::to_string(config.seed));
 
   int received = 0;
@@ -166,7 +173,10 @@ void add_sim_command(CLI::App& app, int& exit_code) {
                                   "dbform sim --listen 127.0.0.1:8080 --key demo-secret=demo-project &\n"
                                   "DBFORM_API_URL=http://127.0.0.1:8080/public/api/v1 DBFORM_API_KEY=demo-secret dbform apply -f examples/quickstart.yaml --auto-approve"},
                                  {"An unkind network: every third create's answer lost, lists 6s behind",
-                                  "dbform sim --key k=p --lose-answer-every 3 --list-lag 6s --port-file sim.port"}}});
+                                  "dbform sim --key k=p --lose-answer-every 3 --list-lag 6s --port-file sim.port"},
+                                 {"Over HTTPS, with a certificate of your own CA that dbform is told to trust",
+                                  "dbform sim --key k=p --listen 127.0.0.1:8443 --tls-cert sim.pem --tls-key sim.key &\n"
+                                  "SSL_CERT_FILE=my-ca.pem DBFORM_API_URL=https://127.0.0.1:8443/public/api/v1 DBFORM_API_KEY=k dbform whoami"}}});
   cmd->add_option("--listen", flags->listen, "HOST:PORT to serve on; port 0 picks a free one")
       ->capture_default_str();
   cmd->add_option("--config", flags->config_file, "YAML file with keys, delays, seed and faults")
@@ -205,6 +215,13 @@ void add_sim_command(CLI::App& app, int& exit_code) {
                   "a create's answer leaves this long after it was performed, e.g. 3s");
   cmd->add_flag("--garbled-errors", flags->garbled_errors, "error bodies carry bytes that are not valid UTF-8");
   cmd->add_option("--port-file", flags->port_file, "write the bound port to this file (atomically) once listening");
+  auto* tls_cert = cmd->add_option("--tls-cert", flags->tls_cert,
+                                   "serve HTTPS with this certificate (PEM, the chain after it); needs --tls-key")
+                       ->check(CLI::ExistingFile);
+  auto* tls_key =
+      cmd->add_option("--tls-key", flags->tls_key, "the private key (PEM) of --tls-cert")->check(CLI::ExistingFile);
+  tls_cert->needs(tls_key);
+  tls_key->needs(tls_cert);
   cmd->callback([flags, &exit_code] {
     run_sim(*flags);
     exit_code = 0;

@@ -40,6 +40,13 @@ bool check_project(ApiClient& api, const Manifest& manifest, const std::string& 
     }
     std::cout << "Project " << project << ": ok, " << describe_key(info, key.variable) << "\n";
     return true;
+  } catch (const ApiError& e) {
+    // No answer (the network, a refused certificate) says nothing about the key.
+    std::cout << "Project " << project << ": "
+              << (e.status() == 0 ? "NOT CHECKED: the API gave no answer to the key from "
+                                  : "REFUSED: the key from ")
+              << key.variable << ": " << e.what() << "\n";
+    return false;
   } catch (const Error& e) {
     std::cout << "Project " << project << ": REFUSED: the key from " << key.variable << ": " << e.what() << "\n";
     return false;

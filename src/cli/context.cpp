@@ -185,20 +185,50 @@ void log_exchange(const Exchange& x) {
   if (!x.response_body.empty()) log::trace("http: response body: " + x.response_body);
 }
 
+// SSL_CERT_FILE, as OpenSSL and curl read it: the CA bundle to trust instead of the system's. libcurl
+// does not read it itself (its own default bundle wins), so it is handed to the transport, checked.
+std::string ca_bundle(const EnvLookup& env) {
+  std::optional<std::string> file = checked_env(env, "SSL_CERT_FILE");
+  if (!file) return "";
+  std::error_code ec;
+  const auto status = std::filesystem::status(*file, ec);
+  std::string problem;
+  if (ec || !std::filesystem::exists(status)) problem = "does not exist";
+  else if (!std::filesystem::is_regular_file(status)) problem = "is not a file";
+  else if (::access(file->c_str(), R_OK) != 0) problem = "cannot be read (no permission)";
+  if (!problem.empty())
+    throw UsageError("SSL_CERT_FILE names " + valid_utf8(*file) + ", which " + problem +
+                     ": it must name the CA bundle (PEM) to trust; nothing was sent");
+  return *file;
+}
+
+// DBFORM_ALLOW_HTTP=1: plain http:// to any host, not only loopback.
+bool plain_http_allowed(const EnvLookup& env) {
+  std::optional<std::string> value = checked_env(env, "DBFORM_ALLOW_HTTP");
+  if (!value || *value == "0") return false;
+  if (*value == "1") return true;
+  throw UsageError("DBFORM_ALLOW_HTTP must be 1 (plain http:// to any host) or 0, not `" + valid_utf8(*value) + "`");
+}
+
 }  // namespace
 
 std::unique_ptr<ApiSetup> make_api() {
   auto env = process_env();
   auto setup = std::make_unique<ApiSetup>();
-  setup->transport = std::make_unique<CurlTransport>();
+  TransportOptions options;
+  options.ca_file = ca_bundle(env);
+  setup->transport = std::make_unique<CurlTransport>(options);
   std::string scheme_name = env("DBFORM_AUTH_SCHEME").value_or("bearer");
   AuthScheme scheme;
   if (scheme_name == "bearer") scheme = AuthScheme::Bearer;
   else if (scheme_name == "basic") scheme = AuthScheme::Basic;
   else throw UsageError("DBFORM_AUTH_SCHEME must be `bearer` or `basic`, not `" + scheme_name + "`");
   const std::string url = checked_env(env, "DBFORM_API_URL").value_or(kDefaultApiUrl);
-  if (std::string problem = base_url_problem(url); !problem.empty())
+  if (std::string problem = base_url_problem(url, /*plain_http_anywhere=*/true); !problem.empty())
     throw UsageError("DBFORM_API_URL is not an API base URL: " + problem + "; nothing was sent");
+  if (std::string problem = base_url_problem(url, plain_http_allowed(env)); !problem.empty())
+    throw UsageError("DBFORM_API_URL is refused: " + problem + "; nothing was sent (DBFORM_ALLOW_HTTP=1 allows "
+                     "plain http:// to any host)");
   setup->client = std::make_unique<ApiClient>(*setup->transport, setup->clock, url, scheme);
   if (log::enabled(log::Level::Debug)) setup->client->log_exchanges(log_exchange);
   return setup;

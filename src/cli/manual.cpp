@@ -18,8 +18,8 @@ namespace dbform::cli {
 
 extern const char* const kManifestDoc;  // docs/manifest.md, generated into the build (CMakeLists.txt)
 
-const std::vector<std::string> kApiEnvironment = {"DBFORM_API_URL", "DBFORM_API_KEY", "DBFORM_API_KEY_<PROJECT>",
-                                                  "DBFORM_AUTH_SCHEME"};
+const std::vector<std::string> kApiEnvironment = {"DBFORM_API_URL",     "DBFORM_API_KEY", "DBFORM_API_KEY_<PROJECT>",
+                                                  "DBFORM_AUTH_SCHEME", "SSL_CERT_FILE",  "DBFORM_ALLOW_HTTP"};
 
 namespace {
 
@@ -30,12 +30,17 @@ struct Variable {
 
 // Every variable dbform reads, in the order pages list them.
 const std::vector<Variable> kEnvironment = {
-    {"DBFORM_API_URL", "the API's base URL, an `https://` or `http://` URL with a host (default "
-                       "`https://console.cloud.tigerdata.com/public/api/v1`)"},
+    {"DBFORM_API_URL", "the API's base URL, an `https://` URL with a host (default "
+                       "`https://console.cloud.tigerdata.com/public/api/v1`); plain `http://` only to a loopback "
+                       "address (127.0.0.0/8, ::1, localhost: the simulator) unless DBFORM_ALLOW_HTTP=1"},
     {"DBFORM_API_KEY", "the API key of every project without a key of its own"},
     {"DBFORM_API_KEY_<PROJECT>", "the key of project PROJECT: its id upper-cased, every character other than A-Z "
                                  "and 0-9 turned into `_` (a project's `api_key_env` names another variable instead)"},
     {"DBFORM_AUTH_SCHEME", "`bearer` (the default: `Authorization: Bearer KEY`) or `basic` (KEY is `public:secret`)"},
+    {"SSL_CERT_FILE", "the CA bundle (PEM) the API's certificate must chain to, instead of the system's; a "
+                      "certificate that fails (unknown issuer, wrong host, expired) fails the command at once, "
+                      "before anything is sent"},
+    {"DBFORM_ALLOW_HTTP", "`1`: plain `http://` to any host, the API key in clear text (by default only to loopback)"},
     {"DBFORM_STATE", "the state, instead of `--state`: a file, a `postgres://` URL or a libpq keyword string "
                      "(`host=... dbname=...`)"},
     {"DBFORM_WORKSPACE", "which state of a PostgreSQL database, instead of `--workspace` (default `default`)"},

@@ -2,6 +2,8 @@
 #include "http/curl_transport.h"
 
 #include <curl/curl.h>
+#include <arpa/inet.h>
+#include <openssl/x509.h>  // the verify result codes libcurl reports (CURLINFO_SSL_VERIFYRESULT)
 
 #include <algorithm>
 #include <cctype>
@@ -166,6 +168,55 @@ size_t read_once(char* buffer, size_t size, size_t count, void* user) {
 
 int refuse_rewind(void*, curl_off_t, int) { return CURL_SEEKFUNC_CANTSEEK; }
 
+// One part of a URL libcurl can parse ("" when it cannot).
+std::string url_part(const std::string& url, CURLUPart which) {
+  std::unique_ptr<CURLU, void (*)(CURLU*)> parsed(curl_url(), curl_url_cleanup);
+  if (!parsed || curl_url_set(parsed.get(), CURLUPART_URL, url.c_str(), 0) != CURLUE_OK) return "";
+  char* value = nullptr;
+  std::string out;
+  if (curl_url_get(parsed.get(), which, &value, 0) == CURLUE_OK && value) out = value;
+  curl_free(value);
+  return out;
+}
+
+// Why the server's certificate was refused, in words that say which check failed, or "" when
+// `code` is not a certificate failure. Such a failure ends the TLS handshake, before a byte of the
+// request is written, and trying again would fail the same way.
+std::string certificate_problem(CURL* curl, CURLcode code, const std::string& url, const std::string& ca_file) {
+  const std::string trusted = ca_file.empty() ? "the system's CA certificates (SSL_CERT_FILE names another bundle)"
+                                              : "the CA bundle " + ca_file + " (SSL_CERT_FILE)";
+  if (code == CURLE_SSL_CACERT_BADFILE)
+    return (ca_file.empty() ? "the system's CA bundle" : "the CA bundle " + ca_file + " (SSL_CERT_FILE)") +
+           " cannot be read as PEM certificates";
+  if (code != CURLE_PEER_FAILED_VERIFICATION) return "";
+  long verify = X509_V_OK;
+  curl_easy_getinfo(curl, CURLINFO_SSL_VERIFYRESULT, &verify);
+  switch (verify) {
+    case X509_V_ERR_CERT_HAS_EXPIRED:
+      return "the certificate has expired";
+    case X509_V_ERR_CERT_NOT_YET_VALID:
+      return "the certificate is not valid yet (is this machine's clock right?)";
+    case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT:
+    case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN:
+      return "unknown issuer: the certificate is self-signed and not among " + trusted;
+    case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY:
+    case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT:
+    case X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
+      return "unknown issuer: the certificate's issuer is not among " + trusted;
+    case X509_V_ERR_CERT_REVOKED:
+      return "the certificate has been revoked";
+    // libcurl checks the name itself before it reads the chain's verdict, which it reports as
+    // X509_V_ERR_UNSPECIFIED until then: its only certificate failure in that state is the name.
+    case X509_V_OK:
+    case X509_V_ERR_UNSPECIFIED:
+    case X509_V_ERR_HOSTNAME_MISMATCH:
+    case X509_V_ERR_IP_ADDRESS_MISMATCH:
+      return "wrong host: the certificate is not for " + valid_utf8(url_part(url, CURLUPART_HOST));
+    default:
+      return std::string("the certificate failed verification (") + X509_verify_cert_error_string(verify) + ")";
+  }
+}
+
 void set_method_and_body(CURL* curl, const HttpRequest& request, OneShotBody& once) {
   if (request.method == "GET") {
     curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
@@ -225,6 +276,10 @@ HttpResponse CurlTransport::send(const HttpRequest& request) {
   curl_easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(options_.max_body_bytes));
   curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, collect_header);
   curl_easy_setopt(curl, CURLOPT_HEADERDATA, &response.headers);
+  if (!options_.ca_file.empty()) {  // that bundle instead of the system's, whose directory goes too
+    curl_easy_setopt(curl, CURLOPT_CAINFO, options_.ca_file.c_str());
+    curl_easy_setopt(curl, CURLOPT_CAPATH, nullptr);
+  }
   OneShotBody once{request.body};
   set_method_and_body(curl, request, once);
 
@@ -234,6 +289,12 @@ HttpResponse CurlTransport::send(const HttpRequest& request) {
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, nullptr);
   curl_easy_setopt(curl, CURLOPT_READDATA, nullptr);
   if (result != CURLE_OK) {
+    if (std::string problem = certificate_problem(curl, result, request.url, options_.ca_file); !problem.empty()) {
+      const std::string said = error_text[0] ? error_text : curl_easy_strerror(result);
+      throw TransportError(request.method + " " + redact_url(request.url) + ": the server's TLS certificate was "
+                               "refused, so nothing was sent: " + problem + " (libcurl: " + valid_utf8(said) + ")",
+                           /*may_have_reached_server=*/once.sent > 0, /*worth_retrying=*/false);
+    }
     std::string detail = error_text[0] ? error_text : curl_easy_strerror(result);
     if (result == CURLE_SEND_FAIL_REWIND)  // libcurl's words name our refusal to rewind, not the fault
       detail = "the kept-alive connection closed before an answer came";
@@ -252,7 +313,20 @@ HttpResponse CurlTransport::send(const HttpRequest& request) {
   return response;
 }
 
-std::string base_url_problem(const std::string& url) {
+bool is_loopback_host(const std::string& host) {
+  std::string name = host;
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (name == "localhost") return true;  // libcurl resolves it to loopback itself, never by DNS
+  in_addr v4{};
+  if (::inet_pton(AF_INET, name.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  if (name.size() > 2 && name.front() == '[' && name.back() == ']') name = name.substr(1, name.size() - 2);
+  in6_addr v6{};
+  if (::inet_pton(AF_INET6, name.c_str(), &v6) != 1) return false;
+  if (IN6_IS_ADDR_LOOPBACK(&v6)) return true;
+  return IN6_IS_ADDR_V4MAPPED(&v6) && v6.s6_addr[12] == 127;
+}
+
+std::string base_url_problem(const std::string& url, bool plain_http_anywhere) {
   std::unique_ptr<CURLU, void (*)(CURLU*)> parsed(curl_url(), curl_url_cleanup);
   if (!parsed) return "libcurl could not allocate a URL";
   if (curl_url_set(parsed.get(), CURLUPART_URL, url.c_str(), 0) != CURLUE_OK)
@@ -266,9 +340,13 @@ std::string base_url_problem(const std::string& url) {
   };
   const std::string scheme = part(CURLUPART_SCHEME);
   if (scheme != "https" && scheme != "http") return "its scheme is not https or http";
-  if (part(CURLUPART_HOST).empty()) return "it names no host";
+  const std::string host = part(CURLUPART_HOST);
+  if (host.empty()) return "it names no host";
   if (!part(CURLUPART_QUERY).empty() || !part(CURLUPART_FRAGMENT).empty())
     return "it has a query or a fragment (paths are appended to the base URL)";
+  if (scheme == "http" && !plain_http_anywhere && !is_loopback_host(host))
+    return "it is plain http:// to " + valid_utf8(host) +
+           ", which is not a loopback address: the API key would travel in clear text (use https://)";
   return "";
 }
 

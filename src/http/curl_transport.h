@@ -21,8 +21,14 @@ class CurlTransport : public Transport {
 };
 
 // Why `url` cannot be an API base URL ("" when it can): it must parse as a URL (libcurl's parser),
-// with the scheme http or https and a host. `url` itself is never quoted (it may hold a password).
-std::string base_url_problem(const std::string& url);
+// with the scheme https, or http to a loopback host only unless `plain_http_anywhere` (a key must
+// never travel in clear text by accident), and a host. `url` itself is never quoted (it may hold a
+// password); its host may be.
+std::string base_url_problem(const std::string& url, bool plain_http_anywhere = false);
+
+// Whether `host`, as a URL spells it, is this machine's loopback: 127.0.0.0/8, [::1] (or an IPv4
+// loopback address mapped into IPv6) or localhost.
+bool is_loopback_host(const std::string& host);
 
 // A PostgreSQL connection URI, postgres://USER:PASSWORD@HOST:PORT/DATABASE?QUERY, built by libcurl's
 // URL API so that the user and password are percent-encoded as libpq decodes them. No password: no

@@ -35,14 +35,18 @@ struct HttpResponse {
 
 // A request that got no HTTP response. `may_have_reached_server` is false only when the request
 // certainly never left (DNS failure, connection refused): then even a create may be sent again.
+// `worth_retrying` is false when trying again would fail the same way (the server's certificate was
+// refused): the call fails at once.
 class TransportError : public Error {
  public:
-  TransportError(const std::string& what, bool may_have_reached_server)
-      : Error(what), may_have_reached_server_(may_have_reached_server) {}
+  TransportError(const std::string& what, bool may_have_reached_server, bool worth_retrying = true)
+      : Error(what), may_have_reached_server_(may_have_reached_server), worth_retrying_(worth_retrying) {}
   bool may_have_reached_server() const { return may_have_reached_server_; }
+  bool worth_retrying() const { return worth_retrying_; }
 
  private:
   bool may_have_reached_server_;
+  bool worth_retrying_;
 };
 
 class Transport {
@@ -59,6 +63,9 @@ struct TransportOptions {
   // The largest answer body read, after decompression: a larger one (a compression bomb, a
   // runaway list) is cut off and the call fails as a transport error that reached the server.
   size_t max_body_bytes = size_t{64} << 20;
+  // The CA bundle (PEM) that https:// servers' certificates must chain to, instead of the system's
+  // (the CLI takes it from SSL_CERT_FILE); empty: the system's.
+  std::string ca_file{};
 };
 
 }  // namespace dbform

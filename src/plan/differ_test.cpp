@@ -266,33 +266,6 @@ TEST_CASE("plan: recorded but no longer declared is an orphan, reported and kept
                                  !Catch::Contains("`--prune` deletes it"));
 }
 
-TEST_CASE("plan: the differ is linear enough for 10,000 services") {
-  Manifest m;
-  State s = new_state();
-  for (int p = 0; p < 100; ++p) {
-    DesiredProject proj;
-    proj.id = "p" + std::to_string(p);
-    for (int i = 0; i < 100; ++i) {
-      DesiredService svc;
-      svc.name = "svc" + std::to_string(i);
-      svc.cpu_millis = "1000";
-      proj.services.push_back(svc);
-      ResourceRecord r;
-      r.project_id = proj.id;
-      r.name = svc.name;
-      r.address = resource_address(proj.id, ResourceKind::Service, svc.name);
-      r.settings = settings_json(svc);
-      r.id = "x";
-      r.status = "READY";
-      s.resources.push_back(r);
-    }
-    m.projects.push_back(proj);
-  }
-  Plan plan = make_plan(m, s);
-  CHECK(plan.summary.noop == 10000);
-  CHECK_FALSE(plan.summary.has_changes());
-}
-
 TEST_CASE("plan: what the last answer showed counts without a refresh: declaring it is no change") {
   Manifest m = one_project();
   DesiredService& events = m.projects[0].services[1];

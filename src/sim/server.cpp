@@ -67,14 +67,31 @@ void serve_json(const httplib::Request& req, httplib::Response& res, const nlohm
 
 }  // namespace
 
+namespace {
+
+std::unique_ptr<httplib::Server> make_server(const std::optional<SimTls>& tls) {
+  if (!tls) return std::make_unique<httplib::Server>();
+  auto server = std::make_unique<httplib::SSLServer>(tls->cert_file.c_str(), tls->key_file.c_str());
+  if (!server->is_valid())
+    throw Error("cannot serve HTTPS with certificate " + tls->cert_file + " and key " + tls->key_file +
+                ": they cannot be read, are not PEM, or do not belong together");
+  return server;
+}
+
+}  // namespace
+
 struct SimServer::Impl {
-  Impl(Simulator& s, Duration delay) : sim(s), connection_delay(delay) {}
+  Impl(Simulator& s, Duration delay, const std::optional<SimTls>& tls)
+      : sim(s), connection_delay(delay), owned_server(make_server(tls)), server(*owned_server) {}
 
   Simulator& sim;
   const Duration connection_delay;
   std::mutex connections_mu;
   std::set<std::pair<std::string, int>> connections;  // (address, port) of each connection seen
-  httplib::Server server;
+  std::unique_ptr<httplib::Server> owned_server;     // an httplib::SSLServer when serving HTTPS
+  httplib::Server& server;
+  std::mutex observer_mu;
+  std::function<void(const SimRequest&)> observer;  // see set_observer
   std::thread listener;
   std::mutex stop_mu;  // one stop() at a time; held while joining the listener
   std::mutex mu;       // guards the two flags below
@@ -84,6 +101,15 @@ struct SimServer::Impl {
   socket_t listening_socket = INVALID_SOCKET;
 
   void install_routes();
+
+  void observe(const SimRequest& request) {
+    std::function<void(const SimRequest&)> call;
+    {
+      std::lock_guard<std::mutex> lock(observer_mu);
+      call = observer;
+    }
+    if (call) call(request);  // unlocked: it may hold this thread until the test lets it go
+  }
 
   // A connection's first request waits connection_delay; the next ones on it do not.
   void charge_new_connection(const httplib::Request& req) {
@@ -142,7 +168,9 @@ void SimServer::Impl::install_routes() {
   // itself so that they are counted like any other call.
   auto api = [this](const httplib::Request& req, httplib::Response& res) {
     SimRequest request{req.method, strip_base_path(req.path), req.get_header_value("Authorization"), req.body};
-    send_answer(sim.handle(request), req, res);
+    SimResponse answer = sim.handle(request);
+    observe(request);
+    send_answer(answer, req, res);
   };
   const char* any_path = ".*";
   server.Get(any_path, api);
@@ -156,8 +184,8 @@ void SimServer::Impl::install_routes() {
   });
 }
 
-SimServer::SimServer(Simulator& sim, Duration connection_delay)
-    : impl_(std::make_unique<Impl>(sim, connection_delay)) {
+SimServer::SimServer(Simulator& sim, Duration connection_delay, const std::optional<SimTls>& tls)
+    : impl_(std::make_unique<Impl>(sim, connection_delay, tls)) {
   // spdlog creates its registry on first use; let that be here, before any worker thread logs a
   // request, rather than racing between two of them.
   log::enabled(log::Level::Debug);
@@ -184,6 +212,11 @@ SimServer::SimServer(Simulator& sim, Duration connection_delay)
 }
 
 SimServer::~SimServer() { stop(); }
+
+void SimServer::set_observer(std::function<void(const SimRequest&)> observer) {
+  std::lock_guard<std::mutex> lock(impl_->observer_mu);
+  impl_->observer = std::move(observer);
+}
 
 long long SimServer::connections_charged() const {
   std::lock_guard<std::mutex> lock(impl_->connections_mu);

@@ -9,6 +9,7 @@
 #include "http/curl_transport.h"
 #include "sim/gzip.h"
 #include "sim/simulator.h"
+#include "tls/test_pki.h"
 
 using namespace dbform;
 using nlohmann::json;
@@ -284,4 +285,57 @@ TEST_CASE("sim: --connection-delay charges each new connection once, before its 
   CHECK(other.send({"GET", url, {}, ""}).status == 200);
   CHECK(server.connections_charged() == 2);
   server.stop();
+}
+
+// SPEC section 8: the API over TLS. The client is what every command uses (ApiClient, CurlTransport
+// with the CA bundle SSL_CERT_FILE names); a refused certificate fails the first call at once,
+// without the retries and back-off a network failure gets, and nothing reaches the simulator.
+TEST_CASE("sim: SimServer over HTTPS serves ApiClient trusting its CA, and a refused certificate fails at once, unretried") {
+  tlstest::TempPki pki;
+  FakeClock clock;
+  Simulator sim(server_config(), clock);
+  SimServer server(sim, Duration(0), SimTls{pki.file("good.pem"), pki.file("good.key")});
+  const int port = server.start("127.0.0.1", 0);
+  const std::string base = "https://localhost:" + std::to_string(port) + "/public/api/v1";
+  RetryPolicy retry;
+  retry.seed = 1;
+
+  TransportOptions trusting;
+  trusting.ca_file = pki.file("ca.pem");
+  CurlTransport transport(trusting);
+  ApiClient client(transport, clock, base, AuthScheme::Bearer, retry);
+  CHECK(client.auth_info("key-a").project_id == "proj-a");
+  Service created = client.create_service("key-a", "proj-a", named("orders"));
+  CHECK(created.name == "orders");
+  CHECK(sim.request_counts()["POST /projects/{project_id}/services"] == 1);
+
+  CurlTransport untrusting;  // the system's CAs: the test CA is not among them
+  ApiClient refused(untrusting, clock, base, AuthScheme::Bearer, retry);
+  const auto before = clock.now();
+  const json counts = sim.request_counts();
+  for (int call = 0; call < 2; ++call) {
+    try {
+      if (call == 0) refused.auth_info("key-a");
+      else refused.create_service("key-a", "proj-a", named("billing"));
+      FAIL("answered, though the certificate is not trusted");
+    } catch (const ApiError& e) {
+      INFO(e.what());
+      CHECK(std::string(e.what()).find(": could not reach the API: ") != std::string::npos);
+      CHECK(std::string(e.what()).find("(after") == std::string::npos);  // one attempt
+      CHECK(std::string(e.what()).find("unknown issuer") != std::string::npos);
+      CHECK_FALSE(e.outcome_unknown());  // nothing was sent: not "may or may not exist"
+    }
+  }
+  CHECK(clock.now() == before);  // no back-off was slept
+  CHECK(sim.request_counts() == counts);
+  server.stop();
+}
+
+TEST_CASE("sim: SimServer refuses a TLS certificate and key it cannot load, naming them") {
+  tlstest::TempPki pki;
+  FakeClock clock;
+  Simulator sim(server_config(), clock);
+  CHECK_THROWS_WITH(SimServer(sim, Duration(0), SimTls{pki.file("good.pem"), pki.file("expired.key")}),
+                    Catch::Contains("cannot serve HTTPS with certificate " + pki.file("good.pem") + " and key " +
+                                    pki.file("expired.key")));
 }

@@ -2,9 +2,11 @@
 // The local API simulator: the calls of SPEC section 1, in memory, with seeded fault
 // injection. Simulator is the transport-free core (testable without sockets); SimServer serves it
 // over HTTP on loopback with cpp-httplib.
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -141,12 +143,20 @@ class Simulator {
   std::unique_ptr<Impl> impl_;
 };
 
-// Serves a Simulator over HTTP at base path /public/api/v1 (and at /, for convenience).
+// The certificate (chain) and private key, PEM files, of a simulator that serves HTTPS.
+struct SimTls {
+  std::string cert_file, key_file;
+};
+
+// Serves a Simulator over HTTP at base path /public/api/v1 (and at /, for convenience); over
+// HTTPS when given `tls`.
 class SimServer {
  public:
   // `connection_delay`: what a new connection costs, spent before its first request is answered
   // (a TLS handshake with a remote API costs tens of milliseconds; loopback costs nothing).
-  explicit SimServer(Simulator& sim, Duration connection_delay = Duration(0));
+  // Throws Error naming the files when `tls`'s certificate and key cannot be loaded.
+  explicit SimServer(Simulator& sim, Duration connection_delay = Duration(0),
+                     const std::optional<SimTls>& tls = std::nullopt);
   ~SimServer();
   // Binds host:port (port 0 picks a free one), starts serving on a background thread and returns
   // the bound port. Throws Error when it cannot bind.
@@ -156,6 +166,11 @@ class SimServer {
   void wait();
   // The connections that were charged connection_delay (each new one, when it is set).
   long long connections_charged() const;
+  // Called on the serving thread of every API request (not the /_sim/ routes) once the simulator
+  // has performed it and before its answer is written, so that a test can act at an observed point
+  // (kill the client while that answer is on its way) and hold the answer back until it has.
+  // Empty: none. Safe to change while serving.
+  void set_observer(std::function<void(const SimRequest&)> observer);
 
  private:
   struct Impl;

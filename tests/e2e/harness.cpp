@@ -226,9 +226,10 @@ dbform::SimConfig default_sim_config() {
   return c;
 }
 
-Sandbox::Sandbox(dbform::SimConfig config) : dir_(make_temp_dir()) {
+Sandbox::Sandbox(dbform::SimConfig config, const std::optional<dbform::SimTls>& tls)
+    : dir_(make_temp_dir()), https_(tls.has_value()) {
   sim_ = std::make_unique<dbform::Simulator>(std::move(config), clock_);
-  server_ = std::make_unique<dbform::SimServer>(*sim_);
+  server_ = std::make_unique<dbform::SimServer>(*sim_, dbform::Duration(0), tls);
   port_ = server_->start("127.0.0.1", 0);
   const char* path = std::getenv("PATH");
   env["PATH"] = path ? path : "/usr/bin:/bin";
@@ -243,7 +244,9 @@ Sandbox::~Sandbox() {
   fs::remove_all(dir_, ec);
 }
 
-std::string Sandbox::api_url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/public/api/v1"; }
+std::string Sandbox::api_url() const {
+  return (https_ ? "https" : "http") + std::string("://127.0.0.1:") + std::to_string(port_) + "/public/api/v1";
+}
 
 std::unique_ptr<Process> Sandbox::start(const std::vector<std::string>& args,
                                         const std::map<std::string, std::string>& extra,
@@ -371,6 +374,41 @@ bool wait_for_record(const Sandbox& sb, const std::string& address, bool with_id
         }
       },
       limit);
+}
+
+HeldAnswer::HeldAnswer(Sandbox& sb, int nth, std::function<bool(const dbform::SimRequest&)> matches)
+    : sb_(sb), point_(std::make_shared<Point>()) {
+  point_->nth = nth;
+  point_->matches = std::move(matches);
+  sb_.observe([point = point_](const dbform::SimRequest& request) {
+    std::unique_lock<std::mutex> lock(point->mu);
+    if (point->reached || (point->matches && !point->matches(request)) || ++point->seen < point->nth) return;
+    point->reached = true;
+    point->held = request;
+    point->cv.notify_all();
+    point->cv.wait(lock, [&] { return point->released; });
+  });
+}
+
+HeldAnswer::~HeldAnswer() {
+  release();
+  sb_.observe(nullptr);
+}
+
+bool HeldAnswer::wait(std::chrono::milliseconds limit) {
+  std::unique_lock<std::mutex> lock(point_->mu);
+  return point_->cv.wait_for(lock, limit, [this] { return point_->reached; });
+}
+
+dbform::SimRequest HeldAnswer::request() const {
+  std::lock_guard<std::mutex> lock(point_->mu);
+  return point_->held;
+}
+
+void HeldAnswer::release() {
+  std::lock_guard<std::mutex> lock(point_->mu);
+  point_->released = true;
+  point_->cv.notify_all();
 }
 
 bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds limit) {

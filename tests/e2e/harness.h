@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -89,7 +90,9 @@ dbform::SimConfig default_sim_config();
 
 class Sandbox {
  public:
-  explicit Sandbox(dbform::SimConfig config = default_sim_config());
+  // With `tls`, the simulator serves HTTPS with that certificate, and api_url() is https://.
+  explicit Sandbox(dbform::SimConfig config = default_sim_config(),
+                   const std::optional<dbform::SimTls>& tls = std::nullopt);
   ~Sandbox();
   Sandbox(const Sandbox&) = delete;
   Sandbox& operator=(const Sandbox&) = delete;
@@ -125,6 +128,9 @@ class Sandbox {
   // The state file `name` with its journal replayed; throws when there is none (or it is mid-write).
   json state(const std::string& name = "dbform.state.json") const;
 
+  // See dbform::SimServer::set_observer; HeldAnswer below uses it.
+  void observe(std::function<void(const dbform::SimRequest&)> observer) { server_->set_observer(std::move(observer)); }
+
   json counts() const { return sim_->request_counts(); }
   // Requests seen for one route, e.g. count("POST /projects/{project_id}/services").
   long long count(const std::string& route) const;
@@ -137,6 +143,7 @@ class Sandbox {
   std::unique_ptr<dbform::Simulator> sim_;
   std::unique_ptr<dbform::SimServer> server_;
   int port_ = 0;
+  bool https_ = false;
 };
 
 // Route names as the simulator counts them.
@@ -167,6 +174,37 @@ std::string vpc_yaml(const std::string& name, const std::string& cidr = "10.0.0.
 bool wait_for_record(const Sandbox& sb, const std::string& address, bool with_id,
                      const std::string& state_file = "dbform.state.json",
                      std::chrono::milliseconds limit = std::chrono::seconds(30));
+
+// An observed point of a run: the simulator performs the `nth` API request that `matches` (every
+// request when it is empty), counted from now, and holds its answer back until release() (or the
+// destructor). While held, the run that sent it is certainly still running and waiting for it:
+// a test kills it there, at a point that does not depend on how fast the machine is.
+class HeldAnswer {
+ public:
+  HeldAnswer(Sandbox& sb, int nth, std::function<bool(const dbform::SimRequest&)> matches = {});
+  ~HeldAnswer();
+  HeldAnswer(const HeldAnswer&) = delete;
+  HeldAnswer& operator=(const HeldAnswer&) = delete;
+  // Waits until the nth request is performed and held; false when `limit` passed first.
+  bool wait(std::chrono::milliseconds limit = std::chrono::seconds(60));
+  // The request held (once wait() returned true).
+  dbform::SimRequest request() const;
+  void release();
+
+ private:
+  // Shared with the observer, which a serving thread may still be running when this is destroyed.
+  struct Point {
+    int nth;
+    std::function<bool(const dbform::SimRequest&)> matches;
+    std::mutex mu;
+    std::condition_variable cv;
+    int seen = 0;
+    bool reached = false, released = false;
+    dbform::SimRequest held;
+  };
+  Sandbox& sb_;
+  std::shared_ptr<Point> point_;
+};
 
 // Waits (bounded, polling) until `condition` holds; false when `limit` passed first.
 bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds limit);

@@ -1,6 +1,7 @@
 // The crash-safety guarantee, hammered: applies of a VPC and 8 services are killed with SIGKILL at
-// random moments, again and again, then one run is let finish. Whatever moment the kill hit (before
-// an intent, between intent and create, with a create in flight, while watching), the simulator
+// random observed points (the Nth request performed, its answer held back), again and again, then
+// one run is let finish. Whatever the kill hit (before an intent, between intent and create, with a
+// create in flight, while watching), the simulator
 // must end with exactly one of each resource and the state must record every one of them, READY.
 //
 // DBFORM_KILL_RUNS sets the number of kills (default 20, as CI runs it); DBFORM_KILL_SEED the seed.
@@ -31,23 +32,46 @@ std::string kill_manifest(int cpu = 1000, int memory = 4, const std::string& ext
 
 const std::vector<std::string> kKillArgs = {"apply", "--auto-approve", "--poll-interval", "100ms", "--parallelism", "3"};
 
-// Starts `apply` and kills it with SIGKILL after a random moment up to `within_ms`. True when the
-// kill hit the apply while it ran. After every kill the state is either absent (killed before the
-// first write) or readable, its journal included (a torn last append is dropped, never an error).
-bool kill_an_apply(Sandbox& sb, std::mt19937& rng, int within_ms, unsigned seed) {
+// The last request a kill may wait for: any apply of the trials below makes more than this many
+// (its key check and at least nine creates or calls), and one that follows an apply killed at
+// its kFirstKillPoints-th request makes at least two (its key check, then what is left).
+constexpr int kFirstKillPoints = 10;
+constexpr int kLaterKillPoints = 2;
+
+// Starts `apply` and kills it with SIGKILL at an observed point: once the simulator has performed
+// its `point`-th request (random, up to `last_point`), while that answer is held back. Whatever
+// the point (before the first intent, a create performed but unanswered, an update in flight, a
+// watch), the apply is certainly running when it is killed, however fast the machine: true when
+// it died of the kill. After every kill the state is either absent (killed before the first write)
+// or readable, its journal included (a torn last append is dropped, never an error).
+bool kill_an_apply(Sandbox& sb, std::mt19937& rng, int last_point, unsigned seed) {
+  const int point = std::uniform_int_distribution<int>(1, last_point)(rng);
+  HeldAnswer held(sb, point);
   auto run = sb.start(kKillArgs);
-  std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(0, within_ms)(rng)));
+  const bool reached = held.wait();
+  INFO("seed " << seed << ": the apply ended before its request " << point << ":\n"
+               << run->stdout_so_far() << run->stderr_so_far());
+  CHECK(reached);
   run->signal(SIGKILL);
   RunResult r = run->wait();
+  held.release();
   if (sb.exists("dbform.state.json")) {
-    INFO("seed " << seed << ", state after the kill:\n" << sb.read("dbform.state.json")
+    INFO("seed " << seed << ", state after the kill at " << held.request().method << " " << held.request().path
+                 << ":\n" << sb.read("dbform.state.json")
                  << (sb.exists("dbform.state.json.journal") ? sb.read("dbform.state.json.journal") : ""));
     REQUIRE_NOTHROW(sb.state());
   }
   return r.exit_code == 128 + SIGKILL;
 }
 
-// One trial: a fresh simulator and state; up to two applies killed at random moments, then one run
+// The two kills of a trial: the first anywhere in the first kFirstKillPoints requests, the second
+// in the first kLaterKillPoints of the next apply.
+int kill_twice(Sandbox& sb, std::mt19937& rng, unsigned seed) {
+  int killed = kill_an_apply(sb, rng, kFirstKillPoints, seed);
+  return killed + kill_an_apply(sb, rng, kLaterKillPoints, seed);
+}
+
+// One trial: a fresh simulator and state; up to two applies killed at random observed points, then one run
 // let finish. Returns what the clean run found.
 struct TrialOutcome {
   int killed_mid_run = 0;
@@ -65,9 +89,7 @@ TrialOutcome run_trial(unsigned seed, std::mt19937& rng) {
   Sandbox sb(config);
   sb.write("dbform.yaml", kill_manifest());
   TrialOutcome outcome;
-  // A moment anywhere in an apply's life (about 700 ms here): before the first intent, between an
-  // intent and its create, with creates in flight, or while watching.
-  for (int kill = 0; kill < 2; ++kill) outcome.killed_mid_run += kill_an_apply(sb, rng, 700, seed);
+  outcome.killed_mid_run = kill_twice(sb, rng, seed);
   RunResult last = sb.apply();
   INFO("seed " << seed << ": " << last.describe());
   REQUIRE(last.exit_code == 0);
@@ -112,8 +134,8 @@ TEST_CASE("e2e: applies killed with SIGKILL at random moments never lose or dupl
                           << total.killed_mid_run << " hit a running apply; " << total.duplicates
                           << " duplicates, " << total.lost << " resources lost, " << total.without_password
                           << " services recorded without the password they have");
-  // Most kills must land while an apply is working, or the test proves little.
-  CHECK(total.killed_mid_run >= trials);
+  // Every kill lands while an apply is working (at an observed point), or the test proves little.
+  CHECK(total.killed_mid_run == 2 * trials);
   CHECK(total.duplicates == 0);
   CHECK(total.lost == 0);
   CHECK(total.without_password == 0);
@@ -145,7 +167,7 @@ void run_kill_trials(const char* what, int share, unsigned stream, const char* c
   WARN(what << " (seed " << seed << "): " << trials << " trials, " << 2 * trials << " SIGKILLs of which "
             << total.killed_mid_run << " hit a running apply; " << total.created << " " << created << ", "
             << total.disagreeing << " not as declared");
-  CHECK(total.killed_mid_run >= trials);
+  CHECK(total.killed_mid_run == 2 * trials);
   CHECK(total.created == 0);
   CHECK(total.disagreeing == 0);
 }
@@ -163,8 +185,7 @@ UpdateTrialOutcome run_update_trial(unsigned seed, std::mt19937& rng) {
   const long long creates = sb.count(kPostService);
   sb.write("dbform.yaml", kill_manifest(2000, 8, "        environment_tag: PROD\n        replica_count: 1\n"));
   UpdateTrialOutcome outcome;
-  // About 1 s: refreshing, sending a call, upgrading, between calls, or recording a result.
-  for (int kill = 0; kill < 2; ++kill) outcome.killed_mid_run += kill_an_apply(sb, rng, 1000, seed);
+  outcome.killed_mid_run = kill_twice(sb, rng, seed);
   RunResult last = sb.apply();
   INFO("seed " << seed << ": " << last.describe());
   REQUIRE(last.exit_code == 0);
@@ -222,7 +243,7 @@ UpdateTrialOutcome run_day_three_trial(unsigned seed, std::mt19937& rng) {
                        "-renamed\n          strategy: " + (i ? "NOW" : "LAST_SNAPSHOT") + "\n");
   sb.write("dbform.yaml", manifest({vpc_yaml("net")}, services));
   UpdateTrialOutcome outcome;
-  for (int kill = 0; kill < 2; ++kill) outcome.killed_mid_run += kill_an_apply(sb, rng, 900, seed);
+  outcome.killed_mid_run = kill_twice(sb, rng, seed);
   RunResult last = sb.apply();
   INFO("seed " << seed << ": " << last.describe());
   REQUIRE(last.exit_code == 0);
@@ -280,8 +301,7 @@ UpdateTrialOutcome run_nested_trial(unsigned seed, std::mt19937& rng) {
                        "            cpu_millis: 1000\n            memory_gbs: 4\n");
   sb.write("dbform.yaml", manifest({vpc}, services));
   UpdateTrialOutcome outcome;
-  // About 1.2 s: the services' creates and watches, the sets' and peerings' creates, the sets' watches.
-  for (int kill = 0; kill < 2; ++kill) outcome.killed_mid_run += kill_an_apply(sb, rng, 1200, seed);
+  outcome.killed_mid_run = kill_twice(sb, rng, seed);
   RunResult last = sb.apply();
   INFO("seed " << seed << ": " << last.describe());
   REQUIRE(last.exit_code == 0);

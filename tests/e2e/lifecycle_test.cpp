@@ -110,14 +110,15 @@ TEST_CASE("e2e: a prune killed with SIGKILL is finished by the next run, which l
   sb.write("dbform.yaml", manifest({vpc_yaml("main")}, {service_yaml("orders")}));
   auto run = sb.start({"apply", "--auto-approve", "--prune", "--poll-interval", "100ms"});
   // Killed once both deletes were sent: the state still records them, as pending.
-  for (int i = 0; i < 200 && sb.count(kDeleteService) < 2; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  REQUIRE(sb.count(kDeleteService) == 2);
+  REQUIRE(eventually([&] { return sb.count(kDeleteService) == 2; }, std::chrono::seconds(30)));
   run->signal(SIGKILL);
   run->wait();
   json state = sb.state();
   CHECK(find_resource(state, service_address("billing")).is_object());
 
-  std::this_thread::sleep_for(std::chrono::milliseconds(1600));  // gone by now: a 404 counts as deleted
+  // Once the simulator has finished both deletes, the next run finds them gone: a 404 counts as
+  // deleted.
+  REQUIRE(eventually([&] { return sb.sim().all_services().size() == 1; }, std::chrono::seconds(30)));
   RunResult again = sb.apply({"--prune"});
   INFO(again.describe() << "\ncounts: " << sb.counts().dump());
   REQUIRE(again.exit_code == 0);

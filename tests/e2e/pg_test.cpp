@@ -7,6 +7,7 @@
 #include "common.h"
 #include "state/codec.h"
 #include "state/pg_store.h"
+#include "tls/test_pki.h"
 
 using namespace e2e;
 
@@ -337,7 +338,9 @@ TEST_CASE("e2e: pg: output's connection string, pgpass and env lines connect to 
   std::string text = uri.out.substr(0, uri.out.size() - 1);
   CHECK(text.rfind("postgres://tsdbadmin:", 0) == 0);
   CHECK(contains(text, "@127.0.0.1:" + port + "/tsdb?sslmode=require"));
-  text.replace(text.find("sslmode=require"), 15, "sslmode=disable");  // the test server has no TLS
+  // As printed: the test server speaks TLS, as a service does.
+  CHECK(dbform::PgConnection(text).exec("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()").rows.at(0).at(0) ==
+        "t");
   CHECK(dbform::PgConnection(text).exec("SELECT current_user").rows.at(0).at(0) == "tsdbadmin");
 
   // A pgpass file, as libpq reads it.
@@ -409,4 +412,43 @@ TEST_CASE("e2e: pg: a role with SELECT alone plans with a refresh, during an app
   RunResult apply = pr.apply();
   CHECK(apply.exit_code == 1);
   CHECK(dbform::PgStateStore(database_url, workspace).read()->serial == before->serial);
+
+TEST_CASE("e2e: pg: a state over TLS: sslmode=verify-full with the server's CA and sslmode=require work, and a CA that "
+          "did not sign its certificate is refused",
+          "[pg]") {
+  const std::string url = pgtest::server_url();
+  const std::string workspace = pgtest::unique_name("tls");
+  const std::string verified = url + "?sslmode=verify-full&sslrootcert=" + pgtest::server_ca_file();
+  Sandbox sb;
+  sb.write("dbform.yaml", manifest({}, {service_yaml("orders")}));
+  RunResult r = sb.apply({}, {{"DBFORM_STATE", verified}, {"DBFORM_WORKSPACE", workspace}});
+  INFO(r.describe());
+  REQUIRE(r.exit_code == 0);
+  check_no_password(r);
+  CHECK(has_id(stored_state(workspace), service_address("orders")));
+
+  RunResult required = sb.run({"plan", "--detailed-exitcode"},
+                              {{"DBFORM_STATE", url + "?sslmode=require"}, {"DBFORM_WORKSPACE", workspace}});
+  INFO(required.describe());
+  CHECK(required.exit_code == 0);
+  check_no_password(required);
+  const std::string port = url.substr(url.rfind(':') + 1, url.rfind('/') - url.rfind(':') - 1);
+  RunResult keywords = sb.run(
+      {"plan", "--detailed-exitcode"},
+      {{"DBFORM_STATE", "host=localhost port=" + port + " dbname=postgres user=dbform password=" +
+                            pgtest::server_password() + " sslmode=verify-full sslrootcert=" + pgtest::server_ca_file()},
+       {"DBFORM_WORKSPACE", workspace}});
+  INFO(keywords.describe());
+  CHECK(keywords.exit_code == 0);
+  check_no_password(keywords);
+
+  // Another CA's bundle: the server's certificate does not chain to it.
+  tlstest::TempPki other;
+  RunResult wrong = sb.run({"plan"}, {{"DBFORM_STATE", url + "?sslmode=verify-full&sslrootcert=" + other.file("ca.pem")},
+                                      {"DBFORM_WORKSPACE", workspace}});
+  INFO(wrong.describe());
+  CHECK(wrong.exit_code == 1);
+  CHECK(contains(wrong.err, "cannot connect to the PostgreSQL state (database postgres on 127.0.0.1:"));
+  CHECK(contains(wrong.err, "certificate verify failed"));
+  check_no_password(wrong);
 }

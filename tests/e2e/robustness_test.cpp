@@ -67,20 +67,27 @@ TEST_CASE("e2e: a create whose answer is lost is adopted by name, never sent twi
 }
 
 TEST_CASE("e2e: an apply killed (SIGKILL) with a create in flight is finished by the next run without a duplicate") {
-  auto config = default_sim_config();
-  config.faults.latency = dbform::Duration(1000);  // every answer takes a second: time to kill mid-call
-  Sandbox sb(config);
+  Sandbox sb;
   sb.write("dbform.yaml", manifest({}, {service_yaml("orders")}));
 
+  // The create is performed and its answer held back: killed then, the run certainly had the
+  // create in flight.
+  HeldAnswer create(sb, 1, [](const dbform::SimRequest& r) { return r.method == "POST" && r.path.ends_with("/services"); });
   auto first = sb.start({"apply", "--auto-approve", "--poll-interval", "100ms"});
-  bool intent = wait_for_record(sb, service_address("orders"), /*with_id=*/false);
+  const bool in_flight = create.wait();
   INFO("first run so far:\n" << first->stdout_so_far() << first->stderr_so_far());
-  REQUIRE(intent);
+  REQUIRE(in_flight);
   first->signal(SIGKILL);
   RunResult killed = first->wait();
+  create.release();
   CHECK(killed.exit_code == 128 + SIGKILL);
+  CHECK(sb.count(kPostService) == 1);
+  CHECK(sb.sim().all_services().size() == 1);  // made, its answer never heard
   json rec = find_resource(sb.state(), service_address("orders"));
   INFO("record left by the killed run: " << rec.dump());
+  // The intent was recorded before the call, and no answer after it.
+  CHECK(rec["create_pending"] == true);
+  CHECK(rec["id"] == "");
 
   RunResult plan = sb.run({"plan", "--detailed-exitcode"});
   INFO(plan.describe());

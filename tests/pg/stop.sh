@@ -19,4 +19,4 @@ if [ -f "$dir/data/postmaster.pid" ]; then
   "${as_owner[@]}" "$pg_ctl" -D "$dir/data" -m immediate -w -s stop || true
 fi
 rm -rf "$dir"
-rm -f "$out/url" "$out/cluster"
+rm -f "$out/url" "$out/ca.pem" "$out/cluster"

@@ -26,6 +26,16 @@ inline std::string server_url() {
   return url;
 }
 
+// The test server's certificate, its own issuer (start.sh writes it beside the URL): what
+// `sslrootcert` names for sslmode=verify-full.
+inline std::string server_ca_file() {
+  std::string file = DBFORM_PG_URL_FILE;
+  file = file.substr(0, file.rfind('/') + 1) + "ca.pem";
+  if (!std::ifstream(file))
+    FAIL("no certificate of the PostgreSQL test server: " + file + " is missing (tests/pg/start.sh writes it)");
+  return file;
+}
+
 // The password of the test server's URL: tests check it never appears in any output.
 inline std::string server_password() {
   std::string url = server_url();
