@@ -1,0 +1,109 @@
+// What a newcomer tripped on (issue 39): every word true, through the real binary against the
+// simulator.
+#include <fstream>
+#include <sstream>
+
+#include "common.h"
+
+using namespace e2e;
+
+namespace {
+
+const std::string kStop = "POST /projects/{project_id}/services/{service_id}/stop";
+const std::string kStart = "POST /projects/{project_id}/services/{service_id}/start";
+const std::string kFork = "POST /projects/{project_id}/services/{service_id}/forkService";
+const std::string kPostSet = "POST /projects/{project_id}/services/{service_id}/replicaSets";
+const std::string kResizeSet = "POST /projects/{project_id}/services/{service_id}/replicaSets/{replica_set_id}/resize";
+const std::string kPaused = "        paused: true\n";
+
+std::string orders(const std::string& extra = "") { return service_yaml("orders") + extra; }
+
+std::string reporting(int cpu = 1000) {
+  return "        read_replicas:\n          - name: reporting\n            nodes: 1\n            cpu_millis: " +
+         std::to_string(cpu) + "\n            memory_gbs: 4\n";
+}
+
+std::string qa_fork() {
+  return "      - name: orders-qa\n        fork:\n          from: orders\n          strategy: LAST_SNAPSHOT\n";
+}
+
+json sim_service(Sandbox& sb, const std::string& name) {
+  for (const auto& s : sb.sim().all_services())
+    if (s["name"] == name) return s;
+  return json();
+}
+
+RunResult apply_ok(Sandbox& sb, const std::string& yaml) {
+  sb.write("dbform.yaml", yaml);
+  RunResult r = sb.apply();
+  INFO(r.describe() << "\ncounts: " << sb.counts().dump());
+  REQUIRE(r.exit_code == 0);
+  return r;
+}
+
+void check_clean(Sandbox& sb) {
+  RunResult plan = sb.run({"plan", "--detailed-exitcode"});
+  INFO(plan.describe());
+  CHECK(plan.exit_code == 0);
+}
+
+std::string source_file(const std::string& relative) {
+  std::ifstream in(std::string(DBFORM_SOURCE_DIR) + "/" + relative);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+// Item 1: one rule for every change that needs a running service on a service declared paused.
+TEST_CASE("e2e: a read replica set of a service declared paused is made by starting it, creating the set, and stopping it again") {
+  Sandbox sb;
+  apply_ok(sb, manifest({}, {orders(kPaused)}));
+  REQUIRE(sim_service(sb, "orders")["status"] == "PAUSED");
+
+  sb.write("dbform.yaml", manifest({}, {orders(kPaused + reporting())}));
+  RunResult plan = sb.run({"plan", "--detailed-exitcode"});
+  INFO(plan.describe());
+  CHECK(plan.exit_code == 2);
+  CHECK(contains(plan.out, "Plan: 1 to create, 1 to update"));
+  CHECK(contains(plan.out, "start, then wait for READY"));
+  CHECK(contains(plan.out, "stop, then wait for PAUSED"));
+  CHECK(contains(plan.out, "paused: it is started for the create of read replica set `reporting`, and stopped again"));
+
+  RunResult applied = apply_ok(sb, manifest({}, {orders(kPaused + reporting())}));
+  CHECK(sb.count(kStart) == 1);
+  CHECK(sb.count(kPostSet) == 1);
+  CHECK(sb.count(kStop) == 2);
+  CHECK(sim_service(sb, "orders")["status"] == "PAUSED");
+  CHECK(sb.sim().all_replica_sets().size() == 1);
+  check_clean(sb);
+
+  // A change to the set is made the same way.
+  apply_ok(sb, manifest({}, {orders(kPaused + reporting(2000))}));
+  CHECK(sb.count(kStart) == 2);
+  CHECK(sb.count(kResizeSet) == 1);
+  CHECK(sb.count(kStop) == 3);
+  CHECK(sim_service(sb, "orders")["status"] == "PAUSED");
+  check_clean(sb);
+}
+
+TEST_CASE("e2e: a fork of a source declared paused is made by starting the source, forking it, and stopping it again") {
+  Sandbox sb;
+  apply_ok(sb, manifest({}, {orders(kPaused)}));
+  sb.write("dbform.yaml", manifest({}, {orders(kPaused), qa_fork()}));
+  RunResult plan = sb.run({"plan", "--detailed-exitcode"});
+  INFO(plan.describe());
+  CHECK(plan.exit_code == 2);
+  CHECK(contains(plan.out, "paused: it is started for the fork `orders-qa`, and stopped again"));
+  CHECK(!contains(plan.out, "conflict"));
+
+  apply_ok(sb, manifest({}, {orders(kPaused), qa_fork()}));
+  CHECK(sb.count(kStart) == 1);
+  CHECK(sb.count(kFork) == 1);
+  CHECK(sb.count(kStop) == 2);
+  CHECK(sim_service(sb, "orders")["status"] == "PAUSED");
+  CHECK(sim_service(sb, "orders-qa")["status"] == "READY");
+  check_clean(sb);
+}
+
