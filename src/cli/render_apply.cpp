@@ -70,7 +70,8 @@ class TextApplyOutput : public ApplyOutput {
     print_endpoints(plan, state, out_);
     out_ << "\nApply " << (r.failures.empty() && !r.interrupted ? "complete" : "finished with problems") << ": "
          << r.created << " created, " << r.updated << " updated, " << r.deleted << " deleted, " << r.adopted
-         << " adopted, " << r.ready << " ready, " << r.failures.size()
+         << " adopted, " << r.ready - r.paused << " ready, "
+         << (r.paused ? std::to_string(r.paused) + " paused, " : std::string()) << r.failures.size()
          << " failed.\n";
     if (!r.left.empty()) {
       out_ << "Left for the next apply (--no-wait returned before what they need was READY):\n";

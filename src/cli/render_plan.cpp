@@ -35,7 +35,9 @@ void render_changes(std::string& out, const PlannedAction& a, const Terminal& t,
 void render_calls(std::string& out, const PlannedAction& a, const char* when) {
   if (a.calls.empty()) return;
   out += std::string("    ") + when + ":\n";
-  for (const auto& c : a.calls) out += "      " + call_text(c) + (is_async_call(c.call) ? ", then wait for READY" : "") + "\n";
+  for (const auto& c : a.calls)
+    out += "      " + call_text(c) +
+           (!is_async_call(c.call) ? "" : c.call == "stop" ? ", then wait for PAUSED" : ", then wait for READY") + "\n";
 }
 
 // "  ~ service \"x\" {", its changes, "}", then the calls that make them.
@@ -95,7 +97,12 @@ void render_action(std::string& out, const PlannedAction& a, const Terminal& t) 
       out += "      " + a.reason + "\n";
       break;
     case Action::Delete:
-      out += "  # " + a.address + id + " will be DELETED, with its data\n";
+      // A read replica set or a peering holds no data of its own; a VPC holds no data at all.
+      out += "  # " + a.address + id + " will be DELETED" +
+             (a.kind == ResourceKind::Service ? ", with its data"
+              : a.kind == ResourceKind::Vpc   ? ""
+                                              : " (it holds no data of its own)") +
+             "\n";
       out += paint(t, kRed, "  - " + what) + ": " + a.reason + "\n";
       break;
     case Action::Orphan:

@@ -987,6 +987,7 @@ class ApplyRun {
 
   void ready(Item& item, const ResourceRecord& rec) {
     ++result_.ready;
+    if (rec.status == "PAUSED") ++result_.paused;
     std::string endpoint = rec.endpoint_host.empty() ? "" : rec.endpoint_host;
     if (rec.endpoint_port) endpoint += ":" + std::to_string(*rec.endpoint_port);
     emit({EventKind::Ready, rec.address, rec.id, rec.status, since_first_call(item), endpoint});

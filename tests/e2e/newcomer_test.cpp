@@ -107,3 +107,32 @@ TEST_CASE("e2e: a fork of a source declared paused is made by starting the sourc
   check_clean(sb);
 }
 
+// Item 2: status words as they are.
+TEST_CASE("e2e: a stop is planned and reported as waiting for PAUSED, a pending peering as recorded, and deletes of what holds no data say so") {
+  Sandbox sb;
+  const std::string vpc = vpc_yaml("main") +
+                          "        peerings:\n          - peer_account_id: \"123456789012\"\n"
+                          "            peer_region_code: us-east-1\n            peer_vpc_id: vpc-0abc\n";
+  sb.write("dbform.yaml", manifest({vpc}, {orders(kPaused + reporting())}));
+  RunResult plan = sb.run({"plan"});
+  INFO(plan.describe());
+  CHECK(contains(plan.out, "stop, then wait for PAUSED"));
+  CHECK(!contains(plan.out, "stop, then wait for READY"));
+
+  RunResult applied = apply_ok(sb, manifest({vpc}, {orders(kPaused + reporting())}));
+  INFO(applied.describe());
+  CHECK(contains(applied.out, service_address("orders") + ": paused ["));
+  CHECK(!contains(applied.out, service_address("orders") + ": ready"));
+  const std::string peering = vpc_address("main") + "/peerings/vpc-0abc";
+  CHECK(contains(applied.out, peering + ": recorded with status pending"));
+  CHECK(!contains(applied.out, peering + ": ready"));
+  CHECK(contains(applied.out, "3 ready, 1 paused, 0 failed"));
+
+  sb.write("dbform.yaml", manifest({vpc_yaml("main")}, {orders(kPaused)}));
+  RunResult prune = sb.run({"plan", "--prune"});
+  INFO(prune.describe());
+  CHECK(contains(prune.out, peering + " (id "));
+  CHECK(contains(prune.out, "will be DELETED (it holds no data of its own)"));
+  CHECK(!contains(prune.out, "DELETED, with its data"));
+}
+
