@@ -136,3 +136,36 @@ TEST_CASE("e2e: a stop is planned and reported as waiting for PAUSED, a pending 
   CHECK(!contains(prune.out, "DELETED, with its data"));
 }
 
+// Item 8: the simulator's console takes a pause and a resume, and its docs list what it serves.
+TEST_CASE("e2e: the simulator's console stops and starts a service on a POST without a body") {
+  Sandbox sb;
+  apply_ok(sb, manifest({}, {orders()}));
+  const std::string id = find_resource(sb.state(), service_address("orders"))["id"];
+  const std::string url = "http://127.0.0.1:" + std::to_string(sb.port()) + "/_sim/services/" + id;
+  // `curl -X POST` sends no Content-Length: the way a person pauses a service outside dbform.
+  RunResult stop = sb.run_shell("curl -s -w ' %{http_code}' -X POST " + url + "/stop");
+  INFO(stop.describe());
+  CHECK(contains(stop.out, "\"status\":\"PAUSED\""));
+  CHECK(contains(stop.out, " 200"));
+  CHECK(sim_service(sb, "orders")["status"] == "PAUSED");
+  RunResult plan = sb.run({"plan", "--detailed-exitcode"});
+  INFO(plan.describe());
+  CHECK(plan.exit_code == 0);  // `paused` is not managed: the pause made in the console stays
+  RunResult start = sb.run_shell("curl -s -w ' %{http_code}' -X POST " + url + "/start");
+  INFO(start.describe());
+  CHECK(contains(start.out, " 200"));
+  CHECK(sim_service(sb, "orders")["status"] == "READY");
+  RunResult rename = sb.run_shell("curl -s -w ' %{http_code}' -X POST -d '{\"name\":\"orders-2\"}' " + url + "/rename");
+  CHECK(contains(rename.out, " 200"));
+  CHECK(sim_service(sb, "orders-2").is_object());
+}
+
+TEST_CASE("docs: docs/simulator.md lists every call the simulator serves, and its console's stop, start and rename") {
+  const std::string doc = source_file("docs/simulator.md");
+  REQUIRE(!doc.empty());
+  for (const auto& call : dbform::Simulator::served_calls()) {
+    INFO(call);
+    CHECK(contains(doc, "`" + call + "`"));
+  }
+  for (const char* action : {"`rename`", "`stop`", "`start`"}) CHECK(contains(doc, action));
+}
