@@ -1,5 +1,6 @@
 // What a newcomer tripped on (issue 39): every word true, through the real binary against the
 // simulator.
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -168,4 +169,54 @@ TEST_CASE("docs: docs/simulator.md lists every call the simulator serves, and it
     CHECK(contains(doc, "`" + call + "`"));
   }
   for (const char* action : {"`rename`", "`stop`", "`start`"}) CHECK(contains(doc, action));
+}
+
+// Item 5: output does what its format and its fields say.
+TEST_CASE("e2e: output ADDRESS --format text prints text, no state is a warning naming the path, and fields without a value say why") {
+  Sandbox sb;
+  RunResult none = sb.run({"output"});
+  INFO(none.describe());
+  CHECK(none.exit_code == 0);
+  CHECK(none.out.empty());
+  CHECK(contains(none.err, "No state at"));
+  CHECK(contains(none.err, "dbform.state.json"));
+  CHECK(contains(none.err, "--state"));
+  RunResult missing = sb.run({"output", "orders.host"});
+  INFO(missing.describe());
+  CHECK(missing.exit_code == 1);
+  CHECK(contains(missing.err, "No state at"));
+
+  apply_ok(sb, manifest({}, {orders()}));
+  RunResult text = sb.run({"output", "orders", "--format", "text"});
+  INFO(text.describe());
+  CHECK(text.exit_code == 0);
+  CHECK(contains(text.out, service_address("orders") + "\n  id       "));
+  CHECK(contains(text.out, "  password (sensitive)"));
+  CHECK(!contains(text.out, "{"));
+  RunResult as_json = sb.run({"output", "orders", "--format", "json"});
+  CHECK(json::parse(as_json.out)["kind"] == "service");
+
+  RunResult pooler = sb.run({"output", "orders.pooler_connection_string"});
+  INFO(pooler.describe());
+  CHECK(pooler.exit_code == 1);
+  CHECK(contains(pooler.err, "connection_pooler: true"));
+  CHECK(!contains(pooler.err, "recorded yet"));
+}
+
+TEST_CASE("e2e: output .connection_string of a service with no known password exits 1 naming rotate-password, as .password does") {
+  Sandbox sb;
+  const std::string id = console_service(sb, {{"name", "orders"}, {"cpu_millis", "1000"}, {"memory_gbs", "4"},
+                                              {"region_code", "us-east-1"}});
+  sb.write("dbform.yaml", manifest({}, {orders()}));
+  RunResult imported = sb.run({"import", service_address("orders"), id});
+  INFO(imported.describe());
+  REQUIRE(imported.exit_code == 0);
+  for (const char* field : {"orders.password", "orders.connection_string"}) {
+    RunResult r = sb.run({"output", field});
+    INFO(field << "\n" << r.describe());
+    CHECK(r.exit_code == 1);
+    CHECK(r.out.empty());
+    CHECK(contains(r.err, "no known password"));
+    CHECK(contains(r.err, "dbform rotate-password " + service_address("orders")));
+  }
 }
