@@ -12,6 +12,7 @@
 #include "cli/recovery.h"
 #include "cli/refresh.h"
 #include "cli/render_apply.h"
+#include "cli/suggest.h"
 #include "state/codec.h"
 #include "engine/apply.h"
 #include "plan/differ.h"
@@ -122,8 +123,8 @@ Prepared load_saved_plan(const ApplyFlowOptions& opts) {
   limit_deletes(saved.plan);  // a plan file edited to delete more than its limit has conflicts now
   if (saved.plan.summary.conflict)
     throw UsageError(file + " has " + std::to_string(saved.plan.summary.conflict) +
-                     " conflict(s), so nothing in it can be applied. Resolve them and run `dbform plan --out " + file +
-                     "` again");
+                     " conflict(s), so nothing in it can be applied. Resolve them and run `" +
+                     plan_again_command(saved, file) + "` again");
   Prepared p;
   ManifestOptions manifests;
   manifests.files = saved.manifest_paths;
@@ -140,7 +141,7 @@ Prepared load_saved_plan(const ApplyFlowOptions& opts) {
                                       plan_of(p.manifest, p.state, as_saved));
   if (!problems.empty())
     throw UsageError("the saved plan " + file + " is stale, nothing was changed:\n  " + join(problems, "\n  ") +
-                     "\nRun `dbform plan --out " + file + "` again, review the new plan and apply that one");
+                     "\nRun `" + plan_again_command(saved, file) + "` again, review the new plan and apply that one");
   p.plan = std::move(saved.plan);
   p.saved_from = file;
   return p;

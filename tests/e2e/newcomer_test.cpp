@@ -220,3 +220,23 @@ TEST_CASE("e2e: output .connection_string of a service with no known password ex
     CHECK(contains(r.err, "dbform rotate-password " + service_address("orders")));
   }
 }
+
+// Item 4: a suggested command can be pasted.
+TEST_CASE("e2e: the stale-plan message suggests the plan command with the saved plan's manifests and flags, and pasted it works") {
+  Sandbox sb;
+  std::filesystem::create_directories(sb.dir() / "manifests");
+  sb.write("manifests/db.yaml", manifest({}, {orders()}));
+  RunResult saved = sb.run({"plan", "-f", "manifests/", "--prune", "--out", "release.plan"});
+  INFO(saved.describe());
+  REQUIRE(saved.exit_code == 0);
+  sb.write("manifests/db.yaml", manifest({}, {orders(), service_yaml("billing")}));
+  RunResult stale = sb.run({"apply", "release.plan"});
+  INFO(stale.describe());
+  CHECK(stale.exit_code == 1);
+  const std::string suggested = "`dbform plan -f manifests/ --prune --out release.plan`";
+  REQUIRE(contains(stale.err, suggested));
+  RunResult pasted = sb.run_shell("\"$DBFORM\"" + suggested.substr(7, suggested.size() - 8));
+  INFO(pasted.describe());
+  CHECK(pasted.exit_code == 0);
+  CHECK(contains(pasted.out, "2 to create"));
+}
