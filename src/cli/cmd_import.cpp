@@ -103,17 +103,24 @@ int import_project(const ImportOptions& opts, const Manifest& manifest) {
   }
   // The manifest first: a state that records what no manifest declares would plan them as orphans.
   write_file_atomically(opts.generate, generated_manifest(opts.project, records, opts.generate), 0644);
-  std::vector<std::string> addresses;
+  std::vector<std::string> addresses, without_password;  // the services: a VPC has no password
   for (auto& r : records) {
     addresses.push_back(r.address);
+    if (type_of(r.kind).has_password) without_password.push_back(r.address);
     state.upsert(std::move(r));
   }
   store->write_changes(state, addresses);
   std::cout << "Imported " << addresses.size() << " resource(s) of project " << opts.project << " and declared them in "
             << opts.generate << ":\n";
   for (const auto& a : addresses) std::cout << "  " << a << "\n";
-  std::cout << "Plans with " << opts.generate << " among the manifests show no changes for them. Their passwords "
-            << "are not known: `dbform rotate-password ADDRESS` sets one.\n";
+  std::cout << "Plans with " << opts.generate << " among the manifests show no changes for them.";
+  if (without_password.size() == 1)
+    std::cout << " The password of " << without_password.front() << " is not known: `dbform rotate-password "
+              << without_password.front() << "` sets one.";
+  else if (!without_password.empty())
+    std::cout << " The passwords of the " << without_password.size()
+              << " services are not known: `dbform rotate-password ADDRESS` sets one.";
+  std::cout << "\n";
   return 0;
 }
 

@@ -240,3 +240,45 @@ TEST_CASE("e2e: the stale-plan message suggests the plan command with the saved 
   CHECK(pasted.exit_code == 0);
   CHECK(contains(pasted.out, "2 to create"));
 }
+
+// Item 9: the small ones.
+TEST_CASE("e2e: bash completion of --target offers addresses, declared and recorded, not file names") {
+  Sandbox sb;
+  apply_ok(sb, manifest({}, {orders()}));
+  sb.write("dbform.yaml", manifest({}, {orders(), service_yaml("billing")}));
+  sb.write("dbform.bash", sb.run({"completion", "bash"}).out);
+  sb.write("complete.sh",
+           "PATH=\"$(dirname \"$DBFORM\"):$PATH\"; source ./dbform.bash\n"
+           "t() { COMP_WORDS=(\"$@\"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); COMPREPLY=(); _dbform; echo \"${COMPREPLY[*]}\"; }\n"
+           "t dbform plan --target ''; t dbform apply --target bil\n");
+  RunResult r = sb.run_shell("bash ./complete.sh");
+  INFO(r.describe());
+  REQUIRE(r.exit_code == 0);
+  std::istringstream lines(r.out);
+  std::string plan_line, apply_line;
+  std::getline(lines, plan_line);
+  std::getline(lines, apply_line);
+  CHECK(contains(plan_line, service_address("orders")));
+  CHECK(contains(plan_line, service_address("billing")));  // declared, not recorded yet
+  CHECK(!contains(plan_line, "dbform.yaml"));
+  CHECK(!contains(plan_line, "complete.sh"));
+  CHECK(apply_line == "billing");
+}
+
+TEST_CASE("e2e: a 401 names DBFORM_AUTH_SCHEME, and an import that found only a VPC says nothing of passwords") {
+  Sandbox sb;
+  RunResult bad = sb.run({"whoami"}, {{"DBFORM_API_KEY", "not-the-key"}});
+  INFO(bad.describe());
+  CHECK(bad.exit_code == 1);
+  CHECK(contains(bad.err, "401"));
+  CHECK(contains(bad.err, "DBFORM_AUTH_SCHEME=basic"));
+  CHECK(!contains(bad.err, "not-the-key"));
+
+  REQUIRE(sb.sim().console_create(kProject, "vpcs", json{{"name", "main"}, {"cidr", "10.0.0.0/16"},
+                                                         {"region_code", "us-east-1"}}.dump()).status == 201);
+  RunResult imported = sb.run({"import", "--project", kProject, "--generate", "imported.yaml"});
+  INFO(imported.describe());
+  CHECK(imported.exit_code == 0);
+  CHECK(contains(imported.out, vpc_address("main")));
+  CHECK(!contains(imported.out, "password"));
+}
