@@ -38,6 +38,9 @@ std::optional<std::string> raw_event_line(const Event& e, const Terminal& term) 
       return paint(term, "32", e.address + ": ready") + elapsed + (e.message.empty() ? "" : " " + e.message);
     case EventKind::Failed: return paint(term, "31", e.address + ": failed: ") + e.message;
     case EventKind::Left: return paint(term, "33", e.address + ": left for the next apply: ") + e.message;
+    case EventKind::StopRequested:
+      return paint(term, "33", "Interrupt received: " + e.message + "; press Ctrl-C again to stop at once") +
+             " (what is not sent is left for the next apply; nothing is created twice)";
     case EventKind::Interrupted: return "Interrupted: " + e.message;
   }
   return std::nullopt;

@@ -1,5 +1,7 @@
 // What a newcomer tripped on (issue 39): every word true, through the real binary against the
 // simulator.
+#include <signal.h>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -219,6 +221,45 @@ TEST_CASE("e2e: output .connection_string of a service with no known password ex
     CHECK(contains(r.err, "no known password"));
     CHECK(contains(r.err, "dbform rotate-password " + service_address("orders")));
   }
+}
+
+// Item 3: Ctrl-C is answered at once.
+TEST_CASE("e2e: at a terminal, the first Ctrl-C says at once that what was sent is finished and saved, and the live lines stop") {
+  auto config = default_sim_config();
+  config.faults.create_answer_delay = std::chrono::seconds(4);  // a create in flight for a while
+  Sandbox sb(config);
+  sb.write("dbform.yaml", manifest({}, {orders()}));
+  Process run({"apply", "--auto-approve", "--poll-interval", "100ms"}, sb.env, sb.dir(), "", std::chrono::seconds(60),
+              /*tty=*/true);
+  REQUIRE(eventually([&] { return sb.count("POST /projects/{project_id}/services") == 1; }, std::chrono::seconds(30)));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // a live line or two drawn
+  run.signal(SIGINT);
+  const auto sent = std::chrono::steady_clock::now();
+  CHECK(eventually([&] { return contains(run.stdout_so_far(), "Interrupt received"); }, std::chrono::milliseconds(1500)));
+  CHECK(std::chrono::steady_clock::now() - sent < std::chrono::seconds(2));
+  RunResult r = run.wait();
+  INFO(r.describe());
+  CHECK(r.exit_code == 130);
+  CHECK(contains(r.out, "Interrupt received: finishing what was sent and saving the state; press Ctrl-C again to stop at once"));
+  const std::string after = r.out.substr(r.out.find("Interrupt received"));
+  CHECK(!contains(after, "  ~ " + service_address("orders")));  // no live line any more
+  CHECK(contains(after, service_address("orders") + ": created"));  // the answer in flight is recorded
+  CHECK(!find_resource(sb.state(), service_address("orders"))["id"].get<std::string>().empty());
+}
+
+TEST_CASE("e2e: apply --json says stop_requested at the first signal") {
+  auto config = default_sim_config();
+  config.faults.create_answer_delay = std::chrono::seconds(3);
+  Sandbox sb(config);
+  sb.write("dbform.yaml", manifest({}, {orders()}));
+  auto run = sb.start({"apply", "--auto-approve", "--json", "--poll-interval", "100ms"});
+  REQUIRE(eventually([&] { return sb.count("POST /projects/{project_id}/services") == 1; }, std::chrono::seconds(30)));
+  run->signal(SIGTERM);
+  CHECK(eventually([&] { return contains(run->stdout_so_far(), "\"type\":\"stop_requested\""); },
+                   std::chrono::milliseconds(1500)));
+  RunResult r = run->wait();
+  INFO(r.describe());
+  CHECK(r.exit_code == 130);
 }
 
 // Item 4: a suggested command can be pasted.
