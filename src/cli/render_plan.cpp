@@ -153,7 +153,16 @@ std::string render_plan_text(const Plan& plan, const Terminal& term) {
     for (const auto& a : plan.actions)  // what is declared but ignored, e.g. a changed `fork`
       if (a.action == Action::NoOp) render_action(out, a, term);
   }
-  out += plan_summary_line(plan.summary) + "\n";
+  out += plan_summary_line(plan.summary);
+  const auto awaiting = std::count_if(plan.actions.begin(), plan.actions.end(), [](const PlannedAction& a) {
+    return a.kind == ResourceKind::Peering && a.action == Action::NoOp && a.status == "pending" && a.reason.empty();
+  });
+  if (awaiting)  // the peer account's to accept: not a change, and not news every plan
+    out += paint(term, kDim, " " + std::to_string(awaiting) +
+                                 (awaiting == 1 ? " VPC peering awaits its peer account's acceptance and carries"
+                                                : " VPC peerings await their peer accounts' acceptance and carry") +
+                                 " no traffic until then.");
+  out += "\n";
   if (plan.summary.conflict)
     out += paint(term, kRed, "Error: " + std::to_string(plan.summary.conflict) +
                                  " conflict(s): nothing can be applied until they are resolved.") + "\n";

@@ -331,8 +331,10 @@ PlannedAction plan_declared(const std::string& project_id, Declared d, const Sta
       return a;
     }
   }
+  // Said when the declaration of a fork dbform made changes; a service recorded without `fork` (an
+  // import, an adoption) was not made by it, and there is nothing to say every plan.
   const json recorded_fork = rec->settings.value("fork", json()), declared_fork = a.after.value("fork", json());
-  if (recorded_fork != declared_fork)
+  if (!recorded_fork.is_null() && recorded_fork != declared_fork)
     a.reason = "`fork` is create-time only: its change (" + dump_json(recorded_fork) + " -> " + dump_json(declared_fork) +
                ") is ignored";
   // Recorded at every apply, whatever else changes: an apply that only does this calls no API.
@@ -350,7 +352,13 @@ PlannedAction plan_declared(const std::string& project_id, Declared d, const Sta
   } else {
     a.action = Action::NoOp;
   }
-  if (kind == ResourceKind::Peering && a.reason.empty() && rec->status != "active") {
+  // A peering waiting for its peer account is counted in the plan's summary line (render_plan.cpp)
+  // rather than repeated as a line of its own every plan; one that failed says why.
+  const bool awaiting_peer = rec->status == "pending" &&
+                             !(rec->last_response.is_object() && rec->last_response.value("error_message", json()).is_string() &&
+                               !rec->last_response["error_message"].get<std::string>().empty());
+  if (kind == ResourceKind::Peering && a.reason.empty() && rec->status != "active" &&
+      !(awaiting_peer && a.action == Action::NoOp)) {
     // Its acceptance is the peer account's: not waited for, shown until it is active.
     const json message = rec->last_response.is_object() ? rec->last_response.value("error_message", json()) : json();
     a.reason = "peering " + rec->status + (message.is_string() && !message.get<std::string>().empty()

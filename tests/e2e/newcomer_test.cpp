@@ -323,3 +323,33 @@ TEST_CASE("e2e: a 401 names DBFORM_AUTH_SCHEME, and an import that found only a 
   CHECK(contains(imported.out, vpc_address("main")));
   CHECK(!contains(imported.out, "password"));
 }
+
+// Item 6: what a plan says once is not repeated every plan.
+TEST_CASE("e2e: a fork brought back by import is not reported create-time only every plan, and a pending peering is counted, not repeated") {
+  Sandbox sb;
+  const std::string vpc = vpc_yaml("main") +
+                          "        peerings:\n          - peer_account_id: \"123456789012\"\n"
+                          "            peer_region_code: us-east-1\n            peer_vpc_id: vpc-0abc\n";
+  const std::string yaml = manifest({vpc}, {orders(), qa_fork()});
+  apply_ok(sb, yaml);
+  const std::string id = find_resource(sb.state(), service_address("orders-qa"))["id"];
+  REQUIRE(sb.run({"state", "rm", "orders-qa"}).exit_code == 0);
+  RunResult imported = sb.run({"import", service_address("orders-qa"), id});
+  INFO(imported.describe());
+  REQUIRE(imported.exit_code == 0);
+  for (int i = 0; i < 2; ++i) {
+    RunResult plan = sb.run({"plan", "--detailed-exitcode"});
+    INFO(plan.describe());
+    CHECK(plan.exit_code == 0);
+    CHECK(!contains(plan.out, "create-time only"));
+    CHECK(!contains(plan.out, "is unchanged: peering pending"));
+    CHECK(contains(plan.out, "1 VPC peering awaits its peer account's acceptance"));
+  }
+  // A failed peering still says why, every plan.
+  const json peerings = sb.sim().all_peerings();
+  REQUIRE(peerings.size() == 1);
+  REQUIRE(sb.sim().console_nested("peerings", peerings[0]["id"], "fail", R"({"error_message":"peer account refused"})")
+              .status == 200);
+  RunResult failed = sb.run({"plan", "--refresh"});
+  CHECK(contains(failed.out, "peer account refused"));
+}
