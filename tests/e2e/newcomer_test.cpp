@@ -353,3 +353,22 @@ TEST_CASE("e2e: a fork brought back by import is not reported create-time only e
   RunResult failed = sb.run({"plan", "--refresh"});
   CHECK(contains(failed.out, "peer account refused"));
 }
+
+// Item 7: every error of a run at once, each naming its field path.
+TEST_CASE("e2e: validate reports reference errors together with structural ones, each with its field path") {
+  Sandbox sb;
+  sb.write("dbform.yaml", "version: 1\nprojects:\n  - id: \"acme prod!\"\n    vpcs:\n      - name: main\n"
+                          "        cidr: 10.0.0.0/16\n        region_code: us-east-1\n    services:\n"
+                          "      - name: orders\n        regoin_code: us-east-1\n"
+                          "      - name: billing\n        vpc: mian\n"
+                          "      - name: qa\n        fork:\n          from: nonexistent\n          strategy: LAST_SNAPSHOT\n");
+  RunResult r = sb.run({"validate"});
+  INFO(r.describe());
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.err, "projects[0].id:"));
+  CHECK(contains(r.err, "projects[0].services[0].regoin_code:"));
+  CHECK(contains(r.err, "dbform.yaml:12:14: error: projects[0].services[1].vpc: service `billing` names vpc `mian`"));
+  CHECK(contains(r.err, "did you mean `main`?"));
+  CHECK(contains(r.err, "projects[0].services[2].fork.from: service `qa` is a fork of `nonexistent`"));
+  CHECK(contains(r.err, "4 error(s)"));
+}
