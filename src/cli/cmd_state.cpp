@@ -217,12 +217,14 @@ void add_state_command(CLI::App& app, int& exit_code) {
   });
 
   auto* mv = cmd->add_subcommand("mv", "move a record to another name of the same project and kind (no API call; the "
-                                       "next plan renames the resource to match)");
+                                       "next plan from manifests declaring NEW renames the resource to match)");
   add_state_options(*mv, *opts, true);
   set_manual(*mv, {.text = "`dbform state mv OLD NEW` moves a record to another name of the same project and kind "
-                           "(NEW is an address or a bare name), with no API call. The next plan sees the API's name "
-                           "differ from the record's and plans the `rename` call that makes it NEW; declaring "
-                           "`renamed_from: OLD` in the manifest does the same in one apply. A record whose create's "
+                           "(NEW is an address or a bare name), with no API call. Change the manifests to declare NEW "
+                           "too: the next plan then sees the API's name differ from the record's and plans the "
+                           "`rename` call that makes it NEW (a plan from manifests that still declare OLD shows a "
+                           "conflict: OLD's name is taken in the API by the moved resource, and NEW is an orphan). "
+                           "Declaring `renamed_from: OLD` in the manifest does the same in one reviewable apply. A record whose create's "
                            "outcome is unknown is refused, and so are read replica sets and peerings (their "
                            "service or VPC moves, and they move along).",
                    .environment = {},
@@ -245,7 +247,9 @@ void add_state_command(CLI::App& app, int& exit_code) {
     move_record(state, old_address, to, name);
     store->write(state);
     std::cout << "Moved " << old_address << " to " << to << ". The API still names it `" << old_name
-              << "`: the next plan shows the rename call that makes it `" << name << "`.\n";
+              << "`. Declare it as `" << name << "` in the manifests (instead of `" << old_name
+              << "`): the next plan then shows the rename call that makes it `" << name
+              << "`. A plan from manifests that still declare `" << old_name << "` shows a conflict.\n";
     exit_code = 0;
   });
 

@@ -372,3 +372,22 @@ TEST_CASE("e2e: validate reports reference errors together with structural ones,
   CHECK(contains(r.err, "projects[0].services[2].fork.from: service `qa` is a fork of `nonexistent`"));
   CHECK(contains(r.err, "4 error(s)"));
 }
+
+// Docs drift: state mv says what the manifests must declare for the rename it promises.
+TEST_CASE("e2e: state mv says the manifests must declare NEW, and a plan that still declares OLD is a conflict as it says") {
+  Sandbox sb;
+  apply_ok(sb, manifest({}, {service_yaml("orders-db")}));
+  RunResult mv = sb.run({"state", "mv", "orders-db", "orders"});
+  INFO(mv.describe());
+  REQUIRE(mv.exit_code == 0);
+  CHECK(contains(mv.out, "Declare it as `orders` in the manifests"));
+  CHECK(contains(mv.out, "still declare `orders-db` shows a conflict"));
+  RunResult old_plan = sb.run({"plan"});
+  INFO(old_plan.describe());
+  CHECK(old_plan.exit_code == 1);
+  sb.write("dbform.yaml", manifest({}, {service_yaml("orders")}));
+  RunResult new_plan = sb.run({"plan"});
+  INFO(new_plan.describe());
+  CHECK(new_plan.exit_code == 0);
+  CHECK(contains(new_plan.out, "rename {\"name\":\"orders\"}"));
+}
