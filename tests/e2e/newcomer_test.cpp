@@ -73,6 +73,8 @@ TEST_CASE("e2e: a read replica set of a service declared paused is made by start
   CHECK(contains(plan.out, "start, then wait for READY"));
   CHECK(contains(plan.out, "stop, then wait for PAUSED"));
   CHECK(contains(plan.out, "paused: it is started for the create of read replica set `reporting`, and stopped again"));
+  RunResult markdown = sb.run({"plan", "--format", "markdown"});  // the pull request's comment says so too
+  CHECK(contains(markdown.out, "calls `start`, `stop`. paused: it is started for the create of read replica set"));
 
   RunResult applied = apply_ok(sb, manifest({}, {orders(kPaused + reporting())}));
   CHECK(sb.count(kStart) == 1);
