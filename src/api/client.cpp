@@ -248,6 +248,13 @@ HttpResponse ApiClient::call(CallKind kind, const std::string& method, const std
     }
     // 429 means the server refused before doing anything, so even a create may be retried.
     bool transient = response.status == 429 || (!is_create && response.status >= 500);
+    // The service's console gives a key in two halves that it takes as Basic credentials today,
+    // where gateways and the simulator take a Bearer token: a good key sent the other way is a 401.
+    if (response.status == 401)
+      what += std::string(". A 401 for a key that is right usually means the other scheme: this request sent it as ") +
+              (scheme_ == AuthScheme::Basic ? "Basic (DBFORM_AUTH_SCHEME=basic); try DBFORM_AUTH_SCHEME=bearer"
+                                            : "a Bearer token; try DBFORM_AUTH_SCHEME=basic with the key as "
+                                              "public:secret");
     if (!transient || last_attempt) {
       throw ApiError(what + (transient ? tries : ""), response.status, method, path, message, false);
     }

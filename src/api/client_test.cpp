@@ -98,7 +98,11 @@ TEST_CASE("api: error messages name status, method, path and the API's message, 
       f.client.create_service(kKey, "p1", orders_request());
       FAIL("no error");
     } catch (const ApiError& e) {
-      CHECK(std::string(e.what()) == "POST /projects/p1/services: 401 Unauthorized: invalid API key (code UNAUTHORIZED)");
+      // Issue 39 item 9: a 401 also names the other auth scheme (README: "a 401 ... usually means the other scheme").
+      CHECK(std::string(e.what()) ==
+            "POST /projects/p1/services: 401 Unauthorized: invalid API key (code UNAUTHORIZED). A 401 for a key that "
+            "is right usually means the other scheme: this request sent it as a Bearer token; try "
+            "DBFORM_AUTH_SCHEME=basic with the key as public:secret");
       CHECK(e.status() == 401);
       CHECK(e.method() == "POST");
       CHECK(e.path() == "/projects/p1/services");

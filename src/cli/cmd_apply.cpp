@@ -86,19 +86,6 @@ ApplyOptions engine_options(const ApplyFlowOptions& opts) {
   return e;
 }
 
-// The plan command that makes `file` again from its manifests, with the flags it was made with, so
-// that a message can say what to run (pasted as it is).
-std::string replan_command(const PlanDocument& saved, const std::string& file) {
-  std::string command = "dbform plan";
-  if (saved.manifest_paths != std::vector<std::string>{"."})  // `-f .` is the default
-    for (const auto& path : saved.manifest_paths) command += " -f " + shell_word(path);
-  if (!saved.plan.refreshed) command += " --no-refresh";
-  if (saved.plan.prune) command += " --prune";
-  if (saved.plan.max_deletes != kDefaultMaxDeletes) command += " --max-deletes " + std::to_string(saved.plan.max_deletes);
-  for (const auto& target : saved.plan.targets) command += " --target " + shell_word(target);
-  return command + " --out " + shell_word(file);
-}
-
 // What the engine needs: the manifests (for the keys), the locked state and the plan to execute.
 struct Prepared {
   Manifest manifest;
@@ -145,7 +132,7 @@ Prepared load_saved_plan(const ApplyFlowOptions& opts, ApiSetup& api) {
   if (saved.plan.summary.conflict)
     throw UsageError(file + " has " + std::to_string(saved.plan.summary.conflict) +
                      " conflict(s), so nothing in it can be applied. Resolve them and run `" +
-                     replan_command(saved, file) + "` again");
+                     plan_again_command(saved, file) + "` again");
   Prepared p;
   ManifestOptions manifests;
   manifests.files = saved.manifest_paths;
@@ -169,7 +156,7 @@ Prepared load_saved_plan(const ApplyFlowOptions& opts, ApiSetup& api) {
   }
   if (!problems.empty())
     throw UsageError("the saved plan " + file + " is stale, nothing was changed:\n  " + join(problems, "\n  ") +
-                     "\nRun `" + replan_command(saved, file) + "` again, review the new plan and apply that one");
+                     "\nRun `" + plan_again_command(saved, file) + "` again, review the new plan and apply that one");
   p.refreshed = std::move(now.changed);
   p.preflight = std::move(now.preflight);
   p.imports = std::move(now.imports);

@@ -30,6 +30,7 @@ struct CommandInfo {
   std::vector<std::string> flags;
   std::vector<std::pair<std::string, std::vector<std::string>>> flag_values;
   std::vector<std::string> file_flags;
+  std::vector<std::string> address_flags;  // flags whose value is an address (--target)
   bool takes_address = false;
 };
 
@@ -71,6 +72,7 @@ void collect(const CLI::App& app, const std::string& path, std::vector<CommandIn
         info.flags.push_back(flag);
         if (auto values = choices_of(opt); !values.empty()) info.flag_values.emplace_back(flag, values);
         if (takes_path(opt)) info.file_flags.push_back(flag);
+        if (l == "target") info.address_flags.push_back(flag);
       }
       for (const auto& s : opt->get_snames()) {
         info.flags.push_back("-" + s);
@@ -113,6 +115,9 @@ std::string bash_script(const std::vector<CommandInfo>& commands) {
       for (size_t i = 0; i < c.file_flags.size(); ++i) s << (i ? "|" : " ") << c.file_flags[i];
       s << ") COMPREPLY=($(compgen -f -- \"$cur\")); return ;; esac\n";
     }
+    for (const auto& flag : c.address_flags)  // what is declared or recorded, never file names
+      s << "      [ \"$prev\" = \"" << flag << "\" ] && { COMPREPLY=($(compgen -W \"$(\"${COMP_WORDS[0]}\" __addresses "
+        << "--current \"$cur\" target 2>/dev/null)\" -- \"$cur\")); return; }\n";
     s << "      commands=\"" << words(c.subcommands) << "\" flags=\"" << words(c.flags) << "\""
       << (c.takes_address ? " address=\"" + c.path + "\"" : "") << " ;;\n";
   }
@@ -159,6 +164,8 @@ std::string fish_script(const std::vector<CommandInfo>& commands) {
         if (f == flag) s << " -xa " << fish_quote(words(values));
       for (const auto& f : c.file_flags)
         if (f == flag) s << " -rF";
+      for (const auto& f : c.address_flags)
+        if (f == flag) s << " -xa " << fish_quote("(dbform __addresses --current (commandline -ct) target 2>/dev/null)");
       s << "\n";
     }
     if (c.takes_address)
@@ -194,13 +201,14 @@ std::vector<std::string> address_candidates(const std::string& command, const st
     state = read_state_to_repair(*store).value_or(State{});
   } catch (const std::exception&) {  // nothing to offer: completion never prints errors
   }
-  if (command == "import") {
+  // --target: what is declared (new ones too) and what is recorded; import: declared, not recorded.
+  if (command == "import" || command == "target") {
     Diagnostics diags;
     const Manifest manifest = load_manifests({"."}, process_env(), diags);
     for (const auto& p : manifest.projects) {
       auto add = [&](ResourceKind kind, const std::string& name, const std::string& parent = "") {
         const std::string address = resource_address(p.id, kind, name, parent);
-        if (!state.find(address)) resources.emplace_back(address, kind, name);
+        if (!state.find(address)) resources.emplace_back(address, kind, name);  // recorded ones come below
       };
       for (const auto& v : p.vpcs) {
         add(ResourceKind::Vpc, v.name);
@@ -211,7 +219,8 @@ std::vector<std::string> address_candidates(const std::string& command, const st
         for (const auto& set : s.read_replicas) add(ResourceKind::ReplicaSet, set.name, s.name);
       }
     }
-  } else {
+  }
+  if (command != "import") {
     for (const auto& r : state.resources)
       if (command != "rotate-password" || type_of(r.kind).has_password) resources.emplace_back(r.address, r.kind, r.name);
   }

@@ -228,25 +228,39 @@ void print_pgpass(const State& state, const std::vector<const ResourceRecord*>& 
   }
 }
 
+void print_record(const State& state, const ResourceRecord& r, bool show_secrets) {
+  std::cout << r.address << "\n";
+  std::cout << "  id       " << (r.id.empty() ? "(create outcome unknown)" : r.id) << "\n";
+  if (r.kind == ResourceKind::Peering) std::cout << "  status   " << (r.status.empty() ? "unknown" : r.status) << "\n";
+  if (!connectable(r)) return;
+  std::cout << "  status   " << (r.status.empty() ? "unknown" : r.status) << "\n";
+  std::cout << "  endpoint " << field_value(state, r, "endpoint").value_or("(not yet known)") << "\n";
+  std::cout << "  pooler   " << field_value(state, r, "pooler").value_or("(none)") << "\n";
+  if (auto vpc = field_value(state, r, "vpc_endpoint")) std::cout << "  in VPC   " << *vpc << "\n";
+  const ResourceRecord& owner = password_owner(state, r);
+  std::cout << "  password "
+            << (owner.initial_password.empty() ? "(unknown)" : show_secrets ? owner.initial_password : "(sensitive)")
+            << (&owner != &r ? " (its service's: " + owner.address + ")" : "") << "\n";
+}
+
 void print_table(const State& state, bool show_secrets) {
   if (state.resources.empty()) {
     std::cout << "The state records no resources yet.\n";
     return;
   }
-  for (const auto& r : state.resources) {
-    std::cout << r.address << "\n";
-    std::cout << "  id       " << (r.id.empty() ? "(create outcome unknown)" : r.id) << "\n";
-    if (r.kind == ResourceKind::Peering) std::cout << "  status   " << (r.status.empty() ? "unknown" : r.status) << "\n";
-    if (!connectable(r)) continue;
-    std::cout << "  status   " << (r.status.empty() ? "unknown" : r.status) << "\n";
-    std::cout << "  endpoint " << field_value(state, r, "endpoint").value_or("(not yet known)") << "\n";
-    std::cout << "  pooler   " << field_value(state, r, "pooler").value_or("(none)") << "\n";
-    if (auto vpc = field_value(state, r, "vpc_endpoint")) std::cout << "  in VPC   " << *vpc << "\n";
-    const ResourceRecord& owner = password_owner(state, r);
-    std::cout << "  password "
-              << (owner.initial_password.empty() ? "(unknown)" : show_secrets ? owner.initial_password : "(sensitive)")
-              << (&owner != &r ? " (its service's: " + owner.address + ")" : "") << "\n";
-  }
+  for (const auto& r : state.resources) print_record(state, r, show_secrets);
+}
+
+// Why ADDRESS.FIELD has no value: said as precisely as the record allows.
+std::string missing_field(const State& state, const ResourceRecord& r, const std::string& field) {
+  const bool pooler = field.rfind("pooler", 0) == 0;
+  if (connectable(r) && (field == "password" || is_secret(field)) && password_owner(state, r).initial_password.empty() &&
+      (field == "password" || !(pooler ? r.pooler_host : r.endpoint_host).empty()))
+    return unknown_password(password_owner(state, r));
+  if (connectable(r) && pooler && r.pooler_host.empty() && !r.endpoint_host.empty())
+    return r.address + " has no connection pooler (its pooler is off): declare `connection_pooler: true` for it and "
+           "apply, then ask again";
+  return r.address + " has no " + field + " recorded yet";
 }
 
 }  // namespace
@@ -261,9 +275,9 @@ void add_output_command(CLI::App& app, int& exit_code) {
   };
   auto opts = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("output", "print recorded ids, endpoints and (when asked) passwords");
-  set_manual(*cmd, {.text = R"(Prints what the state records, with no API call. Without ADDRESS: every resource as a table (text), as JSON, as `export` lines for a shell (`env`: one block per service and read replica set, named `DBFORM_<PROJECT>_<NAME>_<FIELD>` upper-cased, every character other than A-Z and 0-9 turned into `_`; two resources that would set the same name are an error) or as lines of a pgpass file. `ADDRESS` prints one resource; `ADDRESS.FIELD` prints one raw value, for pipelines: `$(dbform output orders.host)`.
+  set_manual(*cmd, {.text = R"(Prints what the state records, with no API call. Without ADDRESS: every resource as a table (text), as JSON, as `export` lines for a shell (`env`: one block per service and read replica set, named `DBFORM_<PROJECT>_<NAME>_<FIELD>` upper-cased, every character other than A-Z and 0-9 turned into `_`; two resources that would set the same name are an error) or as lines of a pgpass file. `ADDRESS` prints one resource in the format asked for (text by default, or JSON); `ADDRESS.FIELD` prints one raw value, for pipelines: `$(dbform output orders.host)`. With no state at the path (a mistyped `--state` or `DBFORM_STATE`), a listing warns on stderr and prints nothing, and an ADDRESS is an error, as plan warns.
 
-A password or a connection string (which holds the password, percent-encoded) is printed only when asked for by field, with `--format env` or `pgpass`, or with `--show-secrets`; text and JSON show `(sensitive)` otherwise. A read replica set shares its service's password, and an imported or adopted service has none known until `dbform rotate-password` sets one: a note on stderr says so. Connection strings are `postgres://tsdbadmin:PASSWORD@HOST:PORT/tsdb?sslmode=require`.)",
+A password or a connection string (which holds the password, percent-encoded) is printed only when asked for by field, with `--format env` or `pgpass`, or with `--show-secrets`; text and JSON show `(sensitive)` otherwise. A read replica set shares its service's password, and an imported or adopted service has none known until `dbform rotate-password` sets one: a listing notes it on stderr, and `.password`, `.connection_string` and `.pooler_connection_string` of such a service exit 1 saying so (a connection string without its password would not log in). A pooler field of a service whose pooler is off exits 1 naming `connection_pooler`. Connection strings are `postgres://tsdbadmin:PASSWORD@HOST:PORT/tsdb?sslmode=require`.)",
                     .environment = {},
                     .examples = {{"Every recorded resource", "dbform output"},
                                  {"Connect with psql", "psql \"$(dbform output acme/services/orders.connection_string)\""},
@@ -286,13 +300,20 @@ A password or a connection string (which holds the password, percent-encoded) is
     auto store = open_state_store(opts->state);
     State state = read_recorded_state(*store, false);
     exit_code = 0;
+    // As plan says it: a mistyped --state or DBFORM_STATE must not look like an empty project.
+    const bool no_state = state.serial == 0 && state.resources.empty();
+    const std::string no_state_at = "No state at " + store->describe();
+    const std::string point_it = "If the resources exist already, point --state (or DBFORM_STATE) at their state";
+    if (no_state && !opts->target.empty())
+      throw Error(no_state_at + ", so `" + opts->target + "` is not recorded. " + point_it);
+    if (no_state) std::cerr << "warning: " << no_state_at << ": nothing is recorded. " << point_it << ".\n";
     const bool lines = opts->format == "env" || opts->format == "pgpass";
     auto print_lines = [&](const std::vector<const ResourceRecord*>& records) {
       if (opts->format == "env") return print_env(state, records);
       print_pgpass(state, records);
     };
     if (opts->target.empty()) {
-      if (opts->format == "text") return print_table(state, opts->show_secrets);
+      if (opts->format == "text") return no_state ? void() : print_table(state, opts->show_secrets);
       if (lines) {
         std::vector<const ResourceRecord*> records;
         for (const auto& r : state.resources)
@@ -307,7 +328,8 @@ A password or a connection string (which holds the password, percent-encoded) is
     auto [address, field] = split_field(state, opts->target);
     const ResourceRecord& r = resolve_address(state, address);
     if (field.empty()) {
-      if (!lines) std::cout << dump_json(record_output(state, r, opts->show_secrets), 2) << "\n";
+      if (opts->format == "text") print_record(state, r, opts->show_secrets);
+      else if (!lines) std::cout << dump_json(record_output(state, r, opts->show_secrets), 2) << "\n";
       else if (connectable(r)) print_lines({&r});
       else throw UsageError("--format " + opts->format + " prints the endpoints of services and read replica sets; " +
                             r.address + " is a " + kind_noun(r.kind) + " (its id: dbform output " + r.address + ".id)");
@@ -315,9 +337,11 @@ A password or a connection string (which holds the password, percent-encoded) is
     }
     if (opts->format == "pgpass") throw UsageError("--format pgpass prints whole records: give ADDRESS, not ADDRESS.FIELD");
     auto value = field_value(state, r, field);
-    if (!value)
-      throw Error(field == "password" && connectable(r) ? unknown_password(password_owner(state, r))
-                                      : r.address + " has no " + field + " recorded yet");
+    // A connection string without its password would not log in: asked for by field, it is refused
+    // as the password is.
+    if (value && is_secret(field) && connectable(r) && password_owner(state, r).initial_password.empty())
+      value.reset();
+    if (!value) throw Error(missing_field(state, r, field));
     if (is_secret(field)) password_notes(state, r);
     // The raw value, for pipelines: $(dbform output orders.password). Asking by field is asking for it.
     if (opts->format == "json") std::cout << dump_json(nlohmann::json(*value)) << "\n";

@@ -217,7 +217,7 @@ void add_state_command(CLI::App& app, int& exit_code) {
   });
 
   auto* mv = cmd->add_subcommand("mv", "move a record to another name of the same project and kind (no API call; the "
-                                       "next plan renames the resource to match)");
+                                       "next plan from manifests declaring NEW renames the resource to match)");
   add_state_options(*mv, *opts, true);
   set_manual(*mv, {.text = "`dbform state mv OLD NEW` moves a record to another name of the same project and kind "
                            "(NEW is an address or a bare name), with no API call. Once the manifests declare NEW (and "

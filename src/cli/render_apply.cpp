@@ -71,8 +71,9 @@ class TextApplyOutput : public ApplyOutput {
     out_ << "\nApply " << (r.failures.empty() && !r.interrupted ? "complete" : "finished with problems") << ": "
          << r.created << " created, " << r.updated << " updated, " << r.deleted << " deleted, " << r.adopted
          << " adopted, " << (r.imported ? std::to_string(r.imported) + " imported, " : "")
-         << (r.forgotten ? std::to_string(r.forgotten) + " forgotten, " : "") << r.ready << " ready, "
-         << r.failures.size() << " failed.\n";
+         << (r.forgotten ? std::to_string(r.forgotten) + " forgotten, " : "") << r.ready - r.paused << " ready, "
+         << (r.paused ? std::to_string(r.paused) + " paused, " : std::string()) << r.failures.size()
+         << " failed.\n";
     if (!r.left.empty()) {
       out_ << "Left for the next apply (--no-wait returned before what they need was READY):\n";
       for (const auto& a : r.left) out_ << "  " << a << "\n";

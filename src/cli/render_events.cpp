@@ -35,9 +35,18 @@ std::optional<std::string> raw_event_line(const Event& e, const Terminal& term) 
       if (e.status == "READY") return std::nullopt;
       return e.address + ": " + e.status + elapsed;
     case EventKind::Ready:
+      // Done: READY (active), or PAUSED as declared, or a peering recorded before its peer accepts it.
+      if (e.status == "PAUSED")
+        return paint(term, "32", e.address + ": paused") + elapsed + (e.message.empty() ? "" : " " + e.message);
+      if (!e.status.empty() && e.status != "READY" && e.status != "active")
+        return paint(term, "32", e.address + ": recorded") + " with status " + e.status +
+               " (its acceptance by the peer account is not waited for)";
       return paint(term, "32", e.address + ": ready") + elapsed + (e.message.empty() ? "" : " " + e.message);
     case EventKind::Failed: return paint(term, "31", e.address + ": failed: ") + e.message;
     case EventKind::Left: return paint(term, "33", e.address + ": left for the next apply: ") + e.message;
+    case EventKind::StopRequested:
+      return paint(term, "33", "Interrupt received: " + e.message + "; press Ctrl-C again to stop at once") +
+             " (what is not sent is left for the next apply; nothing is created twice)";
     case EventKind::Interrupted: return "Interrupted: " + e.message;
   }
   return std::nullopt;

@@ -122,7 +122,11 @@ std::string table_row(const PlannedAction& a) {
       details = settings_text(a.after) + (a.calls.empty() ? "" : "; then " + calls_text(a));
       if (!a.reason.empty()) details += ". " + md(a.reason);
       break;
-    case Action::Update: action = "update in place"; details = id + changes_text(a) + "; " + calls_text(a); break;
+    case Action::Update:
+      action = "update in place";
+      details = id + (a.changes.empty() ? "" : changes_text(a) + "; ") + calls_text(a) +
+                (a.reason.empty() ? "" : ". " + md(a.reason));  // e.g. a paused service started for a new read replica set
+      break;
     case Action::Wait:
       action = "wait for READY";
       details = id + "status " + md(a.status.empty() ? "unknown" : a.status) + (a.reason.empty() ? "" : ". " + md(a.reason));

@@ -35,7 +35,9 @@ void render_changes(std::string& out, const PlannedAction& a, const Terminal& t,
 void render_calls(std::string& out, const PlannedAction& a, const char* when) {
   if (a.calls.empty()) return;
   out += std::string("    ") + when + ":\n";
-  for (const auto& c : a.calls) out += "      " + call_text(c) + (is_async_call(c.call) ? ", then wait for READY" : "") + "\n";
+  for (const auto& c : a.calls)
+    out += "      " + call_text(c) +
+           (!is_async_call(c.call) ? "" : c.call == "stop" ? ", then wait for PAUSED" : ", then wait for READY") + "\n";
 }
 
 // "  ~ service \"x\" {", its changes, "}", then the calls that make them.
@@ -103,7 +105,12 @@ void render_action(std::string& out, const PlannedAction& a, const Terminal& t) 
       out += "      " + a.reason + "\n";
       break;
     case Action::Delete:
-      out += "  # " + a.address + id + " will be DELETED, with its data\n";
+      // A read replica set or a peering holds no data of its own; a VPC holds no data at all.
+      out += "  # " + a.address + id + " will be DELETED" +
+             (a.kind == ResourceKind::Service ? ", with its data"
+              : a.kind == ResourceKind::Vpc   ? ""
+                                              : " (it holds no data of its own)") +
+             "\n";
       out += paint(t, kRed, "  - " + what) + ": " + a.reason + "\n";
       break;
     case Action::Orphan:
@@ -159,7 +166,16 @@ std::string render_plan_text(const Plan& plan, const Terminal& term) {
     for (const auto& a : plan.actions)  // what is declared but ignored, e.g. a changed `fork`
       if (a.action == Action::NoOp) render_action(out, a, term);
   }
-  out += plan_summary_line(plan.summary) + "\n";
+  out += plan_summary_line(plan.summary);
+  const auto awaiting = std::count_if(plan.actions.begin(), plan.actions.end(), [](const PlannedAction& a) {
+    return a.kind == ResourceKind::Peering && a.action == Action::NoOp && a.status == "pending" && a.reason.empty();
+  });
+  if (awaiting)  // the peer account's to accept: not a change, and not news every plan
+    out += paint(term, kDim, " " + std::to_string(awaiting) +
+                                 (awaiting == 1 ? " VPC peering awaits its peer account's acceptance and carries"
+                                                : " VPC peerings await their peer accounts' acceptance and carry") +
+                                 " no traffic until then.");
+  out += "\n";
   if (plan.summary.conflict)
     out += paint(term, kRed, "Error: " + std::to_string(plan.summary.conflict) +
                                  " conflict(s): nothing can be applied until they are resolved.") + "\n";

@@ -66,14 +66,14 @@ void LiveProgressRenderer::on_event(const Event& e) {
   std::string finished;
   switch (e.kind) {
     case EventKind::CreateSent:
-      if (!p) in_progress_.push_back({e.address, "creating", Steady::now()});
+      if (!p && !stopping_) in_progress_.push_back({e.address, "creating", Steady::now()});
       break;
     case EventKind::DeleteSent:
-      if (!p) in_progress_.push_back({e.address, "deleting", Steady::now()});
+      if (!p && !stopping_) in_progress_.push_back({e.address, "deleting", Steady::now()});
       break;
     case EventKind::UpdateSent:
-      if (!p) in_progress_.push_back({e.address, e.message.substr(0, e.message.find(' ')), Steady::now()});
-      else p->status = e.message.substr(0, e.message.find(' '));
+      if (p) p->status = e.message.substr(0, e.message.find(' '));
+      else if (!stopping_) in_progress_.push_back({e.address, e.message.substr(0, e.message.find(' ')), Steady::now()});
       finished = event_line(e, term_).value_or("");
       break;
     case EventKind::Updated:
@@ -92,6 +92,11 @@ void LiveProgressRenderer::on_event(const Event& e) {
       in_progress_.erase(std::remove_if(in_progress_.begin(), in_progress_.end(),
                                         [&](const InProgress& x) { return x.address == e.address; }),
                          in_progress_.end());
+      finished = event_line(e, term_).value_or("");
+      break;
+    case EventKind::StopRequested:  // the live lines stop: nothing new starts, and what is in flight says when it ends
+      in_progress_.clear();
+      stopping_ = true;
       finished = event_line(e, term_).value_or("");
       break;
     case EventKind::PreflightPassed:

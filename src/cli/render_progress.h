@@ -49,6 +49,7 @@ class LiveProgressRenderer : public EventSink {
   std::mutex mu_;
   std::condition_variable wake_;
   bool done_ = false;
+  bool stopping_ = false;  // a stop was requested: no live line is added any more
   std::vector<InProgress> in_progress_;  // in the order they started
   size_t drawn_ = 0;                     // live lines now on the screen, above the cursor
   std::thread ticker_;

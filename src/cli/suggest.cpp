@@ -83,4 +83,16 @@ std::string with_run_flags(const std::string& text) {
   return out;
 }
 
+std::string plan_again_command(const PlanDocument& saved, const std::string& file) {
+  std::string command = "dbform plan";
+  const bool default_paths = saved.manifest_paths == std::vector<std::string>{"."};  // no -f: `-f .`
+  for (const auto& path : saved.manifest_paths)
+    if (!default_paths) command += " -f " + shell_word(path);
+  if (!saved.plan.refreshed) command += " --no-refresh";
+  if (saved.plan.prune) command += " --prune";
+  if (saved.plan.max_deletes != kDefaultMaxDeletes) command += " --max-deletes " + std::to_string(saved.plan.max_deletes);
+  for (const auto& target : saved.plan.targets) command += " --target " + shell_word(target);
+  return command + " --out " + shell_word(file);
+}
+
 }  // namespace dbform::cli

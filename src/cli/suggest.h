@@ -6,6 +6,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "plan/plan_file.h"
+
 namespace dbform::cli {
 
 // Remembers the flags `command` (the one being run, of `root`) was given.
@@ -17,5 +19,9 @@ std::string shell_word(const std::string& value);
 // `text` with each backticked `dbform ...` completed with the remembered flags its command takes
 // and lacks.
 std::string with_run_flags(const std::string& text);
+
+// `dbform plan ... --out FILE` that makes `saved` again: its manifests (-f as given), --prune,
+// --max-deletes, --target and --no-refresh, so that pasted it plans what the saved plan planned.
+std::string plan_again_command(const PlanDocument& saved, const std::string& file);
 
 }  // namespace dbform::cli

@@ -109,6 +109,11 @@ class ApplyRun {
     for (;;) {
       if (stopping()) {
         stopped = true;
+        if (options_.stop && options_.stop->load()) {  // said at once: what is in flight may take a while
+          emit({EventKind::StopRequested, "", "", "", Duration(0),
+                "finishing what was sent and saving the state"});
+          flush_events();
+        }
         break;
       }
       // The results of the last round are saved with the next batch's journal, in one write, before
@@ -203,7 +208,8 @@ class ApplyRun {
     if (workers.in_flight() == 0) return clock_.sleep_until(until);
     // No poll can be made: only a result can change anything, so block on it (waiting with a zero
     // timeout here would spin). Calls never wait on time: they go as soon as a worker is free.
-    if (!can_poll) return apply_outcomes(workers, workers.take(kForever));
+    // A stop is looked for every kStopCheck even then, so that it is said at once.
+    if (!can_poll) return apply_outcomes(workers, workers.take(options_.stop ? std::optional(kStopCheck) : kForever));
     auto outcomes = workers.take(std::optional<Clock::TimePoint::duration>(until - now));
     if (outcomes.empty()) clock_.sleep_until(until);
     apply_outcomes(workers, std::move(outcomes));
@@ -1004,6 +1010,7 @@ class ApplyRun {
 
   void ready(Item& item, const ResourceRecord& rec) {
     ++result_.ready;
+    if (rec.status == "PAUSED") ++result_.paused;
     std::string endpoint = rec.endpoint_host.empty() ? "" : rec.endpoint_host;
     if (rec.endpoint_port) endpoint += ":" + std::to_string(*rec.endpoint_port);
     emit({EventKind::Ready, rec.address, rec.id, rec.status, since_first_call(item), endpoint});

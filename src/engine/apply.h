@@ -43,7 +43,8 @@ struct ApplyResult {
   int deleted = 0;
   int imported = 0;   // records made from existing resources (`import_id`)
   int forgotten = 0;  // records dropped (`removed:`), the resources left alone
-  int ready = 0;
+  int ready = 0;   // done as declared: READY (active), recorded, or PAUSED where declared
+  int paused = 0;  // of those, PAUSED
   std::vector<std::string> failures;  // "ADDRESS: why", one per failed resource
   std::vector<std::string> pending;   // addresses left unfinished by a stop or a state that cannot be saved
   std::vector<std::string> left;      // "ADDRESS: why", what --no-wait left for the next apply

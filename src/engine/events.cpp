@@ -18,6 +18,7 @@ const char* event_kind_name(EventKind k) {
     case EventKind::Ready: return "ready";
     case EventKind::Failed: return "failed";
     case EventKind::Left: return "left";
+    case EventKind::StopRequested: return "stop_requested";
     case EventKind::Interrupted: return "interrupted";
   }
   return "?";

@@ -22,6 +22,7 @@ enum class EventKind {
   Ready,            // status READY (services) or created (VPCs); message: endpoint
   Failed,           // message says why
   Left,             // not sent: left for the next apply (--no-wait); message says why
+  StopRequested,    // the first signal arrived: nothing new starts; what was sent is finished and saved
   Interrupted,      // a stop was requested; message says what is pending
 };
 

@@ -207,6 +207,7 @@ std::optional<DesiredVpc> DocumentReader::vpc(const Entry& e) {
   if (!fields) return std::nullopt;
   DesiredVpc v;
   v.location = e.where;
+  v.path = e.path;
   std::optional<std::string> name;
   if (const Entry* f = fields->find("name")) name = values_.name(*f);
   if (const Entry* f = fields->find("cidr")) v.cidr = values_.cidr(*f).value_or("");
@@ -270,6 +271,7 @@ std::optional<DesiredFork> DocumentReader::fork(const Entry& e) {
   if (!fields) return std::nullopt;
   DesiredFork f;
   f.location = e.where;
+  f.path = e.path;
   std::optional<std::string> from, strategy;
   if (const Entry* v = fields->find("from")) from = values_.name(*v);
   if (const Entry* v = fields->find("strategy")) strategy = values_.fork_strategy(*v);
@@ -292,6 +294,7 @@ std::optional<DesiredService> DocumentReader::service(const Entry& e) {
   if (!fields) return std::nullopt;
   DesiredService s;
   s.location = e.where;
+  s.path = e.path;
   std::optional<std::string> name;
   if (const Entry* f = fields->find("name")) name = values_.name(*f);
   if (const Entry* f = fields->find("addons")) s.addons = values_.addons(*f).value_or(std::vector<std::string>{});
@@ -312,6 +315,7 @@ std::optional<DesiredService> DocumentReader::service(const Entry& e) {
   if (const Entry* f = fields->find("vpc")) {
     s.vpc = values_.name(*f);
     s.vpc_location = f->where;
+    s.vpc_path = f->path;
   }
   if (const Entry* f = fields->find("connection_pooler")) s.connection_pooler = values_.boolean(*f);
   if (const Entry* f = fields->find("deletion_protection")) s.deletion_protection = values_.boolean(*f).value_or(false);

@@ -151,16 +151,17 @@ class ProjectMerger {
 
   // Every `vpc:` names a VPC its project declares (in any of the files).
   void check_vpc_references() {
-    for (const auto& project : manifest_.projects) {
+    for (const DesiredProject* declared : checked_projects()) {
+      const DesiredProject& project = *declared;
       std::vector<std::string> vpcs;
       for (const auto& v : project.vpcs) vpcs.push_back(v.name);
       for (const auto& s : project.services) {
         if (!s.vpc || std::find(vpcs.begin(), vpcs.end(), *s.vpc) != vpcs.end()) continue;
         std::string guess = closest_match(*s.vpc, vpcs);
-        diags_.error(s.vpc_location, "vpc",
-                     "service `" + s.name + "` names vpc `" + *s.vpc + "`, which project `" + project.id +
-                         "` does not declare",
-                     guess.empty() ? "declare it under `vpcs:` of project `" + project.id + "`, or remove the line"
+        diags_.error(s.vpc_location, s.vpc_path.empty() ? "vpc" : s.vpc_path,
+                     "service `" + s.name + "` names vpc `" + *s.vpc + "`, which " + project_words(project) +
+                         " does not declare",
+                     guess.empty() ? "declare it under `vpcs:` of " + project_words(project) + ", or remove the line"
                                    : "did you mean `" + guess + "`?");
       }
     }
@@ -169,7 +170,8 @@ class ProjectMerger {
   // A `renamed_from` names a recorded name that is no longer declared: not the resource's own
   // name, not another declared resource, and not the old name of a second rename.
   void check_renames() {
-    for (const auto& project : manifest_.projects) {
+    for (const DesiredProject* declared : checked_projects()) {
+      const DesiredProject& project = *declared;
       auto check = [&](const auto& resources, const char* noun) {
         std::map<std::string, std::string> taken;  // old name -> who renames from it
         for (const auto& r : resources) {
@@ -182,7 +184,8 @@ class ProjectMerger {
           else if (!taken.emplace(old, r.name).second)
             problem = "`" + taken[old] + "` is renamed from `" + old + "` too: one record cannot become two";
           if (!problem.empty())
-            diags_.error(r.location, "renamed_from", problem, "remove `renamed_from`, or name the old name it was recorded under");
+            diags_.error(r.location, r.path.empty() ? "renamed_from" : r.path + ".renamed_from", problem,
+                         "remove `renamed_from`, or name the old name it was recorded under");
         }
       };
       check(project.vpcs, "VPC");
@@ -218,7 +221,8 @@ class ProjectMerger {
   // A fork's `from` names another service its project declares (in any of the files), and forks do
   // not go round in a circle.
   void check_fork_sources() {
-    for (const auto& project : manifest_.projects) {
+    for (const DesiredProject* declared : checked_projects()) {
+      const DesiredProject& project = *declared;
       std::map<std::string, std::string> source_of;  // fork -> source
       std::vector<std::string> names;
       for (const auto& s : project.services) names.push_back(s.name);
@@ -227,10 +231,10 @@ class ProjectMerger {
         const bool known = std::find(names.begin(), names.end(), s.fork->from) != names.end();
         if (s.fork->from == s.name || !known) {
           std::string guess = closest_match(s.fork->from, names);
-          diags_.error(s.fork->location, "fork.from",
+          diags_.error(s.fork->location, fork_from_path(*s.fork),
                        s.fork->from == s.name ? "service `" + s.name + "` cannot be a fork of itself"
                                               : "service `" + s.name + "` is a fork of `" + s.fork->from +
-                                                    "`, which project `" + project.id + "` does not declare",
+                                                    "`, which " + project_words(project) + " does not declare",
                        guess.empty() || guess == s.name ? "declare the source service in the same project"
                                                         : "did you mean `" + guess + "`?");
           continue;
@@ -243,14 +247,17 @@ class ProjectMerger {
         if (source_of.count(at))  // still a fork after as many steps as there are forks: a circle
           for (const auto& s : project.services)
             if (s.name == fork)
-              diags_.error(s.fork->location, "fork.from", "forks of project `" + project.id + "` go round in a "
-                           "circle through `" + fork + "`", "one of them must be an ordinary service");
+              diags_.error(s.fork->location, fork_from_path(*s.fork), "forks of " + project_words(project) +
+                           " go round in a circle through `" + fork + "`", "one of them must be an ordinary service");
       }
     }
   }
 
   void add(DesiredProject&& p) {
-    if (p.id.empty()) return;  // its id was invalid: already reported
+    if (p.id.empty()) {  // its id was invalid (already reported); its references are checked all the same
+      unidentified_.push_back(std::move(p));
+      return;
+    }
     DesiredProject& target = project_for(p);
     target.removed.insert(target.removed.end(), p.removed.begin(), p.removed.end());
     for (auto& v : p.vpcs) {
@@ -301,8 +308,22 @@ class ProjectMerger {
     return inserted;
   }
 
+  // The projects whose references are checked: the merged ones, and those whose id was invalid
+  // (never planned, but every error of a run is reported together).
+  std::vector<const DesiredProject*> checked_projects() const {
+    std::vector<const DesiredProject*> out;
+    for (const auto& p : manifest_.projects) out.push_back(&p);
+    for (const auto& p : unidentified_) out.push_back(&p);
+    return out;
+  }
+  static std::string project_words(const DesiredProject& p) {
+    return p.id.empty() ? std::string("its project") : "project `" + p.id + "`";
+  }
+  static std::string fork_from_path(const DesiredFork& f) { return f.path.empty() ? "fork.from" : f.path + ".from"; }
+
   Manifest& manifest_;
   Diagnostics& diags_;
+  std::vector<DesiredProject> unidentified_;
   std::unordered_map<std::string, size_t> project_index_;
   std::unordered_map<std::string, Location> declared_;
 };

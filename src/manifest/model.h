@@ -50,6 +50,7 @@ struct DesiredVpc {
   std::optional<std::string> import_id;
   std::vector<DesiredPeering> peerings;
   Location location;
+  std::string path;  // "projects[0].vpcs[1]"
 };
 
 // A read replica set of a service: its sizes are positive whole numbers (no "shared").
@@ -71,6 +72,7 @@ struct DesiredFork {
   std::string strategy;  // LAST_SNAPSHOT, NOW or PITR
   std::string target_time;  // PITR: RFC 3339 UTC; "" otherwise
   Location location;
+  std::string path;  // its field path, "projects[0].services[2].fork", for messages
 };
 
 struct DesiredService {
@@ -87,6 +89,7 @@ struct DesiredService {
   // too: it means "in no VPC" (SPEC section 2).
   std::optional<std::string> vpc;
   Location vpc_location;
+  std::string vpc_path;  // "projects[0].services[2].vpc"
   std::optional<bool> connection_pooler;
   bool deletion_protection = false;  // as for VPCs
   std::optional<std::string> renamed_from;  // as for VPCs
@@ -94,6 +97,7 @@ struct DesiredService {
   std::optional<DesiredFork> fork;
   std::vector<DesiredReplicaSet> read_replicas;
   Location location;
+  std::string path;  // "projects[0].services[2]"
 };
 
 // An address listed under a project's `removed:` (Terraform's `removed` block with destroy =

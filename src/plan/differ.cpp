@@ -341,8 +341,10 @@ PlannedAction plan_declared(const std::string& project_id, Declared d, const Sta
       return a;
     }
   }
+  // Said when the declaration of a fork dbform made changes; a service recorded without `fork` (an
+  // import, an adoption) was not made by it, and there is nothing to say every plan.
   const json recorded_fork = rec->settings.value("fork", json()), declared_fork = a.after.value("fork", json());
-  if (recorded_fork != declared_fork)
+  if (!recorded_fork.is_null() && recorded_fork != declared_fork)
     a.reason = "`fork` is create-time only: its change (" + dump_json(recorded_fork) + " -> " + dump_json(declared_fork) +
                ") is ignored";
   // Recorded at every apply, whatever else changes: an apply that only does this calls no API.
@@ -360,7 +362,13 @@ PlannedAction plan_declared(const std::string& project_id, Declared d, const Sta
   } else {
     a.action = Action::NoOp;
   }
-  if (kind == ResourceKind::Peering && a.reason.empty() && rec->status != "active") {
+  // A peering waiting for its peer account is counted in the plan's summary line (render_plan.cpp)
+  // rather than repeated as a line of its own every plan; one that failed says why.
+  const bool awaiting_peer = rec->status == "pending" &&
+                             !(rec->last_response.is_object() && rec->last_response.value("error_message", json()).is_string() &&
+                               !rec->last_response["error_message"].get<std::string>().empty());
+  if (kind == ResourceKind::Peering && a.reason.empty() && rec->status != "active" &&
+      !(awaiting_peer && a.action == Action::NoOp)) {
     // Its acceptance is the peer account's: not waited for, shown until it is active.
     const json message = rec->last_response.is_object() ? rec->last_response.value("error_message", json()) : json();
     a.reason = "peering " + rec->status + (message.is_string() && !message.get<std::string>().empty()
@@ -428,24 +436,51 @@ PlannedAction plan_undeclared(const ResourceRecord& rec, bool prune) {
   return a;
 }
 
-// forkService needs a running source: a new fork of a paused source that stays paused is a conflict.
-// (One that this apply pauses is forked before its stop.)
-void refuse_forks_of_paused(Plan& plan, const State& state) {
-  std::unordered_map<std::string, const PlannedAction*> by_address;
-  for (const auto& a : plan.actions) by_address[a.address] = &a;
-  for (auto& a : plan.actions) {
-    const json fork = a.action == Action::Create && a.after.is_object() ? a.after.value("fork", json()) : json();
-    if (!fork.is_object() || !fork.value("from", json()).is_string()) continue;
-    const std::string source = resource_address(a.project_id, ResourceKind::Service, fork["from"].get<std::string>());
-    const ResourceRecord* rec = state.find(source);
-    auto planned = by_address.find(source);
-    const bool started = planned != by_address.end() && !planned->second->calls.empty() &&
-                         planned->second->calls.front().call == "start";
-    if (!rec || !is_paused_status(rec->status) || started) continue;
-    a.action = Action::Conflict;
-    a.reason = "its fork source `" + source + "` is paused, and a paused service cannot be forked. Declare the "
-               "source paused: false for this apply (the next one can pause it again), then fork it";
-    a.calls.clear();
+// What needs its service running (a read replica set's create and calls, a fork's create): the
+// service it needs, "" when it needs none.
+std::string needs_running(const PlannedAction& a, std::string& what) {
+  if (a.kind == ResourceKind::ReplicaSet &&
+      (a.action == Action::Create || a.action == Action::Adopt || a.action == Action::Replace ||
+       (a.action == Action::Update && !a.calls.empty()))) {
+    what = std::string(a.action == Action::Update ? "the calls of" : "the create of") + " read replica set `" +
+           a.name + "`";
+    return resource_address(a.project_id, ResourceKind::Service, a.parent);
+  }
+  const json fork = a.action == Action::Create && a.after.is_object() ? a.after.value("fork", json()) : json();
+  if (a.kind != ResourceKind::Service || !fork.is_object() || !fork.value("from", json()).is_string()) return "";
+  what = "the fork `" + a.name + "`";
+  return resource_address(a.project_id, ResourceKind::Service, fork["from"].get<std::string>());
+}
+
+// A service that is paused is started for what needs it running and stopped again, as it is for
+// its own changes (SPEC section 3): one rule for every change that needs a running service. The
+// stop is made after everything of the run that needs the service (engine/operations.cpp).
+void start_paused_services(Plan& plan, const State& state) {
+  std::unordered_map<std::string, size_t> by_address;
+  for (size_t i = 0; i < plan.actions.size(); ++i) by_address[plan.actions[i].address] = i;
+  std::map<size_t, std::vector<std::string>> started_for;  // service action -> what it is started for
+  for (const auto& a : plan.actions) {
+    std::string what;
+    const std::string service = needs_running(a, what);
+    auto found = service.empty() ? by_address.end() : by_address.find(service);
+    if (found == by_address.end()) continue;
+    const PlannedAction& s = plan.actions[found->second];
+    const ResourceRecord* rec = state.find(service);
+    // A service created, or waited for, by this apply runs by then; one started already stays so.
+    if (!rec || (s.action != Action::NoOp && s.action != Action::Update)) continue;
+    if (!(current_value(*rec, "paused") == true || is_paused_status(rec->status))) continue;
+    if (std::any_of(s.calls.begin(), s.calls.end(), [](const PlannedCall& c) { return c.call == "start"; })) continue;
+    started_for[found->second].push_back(what);
+  }
+  for (auto& [i, whats] : started_for) {
+    PlannedAction& s = plan.actions[i];
+    auto at = s.calls.begin();
+    if (at != s.calls.end() && at->call == "rename") ++at;  // rename first, then start (SPEC section 3)
+    s.calls.insert(at, {"start", json(), "", {{"paused", false}}});
+    if (s.calls.back().call != "stop") s.calls.push_back({"stop", json(), "", {{"paused", true}}});
+    s.action = Action::Update;
+    const std::string why = "paused: it is started for " + join(whats, " and ") + ", and stopped again";
+    s.reason = s.reason.empty() || s.reason.rfind("paused:", 0) == 0 ? why : s.reason + "; " + why;
   }
 }
 
@@ -649,7 +684,7 @@ Plan make_plan(const Manifest& manifest, const State& recorded, const Namesakes*
   }
   for (auto& a : plan.actions)
     if (auto id = import_ids.find(a.address); id != import_ids.end()) plan_import(a, id->second, recorded, imports);
-  refuse_forks_of_paused(plan, state);
+  start_paused_services(plan, state);
   declared.reserve(plan.actions.size());
   for (const auto& a : plan.actions) declared.insert(a.address);
   for (const auto& [now, stuck] : unmovable) declared.insert(stuck.first);  // kept where it is, not an orphan

@@ -60,6 +60,18 @@ void send_answer(const SimResponse& answer, const httplib::Request& req, httplib
   res.set_content_provider(answer.body.size(), kJson, [](size_t, size_t, httplib::DataSink&) { return false; });
 }
 
+// The body of a POST. One without a body may come without Content-Length (`curl -X POST URL`), which
+// httplib would answer 400 with nothing at all: only an announced body is read.
+std::string body_of(const httplib::Request& req, const httplib::ContentReader& reader) {
+  std::string body;
+  if (!req.has_header("Content-Length") && !req.has_header("Transfer-Encoding")) return body;
+  reader([&](const char* data, size_t size) {
+    body.append(data, size);
+    return true;
+  });
+  return body;
+}
+
 void serve_json(const httplib::Request& req, httplib::Response& res, const nlohmann::json& body) {
   res.status = 200;
   send_body(req, res, dump_json(body, 2));
@@ -142,27 +154,30 @@ void SimServer::Impl::install_routes() {
     serve_json(req, res, sim.all_peerings());
   });
   // Changes made "outside dbform", as in the vendor's console: no key, no waiting.
-  auto console = [this](const httplib::Request& req, httplib::Response& res, const std::string& action) {
-    SimResponse answer = sim.console(req.matches[1], action, req.body);
+  auto console = [this](const httplib::Request& req, httplib::Response& res, const std::string& action,
+                        const std::string& body) {
+    SimResponse answer = sim.console(req.matches[1], action, body);
     res.status = answer.status;
     send_body(req, res, answer.body);
   };
-  server.Post(R"(/_sim/services/([^/]+)/([A-Za-z]+))", [console](const httplib::Request& req, httplib::Response& res) {
-    console(req, res, req.matches[2]);
-  });
+  server.Post(R"(/_sim/services/([^/]+)/([A-Za-z]+))",
+              [console](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& reader) {
+                console(req, res, req.matches[2], body_of(req, reader));
+              });
   server.Post(R"(/_sim/(replica_sets|peerings)/([^/]+)/([A-Za-z]+))",
-              [this](const httplib::Request& req, httplib::Response& res) {
-                SimResponse answer = sim.console_nested(req.matches[1], req.matches[2], req.matches[3], req.body);
+              [this](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& reader) {
+                SimResponse answer = sim.console_nested(req.matches[1], req.matches[2], req.matches[3], body_of(req, reader));
                 res.status = answer.status;
                 send_body(req, res, answer.body);
               });
-  server.Post(R"(/_sim/projects/([^/]+)/(services|vpcs))", [this](const httplib::Request& req, httplib::Response& res) {
-    SimResponse answer = sim.console_create(req.matches[1], req.matches[2], req.body);
-    res.status = answer.status;
-    send_body(req, res, answer.body);
-  });
+  server.Post(R"(/_sim/projects/([^/]+)/(services|vpcs))",
+              [this](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& reader) {
+                SimResponse answer = sim.console_create(req.matches[1], req.matches[2], body_of(req, reader));
+                res.status = answer.status;
+                send_body(req, res, answer.body);
+              });
   server.Delete(R"(/_sim/services/([^/]+))", [console](const httplib::Request& req, httplib::Response& res) {
-    console(req, res, "delete");
+    console(req, res, "delete", req.body);
   });
   // Every other request, whatever its method, goes to the Simulator, which answers 404 and 405
   // itself so that they are counted like any other call.
@@ -174,7 +189,13 @@ void SimServer::Impl::install_routes() {
   };
   const char* any_path = ".*";
   server.Get(any_path, api);
-  server.Post(any_path, api);
+  // A POST without a body (stop, start, the pooler) may come without Content-Length.
+  server.Post(any_path, [this](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& reader) {
+    SimRequest request{req.method, strip_base_path(req.path), req.get_header_value("Authorization"), body_of(req, reader)};
+    SimResponse answer = sim.handle(request);
+    observe(request);
+    send_answer(answer, req, res);
+  });
   server.Put(any_path, api);
   server.Patch(any_path, api);
   server.Delete(any_path, api);

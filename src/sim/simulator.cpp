@@ -27,6 +27,23 @@ const std::set<std::string> kServiceActions = {"resize",       "setEnvironment",
                                                "stop",          "start",         "rename",         "forkService"};
 
 
+// Every call match_route() serves, as counted (the method and the route's template).
+std::vector<std::string> make_served_calls() {
+  const std::string services = "/projects/{project_id}/services", vpcs = "/projects/{project_id}/vpcs";
+  const std::string service = services + "/{service_id}", sets = service + "/replicaSets";
+  std::vector<std::string> calls = {"GET /auth/info", "GET " + services, "POST " + services, "GET " + service,
+                                    "DELETE " + service};
+  for (const auto& action : kServiceActions) calls.push_back("POST " + service + "/" + action);
+  calls.insert(calls.end(), {"GET " + sets, "POST " + sets, "DELETE " + sets + "/{replica_set_id}"});
+  for (const char* action : {"resize", "enablePooler", "disablePooler", "setEnvironment"})
+    calls.push_back("POST " + sets + "/{replica_set_id}/" + action);
+  calls.insert(calls.end(), {"GET " + vpcs, "POST " + vpcs, "GET " + vpcs + "/{vpc_id}", "DELETE " + vpcs + "/{vpc_id}",
+                             "POST " + vpcs + "/{vpc_id}/rename", "GET " + vpcs + "/{vpc_id}/peerings",
+                             "POST " + vpcs + "/{vpc_id}/peerings", "GET " + vpcs + "/{vpc_id}/peerings/{peering_id}",
+                             "DELETE " + vpcs + "/{vpc_id}/peerings/{peering_id}"});
+  return calls;
+}
+
 std::vector<std::string> split_path(const std::string& path) {
   std::vector<std::string> parts;
   size_t start = 1;
@@ -472,6 +489,11 @@ std::string Simulator::last_body(const std::string& route) const {
   std::lock_guard<std::mutex> lock(impl_->mu);
   auto found = impl_->last_bodies.find(route);
   return found == impl_->last_bodies.end() ? "" : found->second;
+}
+
+const std::vector<std::string>& Simulator::served_calls() {
+  static const std::vector<std::string> calls = make_served_calls();
+  return calls;
 }
 
 SimResponse Simulator::console(const std::string& service_id, const std::string& action, const std::string& body) {

@@ -112,11 +112,14 @@ class Simulator {
   // The body of the last request on a route ("POST /projects/{project_id}/services/{service_id}/forkService"),
   // "" when none came. For tests: never served over HTTP.
   std::string last_body(const std::string& route) const;
+  // Every call of the API the simulator serves, as counted ("POST /projects/{project_id}/services"):
+  // docs/simulator.md lists exactly these.
+  static const std::vector<std::string>& served_calls();
   // A change made "outside dbform" (in the console): `action` is one of resize ({"cpu_millis",
   // "memory_gbs"}, numbers or digit strings), setEnvironment, setHA, enablePooler, disablePooler,
-  // attachToVPC, detachFromVPC (bodies as in the API) or delete. Done at once, without UPGRADING or
-  // DELETING, without a key (POST /_sim/services/{id}/{action}). Returns the answer: 200 with the
-  // service, or an error.
+  // attachToVPC, detachFromVPC, rename (bodies as in the API), stop, start (no body: PAUSED or
+  // READY at once) or delete. Done at once, without UPGRADING or DELETING, without a key (POST
+  // /_sim/services/{id}/{action}). Returns the answer: 200 with the service, or an error.
   SimResponse console(const std::string& service_id, const std::string& action, const std::string& body);
   // A service or VPC created "outside dbform" (POST /_sim/projects/{project_id}/services or /vpcs,
   // bodies as in the API), READY at once, without a key; not counted as an API call. The answer

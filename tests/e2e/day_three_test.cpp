@@ -401,7 +401,9 @@ TEST_CASE("e2e: with --no-wait, a fork of a source the same apply creates is lef
   check_clean(sb);
 }
 
-TEST_CASE("e2e: a fork of a source declared paused is made before the source's stop, and a paused source is a conflict") {
+// Issue 39 item 1 changed this test: a new fork of a source that is paused and stays declared
+// paused was a conflict; now the source is started for it and stopped again, as for its own changes.
+TEST_CASE("e2e: a fork of a source declared paused is made before the source's stop, and a paused source is started for it") {
   Sandbox sb;
   const std::string paused = "        paused: true\n";
   apply_services(sb, {orders(paused), staging_fork()});  // created, forked, then stopped
@@ -411,23 +413,18 @@ TEST_CASE("e2e: a fork of a source declared paused is made before the source's s
   CHECK(sim_service(sb, "orders-staging")["status"] == "READY");
   check_clean(sb);
 
-  // Paused, and staying paused: a new fork of it cannot be made, and the plan says so.
+  // Paused, and staying paused: started for the new fork, forked once, stopped again; the plan says so.
   const std::string second = "      - name: orders-qa\n        fork:\n          from: orders\n          strategy: LAST_SNAPSHOT\n";
   sb.write("dbform.yaml", manifest({}, {orders(paused), staging_fork(), second}));
   RunResult plan = sb.run({"plan"});
   INFO(plan.describe());
-  CHECK(plan.exit_code != 0);
-  CHECK(contains(plan.out, "a paused service cannot be forked"));
-  CHECK(sb.run({"apply", "--auto-approve"}).exit_code != 0);
-  CHECK(sb.count(kFork) == 1);
-  CHECK(sb.count(kStart) == 0);
-
-  // Started for it (paused: false), forked once; paused again by the next apply.
-  apply_services(sb, {orders("        paused: false\n"), staging_fork(), second});
+  CHECK(plan.exit_code == 0);
+  CHECK(contains(plan.out, "paused: it is started for the fork `orders-qa`, and stopped again"));
+  apply_services(sb, {orders(paused), staging_fork(), second});
   CHECK(sb.count(kStart) == 1);
   CHECK(sb.count(kFork) == 2);
-  apply_services(sb, {orders(paused), staging_fork(), second});
   CHECK(sb.count(kStop) == 2);
+  CHECK(sim_service(sb, "orders")["status"] == "PAUSED");
   check_clean(sb);
 }
 

@@ -412,6 +412,7 @@ TEST_CASE("e2e: pg: a role with SELECT alone plans with a refresh, during an app
   RunResult apply = pr.apply();
   CHECK(apply.exit_code == 1);
   CHECK(dbform::PgStateStore(database_url, workspace).read()->serial == before->serial);
+}
 
 TEST_CASE("e2e: pg: a state over TLS: sslmode=verify-full with the server's CA and sslmode=require work, and a CA that "
           "did not sign its certificate is refused",

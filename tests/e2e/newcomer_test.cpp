@@ -1,0 +1,395 @@
+// What a newcomer tripped on (issue 39): every word true, through the real binary against the
+// simulator.
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "common.h"
+
+using namespace e2e;
+
+namespace {
+
+const std::string kStop = "POST /projects/{project_id}/services/{service_id}/stop";
+const std::string kStart = "POST /projects/{project_id}/services/{service_id}/start";
+const std::string kFork = "POST /projects/{project_id}/services/{service_id}/forkService";
+const std::string kPostSet = "POST /projects/{project_id}/services/{service_id}/replicaSets";
+const std::string kResizeSet = "POST /projects/{project_id}/services/{service_id}/replicaSets/{replica_set_id}/resize";
+const std::string kPaused = "        paused: true\n";
+
+std::string orders(const std::string& extra = "") { return service_yaml("orders") + extra; }
+
+std::string reporting(int cpu = 1000) {
+  return "        read_replicas:\n          - name: reporting\n            nodes: 1\n            cpu_millis: " +
+         std::to_string(cpu) + "\n            memory_gbs: 4\n";
+}
+
+std::string qa_fork() {
+  return "      - name: orders-qa\n        fork:\n          from: orders\n          strategy: LAST_SNAPSHOT\n";
+}
+
+json sim_service(Sandbox& sb, const std::string& name) {
+  for (const auto& s : sb.sim().all_services())
+    if (s["name"] == name) return s;
+  return json();
+}
+
+RunResult apply_ok(Sandbox& sb, const std::string& yaml) {
+  sb.write("dbform.yaml", yaml);
+  RunResult r = sb.apply();
+  INFO(r.describe() << "\ncounts: " << sb.counts().dump());
+  REQUIRE(r.exit_code == 0);
+  return r;
+}
+
+void check_clean(Sandbox& sb) {
+  RunResult plan = sb.run({"plan", "--detailed-exitcode"});
+  INFO(plan.describe());
+  CHECK(plan.exit_code == 0);
+}
+
+std::string source_file(const std::string& relative) {
+  std::ifstream in(std::string(DBFORM_SOURCE_DIR) + "/" + relative);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+// Item 1: one rule for every change that needs a running service on a service declared paused.
+TEST_CASE("e2e: a read replica set of a service declared paused is made by starting it, creating the set, and stopping it again") {
+  Sandbox sb;
+  apply_ok(sb, manifest({}, {orders(kPaused)}));
+  REQUIRE(sim_service(sb, "orders")["status"] == "PAUSED");
+
+  sb.write("dbform.yaml", manifest({}, {orders(kPaused + reporting())}));
+  RunResult plan = sb.run({"plan", "--detailed-exitcode"});
+  INFO(plan.describe());
+  CHECK(plan.exit_code == 2);
+  CHECK(contains(plan.out, "Plan: 1 to create, 1 to update"));
+  CHECK(contains(plan.out, "start, then wait for READY"));
+  CHECK(contains(plan.out, "stop, then wait for PAUSED"));
+  CHECK(contains(plan.out, "paused: it is started for the create of read replica set `reporting`, and stopped again"));
+  RunResult markdown = sb.run({"plan", "--format", "markdown"});  // the pull request's comment says so too
+  CHECK(contains(markdown.out, "calls `start`, `stop`. paused: it is started for the create of read replica set"));
+
+  RunResult applied = apply_ok(sb, manifest({}, {orders(kPaused + reporting())}));
+  CHECK(sb.count(kStart) == 1);
+  CHECK(sb.count(kPostSet) == 1);
+  CHECK(sb.count(kStop) == 2);
+  CHECK(sim_service(sb, "orders")["status"] == "PAUSED");
+  CHECK(sb.sim().all_replica_sets().size() == 1);
+  check_clean(sb);
+
+  // A change to the set is made the same way.
+  apply_ok(sb, manifest({}, {orders(kPaused + reporting(2000))}));
+  CHECK(sb.count(kStart) == 2);
+  CHECK(sb.count(kResizeSet) == 1);
+  CHECK(sb.count(kStop) == 3);
+  CHECK(sim_service(sb, "orders")["status"] == "PAUSED");
+  check_clean(sb);
+}
+
+TEST_CASE("e2e: a fork of a source declared paused is made by starting the source, forking it, and stopping it again") {
+  Sandbox sb;
+  apply_ok(sb, manifest({}, {orders(kPaused)}));
+  sb.write("dbform.yaml", manifest({}, {orders(kPaused), qa_fork()}));
+  RunResult plan = sb.run({"plan", "--detailed-exitcode"});
+  INFO(plan.describe());
+  CHECK(plan.exit_code == 2);
+  CHECK(contains(plan.out, "paused: it is started for the fork `orders-qa`, and stopped again"));
+  CHECK(!contains(plan.out, "conflict"));
+
+  apply_ok(sb, manifest({}, {orders(kPaused), qa_fork()}));
+  CHECK(sb.count(kStart) == 1);
+  CHECK(sb.count(kFork) == 1);
+  CHECK(sb.count(kStop) == 2);
+  CHECK(sim_service(sb, "orders")["status"] == "PAUSED");
+  CHECK(sim_service(sb, "orders-qa")["status"] == "READY");
+  check_clean(sb);
+}
+
+// Item 2: status words as they are.
+TEST_CASE("e2e: a stop is planned and reported as waiting for PAUSED, a pending peering as recorded, and deletes of what holds no data say so") {
+  Sandbox sb;
+  const std::string vpc = vpc_yaml("main") +
+                          "        peerings:\n          - peer_account_id: \"123456789012\"\n"
+                          "            peer_region_code: us-east-1\n            peer_vpc_id: vpc-0abc\n";
+  sb.write("dbform.yaml", manifest({vpc}, {orders(kPaused + reporting())}));
+  RunResult plan = sb.run({"plan"});
+  INFO(plan.describe());
+  CHECK(contains(plan.out, "stop, then wait for PAUSED"));
+  CHECK(!contains(plan.out, "stop, then wait for READY"));
+
+  RunResult applied = apply_ok(sb, manifest({vpc}, {orders(kPaused + reporting())}));
+  INFO(applied.describe());
+  CHECK(contains(applied.out, service_address("orders") + ": paused ["));
+  CHECK(!contains(applied.out, service_address("orders") + ": ready"));
+  const std::string peering = vpc_address("main") + "/peerings/vpc-0abc";
+  CHECK(contains(applied.out, peering + ": recorded with status pending"));
+  CHECK(!contains(applied.out, peering + ": ready"));
+  CHECK(contains(applied.out, "3 ready, 1 paused, 0 failed"));
+
+  sb.write("dbform.yaml", manifest({vpc_yaml("main")}, {orders(kPaused)}));
+  RunResult prune = sb.run({"plan", "--prune"});
+  INFO(prune.describe());
+  CHECK(contains(prune.out, peering + " (id "));
+  CHECK(contains(prune.out, "will be DELETED (it holds no data of its own)"));
+  CHECK(!contains(prune.out, "DELETED, with its data"));
+}
+
+// Item 8: the simulator's console takes a pause and a resume, and its docs list what it serves.
+TEST_CASE("e2e: the simulator's console stops and starts a service on a POST without a body") {
+  Sandbox sb;
+  apply_ok(sb, manifest({}, {orders()}));
+  const std::string id = find_resource(sb.state(), service_address("orders"))["id"];
+  const std::string url = "http://127.0.0.1:" + std::to_string(sb.port()) + "/_sim/services/" + id;
+  // `curl -X POST` sends no Content-Length: the way a person pauses a service outside dbform.
+  RunResult stop = sb.run_shell("curl -s -w ' %{http_code}' -X POST " + url + "/stop");
+  INFO(stop.describe());
+  CHECK(contains(stop.out, "\"status\":\"PAUSED\""));
+  CHECK(contains(stop.out, " 200"));
+  CHECK(sim_service(sb, "orders")["status"] == "PAUSED");
+  RunResult plan = sb.run({"plan", "--detailed-exitcode"});
+  INFO(plan.describe());
+  CHECK(plan.exit_code == 0);  // `paused` is not managed: the pause made in the console stays
+  RunResult start = sb.run_shell("curl -s -w ' %{http_code}' -X POST " + url + "/start");
+  INFO(start.describe());
+  CHECK(contains(start.out, " 200"));
+  CHECK(sim_service(sb, "orders")["status"] == "READY");
+  RunResult rename = sb.run_shell("curl -s -w ' %{http_code}' -X POST -d '{\"name\":\"orders-2\"}' " + url + "/rename");
+  CHECK(contains(rename.out, " 200"));
+  CHECK(sim_service(sb, "orders-2").is_object());
+}
+
+TEST_CASE("docs: docs/simulator.md lists every call the simulator serves, and its console's stop, start and rename") {
+  const std::string doc = source_file("docs/simulator.md");
+  REQUIRE(!doc.empty());
+  for (const auto& call : dbform::Simulator::served_calls()) {
+    INFO(call);
+    CHECK(contains(doc, "`" + call + "`"));
+  }
+  for (const char* action : {"`rename`", "`stop`", "`start`"}) CHECK(contains(doc, action));
+}
+
+// Item 5: output does what its format and its fields say.
+TEST_CASE("e2e: output ADDRESS --format text prints text, no state is a warning naming the path, and fields without a value say why") {
+  Sandbox sb;
+  RunResult none = sb.run({"output"});
+  INFO(none.describe());
+  CHECK(none.exit_code == 0);
+  CHECK(none.out.empty());
+  CHECK(contains(none.err, "No state at"));
+  CHECK(contains(none.err, "dbform.state.json"));
+  CHECK(contains(none.err, "--state"));
+  RunResult missing = sb.run({"output", "orders.host"});
+  INFO(missing.describe());
+  CHECK(missing.exit_code == 1);
+  CHECK(contains(missing.err, "No state at"));
+
+  apply_ok(sb, manifest({}, {orders()}));
+  RunResult text = sb.run({"output", "orders", "--format", "text"});
+  INFO(text.describe());
+  CHECK(text.exit_code == 0);
+  CHECK(contains(text.out, service_address("orders") + "\n  id       "));
+  CHECK(contains(text.out, "  password (sensitive)"));
+  CHECK(!contains(text.out, "{"));
+  RunResult as_json = sb.run({"output", "orders", "--format", "json"});
+  CHECK(json::parse(as_json.out)["kind"] == "service");
+
+  RunResult pooler = sb.run({"output", "orders.pooler_connection_string"});
+  INFO(pooler.describe());
+  CHECK(pooler.exit_code == 1);
+  CHECK(contains(pooler.err, "connection_pooler: true"));
+  CHECK(!contains(pooler.err, "recorded yet"));
+}
+
+TEST_CASE("e2e: output .connection_string of a service with no known password exits 1 naming rotate-password, as .password does") {
+  Sandbox sb;
+  const std::string id = console_service(sb, {{"name", "orders"}, {"cpu_millis", "1000"}, {"memory_gbs", "4"},
+                                              {"region_code", "us-east-1"}});
+  sb.write("dbform.yaml", manifest({}, {orders()}));
+  RunResult imported = sb.run({"import", service_address("orders"), id});
+  INFO(imported.describe());
+  REQUIRE(imported.exit_code == 0);
+  for (const char* field : {"orders.password", "orders.connection_string"}) {
+    RunResult r = sb.run({"output", field});
+    INFO(field << "\n" << r.describe());
+    CHECK(r.exit_code == 1);
+    CHECK(r.out.empty());
+    CHECK(contains(r.err, "no known password"));
+    CHECK(contains(r.err, "dbform rotate-password " + service_address("orders")));
+  }
+}
+
+// Item 3: Ctrl-C is answered at once.
+TEST_CASE("e2e: at a terminal, the first Ctrl-C says at once that what was sent is finished and saved, and the live lines stop") {
+  auto config = default_sim_config();
+  config.faults.create_answer_delay = std::chrono::seconds(4);  // a create in flight for a while
+  Sandbox sb(config);
+  sb.write("dbform.yaml", manifest({}, {orders()}));
+  Process run({"apply", "--auto-approve", "--poll-interval", "100ms"}, sb.env, sb.dir(), "", std::chrono::seconds(60),
+              /*tty=*/true);
+  REQUIRE(eventually([&] { return sb.count("POST /projects/{project_id}/services") == 1; }, std::chrono::seconds(30)));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // a live line or two drawn
+  run.signal(SIGINT);
+  const auto sent = std::chrono::steady_clock::now();
+  CHECK(eventually([&] { return contains(run.stdout_so_far(), "Interrupt received"); }, std::chrono::milliseconds(1500)));
+  CHECK(std::chrono::steady_clock::now() - sent < std::chrono::seconds(2));
+  RunResult r = run.wait();
+  INFO(r.describe());
+  CHECK(r.exit_code == 130);
+  CHECK(contains(r.out, "Interrupt received: finishing what was sent and saving the state; press Ctrl-C again to stop at once"));
+  const std::string after = r.out.substr(r.out.find("Interrupt received"));
+  CHECK(!contains(after, "  ~ " + service_address("orders")));  // no live line any more
+  CHECK(contains(after, service_address("orders") + ": created"));  // the answer in flight is recorded
+  CHECK(!find_resource(sb.state(), service_address("orders"))["id"].get<std::string>().empty());
+}
+
+TEST_CASE("e2e: apply --json says stop_requested at the first signal") {
+  auto config = default_sim_config();
+  config.faults.create_answer_delay = std::chrono::seconds(3);
+  Sandbox sb(config);
+  sb.write("dbform.yaml", manifest({}, {orders()}));
+  auto run = sb.start({"apply", "--auto-approve", "--json", "--poll-interval", "100ms"});
+  REQUIRE(eventually([&] { return sb.count("POST /projects/{project_id}/services") == 1; }, std::chrono::seconds(30)));
+  run->signal(SIGTERM);
+  CHECK(eventually([&] { return contains(run->stdout_so_far(), "\"type\":\"stop_requested\""); },
+                   std::chrono::milliseconds(1500)));
+  RunResult r = run->wait();
+  INFO(r.describe());
+  CHECK(r.exit_code == 130);
+}
+
+// Item 4: a suggested command can be pasted.
+TEST_CASE("e2e: the stale-plan message suggests the plan command with the saved plan's manifests and flags, and pasted it works") {
+  Sandbox sb;
+  std::filesystem::create_directories(sb.dir() / "manifests");
+  sb.write("manifests/db.yaml", manifest({}, {orders()}));
+  RunResult saved = sb.run({"plan", "-f", "manifests/", "--prune", "--out", "release.plan"});
+  INFO(saved.describe());
+  REQUIRE(saved.exit_code == 0);
+  sb.write("manifests/db.yaml", manifest({}, {orders(), service_yaml("billing")}));
+  RunResult stale = sb.run({"apply", "release.plan"});
+  INFO(stale.describe());
+  CHECK(stale.exit_code == 1);
+  const std::string suggested = "`dbform plan -f manifests/ --prune --out release.plan`";
+  REQUIRE(contains(stale.err, suggested));
+  RunResult pasted = sb.run_shell("\"$DBFORM\"" + suggested.substr(7, suggested.size() - 8));
+  INFO(pasted.describe());
+  CHECK(pasted.exit_code == 0);
+  CHECK(contains(pasted.out, "2 to create"));
+}
+
+// Item 9: the small ones.
+TEST_CASE("e2e: bash completion of --target offers addresses, declared and recorded, not file names") {
+  Sandbox sb;
+  apply_ok(sb, manifest({}, {orders()}));
+  sb.write("dbform.yaml", manifest({}, {orders(), service_yaml("billing")}));
+  sb.write("dbform.bash", sb.run({"completion", "bash"}).out);
+  sb.write("complete.sh",
+           "PATH=\"$(dirname \"$DBFORM\"):$PATH\"; source ./dbform.bash\n"
+           "t() { COMP_WORDS=(\"$@\"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); COMPREPLY=(); _dbform; echo \"${COMPREPLY[*]}\"; }\n"
+           "t dbform plan --target ''; t dbform apply --target bil\n");
+  RunResult r = sb.run_shell("bash ./complete.sh");
+  INFO(r.describe());
+  REQUIRE(r.exit_code == 0);
+  std::istringstream lines(r.out);
+  std::string plan_line, apply_line;
+  std::getline(lines, plan_line);
+  std::getline(lines, apply_line);
+  CHECK(contains(plan_line, service_address("orders")));
+  CHECK(contains(plan_line, service_address("billing")));  // declared, not recorded yet
+  CHECK(!contains(plan_line, "dbform.yaml"));
+  CHECK(!contains(plan_line, "complete.sh"));
+  CHECK(apply_line == "billing");
+}
+
+TEST_CASE("e2e: a 401 names DBFORM_AUTH_SCHEME, and an import that found only a VPC says nothing of passwords") {
+  Sandbox sb;
+  RunResult bad = sb.run({"whoami"}, {{"DBFORM_API_KEY", "not-the-key"}});
+  INFO(bad.describe());
+  CHECK(bad.exit_code == 1);
+  CHECK(contains(bad.err, "401"));
+  CHECK(contains(bad.err, "DBFORM_AUTH_SCHEME=basic"));
+  CHECK(!contains(bad.err, "not-the-key"));
+
+  REQUIRE(sb.sim().console_create(kProject, "vpcs", json{{"name", "main"}, {"cidr", "10.0.0.0/16"},
+                                                         {"region_code", "us-east-1"}}.dump()).status == 201);
+  RunResult imported = sb.run({"import", "--project", kProject, "--generate", "imported.yaml"});
+  INFO(imported.describe());
+  CHECK(imported.exit_code == 0);
+  CHECK(contains(imported.out, vpc_address("main")));
+  CHECK(!contains(imported.out, "password"));
+}
+
+// Item 6: what a plan says once is not repeated every plan.
+TEST_CASE("e2e: a fork brought back by import is not reported create-time only every plan, and a pending peering is counted, not repeated") {
+  Sandbox sb;
+  const std::string vpc = vpc_yaml("main") +
+                          "        peerings:\n          - peer_account_id: \"123456789012\"\n"
+                          "            peer_region_code: us-east-1\n            peer_vpc_id: vpc-0abc\n";
+  const std::string yaml = manifest({vpc}, {orders(), qa_fork()});
+  apply_ok(sb, yaml);
+  const std::string id = find_resource(sb.state(), service_address("orders-qa"))["id"];
+  REQUIRE(sb.run({"state", "rm", "orders-qa"}).exit_code == 0);
+  RunResult imported = sb.run({"import", service_address("orders-qa"), id});
+  INFO(imported.describe());
+  REQUIRE(imported.exit_code == 0);
+  for (int i = 0; i < 2; ++i) {
+    RunResult plan = sb.run({"plan", "--detailed-exitcode"});
+    INFO(plan.describe());
+    CHECK(plan.exit_code == 0);
+    CHECK(!contains(plan.out, "create-time only"));
+    CHECK(!contains(plan.out, "is unchanged: peering pending"));
+    CHECK(contains(plan.out, "1 VPC peering awaits its peer account's acceptance"));
+  }
+  // A failed peering still says why, every plan.
+  const json peerings = sb.sim().all_peerings();
+  REQUIRE(peerings.size() == 1);
+  REQUIRE(sb.sim().console_nested("peerings", peerings[0]["id"], "fail", R"({"error_message":"peer account refused"})")
+              .status == 200);
+  RunResult failed = sb.run({"plan", "--refresh"});
+  CHECK(contains(failed.out, "peer account refused"));
+}
+
+// Item 7: every error of a run at once, each naming its field path.
+TEST_CASE("e2e: validate reports reference errors together with structural ones, each with its field path") {
+  Sandbox sb;
+  sb.write("dbform.yaml", "version: 1\nprojects:\n  - id: \"acme prod!\"\n    vpcs:\n      - name: main\n"
+                          "        cidr: 10.0.0.0/16\n        region_code: us-east-1\n    services:\n"
+                          "      - name: orders\n        regoin_code: us-east-1\n"
+                          "      - name: billing\n        vpc: mian\n"
+                          "      - name: qa\n        fork:\n          from: nonexistent\n          strategy: LAST_SNAPSHOT\n");
+  RunResult r = sb.run({"validate"});
+  INFO(r.describe());
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.err, "projects[0].id:"));
+  CHECK(contains(r.err, "projects[0].services[0].regoin_code:"));
+  CHECK(contains(r.err, "dbform.yaml:12:14: error: projects[0].services[1].vpc: service `billing` names vpc `mian`"));
+  CHECK(contains(r.err, "did you mean `main`?"));
+  CHECK(contains(r.err, "projects[0].services[2].fork.from: service `qa` is a fork of `nonexistent`"));
+  CHECK(contains(r.err, "4 error(s)"));
+}
+
+// Docs drift: state mv says what the manifests must declare for the rename it promises.
+TEST_CASE("e2e: state mv says the manifests must declare NEW, and a plan that still declares OLD is a conflict as it says") {
+  Sandbox sb;
+  apply_ok(sb, manifest({}, {service_yaml("orders-db")}));
+  RunResult mv = sb.run({"state", "mv", "orders-db", "orders"});
+  INFO(mv.describe());
+  REQUIRE(mv.exit_code == 0);
+  CHECK(contains(mv.out, "once the manifests declare `orders`"));
+  CHECK(contains(mv.out, "still declare `orders-db` shows a conflict"));
+  RunResult old_plan = sb.run({"plan"});
+  INFO(old_plan.describe());
+  CHECK(old_plan.exit_code == 1);
+  sb.write("dbform.yaml", manifest({}, {service_yaml("orders")}));
+  RunResult new_plan = sb.run({"plan"});
+  INFO(new_plan.describe());
+  CHECK(new_plan.exit_code == 0);
+  CHECK(contains(new_plan.out, "rename {\"name\":\"orders\"}"));
+}
