@@ -26,8 +26,8 @@ std::optional<std::string> raw_event_line(const Event& e, const Terminal& term) 
     case EventKind::DeleteSent: return e.address + ": deleting " + e.resource_id + "...";
     case EventKind::Deleted: return paint(term, "31", e.address + ": deleted") + elapsed + ", and forgotten by the state";
     case EventKind::StatusChanged:
-      if (e.status == "READY") return std::nullopt;
-      return e.address + ": " + e.status + elapsed;
+      if (e.status == "READY" && e.message.empty()) return std::nullopt;
+      return e.address + ": " + e.status + (e.message.empty() ? "" : ", " + e.message) + elapsed;
     case EventKind::Ready:
       return paint(term, "32", e.address + ": ready") + elapsed + (e.message.empty() ? "" : " " + e.message);
     case EventKind::Failed: return paint(term, "31", e.address + ": failed: ") + e.message;

@@ -96,6 +96,8 @@ struct DesiredProject {
   std::vector<DesiredVpc> vpcs;
   std::vector<DesiredService> services;
   Location location;
+  // apply waits after READY until its services accept connections (SPEC section 10); unset: false.
+  std::optional<bool> wait_connectable;
 };
 
 struct Manifest {

@@ -6,6 +6,7 @@
 #include <netinet/in.h>
 #include <sys/file.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -75,6 +76,19 @@ std::optional<long> live_postmaster(const std::string& data_dir) {
   return pid;
 }
 
+// The superuser only through the socket; everyone else only over TLS with a SCRAM password, once
+// `open`: a server starts closed, and opens once tsdbadmin has its password (a login in between
+// would meet the template's, or the fork source's, password).
+std::string hba(bool open) {
+  const std::string others = open ? "scram-sha-256" : "reject";
+  return "local   all          postgres                 trust\n"
+         "local   replication  postgres                 trust\n"
+         "host    all          postgres  0.0.0.0/0      reject\n"
+         "host    all          postgres  ::/0           reject\n"
+         "hostssl all          all       127.0.0.1/32   " + others + "\n"
+         "hostssl all          all       ::1/128        " + others + "\n";
+}
+
 struct Connection {
   PGconn* conn = nullptr;
   ~Connection() {
@@ -126,6 +140,19 @@ void PostgresFleet::take_directory() {
                      "path has at most " + std::to_string(kMaxSocketPath - 1) + " characters. Pick a shorter one");
   fs::create_directories(dir_, ec);
   if (ec) throw Error("cannot make the simulator's PostgreSQL directory " + dir_ + ": " + ec.message());
+  // The servers run as another user when this runs as root: every directory above must let it in.
+  if (account_.switch_user)
+    for (fs::path up = fs::path(dir_).parent_path(); !up.empty(); up = up.parent_path()) {
+      struct stat st {};
+      if (::stat(up.c_str(), &st) == 0) {
+        const bool enters = (st.st_mode & S_IXOTH) || (st.st_uid == account_.uid && (st.st_mode & S_IXUSR)) ||
+                            (st.st_gid == account_.gid && (st.st_mode & S_IXGRP));
+        if (!enters)
+          throw UsageError("the PostgreSQL servers run as user " + account_.name + ", which cannot enter " +
+                           up.string() + " to reach " + dir_ + ": pick a --postgres-dir it can reach (e.g. under /tmp)");
+      }
+      if (up == up.root_path()) break;
+    }
   const bool ours = fs::exists(dir_ + "/" + kMarker);
   if (!ours && !fs::is_empty(dir_, ec))
     throw UsageError(dir_ + " is not empty and was not made by dbform sim --postgres: pick another --postgres-dir "
@@ -187,15 +214,7 @@ void PostgresFleet::make_template() {
           "shared_buffers = '16MB'\nmax_connections = 30\nmax_wal_senders = 5\nwal_level = replica\n"
           "hot_standby = on\nlogging_collector = off\n";
   write_file_atomically(tmpl + "/postgresql.conf", conf, 0600);
-  // The superuser only through the socket; everyone else only over TLS with a SCRAM password.
-  write_file_atomically(tmpl + "/pg_hba.conf",
-                        "local   all          postgres                 trust\n"
-                        "local   replication  postgres                 trust\n"
-                        "host    all          postgres  0.0.0.0/0      reject\n"
-                        "host    all          postgres  ::/0           reject\n"
-                        "hostssl all          all       127.0.0.1/32   scram-sha-256\n"
-                        "hostssl all          all       ::1/128        scram-sha-256\n",
-                        0600);
+  write_file_atomically(tmpl + "/pg_hba.conf", hba(false), 0600);
   give_to(dir_ + "/tls", account_);
   give_to(tmpl, account_);
   Db& db = add_db("template", reserve_port(), "");
@@ -312,6 +331,8 @@ void PostgresFleet::start_server(Db& db, bool standby) {
     std::unique_lock<std::mutex> lock(mu_);
     if (wake_.wait_for(lock, options_.ready_before_connectable, [&] { return stopping_; })) return;
   }
+  if (!standby) write_file_atomically(db.data_dir + "/pg_hba.conf", hba(false), 0600);
+  give_to(db.data_dir + "/pg_hba.conf", account_);
   check(tool({bindir_ + "/pg_ctl", "start", "-D", db.data_dir, "-l", log_of(db), "-w", "-t", "60", "-s", "-o",
               "-p " + std::to_string(db.port)}),
         "starting the server on port " + std::to_string(db.port), log_of(db));
@@ -319,8 +340,36 @@ void PostgresFleet::start_server(Db& db, bool standby) {
     std::lock_guard<std::mutex> lock(mu_);
     db.running = true;
   }
-  if (!standby) apply_password(db);
+  if (!standby) {
+    apply_password(db);
+    write_file_atomically(db.data_dir + "/pg_hba.conf", hba(true), 0600);
+    give_to(db.data_dir + "/pg_hba.conf", account_);
+    check(tool({bindir_ + "/pg_ctl", "reload", "-D", db.data_dir, "-s"}), "reloading pg_hba.conf", log_of(db));
+    await_login(db);
+  }
   log::info("sim: PostgreSQL server of " + db.id + " accepts connections on 127.0.0.1:" + std::to_string(db.port));
+}
+
+// The reload is asynchronous: the server is settled once tsdbadmin's login over TLS works.
+void PostgresFleet::await_login(Db& db) {
+  std::string password;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    password = db.password;
+  }
+  const std::string port = std::to_string(db.port);
+  const char* keys[] = {"host", "port", "user", "dbname", "password", "sslmode", "connect_timeout", nullptr};
+  const char* values[] = {"127.0.0.1", port.c_str(), "tsdbadmin", "tsdb", password.c_str(), "require", "5", nullptr};
+  std::string last;
+  for (int attempt = 0; attempt < 500; ++attempt) {
+    Connection c;
+    c.conn = PQconnectdbParams(keys, values, 0);
+    if (PQstatus(c.conn) == CONNECTION_OK) return;
+    last = tail(PQerrorMessage(c.conn));
+    std::unique_lock<std::mutex> lock(mu_);
+    if (wake_.wait_for(lock, std::chrono::milliseconds(10), [&] { return stopping_; })) return;
+  }
+  throw Error("tsdbadmin cannot log in after the start: " + last);
 }
 
 void PostgresFleet::stop_server(Db& db, const char* mode) {

@@ -76,6 +76,7 @@ class PostgresFleet : public SimDatabases {
   void start_server(Db& db, bool standby);
   void stop_server(Db& db, const char* mode);
   void apply_password(Db& db);
+  void await_login(Db& db);
   void base_backup(Db& source, Db& target, bool standby);
   ProgramResult tool(const std::vector<std::string>& argv) const;
   void check(const ProgramResult& result, const std::string& what, const std::string& log_file = "") const;
