@@ -38,9 +38,13 @@ TEST_CASE("postgres: a service is a PostgreSQL server: TLS login as tsdbadmin to
   CHECK(sql(url, "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()").value == "t");
   CHECK(sql(url, "CREATE TABLE orders (id int); INSERT INTO orders VALUES (1)").ok);
   // Not without TLS, and not with another password.
-  const json rec = find_resource(sb.state(), service_address("orders"));
-  const std::string host = rec["endpoint_host"], port = std::to_string(rec["endpoint_port"].get<int>());
-  const std::string password = rec["initial_password"];
+  auto output = [&](const std::string& field) {
+    RunResult r = sb.run({"output", service_address("orders") + "." + field});
+    REQUIRE(r.exit_code == 0);
+    return r.out.substr(0, r.out.find('\n'));
+  };
+  const std::string host = output("host"), port = output("port"), password = output("password");
+  REQUIRE(host == "127.0.0.1");
   CHECK_FALSE(sql("host=" + host + " port=" + port + " user=tsdbadmin dbname=tsdb sslmode=disable password=" + password,
                   "SELECT 1").ok);
   CHECK_FALSE(sql("host=" + host + " port=" + port + " user=tsdbadmin dbname=tsdb sslmode=require password=wrong",
@@ -56,7 +60,9 @@ TEST_CASE("postgres: a service is a PostgreSQL server: TLS login as tsdbadmin to
   }
   SECTION("connect runs psql with the password in a passfile, never on its command line") {
     if (::access("/usr/bin/psql", X_OK) != 0) FAIL("psql (Debian's postgresql-client) is needed here");
-    sb.write("show.sh", "#!/bin/sh\ncat /proc/$PPID/cmdline | tr '\\0' ' '; echo; echo \"pw=${PGPASSWORD:-none}\"\n");
+    // psql runs `\!` through sh -c: the script's grandparent is psql.
+    sb.write("show.sh", "#!/bin/sh\nP=$(cut -d' ' -f4 /proc/$PPID/stat)\ntr '\\0' ' ' < /proc/$P/cmdline; echo\n"
+                        "echo \"pw=${PGPASSWORD:-none}\"\n");
     RunResult r = sb.run({"connect", "orders", "--", "-At", "-c", "SELECT count(*) FROM orders", "-c",
                           "\\! sh " + (sb.dir() / "show.sh").string()});
     INFO(r.describe());
@@ -118,7 +124,7 @@ TEST_CASE("postgres: a read replica set's endpoint is a read-only standby with t
   CHECK(eventually([&] { return sql(replica, "SELECT sum(v) FROM t").value == "13"; }, std::chrono::seconds(20)));
 }
 
-TEST_CASE("postgres: a paused service refuses connections, a resumed one accepts them; connect refuses it while paused",
+TEST_CASE("postgres: a paused service refuses connections, a resumed one accepts them, and connect refuses it while paused",
           "[e2e][postgres]") {
   Sandbox sb;
   PostgresSim sim(sb);
@@ -188,7 +194,7 @@ TEST_CASE("postgres: a deleted service's server is stopped and its files removed
   CHECK(sql(connection_string(sb, service_address("orders")), "SELECT 1").ok);  // the other one runs on
 }
 
-TEST_CASE("postgres: READY before the server accepts connections (the fault); apply --wait-connectable waits for it",
+TEST_CASE("postgres: READY before the server accepts connections (the fault), and apply --wait-connectable waits for it",
           "[e2e][postgres]") {
   Sandbox sb;
   PostgresSim sim(sb, {"--ready-before-connectable", "3s"});
@@ -233,7 +239,10 @@ TEST_CASE("postgres: connect refuses what it cannot connect to, naming the cause
   CHECK_THAT(vpc.err, Catch::Contains("only services and read replica sets"));
   // An imported service: no known password.
   const std::string id = sim.console_service("legacy");
-  REQUIRE(sb.run({"import", service_address("legacy"), id}).exit_code == 0);
+  sb.write("m.yaml", manifest({vpc_yaml("main")}, {service_yaml("orders"), "      - name: legacy\n"}));
+  RunResult imported = sb.run({"import", service_address("legacy"), id, "-f", "m.yaml"});
+  INFO(imported.describe());
+  REQUIRE(imported.exit_code == 0);
   RunResult unknown = sb.run({"connect", "legacy", "--check"});
   CHECK(unknown.exit_code == 1);
   CHECK_THAT(unknown.err, Catch::Contains("no known password"));
