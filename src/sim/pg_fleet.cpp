@@ -198,7 +198,9 @@ void PostgresFleet::take_directory() {
 
 void PostgresFleet::make_template() {
   const std::string tmpl = dir_ + "/template";
-  check(tool({bindir_ + "/initdb", "-D", tmpl, "-U", "postgres", "-E", "UTF8", "--locale=C", "-A", "trust", "-N"}),
+  // WAL segments of 1 MB instead of 16: every copy, fork and standby writes less.
+  check(tool({bindir_ + "/initdb", "-D", tmpl, "-U", "postgres", "-E", "UTF8", "--locale=C", "-A", "trust", "-N",
+              "--wal-segsize=1"}),
         "initdb of the template");
   write_self_signed_certificate(dir_ + "/tls/server.crt", dir_ + "/tls/server.key");
   std::string conf = read_text(tmpl + "/postgresql.conf");
@@ -233,6 +235,47 @@ void PostgresFleet::make_template() {
   exec(c.conn, "CREATE DATABASE tsdb OWNER tsdbadmin", "creating database tsdb");
   if (const char* v = PQparameterStatus(c.conn, "server_version")) version_ = v;
   stop_server(db, "fast");
+  fs::create_directory(dir_ + "/spare");
+  give_to(dir_ + "/spare", account_);
+  spare_maker_ = std::thread([this] { make_spares(); });
+}
+
+void PostgresFleet::make_spares() {
+  constexpr size_t kSpares = 2;
+  for (int n = 0;; ++n) {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      wake_.wait(lock, [&] { return stopping_ || spares_.size() < kSpares; });
+      if (stopping_) return;
+    }
+    const std::string spare = dir_ + "/spare/" + std::to_string(n);
+    ProgramResult r = tool({"/bin/cp", "-a", dir_ + "/template", spare});
+    if (r.exit_code != 0) {
+      log::warn("sim: cannot copy the PostgreSQL template ahead (each database copies it itself): " + tail(r.output));
+      return;
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    spares_.push_back(spare);
+  }
+}
+
+void PostgresFleet::copy_template_to(const std::string& data_dir) {
+  std::string spare;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!spares_.empty()) {
+      spare = spares_.front();
+      spares_.erase(spares_.begin());
+    }
+  }
+  wake_.notify_all();
+  if (!spare.empty()) {
+    std::error_code ec;
+    fs::rename(spare, data_dir, ec);
+    if (!ec) return;
+    log::warn("sim: cannot use a copy of the template made ahead (" + ec.message() + "); copying it now");
+  }
+  check(tool({"/bin/cp", "-a", dir_ + "/template", data_dir}), "copying the template");
 }
 
 PostgresFleet::Db& PostgresFleet::add_db(const std::string& id, int port, const std::string& password) {
@@ -418,7 +461,7 @@ void PostgresFleet::base_backup(Db& source, Db& target, bool standby) {
 void PostgresFleet::create(const std::string& id, int port, const std::string& password) {
   Db& db = add_db(id, port, password);
   enqueue(db, &db, [this](Db& d) {
-    check(tool({"/bin/cp", "-a", dir_ + "/template", d.data_dir}), "copying the template");
+    copy_template_to(d.data_dir);
     start_server(d, false);
   });
 }
@@ -527,6 +570,7 @@ void PostgresFleet::shutdown() {
       stopping_ = true;
     }
     wake_.notify_all();
+    if (spare_maker_.joinable()) spare_maker_.join();
     for (auto& [id, db] : dbs_)
       if (db->worker.joinable()) db->worker.join();
     // Every server it started, side by side: an immediate stop, since their files go next.

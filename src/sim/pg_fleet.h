@@ -15,6 +15,8 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "sim/databases.h"
 #include "sim/pg_programs.h"
@@ -65,6 +67,10 @@ class PostgresFleet : public SimDatabases {
 
   void take_directory();
   void make_template();
+  // Copies of the template made ahead, in the background (a copy costs a few tenths of a second of
+  // disk writes): a new database takes one by a rename.
+  void make_spares();
+  void copy_template_to(const std::string& data_dir);
   Db& add_db(const std::string& id, int port, const std::string& password);
   Db* find(const std::string& id) const;
   // Runs `task` on `on`'s worker after what is queued there; `counted` (when not null) is unsettled
@@ -93,6 +99,8 @@ class PostgresFleet : public SimDatabases {
   mutable std::mutex mu_;  // guards everything below and every Db's fields
   std::map<std::string, std::unique_ptr<Db>> dbs_;
   std::set<int> ports_;
+  std::vector<std::string> spares_;  // ready copies of the template
+  std::thread spare_maker_;
   bool stopping_ = false;
   std::condition_variable wake_;  // a task queued, or stopping_ (the fault's wait too)
   std::once_flag shut_;
