@@ -119,6 +119,9 @@ TEST_CASE("postgres: a read replica set's endpoint is a read-only standby with t
   SqlResult write = sql(replica, "INSERT INTO t VALUES (3)");
   CHECK_FALSE(write.ok);
   CHECK_THAT(write.error, Catch::Contains("read-only"));
+  RunResult check = sb.run({"connect", "replicas/reporting", "--check"});  // with its service's password
+  INFO(check.describe());
+  CHECK(check.exit_code == 0);
   // It streams: a later write on the service shows on the standby.
   REQUIRE(sql(primary, "INSERT INTO t VALUES (10)").ok);
   CHECK(eventually([&] { return sql(replica, "SELECT sum(v) FROM t").value == "13"; }, std::chrono::seconds(20)));
