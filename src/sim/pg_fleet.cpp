@@ -1,12 +1,9 @@
 #include "sim/pg_fleet.h"
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <libpq-fe.h>
 #include <netinet/in.h>
-#include <sys/file.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -44,38 +41,6 @@ struct PostgresFleet::Db {
 
 namespace {
 
-constexpr const char* kMarker = ".dbform-sim-postgres";
-constexpr size_t kMaxSocketPath = 107;  // sun_path, with its terminating zero
-
-// The last few lines of `text`, on one line, for a message.
-std::string tail(const std::string& text, size_t max_chars = 600) {
-  std::string t = text.size() > max_chars ? text.substr(text.size() - max_chars) : text;
-  std::string out;
-  for (char c : t) out += (c == '\n' || c == '\r') ? ' ' : c;
-  while (!out.empty() && out.back() == ' ') out.pop_back();
-  return out;
-}
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// The postmaster a data directory's postmaster.pid names, when that process is a PostgreSQL server.
-std::optional<long> live_postmaster(const std::string& data_dir) {
-  std::ifstream in(data_dir + "/postmaster.pid");
-  long pid = 0;
-  if (!(in >> pid) || pid <= 0) return std::nullopt;
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/" + std::to_string(pid) + "/exe", ec);
-  if (ec) return std::nullopt;  // gone
-  const std::string name = exe.filename().string();
-  if (name.rfind("postgres", 0) != 0) return std::nullopt;  // a pid reused by another program
-  return pid;
-}
-
 // The superuser only through the socket; everyone else only over TLS with a SCRAM password, once
 // `open`: a server starts closed, and opens once tsdbadmin has its password (a login in between
 // would meet the template's, or the fork source's, password).
@@ -99,18 +64,12 @@ struct Connection {
 void exec(PGconn* conn, const std::string& sql, const std::string& what) {
   PGresult* result = PQexec(conn, sql.c_str());
   const bool ok = PQresultStatus(result) == PGRES_COMMAND_OK || PQresultStatus(result) == PGRES_TUPLES_OK;
-  const std::string error = ok ? "" : tail(PQresultErrorMessage(result));
+  const std::string error = ok ? "" : output_tail(PQresultErrorMessage(result));
   PQclear(result);
   if (!ok) throw Error(what + " failed: " + error);
 }
 
 }  // namespace
-
-std::string default_fleet_dir(const std::string& name) {
-  const char* tmp = std::getenv("TMPDIR");
-  const std::string base = tmp && *tmp ? tmp : "/tmp";
-  return base + "/dbform-" + name + "-postgres-" + std::to_string(::geteuid());
-}
 
 PostgresFleet::PostgresFleet(PostgresFleetOptions options) : options_(std::move(options)) {
   bindir_ = find_pg_bindir();
@@ -126,75 +85,6 @@ PostgresFleet::PostgresFleet(PostgresFleetOptions options) : options_(std::move(
 }
 
 PostgresFleet::~PostgresFleet() { shutdown(); }
-
-void PostgresFleet::take_directory() {
-  std::error_code ec;
-  fs::path absolute = fs::absolute(dir_, ec);
-  if (!ec) dir_ = absolute.lexically_normal().string();
-  while (dir_.size() > 1 && dir_.back() == '/') dir_.pop_back();
-  if (dir_.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/._+-") != std::string::npos)
-    throw UsageError("--postgres-dir " + dir_ + ": use letters, digits and / . _ + - only (the path goes into "
-                     "PostgreSQL's configuration)");
-  if ((dir_ + "/sock/.s.PGSQL.65535").size() >= kMaxSocketPath)
-    throw UsageError("--postgres-dir " + dir_ + " is too long: the servers' Unix sockets live under it, and a socket's "
-                     "path has at most " + std::to_string(kMaxSocketPath - 1) + " characters. Pick a shorter one");
-  fs::create_directories(dir_, ec);
-  if (ec) throw Error("cannot make the simulator's PostgreSQL directory " + dir_ + ": " + ec.message());
-  // The servers run as another user when this runs as root: every directory above must let it in.
-  if (account_.switch_user)
-    for (fs::path up = fs::path(dir_).parent_path(); !up.empty(); up = up.parent_path()) {
-      struct stat st {};
-      if (::stat(up.c_str(), &st) == 0) {
-        const bool enters = (st.st_mode & S_IXOTH) || (st.st_uid == account_.uid && (st.st_mode & S_IXUSR)) ||
-                            (st.st_gid == account_.gid && (st.st_mode & S_IXGRP));
-        if (!enters)
-          throw UsageError("the PostgreSQL servers run as user " + account_.name + ", which cannot enter " +
-                           up.string() + " to reach " + dir_ + ": pick a --postgres-dir it can reach (e.g. under /tmp)");
-      }
-      if (up == up.root_path()) break;
-    }
-  const bool ours = fs::exists(dir_ + "/" + kMarker);
-  if (!ours && !fs::is_empty(dir_, ec))
-    throw UsageError(dir_ + " is not empty and was not made by dbform sim --postgres: pick another --postgres-dir "
-                     "(the simulator removes its directory when it stops)");
-  lock_fd_ = ::open((dir_ + "/.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (lock_fd_ < 0) throw Error("cannot open " + dir_ + "/.lock: " + std::strerror(errno));
-  if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
-    const std::string holder = tail(read_text(dir_ + "/.lock"), 20);
-    ::close(lock_fd_);
-    lock_fd_ = -1;
-    throw UsageError(dir_ + " is in use by another dbform simulator" + (holder.empty() ? "" : " (pid " + holder + ")") +
-                     ": stop it, or pass --postgres-dir with another directory");
-  }
-  const std::string pid = std::to_string(::getpid()) + "\n";
-  if (::ftruncate(lock_fd_, 0) != 0 || ::pwrite(lock_fd_, pid.data(), pid.size(), 0) < 0)
-    throw Error("cannot write " + dir_ + "/.lock: " + std::strerror(errno));
-  write_file_atomically(dir_ + "/" + kMarker, "made by dbform sim --postgres; removed when it stops\n", 0644);
-  // What a killed simulator left: its servers are stopped (found by their postmaster.pid), its
-  // files removed.
-  std::vector<std::string> data_dirs = {dir_ + "/template"};
-  for (const auto& entry : fs::directory_iterator(dir_ + "/db", ec)) data_dirs.push_back(entry.path().string());
-  for (const auto& data_dir : data_dirs) {
-    auto pid_found = live_postmaster(data_dir);
-    if (!pid_found) continue;
-    ProgramResult r = tool({bindir_ + "/pg_ctl", "stop", "-D", data_dir, "-m", "immediate", "-w", "-t", "60", "-s"});
-    if (r.exit_code != 0 && live_postmaster(data_dir))
-      throw Error("cannot stop the PostgreSQL server (pid " + std::to_string(*pid_found) + ") that an earlier "
-                  "simulator left in " + data_dir + ": " + tail(r.output));
-    log::warn("sim: stopped the PostgreSQL server (pid " + std::to_string(*pid_found) + ") an earlier simulator left in " +
-              data_dir);
-  }
-  for (const auto& entry : fs::directory_iterator(dir_)) {
-    const std::string name = entry.path().filename().string();
-    if (name != ".lock" && name != kMarker) fs::remove_all(entry.path());
-  }
-  for (const char* sub : {"db", "log", "sock", "tls"}) {
-    fs::create_directory(dir_ + "/" + sub);
-    fs::permissions(dir_ + "/" + sub, fs::perms::owner_all, fs::perm_options::replace);
-  }
-  fs::permissions(dir_, fs::perms::owner_all, fs::perm_options::replace);
-  give_to(dir_, account_);
-}
 
 void PostgresFleet::make_template() {
   const std::string tmpl = dir_ + "/template";
@@ -230,7 +120,7 @@ void PostgresFleet::make_template() {
   const char* keys[] = {"host", "port", "user", "dbname", "connect_timeout", nullptr};
   const char* values[] = {socket.c_str(), port.c_str(), "postgres", "postgres", "10", nullptr};
   c.conn = PQconnectdbParams(keys, values, 0);
-  if (PQstatus(c.conn) != CONNECTION_OK) throw Error("connecting to the template failed: " + tail(PQerrorMessage(c.conn)));
+  if (PQstatus(c.conn) != CONNECTION_OK) throw Error("connecting to the template failed: " + output_tail(PQerrorMessage(c.conn)));
   exec(c.conn, "CREATE ROLE tsdbadmin LOGIN CREATEDB CREATEROLE", "creating role tsdbadmin");
   exec(c.conn, "CREATE DATABASE tsdb OWNER tsdbadmin", "creating database tsdb");
   if (const char* v = PQparameterStatus(c.conn, "server_version")) version_ = v;
@@ -251,7 +141,7 @@ void PostgresFleet::make_spares() {
     const std::string spare = dir_ + "/spare/" + std::to_string(n);
     ProgramResult r = tool({"/bin/cp", "-a", dir_ + "/template", spare});
     if (r.exit_code != 0) {
-      log::warn("sim: cannot copy the PostgreSQL template ahead (each database copies it itself): " + tail(r.output));
+      log::warn("sim: cannot copy the PostgreSQL template ahead (each database copies it itself): " + output_tail(r.output));
       return;
     }
     std::lock_guard<std::mutex> lock(mu_);
@@ -361,8 +251,8 @@ ProgramResult PostgresFleet::tool(const std::vector<std::string>& argv) const { 
 
 void PostgresFleet::check(const ProgramResult& result, const std::string& what, const std::string& log_file) const {
   if (result.exit_code == 0) return;
-  std::string message = what + " failed (exit " + std::to_string(result.exit_code) + "): " + tail(result.output);
-  if (!log_file.empty()) message += "; the server's log ends: " + tail(read_text(log_file));
+  std::string message = what + " failed (exit " + std::to_string(result.exit_code) + "): " + output_tail(result.output);
+  if (!log_file.empty()) message += "; the server's log ends: " + output_tail(read_text(log_file));
   throw Error(message);
 }
 
@@ -408,7 +298,7 @@ void PostgresFleet::await_login(Db& db) {
     Connection c;
     c.conn = PQconnectdbParams(keys, values, 0);
     if (PQstatus(c.conn) == CONNECTION_OK) return;
-    last = tail(PQerrorMessage(c.conn));
+    last = output_tail(PQerrorMessage(c.conn));
     std::unique_lock<std::mutex> lock(mu_);
     if (wake_.wait_for(lock, std::chrono::milliseconds(10), [&] { return stopping_; })) return;
   }
@@ -436,12 +326,12 @@ void PostgresFleet::apply_password(Db& db) {
   const char* keys[] = {"host", "port", "user", "dbname", "connect_timeout", nullptr};
   const char* values[] = {socket.c_str(), port.c_str(), "postgres", "postgres", "10", nullptr};
   c.conn = PQconnectdbParams(keys, values, 0);
-  if (PQstatus(c.conn) != CONNECTION_OK) throw Error("setting the password: " + tail(PQerrorMessage(c.conn)));
+  if (PQstatus(c.conn) != CONNECTION_OK) throw Error("setting the password: " + output_tail(PQerrorMessage(c.conn)));
   char* verifier = PQencryptPasswordConn(c.conn, password.c_str(), "tsdbadmin", "scram-sha-256");
-  if (!verifier) throw Error("setting the password: " + tail(PQerrorMessage(c.conn)));
+  if (!verifier) throw Error("setting the password: " + output_tail(PQerrorMessage(c.conn)));
   char* literal = PQescapeLiteral(c.conn, verifier, std::strlen(verifier));
   PQfreemem(verifier);
-  if (!literal) throw Error("setting the password: " + tail(PQerrorMessage(c.conn)));
+  if (!literal) throw Error("setting the password: " + output_tail(PQerrorMessage(c.conn)));
   const std::string sql = std::string("ALTER ROLE tsdbadmin PASSWORD ") + literal;
   PQfreemem(literal);
   exec(c.conn, sql, "setting the password");
@@ -580,7 +470,7 @@ void PostgresFleet::shutdown() {
       stoppers.emplace_back([this, data_dir = db->data_dir] {
         ProgramResult r = tool({bindir_ + "/pg_ctl", "stop", "-D", data_dir, "-m", "immediate", "-w", "-t", "60", "-s"});
         if (r.exit_code != 0 && live_postmaster(data_dir))
-          log::warn("sim: could not stop the PostgreSQL server in " + data_dir + ": " + tail(r.output));
+          log::warn("sim: could not stop the PostgreSQL server in " + data_dir + ": " + output_tail(r.output));
       });
     }
     for (auto& t : stoppers) t.join();

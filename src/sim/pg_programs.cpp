@@ -12,6 +12,8 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "util/error.h"
 #include "util/text.h"
@@ -152,6 +154,33 @@ ProgramResult run_program(const std::vector<std::string>& argv, const RunAs& as)
   if (result.exit_code == 127 && result.output.empty()) result.output = "could not execute " + argv[0];
   if (result.output.size() > kKeptOutput) result.output.erase(0, result.output.size() - kKeptOutput);
   return result;
+}
+
+std::string output_tail(const std::string& text, size_t max_chars) {
+  std::string t = text.size() > max_chars ? text.substr(text.size() - max_chars) : text;
+  std::string out;
+  for (char c : t) out += (c == '\n' || c == '\r') ? ' ' : c;
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::optional<long> live_postmaster(const std::string& data_dir) {
+  std::ifstream in(data_dir + "/postmaster.pid");
+  long pid = 0;
+  if (!(in >> pid) || pid <= 0) return std::nullopt;
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/" + std::to_string(pid) + "/exe", ec);
+  if (ec) return std::nullopt;  // gone
+  const std::string name = exe.filename().string();
+  if (name.rfind("postgres", 0) != 0) return std::nullopt;  // a pid reused by another program
+  return pid;
 }
 
 void give_to(const std::string& path, const RunAs& as) {

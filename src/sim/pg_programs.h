@@ -34,6 +34,14 @@ struct ProgramResult {
 // for the program's failure (see exit_code); throws Error when it cannot be started.
 ProgramResult run_program(const std::vector<std::string>& argv, const RunAs& as);
 
+// The last `max_chars` of a program's output (or a log), on one line, for a message.
+std::string output_tail(const std::string& text, size_t max_chars = 600);
+// A file's whole text; "" when it cannot be read.
+std::string read_text(const std::string& path);
+// The postmaster a data directory's postmaster.pid names, when that process runs and is a
+// PostgreSQL server (a pid reused by another program is not).
+std::optional<long> live_postmaster(const std::string& data_dir);
+
 // Gives `path` (and everything below it) to `as` when it switches user; nothing otherwise.
 void give_to(const std::string& path, const RunAs& as);
 
