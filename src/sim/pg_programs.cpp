@@ -83,10 +83,11 @@ std::string find_pg_bindir() {
     if (has_tools(dir)) return dir;
     tried.push_back(dir);
   }
-  throw Error("dbform sim --postgres needs PostgreSQL's server programs (initdb, pg_ctl, pg_basebackup) and did not "
-              "find them" + (tried.empty() ? std::string(" (no pg_config on PATH, no /usr/lib/postgresql/*/bin)")
-                                           : " in " + join(tried, ", ")) +
-              ". Install them (Debian: apt-get install postgresql) or set PG_BINDIR to their directory");
+  throw Error("--postgres needs PostgreSQL's server programs (initdb, pg_ctl, pg_basebackup) and did not find them" +
+              (tried.empty() ? std::string(" (no pg_config on PATH, no /usr/lib/postgresql/*/bin)")
+                             : " in " + join(tried, ", ")) +
+              ". Install them (Debian: apt-get install postgresql) or set PG_BINDIR to their directory; without "
+              "--postgres, `dbform sim` and `dbform demo` need none of them");
 }
 
 RunAs server_account() {
