@@ -370,10 +370,14 @@ void PostgresFleet::fork(const std::string& id, int port, const std::string& sou
     return;
   }
   // On the source's worker, after what it was asked before: the copy is of its data at this call.
-  enqueue(*source, &target, [this, &target](Db& s) {
+  const bool queued = enqueue(*source, &target, [this, &target](Db& s) {
     base_backup(s, target, false);
     enqueue(target, &target, [this](Db& t) { start_server(t, false); });
   });
+  if (!queued) {  // its source is being removed (or the fleet stops): the fork never settles
+    std::lock_guard<std::mutex> lock(mu_);
+    target.failed = true;
+  }
 }
 
 void PostgresFleet::replica(const std::string& id, int port, const std::string& primary_id) {
@@ -390,10 +394,14 @@ void PostgresFleet::replica(const std::string& id, int port, const std::string& 
     target.failed = true;
     return;
   }
-  enqueue(*primary, &target, [this, &target](Db& p) {
+  const bool queued = enqueue(*primary, &target, [this, &target](Db& p) {
     base_backup(p, target, true);
     enqueue(target, &target, [this](Db& t) { start_server(t, true); });
   });
+  if (!queued) {
+    std::lock_guard<std::mutex> lock(mu_);
+    target.failed = true;
+  }
 }
 
 void PostgresFleet::set_password(const std::string& id, const std::string& password) {
