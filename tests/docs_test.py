@@ -212,6 +212,8 @@ def main():
                         problems.append(f"{where}: no command `{words[0]}`")
                         continue
                     for w in words:
+                        if w == "--":  # what follows is another program's (`dbform connect ADDRESS -- ARGS`)
+                            break
                         flag = w.split("=")[0]
                         if w.startswith("-") and w != "-" and flag not in cli.commands[command] | global_flags:
                             problems.append(f"{where}: `dbform {command}` has no flag {flag}")

@@ -19,6 +19,7 @@ struct ApplyFlowOptions {
   std::string wait_timeout = "30m";
   std::string poll_interval;  // "" = the adaptive default of PollSchedule
   bool no_wait = false;
+  bool wait_connectable = false;  // after READY, until each changed service accepts connections
   PlanningOptions planning;  // without a plan file: how the plan is made
   std::string settle_window = "30s";
 };

@@ -8,6 +8,7 @@
 
 #include "cli/apply_flow.h"
 #include "cli/commands.h"
+#include "cli/connectable.h"
 #include "cli/manual.h"
 #include "cli/recovery.h"
 #include "cli/refresh.h"
@@ -75,6 +76,8 @@ ApplyOptions engine_options(const ApplyFlowOptions& opts) {
     throw UsageError("a saved plan was made with its own manifests, targets, --prune and --max-deletes: apply " +
                      opts.plan_file + " without " + join(opts.planning_flags_given, ", ") +
                      ", or make a new plan with them");
+  if (opts.no_wait && opts.wait_connectable)
+    throw UsageError("--wait-connectable waits after READY, and --no-wait does not wait for READY: use one of them");
   ApplyOptions e;
   e.parallelism = opts.parallelism;
   e.wait_timeout = parse_duration_flag("--wait-timeout", opts.wait_timeout);
@@ -194,6 +197,7 @@ int execute(const ApplyFlowOptions& opts, const ApplyOptions& engine_opts, Apply
   // The refresh's lists stand for the engine's own check of names only when nothing waited between
   // them: while a person reads the plan, an apply of another state can create the same names.
   run_opts.names_checked = p.preflight.has_value() && (opts.auto_approve || !p.saved_from.empty());
+  if (!opts.no_wait) run_opts.connectable = connectable_options(opts.wait_connectable, p.manifest);
   ApplyEngine engine(*api->client, *p.store, api->clock, events, run_opts);
   if (p.preflight) engine.report_preflight(*p.preflight);
   else engine.preflight(p.plan, keys);
@@ -249,6 +253,9 @@ Independent operations run in parallel up to `--parallelism`; what needs another
   cmd->add_option("--wait-timeout", opts->wait_timeout, "how long each service may take to be READY (default 30m)");
   cmd->add_option("--poll-interval", opts->poll_interval, "pause between status checks (default: 1s for the first minute of a wait, then slowly up to 10s)");
   cmd->add_flag("--no-wait", opts->no_wait, "record the creates and return without waiting for READY");
+  cmd->add_flag("--wait-connectable", opts->wait_connectable,
+                "after READY, wait until each new, resumed, renamed or password-changed service accepts a connection "
+                "as tsdbadmin with the recorded password (within --wait-timeout)");
   add_planning_options(*cmd, opts->planning);
   cmd->add_option("--settle-window", opts->settle_window,
                   "after a create whose outcome is unknown, how long lookups by name go on before it may be sent "

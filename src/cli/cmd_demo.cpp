@@ -2,14 +2,18 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <libpq-fe.h>
+
 #include <filesystem>
 #include <iostream>
+#include <memory>
 
 #include "cli/apply_flow.h"
 #include "cli/commands.h"
 #include "cli/manual.h"
 #include "cli/render_plan.h"
 #include "plan/differ.h"
+#include "sim/pg_fleet.h"
 #include "sim/simulator.h"
 
 namespace dbform::cli {
@@ -40,18 +44,57 @@ std::string find_quickstart() {
 
 void section(const std::string& title) { std::cout << "\n==> " << title << "\n\n" << std::flush; }
 
+// --postgres: a query on a service the demo made, through its recorded connection string (TLS,
+// tsdbadmin, the recorded password), as a program of the user's would connect.
+int query_a_service(const State& state, const std::string& address) {
+  const ResourceRecord* r = state.find(address);
+  if (!r || r->endpoint_host.empty() || !r->endpoint_port || r->initial_password.empty()) {
+    std::cerr << "error: " << address << " has no recorded endpoint and password to connect with\n";
+    return 1;
+  }
+  const std::string port = std::to_string(*r->endpoint_port);
+  const char* keys[] = {"host", "port", "user", "dbname", "password", "sslmode", nullptr};
+  const char* values[] = {r->endpoint_host.c_str(), port.c_str(), "tsdbadmin", "tsdb", r->initial_password.c_str(),
+                          "require", nullptr};
+  std::unique_ptr<PGconn, void (*)(PGconn*)> conn(PQconnectdbParams(keys, values, 0), PQfinish);
+  if (PQstatus(conn.get()) != CONNECTION_OK) {
+    std::cerr << "error: cannot connect to " << address << ": " << PQerrorMessage(conn.get());
+    return 1;
+  }
+  const char* sql =
+      "SELECT current_user, current_database(), (SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()), version()";
+  std::cout << "tsdb=> " << sql << ";\n";
+  std::unique_ptr<PGresult, void (*)(PGresult*)> result(PQexec(conn.get(), sql), PQclear);
+  if (PQresultStatus(result.get()) != PGRES_TUPLES_OK) {
+    std::cerr << "error: the query failed: " << PQresultErrorMessage(result.get());
+    return 1;
+  }
+  std::cout << "  user " << PQgetvalue(result.get(), 0, 0) << ", database " << PQgetvalue(result.get(), 0, 1)
+            << ", TLS " << (std::string(PQgetvalue(result.get(), 0, 2)) == "t" ? "on" : "off") << "\n  "
+            << PQgetvalue(result.get(), 0, 3) << "\n";
+  return 0;
+}
+
 }  // namespace
 
 void add_demo_command(CLI::App& app, int& exit_code) {
+  auto postgres = std::make_shared<bool>(false);
   auto* cmd = app.add_subcommand("demo", "apply examples/quickstart.yaml to an embedded simulator");
   set_manual(*cmd, {.text = "Starts the simulator (dbform-sim(1)) on a free loopback port, applies the quick-start "
                             "manifest to it with a state in a temporary directory, shows the progress as a real "
                             "apply does, then plans again to show that nothing is left to do, and removes the "
                             "directory. Needs no key and no network. The manifest is `examples/quickstart.yaml` of "
-                            "the source tree, or the installed one (`/usr/share/dbform/examples/quickstart.yaml`).",
+                            "the source tree, or the installed one (`/usr/share/dbform/examples/quickstart.yaml`). "
+                            "With `--postgres` every service is a real PostgreSQL server on 127.0.0.1 (as `dbform "
+                            "sim --postgres` makes them; it needs PostgreSQL's server programs, Debian's "
+                            "`postgresql` package), and the demo ends by connecting to one it made and running a "
+                            "query; the servers are stopped and their files removed when it ends.",
                     .environment = {},
-                    .examples = {{"See a first apply", "dbform demo"}}});
-  cmd->callback([&exit_code] {
+                    .examples = {{"See a first apply", "dbform demo"},
+                                 {"The same with databases you can connect to", "dbform demo --postgres"}}});
+  cmd->add_flag("--postgres", *postgres,
+                "make every service a real PostgreSQL server, and end by connecting to one and running a query");
+  cmd->callback([postgres, &exit_code] {
     const std::string manifest = find_quickstart();
     const std::string key = "demo-secret-key";
     SystemClock clock;
@@ -59,7 +102,13 @@ void add_demo_command(CLI::App& app, int& exit_code) {
     config.keys.push_back({key, "demo-project", "demo-key"});
     config.queued_delay = Duration(800);
     config.configuring_delay = Duration(1500);
-    Simulator sim(config, clock);
+    std::unique_ptr<sim::PostgresFleet> fleet;
+    if (*postgres) {
+      fleet = std::make_unique<sim::PostgresFleet>(sim::PostgresFleetOptions{sim::default_fleet_dir("demo"), {}});
+      std::cout << "dbform demo: every service is a PostgreSQL " << fleet->server_version()
+                << " server on 127.0.0.1 (files in " << fleet->dir() << ", removed at the end).\n";
+    }
+    Simulator sim(config, clock, fleet.get());
     SimServer server(sim);
     int port = server.start("127.0.0.1", 0);
 
@@ -87,9 +136,16 @@ void add_demo_command(CLI::App& app, int& exit_code) {
     auto store = open_state_store(opts.state);
     Plan again = make_plan(load_manifests_or_throw(opts.manifests), read_state(*store));
     std::cout << render_plan_text(again, detect_terminal());
+    int queried = 0;
+    if (fleet) {
+      const std::string orders = "demo-project/services/orders";
+      section("a query on " + orders + ", through its recorded connection (`dbform connect ADDRESS` opens psql so)");
+      queried = query_a_service(read_state(*store), orders);
+    }
     server.stop();
+    if (fleet) fleet->shutdown();
     fs::remove_all(dir);
-    exit_code = again.summary.has_changes() ? 1 : 0;
+    exit_code = again.summary.has_changes() || queried != 0 ? 1 : 0;
   });
 }
 

@@ -1,5 +1,7 @@
 // `dbform sim`: the local API simulator (SPEC section 7) on a port, until SIGINT or SIGTERM.
 #include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
 
 #include <iostream>
 #include <memory>
@@ -8,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/manual.h"
+#include "sim/pg_fleet.h"
 #include "sim/simulator.h"
 #include "util/log.h"
 #include "util/atomic_file.h"
@@ -31,6 +34,9 @@ struct SimFlags {
   std::vector<std::string> stuck, deleted, unstable;
   std::string port_file;
   std::string tls_cert, tls_key;
+  bool postgres = false;         // a real PostgreSQL server behind every service
+  std::string postgres_dir;      // their files ("" = default_fleet_dir("sim"))
+  std::string ready_before_connectable;
   // Options whose presence matters: given on the command line, they override the config file.
   CLI::Option *seed_opt = nullptr, *error_rate_opt = nullptr, *rate_limit_opt = nullptr, *drop_opt = nullptr,
               *lose_opt = nullptr, *gateway_opt = nullptr;
@@ -120,9 +126,19 @@ SimConfig build_config(const SimFlags& flags) {
   return config;
 }
 
+// --postgres: a parent that dies takes the simulator (and so its servers) with it, as SIGTERM does.
+void stop_with_parent() {
+  const pid_t parent = ::getppid();
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (::getppid() != parent) ::raise(SIGTERM);  // it died before the request was made
+}
+
 void run_sim(const SimFlags& flags) {
   SimConfig config = build_config(flags);
   ListenAddress address = parse_listen(flags.listen);
+  if (!flags.postgres && (!flags.postgres_dir.empty() || !flags.ready_before_connectable.empty()))
+    throw UsageError(std::string(flags.postgres_dir.empty() ? "--ready-before-connectable" : "--postgres-dir") +
+                     " needs --postgres (it is about the PostgreSQL servers behind the services)");
   if (!is_loopback(address.host)) {
     log::warn("serving the simulator on " + address.host + ": anyone who can reach it can use its keys");
   }
@@ -132,10 +148,22 @@ void run_sim(const SimFlags& flags) {
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
+  if (flags.postgres) sigaddset(&stop_signals, SIGHUP);  // a closed terminal must not leave servers behind
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  if (flags.postgres) stop_with_parent();
 
+  std::unique_ptr<sim::PostgresFleet> fleet;
+  if (flags.postgres) {
+    sim::PostgresFleetOptions options;
+    options.dir = flags.postgres_dir;
+    if (!flags.ready_before_connectable.empty())
+      options.ready_before_connectable = duration_flag("--ready-before-connectable", flags.ready_before_connectable);
+    fleet = std::make_unique<sim::PostgresFleet>(options);
+    std::cout << "dbform sim: every service is a PostgreSQL " << fleet->server_version() << " server on 127.0.0.1, "
+              << "files in " << fleet->dir() << std::endl;
+  }
   SystemClock clock;
-  Simulator sim(config, clock);
+  Simulator sim(config, clock, fleet.get());
   std::optional<SimTls> tls;
   if (!flags.tls_cert.empty()) tls = SimTls{flags.tls_cert, flags.tls_key};
   SimServer server(sim,
@@ -153,6 +181,7 @@ void run_sim(const SimFlags& flags) {
   sigwait(&stop_signals, &received);
   log::info("sim: signal " + std::to_string(received) + " received, stopping");
   server.stop();
+  if (fleet) fleet->shutdown();  // every server it started is stopped, its directory removed
 }
 
 }  // namespace
@@ -166,8 +195,13 @@ void add_sim_command(CLI::App& app, int& exit_code) {
                             "API document, and faults as unkind as a real network (500s, 429s with Retry-After, "
                             "lost and late answers, 504s after the create was made, lists that lag behind writes, "
                             "costly new connections, bytes that are not UTF-8), all repeatable with `--seed`. "
-                            "`/_sim/requests` counts the calls it saw. The simulator's own documentation is "
-                            "docs/simulator.md.",
+                            "`/_sim/requests` counts the calls it saw. With `--postgres` every service is a real "
+                            "PostgreSQL server on 127.0.0.1 (its endpoint's port, TLS on): `tsdbadmin` with the "
+                            "service's password logs in to `tsdb`, a pause stops the server, a fork copies its data, "
+                            "a read replica set is a streaming standby, a new password is an ALTER ROLE; every "
+                            "server is stopped and its files removed when the simulator stops (SIGINT, SIGTERM, "
+                            "SIGHUP, its parent's death, or the next start on the same `--postgres-dir` after a "
+                            "kill). The simulator's own documentation is docs/simulator.md.",
                     .environment = {},
                     .examples = {{"A simulator for one project, and an apply against it",
                                   "dbform sim --listen 127.0.0.1:8080 --key demo-secret=demo-project &\n"
@@ -176,7 +210,9 @@ void add_sim_command(CLI::App& app, int& exit_code) {
                                   "dbform sim --key k=p --lose-answer-every 3 --list-lag 6s --port-file sim.port"},
                                  {"Over HTTPS, with a certificate of your own CA that dbform is told to trust",
                                   "dbform sim --key k=p --listen 127.0.0.1:8443 --tls-cert sim.pem --tls-key sim.key &\n"
-                                  "SSL_CERT_FILE=my-ca.pem DBFORM_API_URL=https://127.0.0.1:8443/public/api/v1 DBFORM_API_KEY=k dbform whoami"}}});
+                                  "SSL_CERT_FILE=my-ca.pem DBFORM_API_URL=https://127.0.0.1:8443/public/api/v1 DBFORM_API_KEY=k dbform whoami"},
+                                 {"Databases you can connect to, READY a little before they accept connections",
+                                  "dbform sim --key k=p --postgres --ready-before-connectable 2s"}}});
   cmd->add_option("--listen", flags->listen, "HOST:PORT to serve on; port 0 picks a free one")
       ->capture_default_str();
   cmd->add_option("--config", flags->config_file, "YAML file with keys, delays, seed and faults")
@@ -222,6 +258,14 @@ void add_sim_command(CLI::App& app, int& exit_code) {
       cmd->add_option("--tls-key", flags->tls_key, "the private key (PEM) of --tls-cert")->check(CLI::ExistingFile);
   tls_cert->needs(tls_key);
   tls_key->needs(tls_cert);
+  cmd->add_flag("--postgres", flags->postgres,
+                "make every service a real PostgreSQL server on 127.0.0.1 (its endpoint), with forks, standbys, "
+                "pauses and passwords that work");
+  cmd->add_option("--postgres-dir", flags->postgres_dir,
+                  "with --postgres: the directory of the servers' files, removed on exit (default "
+                  "$TMPDIR/dbform-sim-postgres-UID)");
+  cmd->add_option("--ready-before-connectable", flags->ready_before_connectable,
+                  "with --postgres: report READY this long before the server accepts connections, e.g. 2s");
   cmd->callback([flags, &exit_code] {
     run_sim(*flags);
     exit_code = 0;

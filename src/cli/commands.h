@@ -13,6 +13,7 @@ void add_plan_command(CLI::App& app, int& exit_code);
 void add_show_command(CLI::App& app, int& exit_code);
 void add_apply_command(CLI::App& app, int& exit_code);
 void add_output_command(CLI::App& app, int& exit_code);
+void add_connect_command(CLI::App& app, int& exit_code);
 void add_import_command(CLI::App& app, int& exit_code);
 void add_rotate_password_command(CLI::App& app, int& exit_code);
 void add_state_command(CLI::App& app, int& exit_code);

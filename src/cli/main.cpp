@@ -162,6 +162,7 @@ dbform never creates a database twice (an unknown outcome is looked up by name, 
   dbform::cli::add_show_command(app, exit_code);
   dbform::cli::add_apply_command(app, exit_code);
   dbform::cli::add_output_command(app, exit_code);
+  dbform::cli::add_connect_command(app, exit_code);
   dbform::cli::add_import_command(app, exit_code);
   dbform::cli::add_rotate_password_command(app, exit_code);
   dbform::cli::add_state_command(app, exit_code);

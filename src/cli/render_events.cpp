@@ -32,8 +32,8 @@ std::optional<std::string> raw_event_line(const Event& e, const Terminal& term) 
       return e.address + ": forgotten by the state; " + (e.resource_id.empty() ? "it" : e.resource_id) +
              " stays in the API, untouched";
     case EventKind::StatusChanged:
-      if (e.status == "READY") return std::nullopt;
-      return e.address + ": " + e.status + elapsed;
+      if (e.status == "READY" && e.message.empty()) return std::nullopt;
+      return e.address + ": " + e.status + (e.message.empty() ? "" : ", " + e.message) + elapsed;
     case EventKind::Ready:
       // Done: READY (active), or PAUSED as declared, or a peering recorded before its peer accepts it.
       if (e.status == "PAUSED")

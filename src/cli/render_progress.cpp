@@ -77,8 +77,10 @@ void LiveProgressRenderer::on_event(const Event& e) {
       finished = event_line(e, term_).value_or("");
       break;
     case EventKind::Updated:
-    case EventKind::StatusChanged:
       if (p) p->status = e.status;
+      break;
+    case EventKind::StatusChanged:  // its message: what it waits for besides the status (--wait-connectable)
+      if (p) p->status = e.message.empty() ? e.status : e.status + ", " + e.message;
       break;
     case EventKind::Created:
     case EventKind::Adopted:

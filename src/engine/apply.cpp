@@ -54,6 +54,11 @@ struct Item {
   // --no-wait: its last call was answered, not watched, or it was left for the next apply: no READY
   // to report.
   bool unconfirmed = false;
+  bool password_set = false;  // this run set a new password on it
+  // READY, and waited for until it accepts connections (engine/connectable.h): its timer's checks
+  // are connection attempts until `connect_deadline`; `connected` once one was accepted.
+  bool connecting = false, connected = false;
+  Clock::TimePoint connect_deadline{};
 };
 
 // Blocked: something it needs is not done. Ready: queued. Sent: its call is on the way. Watching:
@@ -228,7 +233,8 @@ class ApplyRun {
       }
     }
     for (const auto& outcome : outcomes) {
-      if (outcome.type == JobType::Poll || outcome.type == JobType::PollList) --polls_in_flight_;
+      if (outcome.type == JobType::Poll || outcome.type == JobType::PollList || outcome.type == JobType::Connect)
+        --polls_in_flight_;
       else --sends_in_flight_;
     }
     for (auto& outcome : outcomes) handle(outcome);
@@ -524,6 +530,11 @@ class ApplyRun {
     while (polls_in_flight_ < kPollLane && !timers_.empty() && timers_.top().at <= clock_.now()) {
       const size_t first = timers_.top().item;
       cancel_timer(first);
+      if (items_[first].connecting) {
+        submit_connection_check(workers, first);
+        drop_stale_timers();
+        continue;
+      }
       const PlannedAction& a = *items_[first].action;
       std::vector<size_t> round = {first};
       if (!items_[first].get_next)
@@ -556,6 +567,43 @@ class ApplyRun {
 
   bool watching(const Item& item) const { return item.watched != kNone && ops_[item.watched].step == OpStep::Watching; }
 
+  void submit_connection_check(WorkQueue<Outcome>& workers, size_t i) {
+    ++polls_in_flight_;
+    items_[i].polling = true;
+    workers.submit([check = options_.connectable.check, target = connect_target(*state_.find(items_[i].action->address)),
+                    i] {
+      Outcome out = check_connection(*check, target);
+      out.item = i;
+      return out;
+    });
+  }
+
+  // READY, and now to be waited for until it accepts connections: checked at once, then again
+  // after each refusal until the service's wait timeout.
+  void start_connection_wait(Item& item, const ResourceRecord& rec) {
+    if (auto problem = connection_problem(rec)) return report_failure(item, *problem);
+    item.connecting = true;
+    const auto now = clock_.now();
+    item.connect_deadline = item.deadline > now ? item.deadline : now + options_.wait_timeout;
+    emit({EventKind::StatusChanged, rec.address, rec.id, rec.status, since_first_call(item), kCheckingConnections});
+    push_timer(static_cast<size_t>(&item - items_.data()), now);
+  }
+
+  void handle_connection(size_t i, const Outcome& out) {
+    Item& item = items_[i];
+    item.polling = false;
+    const ResourceRecord& rec = *state_.find(item.action->address);
+    const auto now = clock_.now();
+    if (out.error.empty() || !out.transient || now >= item.connect_deadline) item.connecting = false;
+    if (out.error.empty()) {
+      item.connected = true;
+      return ready(item, rec);
+    }
+    if (!out.transient) return report_failure(item, login_refused_message(out.error));
+    if (now >= item.connect_deadline) return report_failure(item, not_connectable_message(options_.wait_timeout, out.error));
+    push_timer(i, std::min(now + connection_retry_pause(options_.polls.interval), item.connect_deadline));
+  }
+
   void push_timer(size_t i, Clock::TimePoint at) {
     Item& item = items_[i];
     cancel_timer(i);
@@ -584,6 +632,7 @@ class ApplyRun {
       case JobType::Password: return handle_password(out.item, out);
       case JobType::Call: return handle_call(out.item, out);
       case JobType::Delete: return handle_delete(out.item, out);
+      case JobType::Connect: return handle_connection(out.item, out);
     }
   }
 
@@ -645,6 +694,7 @@ class ApplyRun {
     ResourceRecord& rec = record_of(o);
     rec.initial_password = rec.pending_password;
     rec.pending_password.clear();
+    item_of(o).password_set = true;
     rec.updated_at = format_utc(clock_.wall_now());
     changed_.insert(rec.address);
     complete(o);
@@ -1009,6 +1059,8 @@ class ApplyRun {
   }
 
   void ready(Item& item, const ResourceRecord& rec) {
+    if (!item.connected && wants_connection(options_.connectable, *item.action, rec, item.password_set))
+      return start_connection_wait(item, rec);
     ++result_.ready;
     if (rec.status == "PAUSED") ++result_.paused;
     std::string endpoint = rec.endpoint_host.empty() ? "" : rec.endpoint_host;
@@ -1040,7 +1092,7 @@ class ApplyRun {
   // After a stop: lists what is unfinished. A stop that came when nothing was left changes nothing.
   void finish_interrupted() {
     for (const auto& item : items_)
-      if (unfinished(item)) result_.pending.push_back(item.action->address);
+      if (unfinished(item) || item.connecting) result_.pending.push_back(item.action->address);
     if (result_.pending.empty()) return;
     result_.interrupted = true;
     emit({EventKind::Interrupted, "", "", "", Duration(0),

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "api/client.h"
+#include "engine/connectable.h"
 #include "engine/events.h"
 #include "engine/keys.h"
 #include "engine/watch.h"
@@ -32,6 +33,8 @@ struct ApplyOptions {
   // since (no prompt): the refresh's listing was the name guard (a declared name it found is a
   // conflict), so it is not listed again.
   bool names_checked = false;
+  // After READY, wait until these services accept connections (--wait-connectable, SPEC section 10).
+  ConnectableOptions connectable;
   // Set (e.g. by a signal): start nothing new, end every wait at once, record what is in flight.
   const std::atomic<bool>* stop = nullptr;
 };

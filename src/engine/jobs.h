@@ -14,7 +14,7 @@
 
 namespace dbform {
 
-enum class JobType { Create, Poll, PollList, Password, Call, Delete };
+enum class JobType { Create, Poll, PollList, Password, Call, Delete, Connect };  // Connect: engine/connectable.h
 
 // What a worker learned from the API; applied to the state by the main thread.
 struct Outcome {

@@ -19,7 +19,7 @@ struct MappingSpec {
 };
 
 const MappingSpec kTopLevel{"the manifest", {"version", "projects"}, {"version", "projects"}};
-const MappingSpec kProject{"a project", {"id", "api_key_env", "vpcs", "services", "removed"}, {"id"}};
+const MappingSpec kProject{"a project", {"id", "api_key_env", "wait_connectable", "vpcs", "services", "removed"}, {"id"}};
 const MappingSpec kVpc{"a VPC",
                        {"name", "cidr", "region_code", "deletion_protection", "renamed_from", "import_id", "peerings"},
                        {"name", "cidr", "region_code"}};
@@ -180,6 +180,7 @@ std::optional<DesiredProject> DocumentReader::project(const Entry& e) {
   p.location = e.where;
   if (const Entry* id = fields->find("id")) p.id = values_.name(*id).value_or("");
   if (const Entry* key_env = fields->find("api_key_env")) p.api_key_env = values_.api_key_env(*key_env);
+  if (const Entry* f = fields->find("wait_connectable")) p.wait_connectable = values_.boolean(*f);
   list(*fields, "vpcs", "VPCs", [&](const Entry& item) {
     if (auto v = vpc(item)) p.vpcs.push_back(std::move(*v));
   });

@@ -280,10 +280,17 @@ class ProjectMerger {
   DesiredProject& project_for(DesiredProject& p) {
     auto [it, inserted] = project_index_.emplace(p.id, manifest_.projects.size());
     if (inserted) {
-      manifest_.projects.push_back({p.id, p.api_key_env, {}, {}, p.location, {}});
+      manifest_.projects.push_back({p.id, p.api_key_env, {}, {}, p.location, {}, p.wait_connectable});
       return manifest_.projects.back();
     }
     DesiredProject& target = manifest_.projects[it->second];
+    if (p.wait_connectable && target.wait_connectable && *p.wait_connectable != *target.wait_connectable)
+      diags_.error(p.location, "wait_connectable",
+                   "project `" + p.id + "` says wait_connectable: " + (*p.wait_connectable ? "true" : "false") +
+                       " here but " + (*target.wait_connectable ? "true" : "false") + " at " + target.location.str(),
+                   "use the same value in both places, or set it in one only");
+    else if (p.wait_connectable)
+      target.wait_connectable = p.wait_connectable;
     if (p.api_key_env && target.api_key_env && *p.api_key_env != *target.api_key_env) {
       diags_.error(p.location, "api_key_env",
                    "project `" + p.id + "` names api_key_env `" + *p.api_key_env + "` here but `" +

@@ -462,6 +462,27 @@ TEST_CASE("manifest: different api_key_env for one project is an error") {
   CHECK_THAT(errors[0]->message, Catch::Contains("`KEY_TWO` here but `KEY_ONE` at " + a + ":3:5"));
 }
 
+TEST_CASE("manifest: wait_connectable merges across files, and two different values are an error") {
+  TempDir dir;
+  auto on = dir.write("on.yaml", "version: 1\nprojects:\n  - id: acme\n    wait_connectable: true\n");
+  auto quiet = dir.write("quiet.yaml", "version: 1\nprojects:\n  - id: acme\n");
+  auto off = dir.write("off.yaml", "version: 1\nprojects:\n  - id: acme\n    wait_connectable: false\n");
+  {
+    Diagnostics diags;
+    Manifest m = load_manifests({quiet, on}, env_of({}), diags);
+    CHECK(errors_of(diags).empty());
+    REQUIRE(m.projects.size() == 1);
+    CHECK(m.projects[0].wait_connectable == true);
+  }
+  Diagnostics diags;
+  load_manifests({on, off}, env_of({}), diags);
+  auto errors = errors_of(diags);
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0]->location.str() == off + ":3:5");
+  CHECK(errors[0]->field == "wait_connectable");
+  CHECK_THAT(errors[0]->message, Catch::Contains("wait_connectable: false here but true at " + on + ":3:5"));
+}
+
 TEST_CASE("manifest: errors of all files are collected, with unreadable paths located") {
   TempDir dir;
   auto bad1 = dir.write("one.yaml", "version: 2\nprojects: []\n");

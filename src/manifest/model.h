@@ -114,6 +114,8 @@ struct DesiredProject {
   std::vector<DesiredService> services;
   Location location;
   std::vector<RemovedAddress> removed;
+  // apply waits after READY until its services accept connections (SPEC section 10); unset: false.
+  std::optional<bool> wait_connectable;
 };
 
 struct Manifest {

@@ -46,12 +46,13 @@ inline SimResponse json_answer(int status, const json& body) {
 }
 
 struct Simulator::Impl {
-  Impl(SimConfig c, Clock& clk)
-      : config(std::move(c)), clock(clk), started_utc(format_utc(clk.wall_now())), faults(config.faults, config.seed),
-        random(config.seed, 2) {}
+  Impl(SimConfig c, Clock& clk, SimDatabases* dbs)
+      : config(std::move(c)), clock(clk), databases(dbs), started_utc(format_utc(clk.wall_now())),
+        faults(config.faults, config.seed), random(config.seed, 2) {}
 
   SimConfig config;
   Clock& clock;
+  SimDatabases* databases;  // null: no database behind the services
   std::string started_utc;  // when the keys were "created"
 
   mutable std::mutex mu;  // guards everything below
@@ -98,7 +99,11 @@ struct Simulator::Impl {
   bool live(const sim::SimService& service) const { return !service.gone_at || clock.now() < *service.gone_at; }
   // The fields as they are now: a finished upgrade's, else the current ones.
   const json& fields_of(const sim::SimService& service) const;
+  // The status the API shows: the timeline's, held back while a database behind it has not settled.
   std::string status_of(const sim::SimService& service) const;
+  std::string timeline_status(const sim::SimService& service) const;
+  // With databases: a new one behind `service` (a copy of `fork_of`'s when given), its endpoint.
+  void new_database(sim::SimService& service, const std::string& fork_of = "");
   bool listed(Clock::TimePoint created_at) const;
   json service_view(const sim::SimService& service, bool with_password) const;
   std::string new_id(bool numeric);

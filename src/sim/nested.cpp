@@ -24,7 +24,7 @@ std::string Simulator::Impl::status_of(const sim::SimReplicaSet& set) const {
   if (set.resized && clock.now() < set.resize_done) return "resizing";
   const std::string service = sim::status_at(set.fate, std::chrono::duration_cast<Duration>(clock.now() - set.created_at),
                                              config);
-  if (service == "READY") return "active";
+  if (service == "READY") return databases && !databases->settled(set.fields["id"].get<std::string>()) ? "creating" : "active";
   if (service == "DELETED") return "error";
   return "creating";
 }
@@ -60,6 +60,12 @@ SimResponse Simulator::Impl::replica_set_route(const std::string& method, sim::S
     const std::string name = request["name"];
     replica_sets.push_back(sim::make_replica_set(request, service, new_id(false), random, clock.now(),
                                                  sim::fate_for(config.faults, name)));
+    if (databases) {  // a streaming standby of the service behind the set's endpoint
+      sim::SimReplicaSet& set = replica_sets.back();
+      const int port = databases->reserve_port();
+      set.fields["endpoint"] = {{"host", databases->host()}, {"port", port}};
+      databases->replica(set.fields["id"].get<std::string>(), port, service.service_id);
+    }
     return after_create(json_answer(202, replica_set_view(replica_sets.back())));
   }
   auto set = std::find_if(replica_sets.begin(), replica_sets.end(), [&](const sim::SimReplicaSet& s) {
@@ -73,6 +79,7 @@ SimResponse Simulator::Impl::replica_set_route(const std::string& method, sim::S
 SimResponse Simulator::Impl::replica_set_action(sim::SimReplicaSet& set, const std::string& action,
                                                 const std::string& body, bool console) {
   if (action == "delete") {  // 202; deleting for a while, then gone
+    if (databases && !set.gone_at) databases->remove(set.fields["id"].get<std::string>());
     if (!set.gone_at) set.gone_at = clock.now() + (console ? Duration(0) : config.deleting_delay);
     return json_answer(console ? 200 : 202, message("delete accepted"));
   }

@@ -204,6 +204,7 @@ SimResponse Simulator::Impl::create_service(const std::string& project_id, const
   std::string name = request["name"].get<std::string>();
   services.push_back(sim::make_service(request, project_id, new_id(false), random, clock.now(),
                                        format_utc(clock.wall_now()), sim::fate_for(config.faults, name)));
+  new_database(services.back());
   return after_create(json_answer(202, service_view(services.back(), true)));
 }
 
@@ -227,6 +228,7 @@ SimResponse Simulator::Impl::fork_service(const sim::SimService& source, const s
   services.push_back(sim::make_service(create, source.project_id, new_id(false), random, clock.now(),
                                        format_utc(clock.wall_now()), sim::fate_for(config.faults, name)));
   services.back().fields["forked_from"] = forked_from;
+  new_database(services.back(), forked_from["service_id"]);
   return after_create(json_answer(202, service_view(services.back(), true)));
 }
 
@@ -272,16 +274,19 @@ SimResponse Simulator::Impl::service_action(sim::SimService& service, const std:
         request["password"].get<std::string>().empty())
       return json_error(400, "BAD_REQUEST", "the body must be {\"password\": \"...\"} with a non-empty password");
     service.initial_password = request["password"].get<std::string>();
+    if (databases) databases->set_password(service.service_id, service.initial_password);
     SimResponse response;
     response.status = 204;
     return response;
   }
   if (action == "delete") {
+    if (databases && !service.gone_at) databases->remove(service.service_id);
     service.gone_at = clock.now();
     return json_answer(200, message("deleted"));
   }
   if (action == "stop" || action == "start") {  // 202 with the Service: PAUSING or RESUMING for a while
     service.paused = action == "stop";
+    if (databases) action == "stop" ? databases->stop(service.service_id) : databases->start(service.service_id);
     service.pause_done = console ? clock.now() : clock.now() + config.upgrading_delay;
     return json_answer(console ? 200 : 202, service_view(service, false));
   }
@@ -363,7 +368,10 @@ SimResponse Simulator::Impl::service_action(sim::SimService& service, const std:
 SimResponse Simulator::Impl::delete_service(sim::SimService& service) {
   if (has_live_replica_sets(service))
     return json_error(409, "CONFLICT", "service " + service.service_id + " has read replica sets; delete them first");
-  if (!service.gone_at) service.gone_at = clock.now() + config.deleting_delay;
+  if (!service.gone_at) {
+    service.gone_at = clock.now() + config.deleting_delay;
+    if (databases) databases->remove(service.service_id);
+  }
   return json_answer(202, message("delete accepted"));
 }
 
@@ -405,6 +413,22 @@ const json& Simulator::Impl::fields_of(const sim::SimService& service) const {
 }
 
 std::string Simulator::Impl::status_of(const sim::SimService& service) const {
+  const std::string status = timeline_status(service);
+  if (!databases || databases->settled(service.service_id)) return status;
+  if (status == "READY") return service.pause_done == Clock::TimePoint{} ? "CONFIGURING" : "RESUMING";
+  if (status == "PAUSED") return "PAUSING";
+  return status;
+}
+
+void Simulator::Impl::new_database(sim::SimService& service, const std::string& fork_of) {
+  if (!databases) return;
+  const int port = databases->reserve_port();
+  service.fields["endpoint"] = {{"host", databases->host()}, {"port", port}};
+  if (fork_of.empty()) databases->create(service.service_id, port, service.initial_password);
+  else databases->fork(service.service_id, port, fork_of, service.initial_password);
+}
+
+std::string Simulator::Impl::timeline_status(const sim::SimService& service) const {
   if (service.gone_at) return "DELETING";
   if (service.upgraded && clock.now() < service.upgrade_done) return "UPGRADING";
   if (service.paused) return clock.now() < service.pause_done ? "PAUSING" : "PAUSED";
@@ -447,7 +471,8 @@ std::string Simulator::Impl::new_id(bool numeric) {
   }
 }
 
-Simulator::Simulator(SimConfig config, Clock& clock) : impl_(std::make_unique<Impl>(std::move(config), clock)) {}
+Simulator::Simulator(SimConfig config, Clock& clock, SimDatabases* databases)
+    : impl_(std::make_unique<Impl>(std::move(config), clock, databases)) {}
 
 Simulator::~Simulator() = default;
 
@@ -520,6 +545,7 @@ SimResponse Simulator::console_create(const std::string& project_id, const std::
   if (auto problem = sim::check_service_create(request)) return sim::json_error(400, "BAD_REQUEST", *problem);
   impl_->services.push_back(sim::make_service(request, project_id, impl_->new_id(false), impl_->random, long_ago,
                                               format_utc(impl_->clock.wall_now()), sim::ServiceFate::Normal));
+  impl_->new_database(impl_->services.back());
   return json_answer(201, impl_->service_view(impl_->services.back(), true));
 }
 

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/databases.h"
 #include "util/clock.h"
 
 namespace dbform {
@@ -95,7 +96,8 @@ struct SimResponse {
 
 class Simulator {
  public:
-  Simulator(SimConfig config, Clock& clock);
+  // `databases` (not owned; may be null): the real databases behind the services (--postgres).
+  Simulator(SimConfig config, Clock& clock, SimDatabases* databases = nullptr);
   ~Simulator();
   // Thread-safe. Applies the configured faults.
   SimResponse handle(const SimRequest& request);

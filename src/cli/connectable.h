@@ -1,0 +1,15 @@
+#pragma once
+// What `apply` needs to wait for services to accept connections (SPEC section 10).
+#include "engine/connectable.h"
+#include "manifest/model.h"
+
+namespace dbform::cli {
+
+// Every project's services with --wait-connectable, else those of the projects declared
+// `wait_connectable: true`; checked through libpq.
+ConnectableOptions connectable_options(bool wait_connectable_flag, const Manifest& manifest);
+
+// The libpq check, one for the process.
+const ConnectionCheck& libpq_check();
+
+}  // namespace dbform::cli
