@@ -122,7 +122,7 @@ class NoOpApply:
     def __init__(self, args, tmp, manifests):
         self.projects = [f"proj-{p:03d}" for p in range(args.projects)]
         keys = {f"bench-key-{p}": p for p in self.projects}
-        self.sim = Simulator(args.dbform, tmp, args.projects, 0, 0, keys)
+        self.sim = Simulator(args.dbform, tmp, args.projects, 0, 0, keys, args.connection_delay)
         self.env = dict(os.environ, DBFORM_API_URL=self.sim.url("/public/api/v1"))
         for key, project in keys.items():
             self.env[key_variable(project)] = key
@@ -184,6 +184,8 @@ def main():
     ap.add_argument("--projects", type=int, default=100)
     ap.add_argument("--services", type=int, default=100)
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--connection-delay", type=float, default=0.05,
+                    help="what each new connection to the simulator costs, in seconds (a TLS handshake)")
     args = ap.parse_args()
     args.launcher = launcher_beside(args.dbform)
     total = args.projects * args.services
@@ -232,6 +234,20 @@ def main():
                 floor_rss = yaml_held["rss"] + (json_floor[state]["rss"] if state else 0)
                 print(f"  {name:40s} {m['wall'] * 1000:6.0f}ms {m['cpu'] * 1000:6.0f}ms {m['floor'] * 1000:6.0f}ms "
                       f"{m['wall'] / m['floor']:8.2f} {m['cpu'] / m['floor']:6.2f} {m['rss']:8.1f}MiB {floor_rss:8.1f}MiB")
+            # A pull request's plan (SPEC section 4): refreshing (read-only, lock-free) beside the same
+            # plan from the state alone, run side by side; goal: at most 1.5x.
+            plan_cmd = [args.dbform, "plan", "-f", manifests, "--state", noop.state]
+            offline, refreshed = [], []
+            for _ in range(args.runs):
+                noop.restore()
+                offline.append(measure(args.launcher, plan_cmd + ["--no-refresh"], 1, noop.env)["wall"])
+                before = noop.calls()
+                refreshed.append(measure(args.launcher, plan_cmd, 1, noop.env)["wall"])
+                calls = sum(v - before.get(k, 0) for k, v in noop.calls().items())
+            ratio = statistics.median(refreshed) / statistics.median(offline)
+            print(f"  refreshed plan {statistics.median(refreshed) * 1000:.0f} ms ({calls} calls, new connections "
+                  f"{args.connection_delay * 1000:.0f} ms) vs --no-refresh {statistics.median(offline) * 1000:.0f} ms: "
+                  f"{ratio:.2f}x (goal <= 1.5x: {'met' if ratio <= 1.5 else 'NOT met'})")
         finally:
             noop.stop()
 

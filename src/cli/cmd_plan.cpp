@@ -20,6 +20,10 @@ namespace dbform::cli {
 
 namespace {
 
+// A plan's refresh reads (key checks and lists) at once: reads only, each a short call on a kept-alive
+// connection, so more of them than apply's default --parallelism of changes.
+constexpr int kPlanReads = 32;
+
 // A plan with conflicts is never saved: nothing in it could be applied.
 void save_plan(const PlanDocument& doc, const std::string& path, std::ostream& notes) {
   if (doc.plan.summary.conflict) {
@@ -119,7 +123,7 @@ Nothing is ever deleted without `--prune`; with it, at most `--max-deletes` dele
     if (settings.refresh) {
       auto api = make_api();
       try {
-        RefreshedPlan refreshed = plan_refreshed(manifest, state, settings, *api->client, api->clock);
+        RefreshedPlan refreshed = plan_refreshed(manifest, state, settings, *api->client, api->clock, kPlanReads);
         doc.plan = std::move(refreshed.plan);
         for (auto& warning : refreshed.warnings) {
           std::cerr << scrub(warning.str()) << "\n";
