@@ -101,6 +101,8 @@ struct Simulator::Impl {
   std::string status_of(const sim::SimService& service) const;
   bool listed(Clock::TimePoint created_at) const;
   json service_view(const sim::SimService& service, bool with_password) const;
+  // A lingering peering whose deletion is done (SimFaults::peerings_linger).
+  bool peering_gone(const sim::SimPeering& peering) const;
   std::string new_id(bool numeric);
 };
 
