@@ -443,13 +443,18 @@ class ApplyRun {
     switch (op.what.type) {
       case OpType::Create: {
         start_watch(o, clock_.now());  // a service's wait timeout counts from its create
-        const bool look_first = a.action == Action::Adopt;
+        // A read replica set or peering recorded but missing from a list may only be missing from
+        // that list (a lagging or flaky one): its absence is confirmed over the settle window first.
+        const bool look_first = a.action == Action::Adopt || (a.action == Action::Create && !a.resource_id.empty() &&
+                                                              parent_kind(a.kind).has_value());
         const ResourceRecord* source = nullptr;
         std::string made_from;
         for (const Dependency& d : type_of(a.kind).needs(a))
           if (d.source && (source = state_.find(d.address))) made_from = "from its " + d.role + " " + d.address + " (" + source->id + ")";
         emit({EventKind::CreateSent, a.address, "", "", Duration(0),
-              look_first ? "an earlier create's outcome is unknown: looking it up by name first" : made_from});
+              look_first ? (a.action == Action::Adopt ? "an earlier create's outcome is unknown: looking it up by name first"
+                                                      : "missing from a list: looking it up by name again first")
+                         : made_from});
         return submit([this, &a, look_first, key, scope = scope_of(a), from = source ? source->id : std::string()] {
           try {
             return create_or_adopt(CreateContext{api_, clock_, options_.settle_window, options_.stop}, a, scope, key,

@@ -263,7 +263,9 @@ PlannedAction plan_declared(const std::string& project_id, Declared d, const Sta
     if (rec) {
       a.resource_id = rec->id;  // the one that is gone: not a namesake of the new one
       a.reason = "deleted outside dbform: " + std::string(kind_noun(kind)) + " " + rec->id +
-                 " no longer exists, so it is created again";
+                 " no longer exists, so it is created again" +
+                 (parent_kind(kind) ? " once lookups by name over the settle window find nothing (a list may lag)"
+                                    : "");
     }
     if (const std::vector<std::string>* ids = namesakes_of(namesakes, a.address)) {
       a.action = Action::Conflict;

@@ -144,3 +144,55 @@ TEST_CASE("e2e: guards four: a replacement is refused when the declaration adds 
   CHECK(sb.count(kPostPeering) == 1);
   CHECK(writes_of(sb.counts()) == before);
 }
+
+// Item 3: one list answering [] is not proof that a read replica set is gone.
+TEST_CASE("e2e: guards four: a read replica set missing from one list is looked up again before a second is created") {
+  Sandbox sb;
+  apply_ok(sb, manifest({main_with({peering("vpc-0abc")})}, {service_with("orders", {replica_set("reporting")})}));
+  const std::string set_id = find_resource(sb.state(), kSetAddress)["id"];
+  const std::string peering_id = find_resource(sb.state(), kPeeringAddress)["id"];
+  // Both made long before the settle window: no "created lately" excuse for a lagging list.
+  json state = sb.state();
+  for (auto& r : state["resources"]) r["created_at"] = "2026-01-01T00:00:00Z";
+  sb.write("dbform.state.json", state.dump(2));
+  using Kind = dbform::RouteFault::Kind;
+  sb.sim().set_route_faults({{kGetSets, Kind::EmptyList, sb.count(kGetSets) + 1, 1},
+                             {kGetPeerings, Kind::EmptyList, sb.count(kGetPeerings) + 1, 1}});
+  RunResult r = sb.apply();
+  INFO(r.describe() << "\ncounts: " << sb.counts().dump());
+  CHECK(r.exit_code == 0);
+  CHECK(sb.sim().fault_counts().value("list answered empty: " + kGetSets, 0) == 1);
+  CHECK(sb.count(kPostSet) == 1);
+  CHECK(sb.count(kPostPeering) == 1);
+  CHECK(sb.sim().all_replica_sets().size() == 1);
+  CHECK(sb.sim().all_peerings().size() == 1);
+  CHECK(find_resource(sb.state(), kSetAddress)["id"] == set_id);
+  CHECK(find_resource(sb.state(), kPeeringAddress)["id"] == peering_id);
+  check_clean(sb);
+}
+
+// Item 5: the lookup after a lost answer never takes the peering being replaced.
+TEST_CASE("e2e: guards four: a replaced peering whose create's answer is lost is not recorded as the old, deleting one") {
+  auto config = default_sim_config();
+  config.faults.peerings_linger = true;
+  config.deleting_delay = std::chrono::minutes(5);  // the old one is listed as deleting throughout
+  config.faults.list_lag = std::chrono::milliseconds(1500);  // the new one is listed only later
+  Sandbox sb(config);
+  apply_ok(sb, manifest({main_with({peering("vpc-0abc")})}, {}));
+  const std::string old_id = find_resource(sb.state(), kPeeringAddress)["id"];
+  sb.sim().set_route_faults({{kPostPeering, dbform::RouteFault::Kind::GatewayTimeout, 2, 1}});
+  RunResult r = apply_ok(sb, manifest({main_with({peering("vpc-0abc", "999999999999")})}, {}), {"--prune"});
+  CHECK(sb.count(kDeletePeering) == 1);
+  CHECK(sb.count(kPostPeering) == 2);  // one create, answered 504 after it was made, never sent again
+  std::string new_id;
+  for (const auto& p : sb.sim().all_peerings())
+    if (p["peer_account_id"] == "999999999999") new_id = p["id"];
+  REQUIRE_FALSE(new_id.empty());
+  const json rec = find_resource(sb.state(), kPeeringAddress);
+  CHECK(rec["id"] == new_id);
+  CHECK(rec["id"] != old_id);
+  RunResult plan = sb.run({"plan", "--detailed-exitcode"});
+  INFO(plan.describe());
+  CHECK(plan.exit_code == 0);
+  CHECK(sb.count(kPostPeering) == 2);
+}
