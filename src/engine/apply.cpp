@@ -211,12 +211,17 @@ class ApplyRun {
     for (auto& outcome : outcomes) handle(outcome);
   }
 
-  // The name guard: a planned create whose name exists unrecorded in the API is not sent.
+  // The name guard: a planned create or rename whose name exists unrecorded in the API is not sent.
   void guard_names(const Plan& plan) {
     auto is_create = [&](const Op& op) {
-      return op.what.type == OpType::Create && items_[op.item].action->action == Action::Create;
+      const Action action = op.what.type == OpType::Create ? items_[op.item].action->action : Action::NoOp;
+      return action == Action::Create || action == Action::Replace;
     };
-    if (options_.names_checked || stopping() || std::none_of(ops_.begin(), ops_.end(), is_create)) return;
+    auto is_rename = [&](const Op& op) {
+      return op.what.type == OpType::Call && items_[op.item].action->calls[op.what.call].call == "rename";
+    };
+    auto claims = [&](const Op& op) { return is_create(op) || is_rename(op); };
+    if (options_.names_checked || stopping() || std::none_of(ops_.begin(), ops_.end(), claims)) return;
     NamesakeScan scan = scan_namesakes(api_, plan, state_, keys_, options_.parallelism);
     // A project where a declared name exists unrecorded has another writer (another state, or an
     // apply of one still running) or a stale plan: none of its creates go, not only the namesakes'.
@@ -225,6 +230,20 @@ class ApplyRun {
       if (const PlannedAction& a = *items_[op.item].action; is_create(op) && scan.found.count(a.address))
         taken[a.project_id].push_back(a.address);
     for (size_t o = 0; o < ops_.size(); ++o) {
+      if (is_rename(ops_[o])) {
+        const PlannedAction& a = *items_[ops_[o].item].action;
+        auto error = scan.errors.find(a.project_id);
+        auto found = scan.found.find(a.address);
+        if (error != scan.errors.end())
+          fail_op(o, "not renamed: could not list project " + a.project_id + " to check that no `" + a.name +
+                         "` exists already: " + error->second);
+        else if (found != scan.found.end())
+          fail_op(o, "not renamed to `" + a.name + "`: " + kind_plural(a.kind) + " " + join(found->second, ", ") +
+                         " of that name exist already without being recorded, and names are not unique in the "
+                         "API (a rename would make two of one name). Rename or delete that one first, or declare "
+                         "another name");
+        continue;
+      }
       if (!is_create(ops_[o])) continue;
       const PlannedAction& a = *items_[ops_[o].item].action;
       auto error = scan.errors.find(a.project_id);

@@ -171,6 +171,37 @@ TEST_CASE("e2e: guards four: a read replica set missing from one list is looked 
   check_clean(sb);
 }
 
+// Item 4: a rename is a claim on a name, checked against the live names at apply time.
+TEST_CASE("e2e: guards four: apply --no-refresh and a --no-refresh saved plan never rename into a name taken meanwhile") {
+  const std::string renamed = manifest({vpc_yaml("net") + "        renamed_from: main\n"},
+                                       {service_yaml("orders-v2") + "        renamed_from: orders\n"});
+  for (const bool saved : {false, true}) {
+    Sandbox sb;
+    apply_ok(sb, manifest({vpc_yaml("main")}, {service_yaml("orders")}));
+    sb.write("dbform.yaml", renamed);
+    if (saved) {
+      RunResult plan = sb.run({"plan", "--no-refresh", "--out", "rename.plan"});
+      INFO(plan.describe());
+      REQUIRE(plan.exit_code == 0);
+      CHECK(contains(plan.out, "renamed from"));
+    }
+    // Taken after the plan was made, by resources no record holds.
+    console_service(sb, {{"name", "orders-v2"}, {"region_code", "us-east-1"}});
+    REQUIRE(sb.sim().console_create(kProject, "vpcs", R"({"name":"net","cidr":"10.9.0.0/16","region_code":"us-east-1"})")
+                .status == 201);
+    RunResult r = saved ? sb.run({"apply", "rename.plan"}) : sb.run({"apply", "--auto-approve", "--no-refresh"});
+    INFO((saved ? "saved plan: " : "--no-refresh: ") << r.describe());
+    CHECK(r.exit_code == 1);
+    CHECK(contains(r.all(), "not renamed"));
+    CHECK(contains(r.all(), "orders-v2"));
+    CHECK(sb.count(kRenameService) == 0);
+    CHECK(sb.count(kRenameVpc) == 0);
+    int named_orders = 0;
+    for (const auto& s : sb.sim().all_services()) named_orders += s["name"] == "orders";
+    CHECK(named_orders == 1);
+  }
+}
+
 // Item 5: the lookup after a lost answer never takes the peering being replaced.
 TEST_CASE("e2e: guards four: a replaced peering whose create's answer is lost is not recorded as the old, deleting one") {
   auto config = default_sim_config();
