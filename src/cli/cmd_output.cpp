@@ -53,7 +53,7 @@ std::optional<std::pair<std::string, int>> vpc_endpoint(const ResourceRecord& r)
   for (const char* key : {"vpc_endpoint", "vpcEndpoint"}) {
     const nlohmann::json e = r.last_response.value(key, nlohmann::json());
     if (e.is_object() && e.value("host", nlohmann::json()).is_string() && !e["host"].get<std::string>().empty())
-      return std::pair(e["host"].get<std::string>(), e.value("port", nlohmann::json()).is_number_integer()
+      return std::pair(scrub(e["host"].get<std::string>()), e.value("port", nlohmann::json()).is_number_integer()
                                                          ? e["port"].get<int>()
                                                          : 0);
   }

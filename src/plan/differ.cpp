@@ -367,7 +367,7 @@ PlannedAction plan_declared(const std::string& project_id, Declared d, const Sta
     // Its acceptance is the peer account's: not waited for, shown until it is active.
     const json message = rec->last_response.is_object() ? rec->last_response.value("error_message", json()) : json();
     a.reason = "peering " + rec->status + (message.is_string() && !message.get<std::string>().empty()
-                                              ? ": " + valid_utf8(message.get<std::string>())
+                                              ? ": " + scrub(message.get<std::string>())
                                               : std::string(": the peer account has not accepted it yet")) +
                " (carries no traffic until it is active)";
   }
