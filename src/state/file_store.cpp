@@ -85,8 +85,15 @@ std::string through_links(const std::string& path) {
 FileStateStore::FileStateStore(std::string path)
     : given_(std::move(path)), path_(through_links(given_)), journal_path_(path_ + ".journal") {
   // Refused before anything is read or written: a FIFO would hang the read, a directory or device
-  // is no state, and dbform's own files are never written through a link (SPEC section 5).
-  require_regular_or_absent(path_, Links::Follow);
+  // is no state, and dbform's own files are never written through a link (SPEC section 5). A link
+  // is named as given, with what it points to.
+  try {
+    require_regular_or_absent(path_, Links::Follow);
+  } catch (const Error& e) {
+    const std::string what = e.what(), prefix = path_ + " is ";
+    if (given_ == path_ || what.rfind(prefix, 0) != 0) throw;
+    throw Error(given_ + " is a symbolic link to " + path_ + ", which is " + what.substr(prefix.size()));
+  }
   for (const std::string& own : own_files())
     if (own != path_) require_regular_or_absent(own, Links::Refuse);
 }

@@ -302,3 +302,35 @@ TEST_CASE("e2e: guards four: escape sequences from the API or a plan file never 
     CHECK(contains(r.out, "billing"));
   }
 }
+
+// Item 8: a host the API gives is written into pgpass as libpq reads it: `*` is no wildcard.
+TEST_CASE("e2e: guards four: an API host `*` is escaped in --format pgpass") {
+  auto config = default_sim_config();
+  config.faults.endpoint_host = "*";
+  Sandbox sb(config);
+  apply_ok(sb, manifest({}, {service_yaml("orders")}));
+  const json rec = find_resource(sb.state(), service_address("orders"));
+  REQUIRE(rec["endpoint"]["host"] == "*");
+  RunResult r = sb.run({"output", "--format", "pgpass"});
+  INFO(r.describe());
+  CHECK(r.exit_code == 0);
+  const std::string port = std::to_string(rec["endpoint"]["port"].get<int>());
+  CHECK(r.out.rfind("\\*:" + port + ":tsdb:tsdbadmin:", 0) == 0);
+  CHECK_FALSE(contains(r.out, "\n*:"));
+}
+
+// Item 10: a --state link to a device is named as the user gave it, with its target.
+TEST_CASE("e2e: guards four: a --state link to /dev/zero is refused naming the link and its target") {
+  Sandbox sb;
+  sb.write("dbform.yaml", manifest({}, {service_yaml("orders")}));
+  fs::create_symlink("/dev/zero", sb.dir() / "zero.json");
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"plan", "--state", "zero.json"},
+                                              std::vector<std::string>{"apply", "--auto-approve", "--state", "zero.json"},
+                                              std::vector<std::string>{"state", "list", "--state", "zero.json"}}) {
+    RunResult r = sb.run(args);
+    INFO(r.describe());
+    CHECK(r.exit_code == 1);
+    CHECK(contains(r.err, "zero.json is a symbolic link to /dev/zero, which is a device"));
+  }
+  CHECK(sb.total_requests() == 0);
+}
