@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "util/error.h"
+#include "util/json_limits.h"
 #include "util/text.h"
 
 namespace dbform {
@@ -143,7 +144,7 @@ Service parse_service(json j) {
   remember_secret(s.initial_password);
   s.endpoint = parse_endpoint(object_field(j, "endpoint"));
   s.pooler_endpoint = pooler_endpoint_of(j);
-  s.vpc_endpoint = vpc_endpoint_of(j);
+
   if (const json* ha = object_field(j, "ha_replicas")) {
     s.replica_count = integer_field(*ha, "replica_count");
     s.sync_replica_count = integer_field(*ha, "sync_replica_count");
@@ -151,6 +152,10 @@ Service parse_service(json j) {
   s.environment = nested_string(j, "metadata", "environment");
   s.raw = std::move(j);
   s.raw.erase("initial_password");  // the password lives in one field only, never in `raw`
+  // Nor echoed anywhere else in it (`metadata.details`, `connection_pooler.details`): every text of
+  // an answer kept whole is scrubbed once, here, whatever later reads or shows it.
+  scrub_strings(s.raw);
+  s.vpc_endpoint = vpc_endpoint_of(s.raw);
   return s;
 }
 
@@ -162,6 +167,7 @@ Vpc parse_vpc(json j) {
   v.cidr = string_field(j, "cidr");
   v.region_code = string_field(j, "region_code");
   v.raw = std::move(j);
+  scrub_strings(v.raw);
   return v;
 }
 
@@ -178,6 +184,7 @@ ReplicaSet parse_replica_set(json j) {
   r.endpoint = parse_endpoint(object_field(j, "endpoint"));
   r.pooler_endpoint = pooler_endpoint_of(j);
   r.raw = std::move(j);
+  scrub_strings(r.raw);
   return r;
 }
 
@@ -192,6 +199,7 @@ Peering parse_peering(json j) {
   p.status = string_field(j, "status");
   p.error_message = string_field(j, "error_message");
   p.raw = std::move(j);
+  scrub_strings(p.raw);
   return p;
 }
 

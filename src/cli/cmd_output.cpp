@@ -53,7 +53,7 @@ std::optional<std::pair<std::string, int>> vpc_endpoint(const ResourceRecord& r)
   for (const char* key : {"vpc_endpoint", "vpcEndpoint"}) {
     const nlohmann::json e = r.last_response.value(key, nlohmann::json());
     if (e.is_object() && e.value("host", nlohmann::json()).is_string() && !e["host"].get<std::string>().empty())
-      return std::pair(e["host"].get<std::string>(), e.value("port", nlohmann::json()).is_number_integer()
+      return std::pair(scrub(e["host"].get<std::string>()), e.value("port", nlohmann::json()).is_number_integer()
                                                          ? e["port"].get<int>()
                                                          : 0);
   }
@@ -202,12 +202,13 @@ void print_env(const State& state, const std::vector<const ResourceRecord*>& rec
 }
 
 // One `hostname:port:database:username:password` line per endpoint that has a known password, with
-// `\` and `:` escaped by a backslash as libpq reads ~/.pgpass.
+// `\`, `:` and `*` escaped by a backslash as libpq reads ~/.pgpass: a field that is `*` matches
+// every value there, so a host (or password) `*` from the API is written `\*`, which matches only `*`.
 void print_pgpass(const State& state, const std::vector<const ResourceRecord*>& records) {
   auto escaped = [](const std::string& s) {
     std::string out;
     for (char c : s) {
-      if (c == '\\' || c == ':') out += '\\';
+      if (c == '\\' || c == ':' || c == '*') out += '\\';
       out += c;
     }
     return out;
@@ -222,7 +223,9 @@ void print_pgpass(const State& state, const std::vector<const ResourceRecord*>& 
       throw Error(r->address + ": its password holds a line break, which a pgpass file cannot hold; use "
                   "`dbform output " + r->address + ".connection_string` instead");
     for (const auto& [host, port] : {std::pair(r->endpoint_host, r->endpoint_port), std::pair(r->pooler_host, r->pooler_port)})
-      if (!host.empty())
+      if (host.find_first_of("\r\n") != std::string::npos)
+        throw Error(r->address + ": its host holds a line break, which a pgpass file cannot hold");
+      else if (!host.empty())
         std::cout << escaped(host) << ":" << (port ? std::to_string(*port) : "*") << ":tsdb:tsdbadmin:"
                   << escaped(password) << "\n";
   }

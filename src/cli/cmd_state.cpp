@@ -166,7 +166,8 @@ void add_state_command(CLI::App& app, int& exit_code) {
     nlohmann::json j = record_to_json(resolve_address(state, targets->front()));
     if (!j["initial_password"].get<std::string>().empty()) j["initial_password"] = "(sensitive)";
     if (j.contains("pending_password")) j["pending_password"] = "(sensitive)";
-    std::cout << dump_json(j, 2) << "\n";
+    // What the API last answered is kept scrubbed; scrubbed again here for records written before.
+    std::cout << scrub(dump_json(j, 2)) << "\n";
     exit_code = 0;
   });
 

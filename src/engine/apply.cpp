@@ -240,12 +240,17 @@ class ApplyRun {
     for (auto& outcome : outcomes) handle(outcome);
   }
 
-  // The name guard: a planned create whose name exists unrecorded in the API is not sent.
+  // The name guard: a planned create or rename whose name exists unrecorded in the API is not sent.
   void guard_names(const Plan& plan) {
     auto is_create = [&](const Op& op) {
-      return op.what.type == OpType::Create && items_[op.item].action->action == Action::Create;
+      const Action action = op.what.type == OpType::Create ? items_[op.item].action->action : Action::NoOp;
+      return action == Action::Create || action == Action::Replace;
     };
-    if (options_.names_checked || stopping() || std::none_of(ops_.begin(), ops_.end(), is_create)) return;
+    auto is_rename = [&](const Op& op) {
+      return op.what.type == OpType::Call && items_[op.item].action->calls[op.what.call].call == "rename";
+    };
+    auto claims = [&](const Op& op) { return is_create(op) || is_rename(op); };
+    if (options_.names_checked || stopping() || std::none_of(ops_.begin(), ops_.end(), claims)) return;
     NamesakeScan scan = scan_namesakes(api_, plan, state_, keys_, options_.parallelism);
     // A project where a declared name exists unrecorded has another writer (another state, or an
     // apply of one still running) or a stale plan: none of its creates go, not only the namesakes'.
@@ -254,6 +259,20 @@ class ApplyRun {
       if (const PlannedAction& a = *items_[op.item].action; is_create(op) && scan.found.count(a.address))
         taken[a.project_id].push_back(a.address);
     for (size_t o = 0; o < ops_.size(); ++o) {
+      if (is_rename(ops_[o])) {
+        const PlannedAction& a = *items_[ops_[o].item].action;
+        auto error = scan.errors.find(a.project_id);
+        auto found = scan.found.find(a.address);
+        if (error != scan.errors.end())
+          fail_op(o, "not renamed: could not list project " + a.project_id + " to check that no `" + a.name +
+                         "` exists already: " + error->second);
+        else if (found != scan.found.end())
+          fail_op(o, "not renamed to `" + a.name + "`: " + kind_plural(a.kind) + " " + join(found->second, ", ") +
+                         " of that name exist already without being recorded, and names are not unique in the "
+                         "API (a rename would make two of one name). Rename or delete that one first, or declare "
+                         "another name");
+        continue;
+      }
       if (!is_create(ops_[o])) continue;
       const PlannedAction& a = *items_[ops_[o].item].action;
       auto error = scan.errors.find(a.project_id);
@@ -288,12 +307,27 @@ class ApplyRun {
       const std::string& address = items_[ops_[o].item].action->address;
       const ResourceRecord* rec = state_.find(address);
       auto owner = rec ? declared.find(id_key(*rec)) : declared.end();
-      if (owner != declared.end())
+      // The plan refuses these; an engine given another plan (or a state edited since) does too.
+      if (const std::string holds = protected_in(*items_[ops_[o].item].action); !holds.empty())
+        fail_op(o, "not deleted: " + holds + " is protected (deletion_protection: true, declared or recorded)");
+      else if (owner != declared.end())
         fail_op(o, "not deleted: its id " + rec->id + " is also the id of " + owner->second +
                        ", which is declared; the state was edited by hand. `dbform state rm " + address +
                        "` removes the wrong record");
     }
     flush_events();
+  }
+
+  // The address of what a delete of `a` would take with it that is protected: the resource itself
+  // (its record, or its declaration in a replacement) or a resource living in it; "" for none.
+  std::string protected_in(const PlannedAction& a) const {
+    const ResourceRecord* rec = state_.find(a.address);
+    if ((rec && rec->deletion_protection) || (a.action == Action::Replace && a.deletion_protection)) return a.address;
+    for (const auto& r : state_.resources)
+      if (r.deletion_protection && !r.deleted_outside && r.project_id == a.project_id && r.parent == a.name &&
+          parent_kind(r.kind) == a.kind)
+        return r.address;
+    return "";
   }
 
   static std::string id_key(const ResourceRecord& r) {
@@ -457,13 +491,18 @@ class ApplyRun {
     switch (op.what.type) {
       case OpType::Create: {
         start_watch(o, clock_.now());  // a service's wait timeout counts from its create
-        const bool look_first = a.action == Action::Adopt;
+        // A read replica set or peering recorded but missing from a list may only be missing from
+        // that list (a lagging or flaky one): its absence is confirmed over the settle window first.
+        const bool look_first = a.action == Action::Adopt || (a.action == Action::Create && !a.resource_id.empty() &&
+                                                              parent_kind(a.kind).has_value());
         const ResourceRecord* source = nullptr;
         std::string made_from;
         for (const Dependency& d : type_of(a.kind).needs(a))
           if (d.source && (source = state_.find(d.address))) made_from = "from its " + d.role + " " + d.address + " (" + source->id + ")";
         emit({EventKind::CreateSent, a.address, "", "", Duration(0),
-              look_first ? "an earlier create's outcome is unknown: looking it up by name first" : made_from});
+              look_first ? (a.action == Action::Adopt ? "an earlier create's outcome is unknown: looking it up by name first"
+                                                      : "missing from a list: looking it up by name again first")
+                         : made_from});
         return submit([this, &a, look_first, key, scope = scope_of(a), from = source ? source->id : std::string()] {
           try {
             return create_or_adopt(CreateContext{api_, clock_, options_.settle_window, options_.stop}, a, scope, key,

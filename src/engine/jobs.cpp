@@ -16,6 +16,17 @@ constexpr int kMaxCreateAttempts = 6;
 // Lookups after an unknown outcome: at 0, then w/16, w/8, w/4, w/2 and w of the settle window w.
 constexpr int kSettleSteps = 5;
 
+// Whether `found`, of the action's name, can be what its create made: not the resource a
+// replacement deletes, and for a peering (known by its peer VPC's id) one of the declared peer.
+bool may_be_ours(const ResourceType& type, const PlannedAction& a, const Shown& found) {
+  if (a.action == Action::Replace && !a.resource_id.empty() && found.id == a.resource_id) return false;
+  if (a.kind != ResourceKind::Peering || !a.after.is_object()) return true;
+  const nlohmann::json seen = type.observe(found, nlohmann::json::object(), {});
+  for (const char* field : {"peer_account_id", "peer_region_code"})
+    if (a.after.contains(field) && seen.contains(field) && seen[field] != a.after[field]) return false;
+  return true;
+}
+
 // Lists the project's resources of the action's kind; fills `out` when exactly one has its name.
 // Returns the ids of every match.
 std::vector<std::string> find_by_name(ApiClient& api, const PlannedAction& a, const Scope& scope,
@@ -25,7 +36,7 @@ std::vector<std::string> find_by_name(ApiClient& api, const PlannedAction& a, co
   for (auto& found : type.list(api, key, scope))
     // A namesake being deleted is not the one we just created: adopting it would record a
     // resource that is about to disappear, so it neither matches nor blocks a create.
-    if (found.name == a.name && type.is_live(found)) {
+    if (found.name == a.name && type.is_live(found) && may_be_ours(type, a, found)) {
       ids.push_back(found.id);
       out.shown = std::move(found);
     }

@@ -77,12 +77,17 @@ bool renames(const PlannedAction& a) {
   return std::any_of(a.calls.begin(), a.calls.end(), [](const PlannedCall& c) { return c.call == "rename"; });
 }
 
+// Whether the action claims a name: a create (a replacement's included) or a rename.
+bool claims_name(const PlannedAction& a) {
+  return a.action == Action::Create || a.action == Action::Replace || renames(a);
+}
+
 }  // namespace
 
 Namesakes namesakes_in(const Plan& plan, const ProjectListings& listings) {
   Namesakes found;
   for (const auto& a : plan.actions)
-    if (a.action == Action::Create || renames(a))
+    if (claims_name(a))
       if (auto ids = listed_namesakes(a, listings, [](const Shown&) { return true; }); !ids.empty())
         found[a.address] = std::move(ids);
   return found;
@@ -114,11 +119,11 @@ NamesakeScan scan_namesakes(ApiClient& api, const Plan& plan, const State& state
   std::vector<std::string> projects;
   std::set<std::string> seen;
   for (const auto& a : plan.actions)
-    if (a.action == Action::Create && seen.insert(a.project_id).second) projects.push_back(a.project_id);
+    if (claims_name(a) && seen.insert(a.project_id).second) projects.push_back(a.project_id);
   std::vector<ChildScope> children;
   for (auto& c : child_scopes(state, plan)) {
     const bool creates = std::any_of(plan.actions.begin(), plan.actions.end(), [&](const PlannedAction& a) {
-      return a.action == Action::Create && a.kind == c.kind && a.project_id == c.project_id && a.parent == c.parent;
+      return claims_name(a) && a.kind == c.kind && a.project_id == c.project_id && a.parent == c.parent;
     });
     if (creates) children.push_back(std::move(c));
   }

@@ -49,7 +49,7 @@ struct NamesakeScan {
 };
 
 // One list call per project and kind (and per parent of a planned create in one), for the projects
-// of `plan` that have creates.
+// of `plan` that claim a name: creates (replacements included) and renames.
 NamesakeScan scan_namesakes(ApiClient& api, const Plan& plan, const State& state,
                             const std::map<std::string, ProjectKey>& keys, int parallelism);
 // The namesakes of the plan's creates and renames (of the name they take) among what was listed.

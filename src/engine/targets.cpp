@@ -23,9 +23,11 @@ void limit_to_targets(Plan& plan, const std::vector<std::string>& targets) {
     for (const Dependency& d : type_of(a.kind).needs(a)) todo.push_back(d.address);
     if (const auto outer = parent_kind(a.kind))  // what it lives in, also when it goes
       todo.push_back(resource_address(a.project_id, *outer, a.parent));
-    if (a.action == Action::Delete)  // what lives in it goes first
+    // What lives in it goes with it: its deletes first, and anything that refuses it (a protected
+    // read replica set or peering) is kept to show why nothing is deleted.
+    if (a.action == Action::Delete || a.action == Action::Conflict)
       for (const auto& child : plan.actions)
-        if (child.action == Action::Delete && !child.parent.empty() && child.project_id == a.project_id &&
+        if ((child.action == Action::Delete || child.action == Action::Conflict) && !child.parent.empty() && child.project_id == a.project_id &&
             parent_kind(child.kind) == a.kind && child.parent == a.name)
           todo.push_back(child.address);
   }

@@ -218,9 +218,10 @@ void plan_replacement(PlannedAction& a, const ResourceRecord& rec, bool prune) {
   if (!prune)
     a.reason = what + ", and replacements are made only with `--prune`: plan and apply with `--prune` to delete it "
                "and create it again, or restore the recorded value in the manifest";
-  else if (rec.deletion_protection)
-    a.reason = what + ", but it is protected (deletion_protection: true). Declare deletion_protection: false for "
-               "one apply to replace it, or restore the recorded value";
+  else if (rec.deletion_protection || a.deletion_protection)  // recorded, or declared in this very edit
+    a.reason = what + ", but it is protected (deletion_protection: true, " +
+               (rec.deletion_protection ? "recorded" : "declared") +
+               "). Declare deletion_protection: false for one apply to replace it, or restore the recorded value";
   else if (rec.id.empty() || !rec.pending_call.is_null())
     a.reason = what + ", but an earlier run left it unfinished: apply once without this change first";
   else {
@@ -262,7 +263,9 @@ PlannedAction plan_declared(const std::string& project_id, Declared d, const Sta
     if (rec) {
       a.resource_id = rec->id;  // the one that is gone: not a namesake of the new one
       a.reason = "deleted outside dbform: " + std::string(kind_noun(kind)) + " " + rec->id +
-                 " no longer exists, so it is created again";
+                 " no longer exists, so it is created again" +
+                 (parent_kind(kind) ? " once lookups by name over the settle window find nothing (a list may lag)"
+                                    : "");
     }
     if (const std::vector<std::string>* ids = namesakes_of(namesakes, a.address)) {
       a.action = Action::Conflict;
@@ -372,7 +375,7 @@ PlannedAction plan_declared(const std::string& project_id, Declared d, const Sta
     // Its acceptance is the peer account's: not waited for, shown until it is active.
     const json message = rec->last_response.is_object() ? rec->last_response.value("error_message", json()) : json();
     a.reason = "peering " + rec->status + (message.is_string() && !message.get<std::string>().empty()
-                                              ? ": " + valid_utf8(message.get<std::string>())
+                                              ? ": " + scrub(message.get<std::string>())
                                               : std::string(": the peer account has not accepted it yet")) +
                " (carries no traffic until it is active)";
   }
@@ -481,6 +484,26 @@ void start_paused_services(Plan& plan, const State& state) {
     s.action = Action::Update;
     const std::string why = "paused: it is started for " + join(whats, " and ") + ", and stopped again";
     s.reason = s.reason.empty() || s.reason.rfind("paused:", 0) == 0 ? why : s.reason + "; " + why;
+  }
+}
+
+// A service or VPC deleted takes what lives in it along (the API deletes a service's read replica
+// sets with it): a delete of one that holds a protected resource is refused like the protected
+// one's, whatever path leads to it (--prune, --target).
+void refuse_deletes_of_holders(Plan& plan, const State& state) {
+  for (auto& a : plan.actions) {
+    if (a.action != Action::Delete) continue;
+    std::vector<std::string> held;
+    for (const auto& rec : state.resources)
+      if (rec.deletion_protection && !rec.deleted_outside && rec.project_id == a.project_id && rec.parent == a.name &&
+          parent_kind(rec.kind) == a.kind)
+        held.push_back(rec.address);
+    if (held.empty()) continue;
+    a.action = Action::Conflict;
+    a.reason = "it holds " + join(held, ", ") + ", which " + (held.size() == 1 ? "is" : "are") +
+               " protected (deletion_protection: true), and deleting it would delete " +
+               (held.size() == 1 ? "that" : "those") + " too. Declare deletion_protection: false for one apply "
+               "first, or declare it again to keep it";
   }
 }
 
@@ -710,6 +733,7 @@ Plan make_plan(const Manifest& manifest, const State& recorded, const Namesakes*
     }
   for (const auto& rec : state.resources)
     if (!declared.count(rec.address)) plan.actions.push_back(plan_undeclared(rec, prune));
+  refuse_deletes_of_holders(plan, state);
   plan.summary = summarize(plan.actions);
   return plan;
 }

@@ -262,6 +262,9 @@ PlanDocument parse_plan_document(const std::string& text, const std::string& sou
     throw UsageError(source + " cannot be read: " + problem);
   if (j.is_discarded() || !j.is_object() || j.value("format", json()) != kPlanFormat)
     throw UsageError(source + " is not a dbform plan file. Make one with `dbform plan --out " + source + "`");
+  // A plan file is outside text (it may have been edited): every string in it passes the one
+  // filter before anything renders it, as the API's answers do.
+  scrub_strings(j);
   Reader r(j, source, "");
   long long version = r.integer("format_version");
   if (version > kPlanFormatVersion || version < 1)

@@ -72,7 +72,8 @@ std::optional<RouteFault::Kind> FaultInjector::route_fault(const std::string& ro
     static const std::map<RouteFault::Kind, const char*> names = {
         {RouteFault::Kind::LoseAnswer, "answer lost before its first byte"},
         {RouteFault::Kind::GatewayTimeout, "504 after the call was performed"},
-        {RouteFault::Kind::Refuse, "call refused (422)"}};
+        {RouteFault::Kind::Refuse, "call refused (422)"},
+        {RouteFault::Kind::EmptyList, "list answered empty"}};
     ++injected_[std::string(names.at(f.kind)) + ": " + route];
     return f.kind;
   }

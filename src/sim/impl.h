@@ -106,6 +106,8 @@ struct Simulator::Impl {
   void new_database(sim::SimService& service, const std::string& fork_of = "");
   bool listed(Clock::TimePoint created_at) const;
   json service_view(const sim::SimService& service, bool with_password) const;
+  // A lingering peering whose deletion is done (SimFaults::peerings_linger).
+  bool peering_gone(const sim::SimPeering& peering) const;
   std::string new_id(bool numeric);
 };
 

@@ -32,7 +32,18 @@ std::string Simulator::Impl::status_of(const sim::SimReplicaSet& set) const {
 json Simulator::Impl::replica_set_view(const sim::SimReplicaSet& set) const {
   json out = set.resized && clock.now() >= set.resize_done ? *set.resized : set.fields;
   out["status"] = status_of(set);
+  if (config.faults.echo_password_in_details)
+    for (const auto& service : services)
+      if (service.service_id == set.service_id) {
+        out["metadata"]["details"] = "replica of a service with password " + service.initial_password;
+        if (out.contains("connection_pooler") && out["connection_pooler"].is_object())
+          out["connection_pooler"]["details"] = "postgres://tsdbadmin:" + service.initial_password + "@pooler";
+      }
   return out;
+}
+
+bool Simulator::Impl::peering_gone(const sim::SimPeering& peering) const {
+  return peering.gone_at && clock.now() >= *peering.gone_at;
 }
 
 bool Simulator::Impl::has_live_replica_sets(const sim::SimService& service) const {
@@ -129,7 +140,8 @@ SimResponse Simulator::Impl::peering_route(const std::string& method, const sim:
   if (peering_id.empty() && method == "GET") {  // getVPCPeerings: 200, Peering[]
     json list = json::array();
     for (const auto& peering : peerings)
-      if (peering.project_id == vpc.project_id && peering.vpc_id == vpc_id && listed(peering.created_at))
+      if (peering.project_id == vpc.project_id && peering.vpc_id == vpc_id && listed(peering.created_at) &&
+          !peering_gone(peering))
         list.push_back(peering.fields);
     return json_answer(200, list);
   }
@@ -141,12 +153,17 @@ SimResponse Simulator::Impl::peering_route(const std::string& method, const sim:
     return after_create(json_answer(201, peerings.back().fields));
   }
   auto peering = std::find_if(peerings.begin(), peerings.end(), [&](const sim::SimPeering& p) {
-    return p.project_id == vpc.project_id && p.vpc_id == vpc_id && p.fields["id"] == peering_id;
+    return p.project_id == vpc.project_id && p.vpc_id == vpc_id && p.fields["id"] == peering_id && !peering_gone(p);
   });
   if (peering == peerings.end())
     return json_error(404, "NOT_FOUND", "peering " + peering_id + " not found for vpc " + vpc_id);
   if (method == "GET") return json_answer(200, peering->fields);
-  peerings.erase(peering);  // deleteVPCPeering: 204
+  // deleteVPCPeering: 204; gone at once, or (peerings_linger) deleting for a while first.
+  if (!config.faults.peerings_linger) peerings.erase(peering);
+  else if (!peering->gone_at) {
+    peering->gone_at = clock.now() + config.deleting_delay;
+    peering->fields["status"] = "deleting";
+  }
   SimResponse response;
   response.status = 204;
   return response;
@@ -161,7 +178,7 @@ SimResponse Simulator::console_nested(const std::string& kind, const std::string
     return sim::json_error(404, "NOT_FOUND", "replica set " + id + " not found");
   }
   for (auto& peering : impl_->peerings) {
-    if (peering.fields["id"] != id) continue;
+    if (peering.fields["id"] != id || impl_->peering_gone(peering)) continue;
     if (action == "accept") {
       peering.fields["status"] = "active";
       peering.fields.erase("error_message");
@@ -194,6 +211,7 @@ json Simulator::all_peerings() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
   json list = json::array();
   for (const auto& peering : impl_->peerings) {
+    if (impl_->peering_gone(peering)) continue;
     json view = peering.fields;
     view["vpc_id"] = peering.vpc_id;  // not in the API's Peering: a debug view spans VPCs
     list.push_back(view);

@@ -58,6 +58,7 @@ struct SimPeering {
   std::string vpc_id;
   Clock::TimePoint created_at;
   nlohmann::json fields;  // the Peering object
+  std::optional<Clock::TimePoint> gone_at;  // a delete of a lingering peering: deleting until then, then gone
 };
 
 // A new service from a ServiceCreate body that check_service_create() accepted. `service_id` is

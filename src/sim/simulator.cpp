@@ -124,6 +124,7 @@ SimResponse Simulator::Impl::handle_locked(const SimRequest& request) {
   }
   const auto fault = faults.route_fault(route_name, nth);
   if (fault == RouteFault::Kind::Refuse) return json_error(422, "UNPROCESSABLE", "simulated refusal of " + route_name);
+  if (fault == RouteFault::Kind::EmptyList && request.method == "GET") return json_answer(200, json::array());
   SimResponse answer = dispatch(request, *route, *key);
   if (fault == RouteFault::Kind::LoseAnswer) answer.lose_answer = true;
   if (fault == RouteFault::Kind::GatewayTimeout)
@@ -385,7 +386,7 @@ SimResponse Simulator::Impl::delete_vpc(const std::string& project_id, const std
                                              " attached; detach it first");
   }
   for (const auto& peering : peerings)
-    if (peering.project_id == project_id && peering.vpc_id == vpc_id)
+    if (peering.project_id == project_id && peering.vpc_id == vpc_id && !peering_gone(peering))
       return json_error(409, "CONFLICT", "vpc " + vpc_id + " has peering " + peering.fields["id"].get<std::string>() +
                                              "; delete it first");
   vpcs.erase(std::remove_if(vpcs.begin(), vpcs.end(),
@@ -460,6 +461,16 @@ json Simulator::Impl::service_view(const sim::SimService& service, bool with_pas
   json out = fields_of(service);
   out["status"] = status_of(service);
   if (with_password) out["initial_password"] = service.initial_password;
+  // Hosts as a hostile or broken API might send them.
+  if (!config.faults.endpoint_host.empty() && out.contains("endpoint") && out["endpoint"].is_object())
+    out["endpoint"]["host"] = config.faults.endpoint_host;
+  if (!config.faults.vpc_endpoint_host.empty() && out.contains("vpc_endpoint") && out["vpc_endpoint"].is_object())
+    out["vpc_endpoint"]["host"] = config.faults.vpc_endpoint_host;
+  if (config.faults.echo_password_in_details) {
+    out["metadata"]["details"] = "created for tsdbadmin with password " + service.initial_password;
+    if (out.contains("connection_pooler") && out["connection_pooler"].is_object())
+      out["connection_pooler"]["details"] = "postgres://tsdbadmin:" + service.initial_password + "@pooler";
+  }
   return out;
 }
 

@@ -31,6 +31,7 @@ struct RouteFault {
     LoseAnswer,      // performed, then the connection closes before one byte of the answer
     GatewayTimeout,  // performed, then a gateway answers 504
     Refuse,          // answered 422 before anything is done
+    EmptyList,       // a list answered 200 [] without looking (a replica of the API behind the writes)
   };
   std::string route;  // e.g. "POST /projects/{project_id}/services/{service_id}/updatePassword"
   Kind kind = Kind::LoseAnswer;
@@ -61,6 +62,15 @@ struct SimFaults {
   int huge_answer_every = 0;      // every Nth successful GET is a gzip body of 1 GiB once decompressed
   bool echo_secrets = false;      // error answers quote the request's Authorization header and body
   bool escape_statuses = false;   // statuses other than READY carry terminal escape sequences
+  // Answers that echo the password inside objects a client keeps: a service's (and a fork's)
+  // `metadata.details` and `connection_pooler.details`, and a read replica set's (its service's).
+  bool echo_password_in_details = false;
+  // A deleted peering stays listed (and readable) as `deleting` for deleting_delay, as a real
+  // one does while its routes are torn down; off: it is gone at the delete's answer.
+  bool peerings_linger = false;
+  // Non-empty: the host every service's endpoint (VPC endpoint) is answered with (hostile text, a `*`).
+  std::string endpoint_host;
+  std::string vpc_endpoint_host;
   std::vector<RouteFault> routes;  // faults on the calls of one route (updates, deletes, any call)
 };
 

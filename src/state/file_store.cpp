@@ -85,8 +85,15 @@ std::string through_links(const std::string& path) {
 FileStateStore::FileStateStore(std::string path)
     : given_(std::move(path)), path_(through_links(given_)), journal_path_(path_ + ".journal") {
   // Refused before anything is read or written: a FIFO would hang the read, a directory or device
-  // is no state, and dbform's own files are never written through a link (SPEC section 5).
-  require_regular_or_absent(path_, Links::Follow);
+  // is no state, and dbform's own files are never written through a link (SPEC section 5). A link
+  // is named as given, with what it points to.
+  try {
+    require_regular_or_absent(path_, Links::Follow);
+  } catch (const Error& e) {
+    const std::string what = e.what(), prefix = path_ + " is ";
+    if (given_ == path_ || what.rfind(prefix, 0) != 0) throw;
+    throw Error(given_ + " is a symbolic link to " + path_ + ", which is " + what.substr(prefix.size()));
+  }
   for (const std::string& own : own_files())
     if (own != path_) require_regular_or_absent(own, Links::Refuse);
 }
@@ -98,6 +105,14 @@ namespace {
 size_t file_size(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 ? static_cast<size_t>(st.st_size) : 0;
+}
+
+// The key id a journal line is sealed with, "" for a plain one; a line that is not JSON counts as
+// in the document's form (`fallback`), so that replaying it reports it.
+std::string journal_form(const std::string& line, const std::string& fallback) {
+  std::string problem;
+  const nlohmann::json j = parse_json_within(line, JsonLimits{kMaxStateBytes, kMaxStateDepth}, problem);
+  return j.is_discarded() ? fallback : StateCipher::key_id_of(j);
 }
 
 }  // namespace
@@ -127,16 +142,26 @@ std::optional<State> FileStateStore::read_once(bool& torn) {
   std::string key_id;
   State state = parse_state(*text, path_, cipher(), &key_id);
   size_t acknowledged = 0;
+  bool leftover = false;
   if (auto journal = read_file_if_exists(journal_path_, Links::Refuse)) {
     size_t line_no = 0;
-    for (size_t end; (end = journal->find('\n', acknowledged)) != std::string::npos; acknowledged = end + 1)
-      apply_journal_entry(state, journal->substr(acknowledged, end - acknowledged),
-                          journal_path_ + " line " + std::to_string(++line_no), cipher());
+    for (size_t end; (end = journal->find('\n', acknowledged)) != std::string::npos; acknowledged = end + 1) {
+      const std::string line = journal->substr(acknowledged, end - acknowledged);
+      ++line_no;
+      // A journal is appended to only in its document's form (write_changes rewrites the whole
+      // state first otherwise), so a line in another form was folded into the document by a whole
+      // rewrite (rekey, encrypt, decrypt) that was killed before it removed the journal: skipped.
+      if (journal_form(line, key_id) != key_id) {
+        leftover = true;
+        continue;
+      }
+      apply_journal_entry(state, line, journal_path_ + " line " + std::to_string(line_no), cipher());
+    }
     // Bytes after the last newline are an append a crash cut short: never acknowledged, so nothing
     // was sent on the strength of it. The next append writes over them.
   }
   torn = file_identity(path_) != identity;
-  seen_ = Seen{state.lineage, state.serial, identity, acknowledged, text->size(), key_id};
+  seen_ = Seen{state.lineage, state.serial, identity, acknowledged, text->size(), key_id, leftover};
   return state;
 }
 
@@ -188,7 +213,7 @@ void FileStateStore::write_changes(State& state, const std::vector<std::string>&
   check_unchanged(state);
   // A document in another form (plain, or another key) is rewritten whole first: a journal is in
   // the form of its document.
-  if (seen_->key_id != cipher().sealing_key_id()) return write(state);
+  if (seen_->key_id != cipher().sealing_key_id() || seen_->leftover_journal) return write(state);
   append_to_journal(journal_entry(state, changed, cipher()) + "\n");
   ++state.serial;
   seen_->serial = state.serial;

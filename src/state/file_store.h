@@ -36,6 +36,9 @@ class FileStateStore : public StateStore {
     size_t journal_bytes = 0;  // the journal's acknowledged length (a torn tail beyond it is dropped)
     size_t document_bytes = 0;
     std::string key_id;  // of the key the document is sealed with; "" when plain
+    // The journal holds lines in another form than the document (sealed with another key, or
+    // plain beside a sealed one): left by a whole rewrite killed before it removed the journal.
+    bool leftover_journal = false;
   };
   std::optional<State> read_current();  // the document with its journal replayed; updates seen_
   std::optional<State> read_once(bool& torn);  // read_current's one attempt; `torn`: replaced meanwhile

@@ -1,5 +1,7 @@
 #include "util/json_limits.h"
 
+#include "util/text.h"
+
 namespace dbform {
 
 using nlohmann::json;
@@ -57,6 +59,12 @@ json parse_json(std::string_view text) { return json::parse(text, nullptr, /*all
 std::string dump_json(const json& j, int indent) { return j.dump(indent, ' ', false, json::error_handler_t::replace); }
 std::string dump_json(const nlohmann::ordered_json& j, int indent) {
   return j.dump(indent, ' ', false, json::error_handler_t::replace);
+}
+
+void scrub_strings(nlohmann::json& j) {
+  if (j.is_string()) j = scrub(j.get_ref<const std::string&>());
+  else if (j.is_structured())
+    for (auto& value : j) scrub_strings(value);
 }
 
 }  // namespace dbform

@@ -39,4 +39,9 @@ nlohmann::json parse_json(std::string_view text);
 std::string dump_json(const nlohmann::json& j, int indent = -1);
 std::string dump_json(const nlohmann::ordered_json& j, int indent = -1);  // keys in their order
 
+// scrub() (util/text.h) applied to every string value of `j`: for outside JSON kept or shown whole
+// (an API answer's `raw`, a plan file), so that no secret it echoes and no control character in it
+// reaches a file, a terminal or a log. Keys are left as they are (dump_json escapes them).
+void scrub_strings(nlohmann::json& j);
+
 }  // namespace dbform
