@@ -64,7 +64,10 @@ TEST_CASE("e2e: a pull request's plan never makes main's reviewed saved plan sta
   RunResult saved = sb.run({"plan", "--out", "main.plan"});
   INFO(saved.describe());
   REQUIRE(saved.exit_code == 0);
-  // A pull request plans its own change against the same state, twice.
+  // Then a change outside dbform that main's plan does not act on (environment_tag is not
+  // declared), and a pull request plans its own change against the same state, twice: its
+  // refreshes read the change, and record nothing.
+  REQUIRE(sb.sim().console(id_of(sb, "billing"), "setEnvironment", R"({"environment":"PROD"})").status == 200);
   sb.write("pr/dbform.yaml", base_manifest({"search", "reports"}));
   for (int i = 0; i < 2; ++i) REQUIRE(sb.run({"plan", "-f", "pr/"}).exit_code == 0);
 
@@ -75,6 +78,8 @@ TEST_CASE("e2e: a pull request's plan never makes main's reviewed saved plan sta
   CHECK(sb.count(kPostService) == creates + 1);  // search, and nothing else
   CHECK(sb.count("POST /projects/{project_id}/services/{service_id}/resize") == 1);  // orders back to 1000
   CHECK(find_resource(sb.state(), service_address("search"))["status"] == "READY");
+  // What the refreshes read is recorded by the apply.
+  CHECK(find_resource(sb.state(), service_address("billing"))["observed"]["environment_tag"] == "PROD");
 }
 
 TEST_CASE("e2e: a saved plan is stale when what exists changed after it was made") {
