@@ -105,15 +105,6 @@ std::string find_psql() {
               "postgresql-client), or use `dbform connect --check`, or `dbform output ADDRESS.connection_string`");
 }
 
-std::string pgpass_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '\\' || c == ':') out += '\\';
-    out += c;
-  }
-  return out;
-}
-
 // The password goes to psql in a passfile of its own (mode 0600, removed when psql ends): never on
 // its command line, never in PGPASSWORD (which any later program psql starts would inherit).
 class Passfile {
@@ -122,13 +113,15 @@ class Passfile {
     if (t.password.find_first_of("\r\n") != std::string::npos)
       throw Error("the recorded password holds a line break, which a passfile cannot hold: use `dbform output "
                   "ADDRESS.connection_string` instead");
+    if (t.host.find_first_of("\r\n") != std::string::npos)
+      throw Error("the recorded host holds a line break, which a passfile cannot hold");
     const char* tmp = std::getenv("TMPDIR");
     std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/dbform-connect-XXXXXX";
     const int fd = ::mkstemp(pattern.data());
     if (fd < 0) throw Error("cannot make a passfile for psql in " + pattern + ": " + std::strerror(errno));
     path_ = pattern;
-    const std::string line = pgpass_escape(t.host) + ":" + std::to_string(t.port) + ":" + t.database + ":" + t.user +
-                             ":" + pgpass_escape(t.password) + "\n";
+    const std::string line = pgpass_field(t.host) + ":" + std::to_string(t.port) + ":" + pgpass_field(t.database) + ":" +
+                             pgpass_field(t.user) + ":" + pgpass_field(t.password) + "\n";
     const bool written = ::fchmod(fd, 0600) == 0 && ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
     ::close(fd);
     if (!written) throw Error("cannot write the passfile " + path_ + ": " + std::strerror(errno));

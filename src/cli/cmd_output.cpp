@@ -205,14 +205,6 @@ void print_env(const State& state, const std::vector<const ResourceRecord*>& rec
 // `\`, `:` and `*` escaped by a backslash as libpq reads ~/.pgpass: a field that is `*` matches
 // every value there, so a host (or password) `*` from the API is written `\*`, which matches only `*`.
 void print_pgpass(const State& state, const std::vector<const ResourceRecord*>& records) {
-  auto escaped = [](const std::string& s) {
-    std::string out;
-    for (char c : s) {
-      if (c == '\\' || c == ':' || c == '*') out += '\\';
-      out += c;
-    }
-    return out;
-  };
   for (const auto* r : records) {
     const std::string& password = password_owner(state, *r).initial_password;
     if (password.empty()) {
@@ -226,8 +218,8 @@ void print_pgpass(const State& state, const std::vector<const ResourceRecord*>& 
       if (host.find_first_of("\r\n") != std::string::npos)
         throw Error(r->address + ": its host holds a line break, which a pgpass file cannot hold");
       else if (!host.empty())
-        std::cout << escaped(host) << ":" << (port ? std::to_string(*port) : "*") << ":tsdb:tsdbadmin:"
-                  << escaped(password) << "\n";
+        std::cout << pgpass_field(host) << ":" << (port ? std::to_string(*port) : "*") << ":tsdb:tsdbadmin:"
+                  << pgpass_field(password) << "\n";
   }
 }
 

@@ -19,6 +19,14 @@ RunFlags& run_flags() {
   return flags;
 }
 
+// `value` as the shell reads it back: as it is when it holds only plain path characters, else quoted.
+std::string shell_word(const std::string& value) {
+  if (!value.empty() && value.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:=@,+%") ==
+                            std::string::npos)
+    return value;
+  return shell_quote(value);
+}
+
 // The command a suggestion's words name: the deepest subcommand they spell out.
 const CLI::App* command_of(const std::string& words) {
   const CLI::App* command = run_flags().root;
@@ -35,13 +43,6 @@ const CLI::App* command_of(const std::string& words) {
 }
 
 }  // namespace
-
-std::string shell_word(const std::string& value) {
-  if (!value.empty() && value.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:=@,+%") ==
-                            std::string::npos)
-    return value;
-  return shell_quote(value);
-}
 
 void remember_run_flags(const CLI::App& root, const CLI::App& command) {
   RunFlags& flags = run_flags();

@@ -13,9 +13,6 @@ namespace dbform::cli {
 // Remembers the flags `command` (the one being run, of `root`) was given.
 void remember_run_flags(const CLI::App& root, const CLI::App& command);
 
-// `value` as the shell reads it back: as it is when it holds only plain path characters, else quoted.
-std::string shell_word(const std::string& value);
-
 // `text` with each backticked `dbform ...` completed with the remembered flags its command takes
 // and lacks.
 std::string with_run_flags(const std::string& text);

@@ -453,8 +453,8 @@ class ApplyRun {
           fail_op(o, call.call == "attachToVPC"
                          ? "not attached: its VPC `" + call.vpc + "` was not created (see above); the next apply "
                            "attaches it"
-                         : "not detached: the id of VPC `" + call.vpc + "` is not known. Run `dbform plan --refresh` "
-                           "to read it, then apply");
+                         : "not detached: the id of VPC `" + call.vpc + "` is not known. Apply without "
+                           "--no-refresh: its refresh reads it");
           return false;
         }
         record_of(o).pending_call = {{"call", call.call}, {"body", std::move(body)}};

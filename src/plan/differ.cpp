@@ -123,7 +123,7 @@ CallPlan calls_between(const json& current, const json& declared, const json& ob
       if (!is_whole_number_text(v)) {
         out.problem = v.is_null()
                           ? std::string("a resize sends both cpu_millis and memory_gbs, and the current ") + f +
-                                " is not known: declare it, or run `dbform plan --refresh` to read it"
+                                " is not known: declare it, or plan and apply without --no-refresh to read it"
                           : std::string("the API resizes to whole numbers only (") + f + " " + dump_json(v) +
                                 "): declare a whole number";
         return out;
@@ -383,7 +383,7 @@ PlannedAction plan_declared(const std::string& project_id, Declared d, const Sta
   if (pending == "delete") {
     if (a.action == Action::NoOp) a.action = Action::Wait;  // watched: READY, or gone
     a.reason = "an earlier apply --prune sent its delete and stopped before the outcome was known: it is checked "
-               "first (`plan --refresh` shows whether it still exists; if it is gone, the next apply creates it "
+               "first (a refreshing plan shows whether it still exists; if it is gone, the next apply creates it "
                "again)";
   } else if (!pending.empty() && a.action != Action::NoOp) {
     a.reason = "an earlier run sent " + pending + " and stopped before its answer: the service is checked first, "
@@ -589,8 +589,8 @@ void plan_import(PlannedAction& a, const std::string& id, const State& recorded,
   a.calls.clear();
   a.changes.clear();
   a.reason = found ? found->problem
-                   : "`import_id: " + id + "` is read from the API by a refresh, and this plan made none "
-                     "(--no-refresh): plan and apply without --no-refresh to import it";
+                   : "`import_id: " + id + "` is read from the API by a plan's refresh, and this plan has no "
+                     "reading of it (made with --no-refresh): plan and apply without --no-refresh to import it";
 }
 
 // A recorded resource listed under `removed:`: forgotten, never called.

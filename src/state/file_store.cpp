@@ -155,7 +155,15 @@ std::optional<State> FileStateStore::read_once(bool& torn) {
         leftover = true;
         continue;
       }
-      apply_journal_entry(state, line, journal_path_ + " line " + std::to_string(line_no), cipher());
+      try {
+        apply_journal_entry(state, line, journal_path_ + " line " + std::to_string(line_no), cipher());
+      } catch (const StateError&) {
+        // Read without the lock while a whole write replaced the document and a new journal began
+        // after it: its lines do not follow the document read. Read again; otherwise it is damage.
+        if (file_identity(path_) == identity) throw;
+        torn = true;
+        return std::nullopt;
+      }
     }
     // Bytes after the last newline are an append a crash cut short: never acknowledged, so nothing
     // was sent on the strength of it. The next append writes over them.

@@ -16,7 +16,7 @@ namespace dbform {
 struct LockInfo {
   long long pid = 0;
   std::string host;
-  std::string operation;  // "apply", "plan --refresh", "state rm"
+  std::string operation;  // "apply", "import", "state rm"
   std::string since;      // UTC, ISO 8601
   std::string str() const;  // "pid 123 on host ci-1, running apply since 2026-..."
 };

@@ -168,6 +168,15 @@ std::string shell_quote(std::string_view value) {
   return out + "'";
 }
 
+std::string pgpass_field(std::string_view value) {
+  std::string out;
+  for (char c : value) {
+    if (c == '\\' || c == ':' || c == '*') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
 std::string redact_url(const std::string& url) {
   const size_t scheme_end = url.find("://");
   if (scheme_end == std::string::npos) return url;

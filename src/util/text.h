@@ -40,6 +40,11 @@ std::string random_password(size_t length = 32);
 // `value` as one word of a POSIX shell: in single quotes, each ' written as '\''.
 std::string shell_quote(std::string_view value);
 
+// `value` as one field of a pgpass line (`host:port:database:user:password`): `\`, `:` and `*`
+// escaped by a backslash as libpq reads them, so that a `*` matches only `*`, never every value.
+// A line break cannot be held: the caller refuses it.
+std::string pgpass_field(std::string_view value);
+
 // A URL fit to show: the password of its user info and any `password=` query parameter removed
 // ("postgres://alice:s3cret@db/x?password=p" -> "postgres://alice@db/x").
 std::string redact_url(const std::string& url);

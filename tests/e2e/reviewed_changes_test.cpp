@@ -111,7 +111,7 @@ TEST_CASE("e2e: import_id that names nothing, another kind or another name, or w
   }
   RunResult offline = sb.run({"plan", "--no-refresh"});
   CHECK(offline.exit_code == 1);
-  CHECK(contains(offline.out, "this plan made none (--no-refresh)"));
+  CHECK(contains(offline.out, "this plan has no reading of it (made with --no-refresh)"));
   CHECK(writes_of(sb.counts()) == writes);
   CHECK(sb.read("dbform.state.json") == state_before);
   CHECK(sb.sim().all_services().size() == 4);
