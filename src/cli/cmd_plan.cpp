@@ -122,8 +122,12 @@ Nothing is ever deleted without `--prune`; with it, at most `--max-deletes` dele
     State state = stored ? std::move(*stored) : new_state();
     if (settings.refresh) {
       auto api = make_api();
+      // The refresh's first reads, begun once the inputs are known to be good (a state that
+      // cannot be read sends nothing), beside the first plan.
+      EarlyReads early(manifest, settings, *api->client, kPlanReads);
       try {
-        RefreshedPlan refreshed = plan_refreshed(manifest, state, settings, *api->client, api->clock, kPlanReads);
+        RefreshedPlan refreshed =
+            plan_refreshed(manifest, state, settings, *api->client, api->clock, kPlanReads, &early);
         doc.plan = std::move(refreshed.plan);
         for (auto& warning : refreshed.warnings) {
           std::cerr << scrub(warning.str()) << "\n";

@@ -1,5 +1,6 @@
 #include "cli/refresh.h"
 
+#include <algorithm>
 #include <set>
 
 #include "cli/address.h"
@@ -26,8 +27,40 @@ Plan plan_of(const Manifest& manifest, const State& state, const PlanSettings& s
   return plan;
 }
 
+EarlyReads::EarlyReads(const Manifest& manifest, const PlanSettings& settings, ApiClient& api, int parallelism)
+    : api_(api) {
+  std::set<std::string> targeted;
+  for (const auto& t : settings.targets) targeted.insert(t.substr(0, t.find('/')));
+  std::vector<std::string> projects;
+  for (const auto& p : manifest.projects)
+    if ((!p.services.empty() || !p.vpcs.empty()) && (targeted.empty() || targeted.count(p.id))) projects.push_back(p.id);
+  api_.stop_waits_on(&stop_);
+  reads_ = std::async(std::launch::async, [&manifest, &api, parallelism, projects] {
+    Done done{projects, {}, {}, {}, nullptr};
+    try {
+      done.keys = resolve_keys(manifest, projects, process_env());
+      done.passed = preflight_keys(api, projects, done.keys, parallelism);
+      done.listings = list_projects(api, projects, done.keys, parallelism);
+    } catch (const std::exception&) {
+      done.failed = std::current_exception();
+    }
+    return done;
+  });
+}
+
+EarlyReads::~EarlyReads() {
+  stop_ = true;
+  if (reads_.valid()) reads_.wait();
+  api_.stop_waits_on(nullptr);
+}
+
+std::optional<EarlyReads::Done> EarlyReads::take() {
+  if (!reads_.valid()) return std::nullopt;
+  return reads_.get();
+}
+
 RefreshedPlan plan_refreshed(const Manifest& manifest, State& state, PlanSettings settings, ApiClient& api,
-                             Clock& clock, int parallelism) {
+                             Clock& clock, int parallelism, EarlyReads* early) {
   RefreshedPlan out{plan_of(manifest, state, settings), std::nullopt, {}, {}};
   if (!settings.refresh) return out;
   std::vector<std::string> projects;
@@ -36,11 +69,32 @@ RefreshedPlan plan_refreshed(const Manifest& manifest, State& state, PlanSetting
     if ((a.action != Action::Orphan || settings.prune) && seen.insert(a.project_id).second)
       projects.push_back(a.project_id);
   if (projects.empty()) return out;
-  auto keys = resolve_keys(manifest, projects, process_env());
-  out.preflight = preflight_keys(api, projects, keys, parallelism);
+  // What the early reads covered is taken from them; the rest is read now, as if nothing had been.
+  // Their failure is this plan's when they read its projects exactly (a key missing or refused);
+  // otherwise it may be another project's, and the plan's own reads tell.
+  std::optional<EarlyReads::Done> done = early ? early->take() : std::nullopt;
+  if (done && done->failed) {
+    if (std::set<std::string>(done->projects.begin(), done->projects.end()) == seen) std::rethrow_exception(done->failed);
+    done.reset();
+  }
+  std::vector<std::string> unread;
+  for (const auto& p : projects)
+    if (!done || std::find(done->projects.begin(), done->projects.end(), p) == done->projects.end()) unread.push_back(p);
+  auto keys = resolve_keys(manifest, unread, process_env());
+  std::map<std::string, PreflightPass> passed;
+  for (auto& pass : preflight_keys(api, unread, keys, parallelism)) passed.emplace(pass.project, std::move(pass));
+  ProjectListings listed;
+  if (done) {
+    for (auto& [project, key] : done->keys) keys.emplace(project, std::move(key));
+    for (auto& pass : done->passed) passed.emplace(pass.project, std::move(pass));
+    listed = std::move(done->listings);
+  }
+  out.preflight.emplace();
+  for (const auto& p : projects) out.preflight->push_back(std::move(passed.at(p)));
   RefreshResult refreshed =
-      refresh_state(api, clock, state, projects, keys, parallelism, child_scopes(state, out.plan),
-                    settings.settle_window);
+      refresh_state(api, clock, state, projects, keys,
+                    list_projects(api, projects, keys, parallelism, child_scopes(state, out.plan), std::move(listed)),
+                    parallelism, settings.settle_window);
   std::set<std::string> changed(refreshed.changed.begin(), refreshed.changed.end());
   out.imports = read_imports(api, manifest, state, keys, format_utc(clock.wall_now()));
   const Imports* imports = out.imports.empty() ? nullptr : &out.imports;

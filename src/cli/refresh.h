@@ -3,12 +3,16 @@
 // shows it, and a declared resource the state does not record but whose name exists is planned as
 // a conflict, never as a second create. A refresh changes the caller's copy of the state only: `plan`
 // writes nothing (SPEC section 4), and `apply` records what it read with record_refresh().
+#include <atomic>
+#include <exception>
+#include <future>
 #include <optional>
 #include <vector>
 
 #include "api/client.h"
 #include "cli/context.h"
 #include "engine/apply.h"
+#include "engine/namesakes.h"
 #include "manifest/model.h"
 #include "plan/model.h"
 #include "state/model.h"
@@ -47,12 +51,42 @@ PlanSettings planning_settings(const PlanningOptions& opts, Duration settle_wind
 Plan plan_of(const Manifest& manifest, const State& state, const PlanSettings& settings,
              const Namesakes* namesakes = nullptr, const Imports* imports = nullptr);
 
+// A refresh's first reads (each project's key check, then its services and VPCs), begun in the
+// background for the manifests' projects (those of --target when given) as soon as the manifests
+// are loaded, so that they overlap the state's read and the first plan: plan_refreshed() takes
+// what it needs of them and reads the rest itself. Reads only, so none is ever wasted on a write.
+class EarlyReads {
+ public:
+  struct Done {
+    std::vector<std::string> projects;
+    std::map<std::string, ProjectKey> keys;
+    std::vector<PreflightPass> passed;
+    ProjectListings listings;  // its errors are the plan's (not listed again)
+    std::exception_ptr failed;  // a key not set, refused or not checked: nothing after it was read
+  };
+
+  EarlyReads(const Manifest& manifest, const PlanSettings& settings, ApiClient& api, int parallelism);
+  // Ends the reads' retry waits, and waits for them (a plan stopped by another error).
+  ~EarlyReads();
+  EarlyReads(const EarlyReads&) = delete;
+  EarlyReads& operator=(const EarlyReads&) = delete;
+
+  // What was read, once every read is done. Once only.
+  std::optional<Done> take();
+
+ private:
+  ApiClient& api_;
+  std::atomic<bool> stop_{false};
+  std::future<Done> reads_;
+};
+
 // Without `refresh`, plan_of the state alone. Otherwise the keys of the planned projects (and with
 // `prune` those of the orphans) are preflighted, each project is listed (one call per kind), what
 // it shows is taken into `state` (the caller's copy: nothing is written), and the plan is made
 // against it. Throws Error when a key or a read fails.
+// `early`: reads begun for this plan, used where they cover its projects.
 RefreshedPlan plan_refreshed(const Manifest& manifest, State& state, PlanSettings settings, ApiClient& api,
-                             Clock& clock, int parallelism = 10);
+                             Clock& clock, int parallelism = 10, EarlyReads* early = nullptr);
 
 // Writes what a refresh read (`changed`: RefreshedPlan::changed) into `store`, whose lock the
 // caller holds. Throws Error, before anything is sent, when it cannot be saved.

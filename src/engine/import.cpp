@@ -69,7 +69,7 @@ ResourceRecord import_by_id(ApiClient& api, const std::string& key, const std::s
 Imports read_imports(ApiClient& api, const Manifest& manifest, const State& state,
                      const std::map<std::string, ProjectKey>& keys, const std::string& now) {
   Imports found;
-  State with = state;  // what is imported so far: a set's service, a peering's VPC
+  std::optional<State> with;  // the state and what is imported so far (a set's service, a peering's VPC), once needed
   for (const auto& project : manifest.projects) {
     auto key = keys.find(project.id);
     if (key == keys.end()) continue;
@@ -79,13 +79,14 @@ Imports read_imports(ApiClient& api, const Manifest& manifest, const State& stat
       if (!id || state.find(address)) return;  // recorded: the line is history
       ImportFinding f;
       try {
-        ResourceRecord rec = import_by_id(api, key->second.key, address, with, *id, now);
+        if (!with) with = state;
+        ResourceRecord rec = import_by_id(api, key->second.key, address, *with, *id, now);
         const nlohmann::json shown_name = rec.last_response.value("name", nlohmann::json());
         if (shown_name.is_string() && shown_name != name)
           throw Error(std::string(kind_noun(kind)) + " " + *id + " is named `" +
                       one_line_excerpt(shown_name.get<std::string>(), 130) + "`, not `" + name +
                       "`: declare it under its own name (a rename can follow once it is recorded)");
-        with.upsert(rec);
+        with->upsert(rec);
         f.record = std::move(rec);
       } catch (const ApiError&) {
         throw;

@@ -400,6 +400,14 @@ void record_answer(ResourceRecord& rec, const Shown& shown, const std::string& n
   rec.updated_at = now;
 }
 
+bool answer_recorded(const ResourceRecord& rec, const Shown& shown) {
+  return (!rec.id.empty() || shown.id.empty()) && (shown.status.empty() || shown.status == rec.status) &&
+         (shown.endpoint.empty() ||
+          (rec.endpoint_host == shown.endpoint.host && rec.endpoint_port == shown.endpoint.port)) &&
+         rec.pooler_host == shown.pooler_endpoint.host && rec.pooler_port == shown.pooler_endpoint.port &&
+         rec.last_response == shown.raw;
+}
+
 bool call_took_effect(const ResourceType& type, const std::string& call, const nlohmann::json& body,
                       const nlohmann::json& shown) {
   if (!shown.is_object()) return false;

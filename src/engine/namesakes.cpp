@@ -27,7 +27,7 @@ std::vector<ChildScope> child_scopes(const State& state, const Plan& plan) {
 
 ProjectListings list_projects(ApiClient& api, const std::vector<std::string>& projects,
                               const std::map<std::string, ProjectKey>& keys, int parallelism,
-                              const std::vector<ChildScope>& children) {
+                              const std::vector<ChildScope>& children, ProjectListings listed_already) {
   for (const auto& project : projects)
     if (!keys.count(project)) throw Error("no API key was resolved for project `" + project + "`");
   struct Listed {
@@ -39,8 +39,14 @@ ProjectListings list_projects(ApiClient& api, const std::vector<std::string>& pr
     const std::string& key = keys.at(projects[i]).key;
     try {
       ProjectListing listing;
-      for (const ResourceType* type : resource_types())
-        if (!parent_kind(type->kind)) listing[{type->kind, ""}] = type->list(api, key, {projects[i], ""});
+      // Each worker moves out its own project's element: no two touch the same one.
+      if (auto failed = listed_already.errors.find(projects[i]); failed != listed_already.errors.end())
+        return Listed{std::nullopt, failed->second};
+      if (auto before = listed_already.listed.find(projects[i]); before != listed_already.listed.end())
+        listing = std::move(before->second);
+      else
+        for (const ResourceType* type : resource_types())
+          if (!parent_kind(type->kind)) listing[{type->kind, ""}] = type->list(api, key, {projects[i], ""});
       for (const ChildScope& c : children)
         if (c.project_id == projects[i])
           listing[{c.kind, c.parent}] = type_of(c.kind).list(api, key, {c.project_id, c.parent_id});

@@ -38,10 +38,12 @@ struct ProjectListings {
 
 // Lists each project's services and VPCs, and what `children` names in it, several projects at
 // once (up to `parallelism`). Throws when a project has no key; a project that cannot be listed is
-// named in `errors`.
+// named in `errors`. A project `listed` holds already is not listed again: only its children are
+// (and one it failed to list stays failed).
 ProjectListings list_projects(ApiClient& api, const std::vector<std::string>& projects,
                               const std::map<std::string, ProjectKey>& keys, int parallelism,
-                              const std::vector<ChildScope>& children = {});
+                              const std::vector<ChildScope>& children = {},
+                              ProjectListings listed = {});
 
 struct NamesakeScan {
   Namesakes found;                            // address of a planned create -> ids of its namesakes

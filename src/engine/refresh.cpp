@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "engine/jobs.h"
+#include "util/parallel.h"
 #include "util/log.h"
 #include "util/text.h"
 
@@ -18,6 +19,12 @@ bool same_view(const ResourceRecord& a, const ResourceRecord& b) {
          a.pooler_host == b.pooler_host && a.pooler_port == b.pooler_port && a.observed == b.observed &&
          a.pending_call == b.pending_call && a.deleted_outside == b.deleted_outside &&
          a.last_response == b.last_response;
+}
+
+const nlohmann::json& field_or_null(const nlohmann::json& object, const std::string& key) {
+  static const nlohmann::json null;
+  const auto found = object.find(key);
+  return found == object.end() ? null : *found;
 }
 
 class Refresher {
@@ -41,17 +48,24 @@ class Refresher {
       const Scope scope = scope_of(state_, project, rec.kind, rec.parent);
       if (rec.id.empty() || (parent_kind(rec.kind) && scope.parent_id.empty())) continue;  // nothing to ask by
       const ResourceType& type = type_of(rec.kind);
-      ResourceRecord next = rec;
       std::optional<Shown> by_id;
       const Shown* read = nullptr;
       if (auto it = listed.find(kind_name(rec.kind) + ("/" + rec.id)); it != listed.end()) read = it->second;
       else if (!type.listed_only && (by_id = type.get(api_, key, scope, rec.id)))
         read = &*by_id;  // not listed (yet?): asked by id (a listed-only kind's read is the list just read)
       if (!read && type.listed_only && made_lately(rec)) continue;  // not listed yet: its list lags
-      next.deleted_outside = !read || type.is_gone(*read);
-      if (!next.deleted_outside) {
+      const bool gone = !read || type.is_gone(*read);
+      nlohmann::json observed;
+      if (!gone) {
+        observed = type.observe(*read, rec.settings, names);
+        if (!rec.deleted_outside && rec.pending_call.is_null() && observed == rec.observed && answer_recorded(rec, *read))
+          continue;  // shown as recorded: most records, not copied
+      }
+      ResourceRecord next = rec;
+      next.deleted_outside = gone;
+      if (!gone) {
         record_answer(next, *read, now_);
-        next.observed = type.observe(*read, rec.settings, names);
+        next.observed = std::move(observed);
         next.pending_call = nullptr;  // what the API shows settles it
       }
       if (!same_view(rec, next)) seen.push_back(std::move(next));
@@ -80,24 +94,37 @@ class Refresher {
 }  // namespace
 
 RefreshResult refresh_state(ApiClient& api, Clock& clock, State& state, const std::vector<std::string>& projects,
-                            const std::map<std::string, ProjectKey>& keys, int parallelism,
-                            const std::vector<ChildScope>& children, Duration settle_window) {
+                            const std::map<std::string, ProjectKey>& keys, ProjectListings listings, int parallelism,
+                            Duration settle_window) {
   RefreshResult result;
-  result.listings = list_projects(api, projects, keys, parallelism, children);
+  result.listings = std::move(listings);
   std::vector<std::string> problems;
   for (const auto& [project, why] : result.listings.errors) problems.push_back("project " + project + ": " + why);
   Refresher refresher(api, clock, state, keys, settle_window);
   std::unordered_map<std::string, std::vector<size_t>> records_of;  // project -> its records
   for (size_t i = 0; i < state.resources.size(); ++i) records_of[state.resources[i].project_id].push_back(i);
-  std::vector<ResourceRecord> seen;
-  for (const auto& project : projects) {
-    auto listing = result.listings.listed.find(project);
-    if (listing == result.listings.listed.end()) continue;
+  struct Read {
+    std::vector<ResourceRecord> seen;
+    std::string problem;
+  };
+  // Projects at once: the workers only read the state (its address index built first) and the API.
+  state.find("");
+  auto read = in_parallel<Read>(projects.size(), static_cast<size_t>(std::max(1, parallelism)), [&](size_t i) {
+    Read out;
+    auto listing = result.listings.listed.find(projects[i]);
+    auto records = records_of.find(projects[i]);
+    if (listing == result.listings.listed.end() || records == records_of.end()) return out;
     try {
-      refresher.read_project(project, listing->second, records_of[project], seen);
+      refresher.read_project(projects[i], listing->second, records->second, out.seen);
     } catch (const std::exception& e) {
-      problems.push_back("project " + project + ": " + describe_exception(e));
+      out.problem = "project " + projects[i] + ": " + describe_exception(e);
     }
+    return out;
+  });
+  std::vector<ResourceRecord> seen;
+  for (auto& r : read) {
+    if (!r.problem.empty()) problems.push_back(std::move(r.problem));
+    std::move(r.seen.begin(), r.seen.end(), std::back_inserter(seen));
   }
   if (!problems.empty())
     throw Error("the refresh could not read what exists, nothing was changed:\n  " + join(problems, "\n  ") +
@@ -123,8 +150,8 @@ std::vector<std::string> record_declared_values(State& state, const Plan& plan) 
     if (!rec || !rec->observed.is_object() || rec->deleted_outside) continue;
     bool changes = false;
     for (auto it = a.after.begin(); it != a.after.end(); ++it) {
-      if (rec->observed.value(it.key(), nlohmann::json()) != it.value() ||
-          rec->settings.value(it.key(), nlohmann::json()) == it.value())
+      // Looked up, not copied out with value(): this runs for every field of thousands of resources.
+      if (field_or_null(rec->observed, it.key()) != it.value() || field_or_null(rec->settings, it.key()) == it.value())
         continue;
       rec->settings[it.key()] = it.value();
       changes = true;

@@ -19,18 +19,16 @@ struct RefreshResult {
   std::vector<std::string> deleted;   // addresses it found deleted outside dbform
 };
 
-// Lists each of `projects` and records, for every resource the state records there with an id,
-// its status, endpoints and observed settings (a pending update call's outcome is settled by
-// them). One the list does not show is asked for by id (lists lag behind writes); one that is
-// gone (404, or DELETED) is marked deleted outside dbform. Throws Error naming every project that
-// could not be read, and then changes nothing.
-// `children`: the parents whose read replica sets or peerings are listed (one call each). A kind
-// with no read of one (a read replica set) missing from its list within `settle_window` of its
-// create is left as recorded: lists lag behind writes, and taking it for deleted would create it
-// again.
+// Records, for every resource the state records in `projects` with an id, what `listings` (from
+// list_projects, the children included) shows of it: status, endpoints and observed settings (a
+// pending update call's outcome is settled by them). One the list does not show is asked for by id
+// (lists lag behind writes); one that is gone (404, or DELETED) is marked deleted outside dbform.
+// Throws Error naming every project that could not be read (listed or asked), and then changes
+// nothing. `parallelism` projects are read at once. A kind with no read of one (a read replica set) missing from its list within
+// `settle_window` of its create is left as recorded: lists lag behind writes, and taking it for
+// deleted would create it again.
 RefreshResult refresh_state(ApiClient& api, Clock& clock, State& state, const std::vector<std::string>& projects,
-                            const std::map<std::string, ProjectKey>& keys, int parallelism,
-                            const std::vector<ChildScope>& children = {},
+                            const std::map<std::string, ProjectKey>& keys, ProjectListings listings, int parallelism,
                             Duration settle_window = std::chrono::seconds(30));
 
 // After a refresh: a declared value the API shows already (a change an earlier run made but was

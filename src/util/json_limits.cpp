@@ -62,9 +62,12 @@ std::string dump_json(const nlohmann::ordered_json& j, int indent) {
 }
 
 void scrub_strings(nlohmann::json& j) {
-  if (j.is_string()) j = scrub(j.get_ref<const std::string&>());
-  else if (j.is_structured())
+  if (j.is_string()) {
+    std::string& text = j.get_ref<std::string&>();
+    text = scrub(text);
+  } else if (j.is_structured()) {
     for (auto& value : j) scrub_strings(value);
+  }
 }
 
 }  // namespace dbform

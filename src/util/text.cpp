@@ -9,6 +9,7 @@
 
 #include <map>
 #include <mutex>
+#include <shared_mutex>
 #include <unordered_set>
 
 #include "util/error.h"
@@ -94,7 +95,7 @@ namespace {
 // Secrets by length, and which three bytes they start with: a text is checked at each position by
 // one bit test, and looked up only where some secret starts with those bytes.
 struct SecretRegistry {
-  std::mutex mu;
+  std::shared_mutex mu;  // every text shown is scrubbed, from many threads at once: they share it
   std::map<size_t, std::unordered_set<std::string>, std::greater<>> by_length;  // longest first
   std::vector<bool> starts = std::vector<bool>(size_t{1} << 24);
 };
@@ -118,7 +119,7 @@ void remember_secret(std::string_view secret) {
   const std::string quoted =
       nlohmann::json(std::string(secret)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   auto& r = secrets();
-  std::lock_guard<std::mutex> lock(r.mu);
+  std::unique_lock lock(r.mu);
   for (std::string_view form : {secret, std::string_view(quoted).substr(1, quoted.size() - 2)}) {
     r.by_length[form.size()].emplace(form);
     r.starts[first_three(form, 0)] = true;
@@ -126,25 +127,31 @@ void remember_secret(std::string_view secret) {
 }
 
 std::string scrub(std::string_view raw) {
-  const std::string valid = valid_utf8(raw);
+  // Most texts are printable ASCII: valid UTF-8 without a control character, taken as they are.
+  const bool printable = std::all_of(raw.begin(), raw.end(), [](unsigned char c) { return c >= 0x20 && c < 0x7f; });
   std::string text;
-  text.reserve(valid.size());
-  for (size_t i = 0; i < valid.size(); ++i) {
-    const unsigned char c = valid[i];
-    if (c == 0xC2 && i + 1 < valid.size() && static_cast<unsigned char>(valid[i + 1]) < 0xA0) {
-      ++i;  // U+0080 to U+009F, the C1 controls (CSI among them)
-      continue;
+  if (printable) {
+    text = raw;
+  } else {
+    const std::string valid = valid_utf8(raw);
+    text.reserve(valid.size());
+    for (size_t i = 0; i < valid.size(); ++i) {
+      const unsigned char c = valid[i];
+      if (c == 0xC2 && i + 1 < valid.size() && static_cast<unsigned char>(valid[i + 1]) < 0xA0) {
+        ++i;  // U+0080 to U+009F, the C1 controls (CSI among them)
+        continue;
+      }
+      if ((c >= 0x20 && c != 0x7f) || c == '\n' || c == '\t') text += static_cast<char>(c);
     }
-    if ((c >= 0x20 && c != 0x7f) || c == '\n' || c == '\t') text += static_cast<char>(c);
   }
   auto& r = secrets();
-  std::lock_guard<std::mutex> lock(r.mu);
+  std::shared_lock lock(r.mu);
   if (r.by_length.empty()) return text;
-  std::string out;
-  out.reserve(text.size());
-  for (size_t i = 0; i < text.size();) {
+  std::string out;  // built from the first secret found on: a text holding none is returned as it is
+  size_t copied = 0;
+  for (size_t i = 0; i + kShortestSecret <= text.size();) {
     size_t matched = 0;
-    if (i + kShortestSecret <= text.size() && r.starts[first_three(text, i)]) {
+    if (r.starts[first_three(text, i)]) {
       for (const auto& [n, forms] : r.by_length) {
         if (i + n <= text.size() && forms.count(text.substr(i, n))) {
           matched = n;
@@ -152,14 +159,16 @@ std::string scrub(std::string_view raw) {
         }
       }
     }
-    if (matched) {
-      out += "***";
-      i += matched;
-    } else {
-      out += text[i++];
+    if (!matched) {
+      ++i;
+      continue;
     }
+    out.append(text, copied, i - copied).append("***");
+    i += matched;
+    copied = i;
   }
-  return out;
+  if (copied == 0) return text;
+  return out.append(text, copied);
 }
 
 std::string shell_quote(std::string_view value) {

@@ -161,3 +161,27 @@ TEST_CASE("e2e: Terraform's spellings of the flags: one dash, `=`, -refresh=fals
   CHECK(unknown.exit_code == 1);
   CHECK(contains(unknown.err, "did you mean `--out`?"));
 }
+
+TEST_CASE("e2e: a refreshing plan reads each project once, its key refused included") {
+  Sandbox sb;
+  apply_base(sb);
+  // The key check and the lists begin while the plan is made (SPEC section 4's cost): once each.
+  json before = sb.counts();
+  RunResult r = sb.run({"plan"});
+  INFO(r.describe());
+  CHECK(r.exit_code == 0);
+  auto made = [&](const std::string& route) { return sb.count(route) - before.value(route, 0LL); };
+  CHECK(made("GET /auth/info") == 1);
+  CHECK(made("GET /projects/{project_id}/services") == 1);
+  CHECK(made("GET /projects/{project_id}/vpcs") == 1);
+
+  // A refused key is reported as such, from its one check: nothing is read again.
+  before = sb.counts();
+  RunResult refused = sb.run({"plan"}, {{"DBFORM_API_KEY", "wrong-key"}});
+  INFO(refused.describe());
+  CHECK(refused.exit_code == 1);
+  CHECK(contains(refused.err, "was not accepted"));
+  CHECK(made("GET /auth/info") == 1);
+  CHECK(made("GET /projects/{project_id}/services") == 0);
+}
+
