@@ -8,7 +8,7 @@
 #include <unordered_map>
 
 #include "engine/jobs.h"
-#include "engine/kinds.h"
+#include "plan/kinds.h"
 #include "engine/namesakes.h"
 #include "engine/operations.h"
 #include "engine/work_queue.h"

@@ -14,7 +14,7 @@
 #include "engine/connectable.h"
 #include "engine/events.h"
 #include "engine/keys.h"
-#include "engine/watch.h"
+#include "engine/poll_schedule.h"
 #include "plan/model.h"
 #include "state/store.h"
 
