@@ -11,7 +11,7 @@
 #include <filesystem>
 #include <iostream>
 
-#include "cli/address.h"
+#include "ops/address.h"
 #include "cli/commands.h"
 #include "cli/connectable.h"
 #include "cli/context.h"

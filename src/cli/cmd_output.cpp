@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/address.h"
+#include "ops/address.h"
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "cli/manual.h"

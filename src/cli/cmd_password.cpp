@@ -2,7 +2,7 @@
 #include <iostream>
 #include <iterator>
 
-#include "cli/address.h"
+#include "ops/address.h"
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "cli/manual.h"

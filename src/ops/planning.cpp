@@ -1,20 +1,16 @@
-#include "cli/refresh.h"
+#include "ops/planning.h"
 
 #include <set>
 
-#include "cli/address.h"
 #include "engine/import.h"
+#include "engine/keys.h"
 #include "engine/refresh.h"
 #include "engine/targets.h"
+#include "ops/address.h"
 #include "plan/differ.h"
-#include "util/env.h"
 #include "util/text.h"
 
-namespace dbform::cli {
-
-PlanSettings planning_settings(const PlanningOptions& opts, Duration settle_window) {
-  return {!opts.no_refresh, opts.prune, settle_window, opts.max_deletes, opts.targets};
-}
+namespace dbform {
 
 Plan plan_of(const Manifest& manifest, const State& state, const PlanSettings& settings, const Namesakes* namesakes,
              const Imports* imports) {
@@ -27,7 +23,7 @@ Plan plan_of(const Manifest& manifest, const State& state, const PlanSettings& s
 }
 
 RefreshedPlan plan_refreshed(const Manifest& manifest, State& state, PlanSettings settings, ApiClient& api,
-                             Clock& clock, int parallelism) {
+                             Clock& clock, const EnvLookup& env, int parallelism) {
   RefreshedPlan out{plan_of(manifest, state, settings), std::nullopt, {}, {}};
   if (!settings.refresh) return out;
   std::vector<std::string> projects;
@@ -36,7 +32,7 @@ RefreshedPlan plan_refreshed(const Manifest& manifest, State& state, PlanSetting
     if ((a.action != Action::Orphan || settings.prune) && seen.insert(a.project_id).second)
       projects.push_back(a.project_id);
   if (projects.empty()) return out;
-  auto keys = resolve_keys(manifest, projects, process_env());
+  auto keys = resolve_keys(manifest, projects, env);
   out.preflight = preflight_keys(api, projects, keys, parallelism);
   RefreshResult refreshed =
       refresh_state(api, clock, state, projects, keys, parallelism, child_scopes(state, out.plan),
@@ -89,4 +85,4 @@ void record_imports(const Plan& plan, const Imports& imports, State& state) {
   }
 }
 
-}  // namespace dbform::cli
+}  // namespace dbform

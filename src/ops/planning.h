@@ -7,15 +7,15 @@
 #include <vector>
 
 #include "api/client.h"
-#include "cli/context.h"
 #include "engine/apply.h"
 #include "manifest/model.h"
 #include "plan/model.h"
 #include "state/model.h"
 #include "state/store.h"
 #include "util/diagnostics.h"
+#include "util/env.h"
 
-namespace dbform::cli {
+namespace dbform {
 
 struct RefreshedPlan {
   Plan plan;
@@ -39,20 +39,17 @@ struct PlanSettings {
   std::vector<std::string> targets;      // --target, as given: "" for every resource
 };
 
-// The settings of the command line's planning options.
-PlanSettings planning_settings(const PlanningOptions& opts, Duration settle_window = std::chrono::seconds(30));
-
 // The plan of the manifests against `state` as it is (with `namesakes` found by a refresh), with
 // the settings' targets and blast radius. Throws UsageError for a target it does not have.
 Plan plan_of(const Manifest& manifest, const State& state, const PlanSettings& settings,
              const Namesakes* namesakes = nullptr, const Imports* imports = nullptr);
 
 // Without `refresh`, plan_of the state alone. Otherwise the keys of the planned projects (and with
-// `prune` those of the orphans) are preflighted, each project is listed (one call per kind), what
+// `prune` those of the orphans; read through `env`) are preflighted, each project is listed (one call per kind), what
 // it shows is taken into `state` (the caller's copy: nothing is written), and the plan is made
 // against it. Throws Error when a key or a read fails.
 RefreshedPlan plan_refreshed(const Manifest& manifest, State& state, PlanSettings settings, ApiClient& api,
-                             Clock& clock, int parallelism = 10);
+                             Clock& clock, const EnvLookup& env, int parallelism = 10);
 
 // Writes what a refresh read (`changed`: RefreshedPlan::changed) into `store`, whose lock the
 // caller holds. Throws Error, before anything is sent, when it cannot be saved.
@@ -62,4 +59,4 @@ void record_refresh(const std::vector<std::string>& changed, State& state, State
 // before any call): once the plan is confirmed.
 void record_imports(const Plan& plan, const Imports& imports, State& state);
 
-}  // namespace dbform::cli
+}  // namespace dbform
