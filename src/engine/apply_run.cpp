@@ -56,7 +56,7 @@ ApplyResult ApplyRun::execute(const Plan& plan) {
   dispatch(workers, /*may_start=*/false);  // what needs neither a call nor a watch is done
   save();
   result_.unsaved_changes = !changed_.empty();
-  if (result_.save_error.empty()) compact();
+  if (result_.save_error.empty() && options_.fold_journal) compact();
   if (!worker_failure_.empty()) fail_unfinished();
   else if (stopped || stopping()) finish_interrupted();
   else

@@ -231,7 +231,7 @@ bool ApplyRun::differs_from_declared(const ResourceRecord& rec) {
 void ApplyRun::handle_password(size_t o, const Outcome& out) {
   if (!out.error.empty())
     return fail_op(o, "its new password could not be set: " + out.error +
-                          ". It stays recorded as pending, and the next apply sets it again");
+                          ". It stays recorded as pending, and the next apply (or rotate-password) sets it again");
   ResourceRecord& rec = record_of(o);
   rec.initial_password = rec.pending_password;
   rec.pending_password.clear();
