@@ -8,13 +8,14 @@
 #include "cli/suggest.h"
 #include "cli/render_plan.h"
 #include "engine/keys.h"
-#include "ops/operation.h"
 #include "manifest/loader.h"
+#include "ops/operation.h"
 #include "plan/differ.h"
 #include "plan/plan_file.h"
 #include "util/atomic_file.h"
 #include "util/env.h"
 #include "util/json_limits.h"
+#include "util/text.h"
 
 namespace dbform::cli {
 

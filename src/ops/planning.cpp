@@ -24,7 +24,7 @@ Plan plan_of(const Manifest& manifest, const State& state, const PlanSettings& s
 
 RefreshedPlan plan_refreshed(const Manifest& manifest, State& state, PlanSettings settings, ApiClient& api,
                              Clock& clock, const EnvLookup& env, int parallelism) {
-  RefreshedPlan out{plan_of(manifest, state, settings), std::nullopt, {}, {}};
+  RefreshedPlan out{plan_of(manifest, state, settings), std::nullopt, {}, {}, {}};
   if (!settings.refresh) return out;
   std::vector<std::string> projects;
   std::set<std::string> seen;
