@@ -10,15 +10,11 @@
 #include "cli/commands.h"
 #include "cli/connectable.h"
 #include "cli/manual.h"
-#include "cli/recovery.h"
-#include "cli/refresh.h"
 #include "cli/render_apply.h"
 #include "cli/suggest.h"
-#include "state/codec.h"
 #include "engine/apply.h"
-#include "plan/differ.h"
+#include "ops/operation.h"
 #include "plan/plan_file.h"
-#include "util/atomic_file.h"
 #include "util/env.h"
 #include "util/text.h"
 
@@ -89,122 +85,46 @@ ApplyOptions engine_options(const ApplyFlowOptions& opts) {
   return e;
 }
 
-// What the engine needs: the manifests (for the keys), the locked state and the plan to execute.
-struct Prepared {
-  Manifest manifest;
-  std::unique_ptr<StateStore> store;
-  std::unique_ptr<StateLock> lock;
-  State state;
-  bool state_missing = false;  // no state yet: everything is new
-  Plan plan;
-  std::optional<std::vector<PreflightPass>> preflight;  // made by the refresh
-  // What the refresh read: recorded (with the plan's imports) once the apply goes ahead, never for
-  // a plan with conflicts or one that is not confirmed.
-  std::vector<std::string> refreshed;
-  Imports imports;
-  std::string saved_from;  // the plan file, or "" for a plan made now
-};
-
-Prepared plan_now(const ApplyFlowOptions& opts, ApiSetup& api) {
-  Prepared p;
-  p.manifest = load_manifests_or_throw(opts.manifests);
-  p.store = open_state_store(opts.state);
-  p.lock = p.store->lock("apply", lock_timeout(opts.state));
-  auto stored = p.store->read();
-  p.state_missing = !stored;
-  p.state = stored ? std::move(*stored) : new_state();
-  RefreshedPlan refreshed =
-      plan_refreshed(p.manifest, p.state, planning_settings(opts.planning, parse_duration_flag("--settle-window", opts.settle_window)),
-                     *api.client, api.clock, opts.parallelism);
-  p.refreshed = std::move(refreshed.changed);
-  p.plan = std::move(refreshed.plan);
-  p.preflight = std::move(refreshed.preflight);
-  p.imports = std::move(refreshed.imports);
-  for (const auto& warning : refreshed.warnings) std::cerr << scrub(warning.str()) << "\n";
-  return p;
-}
-
-// The saved plan, once the manifests it names, the (locked) state and, for a refreshed plan, what
-// a refresh reads now are proved to give the same actions; refused otherwise, before anything is
-// sent or written. What that refresh read is recorded, as an apply without a plan file records its
-// own (the plan that made the file wrote nothing).
-Prepared load_saved_plan(const ApplyFlowOptions& opts, ApiSetup& api) {
-  const std::string& file = opts.plan_file;
-  PlanDocument saved = read_plan_file(file);
-  limit_deletes(saved.plan);  // a plan file edited to delete more than its limit has conflicts now
-  if (saved.plan.summary.conflict)
-    throw UsageError(file + " has " + std::to_string(saved.plan.summary.conflict) +
-                     " conflict(s), so nothing in it can be applied. Resolve them and run `" +
-                     plan_again_command(saved, file) + "` again");
-  Prepared p;
-  ManifestOptions manifests;
-  manifests.files = saved.manifest_paths;
-  p.manifest = load_manifests_or_throw(manifests);
-  p.store = open_state_store(opts.state);
-  p.lock = p.store->lock("apply", lock_timeout(opts.state));
-  auto stored = p.store->read();
-  p.state = stored ? std::move(*stored) : new_state();  // `stored` stays engaged, its state moved out
-  PlanSettings as_saved;
-  as_saved.refresh = saved.plan.refreshed;
-  as_saved.prune = saved.plan.prune;
-  as_saved.max_deletes = saved.plan.max_deletes;
-  as_saved.targets = saved.plan.targets;
-  as_saved.settle_window = parse_duration_flag("--settle-window", opts.settle_window);
-  const State as_stored = p.state;
-  auto problems = saved_plan_problems(saved, p.manifest, stored ? &as_stored : nullptr, nullptr);
-  RefreshedPlan now;
-  if (problems.empty()) {
-    now = plan_refreshed(p.manifest, p.state, as_saved, *api.client, api.clock, opts.parallelism);
-    problems = saved_plan_problems(saved, p.manifest, stored ? &as_stored : nullptr, &now.plan);
-  }
-  if (!problems.empty())
-    throw UsageError("the saved plan " + file + " is stale, nothing was changed:\n  " + join(problems, "\n  ") +
-                     "\nRun `" + plan_again_command(saved, file) + "` again, review the new plan and apply that one");
-  p.refreshed = std::move(now.changed);
-  p.preflight = std::move(now.preflight);
-  p.imports = std::move(now.imports);
-  p.plan = std::move(saved.plan);
-  p.saved_from = file;
-  return p;
-}
-
 int execute(const ApplyFlowOptions& opts, const ApplyOptions& engine_opts, ApplyOutput& output,
             std::ostream& out) {
   install_signal_handlers();  // from here on a signal ends every wait, the refresh's included
   auto api = make_api();
   api->client->stop_waits_on(&g_stop);
-  Prepared p = opts.plan_file.empty() ? plan_now(opts, *api) : load_saved_plan(opts, *api);
-  if (p.state_missing) output.note(no_state_note(*p.store));
-  output.plan(p.plan, p.saved_from);
-  if (p.plan.summary.conflict) {
-    output.conflicts(p.plan);
-    return 1;
+  std::optional<PlanDocument> saved;
+  std::string plan_again;
+  ManifestOptions manifests = opts.manifests;
+  if (!opts.plan_file.empty()) {
+    saved = read_plan_file(opts.plan_file);
+    plan_again = plan_again_command(*saved, opts.plan_file);
+    refuse_conflicting_plan(*saved, opts.plan_file, plan_again);
+    manifests = ManifestOptions{};
+    manifests.files = saved->manifest_paths;
   }
-  if (!p.plan.summary.has_changes()) {
-    record_refresh(p.refreshed, p.state, *p.store);
-    output.nothing_to_do();
-    return 0;
+  const Manifest manifest = load_manifests_or_throw(manifests);
+  auto store = open_state_store(opts.state);
+  ApplyOptions engine = engine_opts;
+  if (!opts.no_wait) engine.connectable = connectable_options(opts.wait_connectable, manifest);
+  const ApplyRequest request{.manifest = manifest,
+                             .store = *store,
+                             .api = *api->client,
+                             .clock = api->clock,
+                             .env = process_env(),
+                             .lock_timeout = lock_timeout(opts.state),
+                             .settings = planning_settings(opts.planning, engine_opts.settle_window),
+                             .saved = saved ? &*saved : nullptr,
+                             .saved_from = opts.plan_file,
+                             .plan_again = plan_again,
+                             .auto_approve = opts.auto_approve,
+                             .engine = engine};
+  const ApplyOutcome done = apply_operation(request, output, [&] { return confirmed(opts, out); });
+  switch (done.end) {
+    case ApplyOutcome::End::Conflicts: return 1;
+    case ApplyOutcome::End::NothingToDo: return 0;
+    case ApplyOutcome::End::Cancelled: return g_stop ? 130 : 1;  // Ctrl-C at the question ends the run as a signal does anywhere else
+    case ApplyOutcome::End::Applied: break;
   }
-  if (p.saved_from.empty() && !confirmed(opts, out)) {  // a saved plan was reviewed when it was made
-    output.cancelled();
-    return g_stop ? 130 : 1;  // Ctrl-C at the question ends the run as a signal does anywhere else
-  }
-  record_refresh(p.refreshed, p.state, *p.store);
-  record_imports(p.plan, p.imports, p.state);  // saved with the engine's first write
-  auto keys = resolve_keys(p.manifest, projects_with_work(p.plan), process_env());
-  EventSink& events = output.start(p.plan);
-  ApplyOptions run_opts = engine_opts;
-  // The refresh's lists stand for the engine's own check of names only when nothing waited between
-  // them: while a person reads the plan, an apply of another state can create the same names.
-  run_opts.names_checked = p.preflight.has_value() && (opts.auto_approve || !p.saved_from.empty());
-  if (!opts.no_wait) run_opts.connectable = connectable_options(opts.wait_connectable, p.manifest);
-  ApplyEngine engine(*api->client, *p.store, api->clock, events, run_opts);
-  if (p.preflight) engine.report_preflight(*p.preflight);
-  else engine.preflight(p.plan, keys);
-  ApplyResult result = engine.apply(p.plan, keys, p.state);
-  if (!result.save_error.empty()) throw Error(save_failure_message(result, p.state, *p.store));
-  const int exit_code = result.interrupted ? 130 : result.failures.empty() ? 0 : 1;
-  output.result(p.plan, p.state, result, exit_code);
+  const int exit_code = done.result.interrupted ? 130 : done.result.failures.empty() ? 0 : 1;
+  output.result(done.plan, done.state, done.result, exit_code);
   return exit_code;
 }
 

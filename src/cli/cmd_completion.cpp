@@ -11,7 +11,7 @@
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "cli/manual.h"
-#include "engine/kinds.h"
+#include "plan/kinds.h"
 #include "manifest/loader.h"
 #include "util/env.h"
 #include "util/text.h"

@@ -11,11 +11,11 @@
 #include <filesystem>
 #include <iostream>
 
-#include "cli/address.h"
 #include "cli/commands.h"
 #include "cli/connectable.h"
 #include "cli/context.h"
 #include "cli/manual.h"
+#include "ops/address.h"
 #include "util/atomic_file.h"
 #include "util/duration.h"
 #include "util/text.h"

@@ -3,13 +3,13 @@
 #include <filesystem>
 #include <iostream>
 
-#include "cli/address.h"
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "cli/manual.h"
 #include "engine/import.h"
 #include "engine/keys.h"
 #include "engine/manifest_writer.h"
+#include "ops/address.h"
 #include "state/file_store.h"
 #include "util/atomic_file.h"
 #include "util/env.h"

@@ -6,11 +6,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/address.h"
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "cli/manual.h"
 #include "http/curl_transport.h"
+#include "ops/address.h"
 #include "util/json_limits.h"
 #include "util/text.h"
 

@@ -2,12 +2,12 @@
 #include <iostream>
 #include <iterator>
 
-#include "cli/address.h"
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "cli/manual.h"
 #include "engine/keys.h"
 #include "engine/password.h"
+#include "ops/address.h"
 #include "util/env.h"
 #include "util/text.h"
 

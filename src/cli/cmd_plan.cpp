@@ -5,16 +5,17 @@
 #include "cli/context.h"
 #include "cli/manual.h"
 #include "cli/render_markdown.h"
-#include "cli/refresh.h"
 #include "cli/suggest.h"
 #include "cli/render_plan.h"
 #include "engine/keys.h"
 #include "manifest/loader.h"
+#include "ops/operation.h"
 #include "plan/differ.h"
 #include "plan/plan_file.h"
 #include "util/atomic_file.h"
 #include "util/env.h"
 #include "util/json_limits.h"
+#include "util/text.h"
 
 namespace dbform::cli {
 
@@ -116,41 +117,36 @@ Nothing is ever deleted without `--prune`; with it, at most `--max-deletes` dele
     Manifest manifest = load_manifests_or_throw(opts->manifests, &doc.diagnostics);
     auto store = open_state_store(opts->state);
     const PlanSettings settings = planning_settings(opts->planning);
-    // Read-only and lock-free (SPEC section 4): one consistent snapshot, and nothing written, so
-    // that pull requests plan as often as they like while main applies.
-    auto stored = store->read();
-    State state = stored ? std::move(*stored) : new_state();
-    if (settings.refresh) {
-      auto api = make_api();
-      // The refresh's first reads, begun once the inputs are known to be good (a state that
-      // cannot be read sends nothing), beside the first plan.
-      EarlyReads early(manifest, settings, *api->client, kPlanReads);
-      try {
-        RefreshedPlan refreshed =
-            plan_refreshed(manifest, state, settings, *api->client, api->clock, kPlanReads, &early);
-        doc.plan = std::move(refreshed.plan);
-        for (auto& warning : refreshed.warnings) {
-          std::cerr << scrub(warning.str()) << "\n";
-          doc.diagnostics.push_back(std::move(warning));
-        }
-      } catch (const MissingKeyError& e) {
-        throw MissingKeyError(std::string(e.what()) +
-                              "\nA plan lists what exists first, with each project's key. `dbform plan --no-refresh` "
-                              "plans from the state alone, without keys (and without seeing drift)");
-      }
-    } else {
-      doc.plan = plan_of(manifest, state, settings);  // needs no API key
+    auto api = settings.refresh ? make_api() : nullptr;  // --no-refresh needs no API key
+    SystemClock clock;
+    PlanOutcome made;
+    try {
+      made = plan_operation({.manifest = manifest,
+                             .store = *store,
+                             .api = api ? api->client.get() : nullptr,
+                             .clock = clock,
+                             .env = process_env(),
+                             .settings = settings,
+                             .parallelism = kPlanReads});
+    } catch (const MissingKeyError& e) {
+      throw MissingKeyError(std::string(e.what()) +
+                            "\nA plan lists what exists first, with each project's key. `dbform plan --no-refresh` "
+                            "plans from the state alone, without keys (and without seeing drift)");
+    }
+    doc.plan = std::move(made.plan);
+    for (auto& warning : made.warnings) {
+      std::cerr << scrub(warning.str()) << "\n";
+      doc.diagnostics.push_back(std::move(warning));
     }
     if (auto holder = store->lock_holder())
       std::cerr << "Note: the state is locked by " << scrub(holder->str())
                 << ". This plan is of the state as that run last saved it; if the run changes it, a plan saved now "
                    "will be refused as stale, and planning again shows what it did.\n";
-    if (!stored) doc.plan.state_lineage.clear();  // "no state yet", which apply checks again
     doc.manifest_paths = opts->manifests.files;
     doc.manifest_files = manifest.files;
     doc.created_at = format_utc(std::chrono::system_clock::now());
 
-    if (opts->format == "text" && !stored) std::cout << no_state_note(*store) << "\n\n";
+    if (opts->format == "text" && made.state_missing) std::cout << no_state_note(*store) << "\n\n";
     print_plan(doc, opts->format);
     // Notes go where they cannot spoil a document on stdout.
     if (!opts->out.empty()) save_plan(doc, opts->out, opts->format == "text" ? std::cout : std::cerr);

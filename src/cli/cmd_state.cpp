@@ -3,10 +3,10 @@
 #include <iostream>
 #include <iterator>
 
-#include "cli/address.h"
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "cli/manual.h"
+#include "ops/address.h"
 #include "state/codec.h"
 #include "state/file_store.h"
 #include "state/pg_store.h"

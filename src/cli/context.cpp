@@ -164,6 +164,10 @@ State read_recorded_state(StateStore& store, bool to_repair) {
   return new_state();
 }
 
+PlanSettings planning_settings(const PlanningOptions& opts, Duration settle_window) {
+  return {!opts.no_refresh, opts.prune, settle_window, opts.max_deletes, opts.targets};
+}
+
 std::string no_state_note(const StateStore& store) {
   return "No state at " + store.describe() +
          ": everything below is new. If the resources exist already, point --state (or DBFORM_STATE) at their "

@@ -9,6 +9,7 @@
 
 #include "api/client.h"
 #include "manifest/model.h"
+#include "ops/planning.h"
 #include "plan/model.h"
 #include "state/store.h"
 #include "util/clock.h"
@@ -41,6 +42,8 @@ struct PlanningOptions {
 };
 // --no-refresh (and --refresh, the default), --prune, --max-deletes N, --target ADDRESS...
 void add_planning_options(CLI::App& cmd, PlanningOptions& opts);
+// The settings of the command line's planning options.
+PlanSettings planning_settings(const PlanningOptions& opts, Duration settle_window = std::chrono::seconds(30));
 
 // Loads and validates; prints every diagnostic to stderr and throws UsageError if any is an error.
 // The warnings are also handed to `warnings` when given (the JSON and markdown plans carry them).

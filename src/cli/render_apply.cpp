@@ -8,8 +8,11 @@
 #include "cli/render_plan.h"
 #include "cli/render_progress.h"
 #include "cli/suggest.h"
+#include "util/text.h"
 
 namespace dbform::cli {
+
+void ApplyOutput::warning(const Diagnostic& warning) { std::cerr << scrub(warning.str()) << "\n"; }
 
 namespace {
 

@@ -8,23 +8,21 @@
 
 #include "cli/context.h"
 #include "engine/apply.h"
+#include "ops/operation.h"
 #include "plan/model.h"
 #include "state/model.h"
 
 namespace dbform::cli {
 
-class ApplyOutput {
+// The reporter of the apply operation (ops/operation.h), and what the command adds: the result and
+// an error that ends the run.
+class ApplyOutput : public ApplyReporter {
  public:
-  virtual ~ApplyOutput() = default;
-  // `saved_from`: the plan file it came from, "" for a plan made now.
-  virtual void plan(const Plan& plan, const std::string& saved_from) = 0;
+  // The refresh's warnings go to stderr in either form (scrubbed: they quote the API).
+  void warning(const Diagnostic& warning) override;
+  void no_state(const StateStore& store) override { note(no_state_note(store)); }
   // A line for people above the plan (e.g. that there is no state yet); JSON output leaves it out.
   virtual void note(const std::string& text) = 0;
-  virtual void conflicts(const Plan& plan) = 0;  // the run stops: nothing can be applied
-  virtual void nothing_to_do() = 0;
-  virtual void cancelled() = 0;
-  // Before the first call: where the engine's events go from here on.
-  virtual EventSink& start(const Plan& plan) = 0;
   virtual void result(const Plan& plan, const State& state, const ApplyResult& result, int exit_code) = 0;
   // An error that ends the run (it is also printed on stderr by main).
   virtual void error(const std::string& message) = 0;

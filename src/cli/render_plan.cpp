@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "plan/kinds.h"
 #include "util/json_limits.h"
 #include "util/text.h"
 

@@ -14,7 +14,7 @@
 #include "engine/connectable.h"
 #include "engine/events.h"
 #include "engine/keys.h"
-#include "engine/watch.h"
+#include "engine/poll_schedule.h"
 #include "plan/model.h"
 #include "state/store.h"
 
@@ -35,6 +35,9 @@ struct ApplyOptions {
   bool names_checked = false;
   // After READY, wait until these services accept connections (--wait-connectable, SPEC section 10).
   ConnectableOptions connectable;
+  // At the end, everything journaled is folded into one document (StateStore::compact); a run of
+  // one small change (rotate-password) leaves it appended, for the next apply to fold.
+  bool fold_journal = true;
   // Set (e.g. by a signal): start nothing new, end every wait at once, record what is in flight.
   const std::atomic<bool>* stop = nullptr;
 };

@@ -40,7 +40,7 @@ ConnectTarget connect_target(const ResourceRecord& rec) {
 
 Outcome check_connection(const ConnectionCheck& check, const ConnectTarget& target) {
   Outcome out;
-  out.type = JobType::Connect;
+  out.to = AnswerTo::Connect;
   const ConnectAttempt attempt = check.attempt(target, kAttemptTimeout);
   if (attempt.verdict == ConnectAttempt::Verdict::Accepted) return out;
   out.error = attempt.reason.empty() ? "the connection failed" : attempt.reason;

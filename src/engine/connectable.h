@@ -31,7 +31,7 @@ std::optional<std::string> connection_problem(const ResourceRecord& rec);
 
 ConnectTarget connect_target(const ResourceRecord& rec);
 
-// One attempt, as a worker's outcome (JobType::Connect): no error when accepted; `transient` when
+// One attempt, as a worker's outcome (AnswerTo::Connect): no error when accepted; `transient` when
 // worth trying again.
 Outcome check_connection(const ConnectionCheck& check, const ConnectTarget& target);
 

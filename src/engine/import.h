@@ -7,7 +7,7 @@
 
 #include "api/client.h"
 #include "engine/keys.h"
-#include "engine/kinds.h"
+#include "plan/kinds.h"
 #include "engine/namesakes.h"
 #include "manifest/model.h"
 #include "plan/model.h"

@@ -1,7 +1,5 @@
 #include "engine/jobs.h"
 
-
-
 #include "util/log.h"
 #include "util/duration.h"
 #include "util/text.h"
@@ -133,7 +131,7 @@ void note_poll_failure(Outcome& out, const std::exception& e) {
 Outcome poll_resource(ApiClient& api, const PlannedAction& a, const Scope& scope, const std::string& id,
                       const std::string& key) {
   Outcome out;
-  out.type = JobType::Poll;
+  out.to = AnswerTo::Poll;
   try {
     out.shown = type_of(a.kind).get(api, key, scope, id);
     out.gone = !out.shown;
@@ -145,7 +143,7 @@ Outcome poll_resource(ApiClient& api, const PlannedAction& a, const Scope& scope
 
 Outcome poll_list(ApiClient& api, const ResourceType& type, const Scope& scope, const std::string& key) {
   Outcome out;
-  out.type = JobType::PollList;
+  out.to = AnswerTo::PollList;
   try {
     out.listed = type.list(api, key, scope);
   } catch (const std::exception& e) {
@@ -157,7 +155,6 @@ Outcome poll_list(ApiClient& api, const ResourceType& type, const Scope& scope, 
 Outcome send_update(ApiClient& api, const PlannedAction& a, const Scope& scope, const std::string& id,
                     const std::string& key, const std::string& call, const nlohmann::json& body) {
   Outcome out;
-  out.type = JobType::Call;
   try {
     out.shown = type_of(a.kind).update(api, key, scope, id, call, body);
   } catch (const std::exception& e) {
@@ -169,7 +166,6 @@ Outcome send_update(ApiClient& api, const PlannedAction& a, const Scope& scope, 
 Outcome delete_resource(ApiClient& api, const PlannedAction& a, const Scope& scope, const std::string& id,
                         const std::string& key) {
   Outcome out;
-  out.type = JobType::Delete;
   const ResourceType& type = type_of(a.kind);
   try {
     // Just before the call, the API must still show this id under the recorded name: a record
@@ -196,7 +192,6 @@ Outcome delete_resource(ApiClient& api, const PlannedAction& a, const Scope& sco
 Outcome set_password(ApiClient& api, const PlannedAction& a, const std::string& service_id, const std::string& key,
                      const std::string& password) {
   Outcome out;
-  out.type = JobType::Password;
   if (password.empty()) {  // never: the engine sends only a recorded pending password
     out.error = "no new password was recorded";
     return out;

@@ -8,19 +8,21 @@
 #include <vector>
 
 #include "api/client.h"
-#include "engine/kinds.h"
+#include "plan/kinds.h"
 #include "plan/model.h"
 #include "state/model.h"
 
 namespace dbform {
 
-enum class JobType { Create, Poll, PollList, Password, Call, Delete, Connect };  // Connect: engine/connectable.h
+// What an answer is to: the call of an operation step (its row in engine/steps.cpp handles it), or
+// a status check (a GET, a list, a connection attempt: engine/connectable.h).
+enum class AnswerTo { Step, Poll, PollList, Connect };
 
 // What a worker learned from the API; applied to the state by the main thread.
 struct Outcome {
   size_t item = 0;                // the engine's operation (a call) or resource (a status check)
   std::vector<size_t> items;      // PollList: the resources the list answers for
-  JobType type = JobType::Create;
+  AnswerTo to = AnswerTo::Step;
   std::optional<Shown> shown;    // the resource as the answer showed it
   std::vector<Shown> listed;     // PollList: every resource of its kind in the project
   bool adopted = false;          // found by name instead of created

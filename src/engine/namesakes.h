@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "api/client.h"
-#include "engine/kinds.h"
+#include "plan/kinds.h"
 #include "engine/keys.h"
 #include "plan/model.h"
 #include "state/model.h"

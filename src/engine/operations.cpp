@@ -5,7 +5,7 @@
 #include <map>
 #include <string>
 
-#include "engine/kinds.h"
+#include "plan/kinds.h"
 
 namespace dbform {
 

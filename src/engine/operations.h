@@ -13,6 +13,7 @@
 
 namespace dbform {
 
+// The steps an operation can be; what each does in a run is its row in engine/steps.cpp.
 enum class OpType {
   Settle,    // watch a recorded resource until READY (an earlier run stopped while it was changing)
   Create,    // create (or adopt by name) the resource; watched until READY

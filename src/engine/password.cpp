@@ -1,17 +1,43 @@
 #include "engine/password.h"
 
+#include "engine/apply.h"
 #include "util/text.h"
 
 namespace dbform {
 
 namespace {
 
-// The API confirmed the pending password: it is the password now.
-void confirm_pending(StateStore& store, State& state, ResourceRecord& rec, Clock& clock) {
-  rec.initial_password = rec.pending_password;
-  rec.pending_password.clear();
-  rec.updated_at = format_utc(clock.wall_now());
-  store.write_changes(state, {rec.address});
+// rotate-password reports through its own messages: the engine's events go nowhere.
+class NoEvents : public EventSink {
+ public:
+  void on_event(const Event&) override {}
+};
+
+// Sets the service's recorded pending password through the scheduler, as an apply's password step
+// does: sent, and recorded as the password once the API confirmed it (appended to the journal).
+// Returns why it was not set ("" when it was). Throws Error when the state cannot be saved.
+std::string set_pending(ApiClient& api, StateStore& store, State& state, const ResourceRecord& rec,
+                        const std::string& key, Clock& clock) {
+  Plan plan;
+  PlannedAction& a = plan.actions.emplace_back();
+  a.action = Action::Update;  // of a settled service: its password step first, nothing else
+  a.kind = rec.kind;
+  a.address = rec.address;
+  a.project_id = rec.project_id;
+  a.parent = rec.parent;
+  a.name = rec.name;
+  a.resource_id = rec.id;
+  a.status = rec.status;
+  a.before = a.after = rec.settings;
+  a.deletion_protection = rec.deletion_protection;
+  plan.summary = summarize(plan.actions);
+  NoEvents events;
+  ApplyOptions options;
+  options.fold_journal = false;
+  ApplyEngine engine(api, store, clock, events, options);
+  const ApplyResult result = engine.apply(plan, {{rec.project_id, {key, ""}}}, state);
+  if (!result.save_error.empty()) throw Error(result.save_error);
+  return result.failures.empty() ? "" : result.failures.front();
 }
 
 }  // namespace
@@ -22,26 +48,17 @@ void rotate_password(ApiClient& api, StateStore& store, State& state, const std:
   // A pending password may be the one the service has (its change's answer was lost): it is kept
   // until the service is known to have another, so it is set again first (SPEC section 5).
   if (!rec.pending_password.empty() && rec.pending_password != password) {
-    try {
-      api.update_password(key, rec.project_id, rec.id, rec.pending_password);
-    } catch (const Error& e) {
-      throw Error(std::string("an earlier password change of ") + address +
-                  " is still pending (the service may have that password) and could not be completed: " + e.what() +
+    if (const std::string why = set_pending(api, store, state, rec, key, clock); !why.empty())
+      throw Error("an earlier password change of " + address +
+                  " is still pending (the service may have that password) and could not be completed: " + why +
                   ". Nothing else was changed: the pending password stays recorded, and `dbform output " + address +
                   ".password` cannot be trusted until a rotate-password or apply completes it");
-    }
-    confirm_pending(store, state, rec, clock);
   }
-  rec.pending_password = password;
-  rec.updated_at = format_utc(clock.wall_now());
+  ResourceRecord& now = *state.find(address);
+  now.pending_password = password;
+  now.updated_at = format_utc(clock.wall_now());
   store.write_changes(state, {address});  // on disk before it is sent: a crash cannot lose it
-  try {
-    api.update_password(key, rec.project_id, rec.id, password);
-  } catch (const Error& e) {
-    throw Error(std::string("the new password could not be set: ") + e.what() +
-                ". It stays recorded as pending: the next apply, or rotate-password again, sets it");
-  }
-  confirm_pending(store, state, rec, clock);
+  if (const std::string why = set_pending(api, store, state, now, key, clock); !why.empty()) throw Error(why);
 }
 
 std::string checked_password(std::string text) {

@@ -1,5 +1,6 @@
 #pragma once
-// Setting a service's password (SPEC section 4, `rotate-password`): journaled like an update.
+// Setting a service's password (SPEC section 4, `rotate-password`): journaled, sent and recorded
+// by the apply engine's scheduler, as the password step of an apply.
 #include <string>
 
 #include "api/client.h"
@@ -7,9 +8,10 @@
 
 namespace dbform {
 
-// Records `password` as the service's pending password, saves, sends updatePassword and records
-// it as the password once the API confirmed it. Throws Error when the call fails: the password
-// stays recorded as pending, and the next apply (or rotate-password) sets it again.
+// Records `password` as the service's pending password, saves, and has the engine send
+// updatePassword and record it as the password once the API confirmed it. An earlier pending
+// password is set first. Throws Error when the call fails: the password stays recorded as
+// pending, and the next apply (or rotate-password) sets it again.
 void rotate_password(ApiClient& api, StateStore& store, State& state, const std::string& address,
                      const std::string& key, const std::string& password, Clock& clock);
 

@@ -4,7 +4,7 @@
 #include <set>
 #include <unordered_map>
 
-#include "engine/kinds.h"
+#include "plan/kinds.h"
 
 namespace dbform {
 

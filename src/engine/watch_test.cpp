@@ -4,7 +4,8 @@
 #include <condition_variable>
 
 #include "engine/test_support.h"
-#include "engine/watch.h"
+#include "engine/poll_schedule.h"
+#include "plan/kinds.h"
 
 using namespace dbform;
 using namespace dbform::test;

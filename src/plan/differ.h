@@ -17,11 +17,6 @@ Plan make_plan(const Manifest& manifest, const State& state, const Namesakes* na
 // plan deletes nothing. Recounts the summary.
 void limit_deletes(Plan& plan);
 
-// The declared settings a create brings about: without those set by calls after it (vpc,
-// connection_pooler, sync_replica_count, paused), unless a new one has them already (running, no
-// synchronous replicas, no pooler). What a new record's settings are until those calls are made.
-nlohmann::json created_with(ResourceKind kind, const nlohmann::json& declared);
-
 // The id of the project's VPC `name` as recorded, or "" while it is not created (yet, or again after
 // it was deleted outside dbform). The planner and the engine both attach by it.
 std::string recorded_vpc_id(const State& state, const std::string& project_id, const std::string& name);

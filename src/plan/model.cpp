@@ -18,11 +18,6 @@ const char* action_name(Action a) {
   return "?";
 }
 
-bool is_async_call(const std::string& call) {
-  return call == "resize" || call == "setHA" || call == "attachToVPC" || call == "detachFromVPC" || call == "stop" ||
-         call == "start";
-}
-
 PlanSummary summarize(const std::vector<PlannedAction>& actions) {
   PlanSummary s;
   for (const auto& a : actions) {

@@ -38,16 +38,11 @@ struct FieldChange {
 
 // One update call on a service, made after its create (if any), in plan order, one at a time.
 struct PlannedCall {
-  std::string call;     // rename, start, resize, setEnvironment, setHA, enablePooler, disablePooler, attachToVPC,
-                        // detachFromVPC, stop
+  std::string call;     // one of call_types() (plan/kinds.h)
   nlohmann::json body;  // as sent; null: no body. attachToVPC's vpc_id is null until its VPC exists
   std::string vpc;      // attachToVPC, detachFromVPC: the VPC's name ("" when not one dbform knows)
   nlohmann::json sets;  // the settings it brings about: field -> value (null: the field goes)
 };
-
-// resize, setHA, attachToVPC, detachFromVPC, stop and start: the service is UPGRADING (PAUSING,
-// RESUMING) until the change is made.
-bool is_async_call(const std::string& call);
 
 struct PlannedAction {
   Action action = Action::NoOp;

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "plan/kinds.h"
 #include "state/codec.h"
 #include "util/error.h"
 #include "util/json_limits.h"
@@ -20,9 +21,6 @@ namespace {
 
 constexpr Action kActions[] = {Action::Create, Action::NoOp,   Action::Wait,     Action::Adopt, Action::Update,
                                Action::Delete, Action::Replace, Action::Conflict, Action::Orphan, Action::Forget};
-const char* const kCalls[] = {"rename",      "start",        "resize",        "setEnvironment", "setHA",
-                              "enablePooler", "disablePooler", "attachToVPC", "detachFromVPC",  "stop"};
-
 ordered_json location_json(const Location& l) {
   if (l.file.empty()) return nullptr;
   return {{"file", l.file}, {"line", l.line}, {"column", l.column}};
@@ -170,8 +168,12 @@ PlannedAction read_action(const Reader& r) {
   for (size_t i = 0; i < r.array("calls").size(); ++i) {
     Reader c = r.item("calls", i);
     PlannedCall call{c.str("call", true), c.any("body"), c.str("vpc"), c.any("sets")};
-    if (std::find(std::begin(kCalls), std::end(kCalls), call.call) == std::end(kCalls))
-      c.fail("call", "one of " + join(std::vector<std::string>(std::begin(kCalls), std::end(kCalls)), ", "));
+    const auto& calls = call_types();
+    if (std::none_of(calls.begin(), calls.end(), [&](const CallType& t) { return call.call == t.name; })) {
+      std::vector<std::string> names;
+      for (const CallType& t : calls) names.push_back(t.name);
+      c.fail("call", "one of " + join(names, ", "));
+    }
     if (!call.sets.is_object()) c.fail("sets", "an object");
     a.calls.push_back(std::move(call));
   }

@@ -1,4 +1,4 @@
-#include "cli/recovery.h"
+#include "ops/recovery.h"
 
 #include <unistd.h>
 
@@ -9,16 +9,16 @@
 #include "util/atomic_file.h"
 #include "util/env.h"
 
-namespace dbform::cli {
+namespace dbform {
 
 namespace fs = std::filesystem;
 
-std::string save_recovery_file(const State& state, const StateStore& store, const std::string& why) {
+std::string save_recovery_file(const State& state, const StateStore& store, const std::string& why,
+                               const EnvLookup& env) {
   State next = state;
   ++next.serial;  // newer than anything the store holds
   const std::string text = serialize_state(next, store.cipher());
 
-  auto env = process_env();
   std::vector<fs::path> dirs;
   const std::string where = store.describe();
   if (dynamic_cast<const FileStateStore*>(&store)) dirs.push_back(fs::absolute(where).parent_path());
@@ -44,11 +44,12 @@ std::string save_recovery_file(const State& state, const StateStore& store, cons
   return head + "No recovery file could be written either. These resources exist or may exist:" + list;
 }
 
-std::string save_failure_message(const ApplyResult& result, const State& state, const StateStore& store) {
-  if (result.unsaved_changes) return save_recovery_file(state, store, result.save_error);
+std::string save_failure_message(const ApplyResult& result, const State& state, const StateStore& store,
+                                 const EnvLookup& env) {
+  if (result.unsaved_changes) return save_recovery_file(state, store, result.save_error, env);
   return "the state could not be saved to " + store.describe() + ": " + result.save_error +
          "\nNothing was created after that, and everything created before is recorded. Fix the problem and "
          "run apply again.";
 }
 
-}  // namespace dbform::cli
+}  // namespace dbform

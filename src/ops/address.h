@@ -5,7 +5,7 @@
 #include "plan/model.h"
 #include "state/model.h"
 
-namespace dbform::cli {
+namespace dbform {
 
 // Finds the record a user means: its address (`PROJECT/services/NAME`, `PROJECT/vpcs/NAME`,
 // `PROJECT/services/SERVICE/replicas/NAME`, ...), `KIND/NAME` (`services/NAME`, `replicas/NAME`) or a
@@ -21,4 +21,4 @@ std::string declared_address(const Manifest& manifest, const std::string& text);
 // one the plan does not have.
 std::vector<std::string> planned_addresses(const Plan& plan, const std::vector<std::string>& texts);
 
-}  // namespace dbform::cli
+}  // namespace dbform

@@ -1,4 +1,4 @@
-#include "cli/address.h"
+#include "ops/address.h"
 
 #include <algorithm>
 #include <functional>
@@ -7,7 +7,7 @@
 #include "util/error.h"
 #include "util/text.h"
 
-namespace dbform::cli {
+namespace dbform {
 
 namespace {
 
@@ -90,4 +90,4 @@ std::vector<std::string> planned_addresses(const Plan& plan, const std::vector<s
   return out;
 }
 
-}  // namespace dbform::cli
+}  // namespace dbform

@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "api/client.h"
-#include "cli/context.h"
 #include "engine/apply.h"
 #include "engine/namesakes.h"
 #include "manifest/model.h"
@@ -18,8 +17,9 @@
 #include "state/model.h"
 #include "state/store.h"
 #include "util/diagnostics.h"
+#include "util/env.h"
 
-namespace dbform::cli {
+namespace dbform {
 
 struct RefreshedPlan {
   Plan plan;
@@ -43,9 +43,6 @@ struct PlanSettings {
   std::vector<std::string> targets;      // --target, as given: "" for every resource
 };
 
-// The settings of the command line's planning options.
-PlanSettings planning_settings(const PlanningOptions& opts, Duration settle_window = std::chrono::seconds(30));
-
 // The plan of the manifests against `state` as it is (with `namesakes` found by a refresh), with
 // the settings' targets and blast radius. Throws UsageError for a target it does not have.
 Plan plan_of(const Manifest& manifest, const State& state, const PlanSettings& settings,
@@ -65,7 +62,9 @@ class EarlyReads {
     std::exception_ptr failed;  // a key not set, refused or not checked: nothing after it was read
   };
 
-  EarlyReads(const Manifest& manifest, const PlanSettings& settings, ApiClient& api, int parallelism);
+  // Keys are read through `env`, which must outlive the reads.
+  EarlyReads(const Manifest& manifest, const PlanSettings& settings, ApiClient& api, const EnvLookup& env,
+             int parallelism);
   // Ends the reads' retry waits, and waits for them (a plan stopped by another error).
   ~EarlyReads();
   EarlyReads(const EarlyReads&) = delete;
@@ -81,12 +80,12 @@ class EarlyReads {
 };
 
 // Without `refresh`, plan_of the state alone. Otherwise the keys of the planned projects (and with
-// `prune` those of the orphans) are preflighted, each project is listed (one call per kind), what
+// `prune` those of the orphans; read through `env`) are preflighted, each project is listed (one call per kind), what
 // it shows is taken into `state` (the caller's copy: nothing is written), and the plan is made
 // against it. Throws Error when a key or a read fails.
 // `early`: reads begun for this plan, used where they cover its projects.
 RefreshedPlan plan_refreshed(const Manifest& manifest, State& state, PlanSettings settings, ApiClient& api,
-                             Clock& clock, int parallelism = 10, EarlyReads* early = nullptr);
+                             Clock& clock, const EnvLookup& env, int parallelism = 10, EarlyReads* early = nullptr);
 
 // Writes what a refresh read (`changed`: RefreshedPlan::changed) into `store`, whose lock the
 // caller holds. Throws Error, before anything is sent, when it cannot be saved.
@@ -96,4 +95,4 @@ void record_refresh(const std::vector<std::string>& changed, State& state, State
 // before any call): once the plan is confirmed.
 void record_imports(const Plan& plan, const Imports& imports, State& state);
 
-}  // namespace dbform::cli
+}  // namespace dbform

@@ -1,21 +1,17 @@
-#include "cli/refresh.h"
+#include "ops/planning.h"
 
 #include <algorithm>
 #include <set>
 
-#include "cli/address.h"
 #include "engine/import.h"
+#include "engine/keys.h"
 #include "engine/refresh.h"
 #include "engine/targets.h"
+#include "ops/address.h"
 #include "plan/differ.h"
-#include "util/env.h"
 #include "util/text.h"
 
-namespace dbform::cli {
-
-PlanSettings planning_settings(const PlanningOptions& opts, Duration settle_window) {
-  return {!opts.no_refresh, opts.prune, settle_window, opts.max_deletes, opts.targets};
-}
+namespace dbform {
 
 Plan plan_of(const Manifest& manifest, const State& state, const PlanSettings& settings, const Namesakes* namesakes,
              const Imports* imports) {
@@ -27,7 +23,8 @@ Plan plan_of(const Manifest& manifest, const State& state, const PlanSettings& s
   return plan;
 }
 
-EarlyReads::EarlyReads(const Manifest& manifest, const PlanSettings& settings, ApiClient& api, int parallelism)
+EarlyReads::EarlyReads(const Manifest& manifest, const PlanSettings& settings, ApiClient& api, const EnvLookup& env,
+                       int parallelism)
     : api_(api) {
   std::set<std::string> targeted;
   for (const auto& t : settings.targets) targeted.insert(t.substr(0, t.find('/')));
@@ -35,10 +32,10 @@ EarlyReads::EarlyReads(const Manifest& manifest, const PlanSettings& settings, A
   for (const auto& p : manifest.projects)
     if ((!p.services.empty() || !p.vpcs.empty()) && (targeted.empty() || targeted.count(p.id))) projects.push_back(p.id);
   api_.stop_waits_on(&stop_);
-  reads_ = std::async(std::launch::async, [&manifest, &api, parallelism, projects] {
+  reads_ = std::async(std::launch::async, [&manifest, &api, &env, parallelism, projects] {
     Done done{projects, {}, {}, {}, nullptr};
     try {
-      done.keys = resolve_keys(manifest, projects, process_env());
+      done.keys = resolve_keys(manifest, projects, env);
       done.passed = preflight_keys(api, projects, done.keys, parallelism);
       done.listings = list_projects(api, projects, done.keys, parallelism);
     } catch (const std::exception&) {
@@ -60,8 +57,8 @@ std::optional<EarlyReads::Done> EarlyReads::take() {
 }
 
 RefreshedPlan plan_refreshed(const Manifest& manifest, State& state, PlanSettings settings, ApiClient& api,
-                             Clock& clock, int parallelism, EarlyReads* early) {
-  RefreshedPlan out{plan_of(manifest, state, settings), std::nullopt, {}, {}};
+                             Clock& clock, const EnvLookup& env, int parallelism, EarlyReads* early) {
+  RefreshedPlan out{plan_of(manifest, state, settings), std::nullopt, {}, {}, {}};
   if (!settings.refresh) return out;
   std::vector<std::string> projects;
   std::set<std::string> seen;
@@ -80,7 +77,7 @@ RefreshedPlan plan_refreshed(const Manifest& manifest, State& state, PlanSetting
   std::vector<std::string> unread;
   for (const auto& p : projects)
     if (!done || std::find(done->projects.begin(), done->projects.end(), p) == done->projects.end()) unread.push_back(p);
-  auto keys = resolve_keys(manifest, unread, process_env());
+  auto keys = resolve_keys(manifest, unread, env);
   std::map<std::string, PreflightPass> passed;
   for (auto& pass : preflight_keys(api, unread, keys, parallelism)) passed.emplace(pass.project, std::move(pass));
   ProjectListings listed;
@@ -143,4 +140,4 @@ void record_imports(const Plan& plan, const Imports& imports, State& state) {
   }
 }
 
-}  // namespace dbform::cli
+}  // namespace dbform

@@ -1,17 +1,8 @@
-#include "engine/watch.h"
+#include "engine/poll_schedule.h"
 
 #include <algorithm>
 
-#include "state/model.h"
-
 namespace dbform {
-
-StatusVerdict classify_status(const std::string& status) {
-  if (status == "READY") return StatusVerdict::Ready;
-  if (status == "PAUSED") return StatusVerdict::Paused;
-  if (is_failed_status(status)) return StatusVerdict::Failed;
-  return StatusVerdict::KeepWaiting;
-}
 
 Duration PollSchedule::after(Duration waited) const {
   constexpr Duration kFirstMinute = std::chrono::minutes(1);

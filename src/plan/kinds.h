@@ -1,7 +1,9 @@
 #pragma once
-// The kinds of resource as the engine knows them (SPEC sections 1, 3 and 6): how each is created,
-// read, changed, watched and deleted, and what it needs first. The scheduler, the refresh, the
-// import and the name guard read these descriptions; none of them asks which kind a resource is.
+// The kinds of resource and the calls that change them, as data (SPEC sections 1, 3 and 6): how
+// each kind is created, read, changed, watched and deleted, what it needs first, which changes it
+// takes in place and which need a new one. One table below the differ and the engine: the differ,
+// the plan file, the scheduler, the refresh, the import and the name guard read it; none of them
+// asks which kind a resource is.
 #include <limits>
 #include <map>
 #include <optional>
@@ -9,11 +11,30 @@
 #include <vector>
 
 #include "api/client.h"
-#include "engine/watch.h"
 #include "plan/model.h"
 #include "state/model.h"
 
 namespace dbform {
+
+enum class StatusVerdict { Ready, Paused, KeepWaiting, Failed };
+
+// A service's status as a watcher takes it: READY is done; PAUSED is done where a pause is expected
+// (the watcher decides); DELETING and DELETED fail; everything else (QUEUED, CONFIGURING, UNSTABLE,
+// PAUSING, RESUMING, UPGRADING, OPTIMIZING, unknown or missing) keeps waiting.
+StatusVerdict classify_status(const std::string& status);
+
+// One call that changes a resource in place (PlannedCall::call): adding one is a row of
+// call_types() and its ApiClient method.
+struct CallType {
+  const char* name;
+  // The resource is UPGRADING (PAUSING, RESUMING) until the change is made: watched until it shows.
+  bool async = false;
+};
+
+// Every call, in the order the plan makes them.
+const std::vector<CallType>& call_types();
+// Whether `call` is asynchronous (CallType::async); false for one not in the table.
+bool is_async_call(const std::string& call);
 
 // One resource of any kind as the API showed it.
 struct Shown {
@@ -68,6 +89,16 @@ struct ResourceType {
   const char* deleting_status = "";
   const char* deleted_status = "";
   StatusVerdict (*verdict)(const std::string& status) = nullptr;
+  // A change it cannot take in place (SPEC section 3): it needs a new resource.
+  bool (*needs_replacement)(const FieldChange& change) = nullptr;
+  // It holds no data of its own, so `--prune` replaces it (deleted, then created) where a change
+  // needs a new one; a kind that holds data is never replaced.
+  bool replaceable = false;
+  // The settings its calls read besides the declared ones (a resize sends both sizes, setHA both
+  // counts); empty for a kind whose changes are no calls.
+  std::vector<const char*> call_inputs;
+  // The declared settings its create brings about (see created_with).
+  nlohmann::json (*created_with)(const nlohmann::json& declared) = nullptr;
 
   // What a planned resource of this kind needs first.
   std::vector<Dependency> (*needs)(const PlannedAction& a) = nullptr;
@@ -122,6 +153,11 @@ bool answer_recorded(const ResourceRecord& rec, const Shown& shown);
 // Whether `call` with `body` shows in the resource's last answer (a rename in its name).
 bool call_took_effect(const ResourceType& type, const std::string& call, const nlohmann::json& body,
                       const nlohmann::json& shown);
+
+// The declared settings a create brings about: without those set by calls after it (vpc,
+// connection_pooler, sync_replica_count, paused), unless a new one has them already (running, no
+// synchronous replicas, no pooler). What a new record's settings are until those calls are made.
+nlohmann::json created_with(ResourceKind kind, const nlohmann::json& declared);
 
 // The address of the service a planned fork is made from; "" when the action is no fork.
 std::string fork_source(const PlannedAction& a);

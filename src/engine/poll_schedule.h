@@ -1,17 +1,8 @@
 #pragma once
-// What a service status means to a watcher (SPEC section 6), and how often to ask.
-#include <string>
-
+// How often a watcher asks for a resource's status (SPEC section 6).
 #include "util/clock.h"
 
 namespace dbform {
-
-enum class StatusVerdict { Ready, Paused, KeepWaiting, Failed };
-
-// READY is done; PAUSED is done where a pause is expected (the watcher decides); DELETING and
-// DELETED fail; everything else (QUEUED, CONFIGURING, UNSTABLE, PAUSING, RESUMING, UPGRADING,
-// OPTIMIZING, unknown or missing) keeps waiting.
-StatusVerdict classify_status(const std::string& status);
 
 struct PollSchedule {
   // Every `interval` for the first minute of a wait, so that READY is seen within one interval;

@@ -1,9 +1,33 @@
-#include "engine/kinds.h"
-#include "util/json_limits.h"
+#include "plan/kinds.h"
 
 #include <algorithm>
 
+#include "util/json_limits.h"
+
 namespace dbform {
+
+StatusVerdict classify_status(const std::string& status) {
+  if (status == "READY") return StatusVerdict::Ready;
+  if (status == "PAUSED") return StatusVerdict::Paused;
+  if (is_failed_status(status)) return StatusVerdict::Failed;
+  return StatusVerdict::KeepWaiting;
+}
+
+const std::vector<CallType>& call_types() {
+  static const std::vector<CallType> all = {
+      {"rename", false},      {"start", true},          {"resize", true},
+      {"setEnvironment", false}, {"setHA", true},       {"enablePooler", false},
+      {"disablePooler", false},  {"attachToVPC", true}, {"detachFromVPC", true},
+      {"stop", true},
+  };
+  return all;
+}
+
+bool is_async_call(const std::string& call) {
+  for (const CallType& c : call_types())
+    if (call == c.name) return c.async;
+  return false;
+}
 
 Shown shown_of(Service s) {
   return {std::move(s.service_id), std::move(s.name),  std::move(s.status),          std::move(s.endpoint),
@@ -35,6 +59,21 @@ std::string fork_source(const PlannedAction& a) {
 }
 
 namespace {
+
+// Fields set by calls after the create, never in the create's body.
+constexpr const char* kSetAfterCreate[] = {"vpc", "connection_pooler", "sync_replica_count", "paused"};
+
+// What every kind's create leaves to calls; new resources have no pooler, so declaring none needs
+// no call.
+nlohmann::json created_without_calls(const nlohmann::json& declared) {
+  nlohmann::json j = declared;
+  for (const char* field : kSetAfterCreate) j.erase(field);
+  if (declared.contains("connection_pooler") && declared["connection_pooler"] == false) j["connection_pooler"] = false;
+  return j;
+}
+
+// Every field of a VPC or a peering needs a new one.
+bool always_replaced(const FieldChange&) { return true; }
 
 template <typename T>
 std::vector<Shown> shown_all(std::vector<T> listed) {
@@ -153,6 +192,28 @@ bool service_took_effect(const std::string& call, const nlohmann::json& body, co
   return false;
 }
 
+// A service's region, addons and "shared" sizes cannot change in place.
+bool service_needs_replacement(const FieldChange& c) {
+  if (c.field == "region_code" || c.field == "addons") return true;
+  if (c.field == "cpu_millis" || c.field == "memory_gbs") return (c.before == "shared") != (c.after == "shared");
+  return false;
+}
+
+nlohmann::json service_created_with(const nlohmann::json& declared) {
+  nlohmann::json j = created_without_calls(declared);
+  // A fork inherits its type and region, and starts with no HA replicas: those are not in its
+  // create, and its replicas come by setHA after it.
+  if (declared.contains("fork")) {
+    j.erase("addons");
+    j.erase("region_code");
+    if (declared.value("replica_count", 0LL) != 0) j.erase("replica_count");
+  }
+  // What every new service has needs no call either: it runs, with no synchronous replicas.
+  if (declared.contains("paused") && declared["paused"] == false) j["paused"] = false;
+  if (declared.contains("sync_replica_count") && declared["sync_replica_count"] == 0) j["sync_replica_count"] = 0;
+  return j;
+}
+
 const ResourceType kServiceType = {
     .kind = ResourceKind::Service,
     .has_password = true,
@@ -163,6 +224,10 @@ const ResourceType kServiceType = {
     .deleting_status = "DELETING",
     .deleted_status = "DELETED",
     .verdict = classify_status,
+    .needs_replacement = service_needs_replacement,
+    .replaceable = false,
+    .call_inputs = {"cpu_millis", "memory_gbs", "vpc", "replica_count", "paused"},
+    .created_with = service_created_with,
     .needs = service_needs,
     .observe = [](const Shown& shown, const nlohmann::json& recorded, const VpcNames& vpcs) {
       return observe_service(parse_service(shown.raw), recorded, vpcs);
@@ -202,6 +267,10 @@ const ResourceType kVpcType = {
     .deleting_status = "",
     .deleted_status = "",
     .verdict = [](const std::string&) { return StatusVerdict::Ready; },  // no status: one read shows it is there
+    .needs_replacement = always_replaced,
+    .replaceable = false,
+    .call_inputs = {},
+    .created_with = created_without_calls,
     .needs = [](const PlannedAction&) { return std::vector<Dependency>(); },
     .observe = [](const Shown& shown, const nlohmann::json&, const VpcNames&) {
       const Vpc v = parse_vpc(shown.raw);
@@ -283,6 +352,14 @@ const ResourceType kReplicaSetType = {
       if (status == "error" || status == "deleting") return StatusVerdict::Failed;
       return StatusVerdict::KeepWaiting;
     },
+    .needs_replacement = [](const FieldChange& c) { return c.field == "nodes"; },
+    .replaceable = true,
+    .call_inputs = {"cpu_millis", "memory_gbs"},
+    .created_with = [](const nlohmann::json& declared) {  // created with its name, nodes and sizes; as DEV
+      nlohmann::json j = created_without_calls(declared);
+      if (j.value("environment_tag", nlohmann::json()) != "DEV") j.erase("environment_tag");
+      return j;
+    },
     .needs = replica_set_needs,
     .observe = [](const Shown& shown, const nlohmann::json&, const VpcNames&) {
       return observe_replica_set(parse_replica_set(shown.raw));
@@ -326,6 +403,10 @@ const ResourceType kPeeringType = {
     .deleting_status = "deleting",  // listed so while its routes go: neither ours after a lost answer nor a namesake
     .deleted_status = "",
     .verdict = [](const std::string&) { return StatusVerdict::Ready; },  // recorded as it is, accepted or not
+    .needs_replacement = always_replaced,
+    .replaceable = true,
+    .call_inputs = {},
+    .created_with = created_without_calls,
     .needs = [](const PlannedAction& a) {
       return std::vector<Dependency>{
           {resource_address(a.project_id, ResourceKind::Vpc, a.parent), "VPC", false, false, kBeforeCreate}};
@@ -375,6 +456,10 @@ const ResourceType& type_of(ResourceKind kind) {
 const std::vector<const ResourceType*>& resource_types() {
   static const std::vector<const ResourceType*> all = {&kVpcType, &kServiceType, &kReplicaSetType, &kPeeringType};
   return all;
+}
+
+nlohmann::json created_with(ResourceKind kind, const nlohmann::json& declared) {
+  return type_of(kind).created_with(declared);
 }
 
 VpcNames recorded_vpc_names(const State& state, const std::string& project_id) {

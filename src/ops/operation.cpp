@@ -1,0 +1,150 @@
+#include "ops/operation.h"
+
+#include <memory>
+#include <optional>
+
+#include "engine/keys.h"
+#include "ops/recovery.h"
+#include "plan/differ.h"
+#include "util/text.h"
+
+namespace dbform {
+
+PlanOutcome plan_operation(const PlanRequest& request) {
+  PlanOutcome out;
+  auto stored = request.store.read();
+  out.state_missing = !stored;
+  State state = stored ? std::move(*stored) : new_state();
+  if (request.settings.refresh) {
+    if (!request.api) throw Error("a refreshing plan needs the API");
+    // The refresh's first reads, begun once the inputs are known to be good (a state that cannot
+    // be read sends nothing), beside the first plan.
+    EarlyReads early(request.manifest, request.settings, *request.api, request.env, request.parallelism);
+    RefreshedPlan refreshed = plan_refreshed(request.manifest, state, request.settings, *request.api, request.clock,
+                                             request.env, request.parallelism, &early);
+    out.plan = std::move(refreshed.plan);
+    out.warnings = std::move(refreshed.warnings);
+  } else {
+    out.plan = plan_of(request.manifest, state, request.settings);  // needs no API key
+  }
+  if (out.state_missing) out.plan.state_lineage.clear();  // "no state yet", which apply checks again
+  return out;
+}
+
+void refuse_conflicting_plan(PlanDocument& saved, const std::string& file, const std::string& plan_again) {
+  limit_deletes(saved.plan);  // a plan file edited to delete more than its limit has conflicts now
+  if (saved.plan.summary.conflict)
+    throw UsageError(file + " has " + std::to_string(saved.plan.summary.conflict) +
+                     " conflict(s), so nothing in it can be applied. Resolve them and run `" + plan_again +
+                     "` again");
+}
+
+namespace {
+
+// What the engine needs: the locked state and the plan to execute.
+struct Prepared {
+  std::unique_ptr<StateLock> lock;
+  State state;
+  bool state_missing = false;  // no state yet: everything is new
+  Plan plan;
+  std::optional<std::vector<PreflightPass>> preflight;  // made by the refresh
+  // What the refresh read: recorded (with the plan's imports) once the apply goes ahead, never for
+  // a plan with conflicts or one that is not confirmed.
+  std::vector<std::string> refreshed;
+  Imports imports;
+};
+
+Prepared plan_now(const ApplyRequest& r, ApplyReporter& reporter) {
+  Prepared p;
+  p.lock = r.store.lock("apply", r.lock_timeout);
+  auto stored = r.store.read();
+  p.state_missing = !stored;
+  p.state = stored ? std::move(*stored) : new_state();
+  RefreshedPlan refreshed =
+      plan_refreshed(r.manifest, p.state, r.settings, r.api, r.clock, r.env, r.engine.parallelism);
+  p.refreshed = std::move(refreshed.changed);
+  p.plan = std::move(refreshed.plan);
+  p.preflight = std::move(refreshed.preflight);
+  p.imports = std::move(refreshed.imports);
+  for (const auto& warning : refreshed.warnings) reporter.warning(warning);
+  return p;
+}
+
+// The saved plan, once the manifests it names, the (locked) state and, for a refreshed plan, what
+// a refresh reads now are proved to give the same actions; refused otherwise, before anything is
+// sent or written. What that refresh read is recorded, as an apply without a plan file records its
+// own (the plan that made the file wrote nothing).
+Prepared load_saved_plan(const ApplyRequest& r) {
+  const PlanDocument& saved = *r.saved;
+  Prepared p;
+  p.lock = r.store.lock("apply", r.lock_timeout);
+  auto stored = r.store.read();
+  p.state = stored ? std::move(*stored) : new_state();  // `stored` stays engaged, its state moved out
+  PlanSettings as_saved;
+  as_saved.refresh = saved.plan.refreshed;
+  as_saved.prune = saved.plan.prune;
+  as_saved.max_deletes = saved.plan.max_deletes;
+  as_saved.targets = saved.plan.targets;
+  as_saved.settle_window = r.settings.settle_window;
+  const State as_stored = p.state;
+  auto problems = saved_plan_problems(saved, r.manifest, stored ? &as_stored : nullptr, nullptr);
+  RefreshedPlan now;
+  if (problems.empty()) {
+    now = plan_refreshed(r.manifest, p.state, as_saved, r.api, r.clock, r.env, r.engine.parallelism);
+    problems = saved_plan_problems(saved, r.manifest, stored ? &as_stored : nullptr, &now.plan);
+  }
+  if (!problems.empty())
+    throw UsageError("the saved plan " + r.saved_from + " is stale, nothing was changed:\n  " +
+                     join(problems, "\n  ") + "\nRun `" + r.plan_again +
+                     "` again, review the new plan and apply that one");
+  p.refreshed = std::move(now.changed);
+  p.preflight = std::move(now.preflight);
+  p.imports = std::move(now.imports);
+  p.plan = saved.plan;
+  return p;
+}
+
+}  // namespace
+
+ApplyOutcome apply_operation(const ApplyRequest& r, ApplyReporter& reporter, const Approver& approve) {
+  Prepared p = r.saved ? load_saved_plan(r) : plan_now(r, reporter);
+  ApplyOutcome out;
+  if (p.state_missing) reporter.no_state(r.store);
+  reporter.plan(p.plan, r.saved ? r.saved_from : "");
+  auto ended = [&](ApplyOutcome::End end) {
+    out.end = end;
+    out.plan = std::move(p.plan);
+    out.state = std::move(p.state);
+    return std::move(out);
+  };
+  if (p.plan.summary.conflict) {
+    reporter.conflicts(p.plan);
+    return ended(ApplyOutcome::End::Conflicts);
+  }
+  if (!p.plan.summary.has_changes()) {
+    record_refresh(p.refreshed, p.state, r.store);
+    reporter.nothing_to_do();
+    return ended(ApplyOutcome::End::NothingToDo);
+  }
+  // A saved plan was reviewed when it was made.
+  if (!r.saved && !r.auto_approve && !approve()) {
+    reporter.cancelled();
+    return ended(ApplyOutcome::End::Cancelled);
+  }
+  record_refresh(p.refreshed, p.state, r.store);
+  record_imports(p.plan, p.imports, p.state);  // saved with the engine's first write
+  auto keys = resolve_keys(r.manifest, projects_with_work(p.plan), r.env);
+  EventSink& events = reporter.start(p.plan);
+  ApplyOptions run_opts = r.engine;
+  // The refresh's lists stand for the engine's own check of names only when nothing waited between
+  // them: while a person reads the plan, an apply of another state can create the same names.
+  run_opts.names_checked = p.preflight.has_value() && (r.auto_approve || r.saved);
+  ApplyEngine engine(r.api, r.store, r.clock, events, run_opts);
+  if (p.preflight) engine.report_preflight(*p.preflight);
+  else engine.preflight(p.plan, keys);
+  out.result = engine.apply(p.plan, keys, p.state);
+  if (!out.result.save_error.empty()) throw Error(save_failure_message(out.result, p.state, r.store, r.env));
+  return ended(ApplyOutcome::End::Applied);
+}
+
+}  // namespace dbform

@@ -1,0 +1,100 @@
+#pragma once
+// `plan` and `apply` as operations of the core (SPEC sections 4 and 5), as Terraform's
+// backend/local runs them for its commands: the command line parses flags, opens the store, calls
+// one of these and renders what it returns. Every safety decision of the flow is here: the lock,
+// the read, the refresh, the saved plan's checks, the blast radius, the keys, whether the refresh
+// stands for the name guard, the preflight, and the recovery file when the state cannot be saved.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "api/client.h"
+#include "engine/apply.h"
+#include "manifest/model.h"
+#include "ops/planning.h"
+#include "plan/model.h"
+#include "plan/plan_file.h"
+#include "state/store.h"
+#include "util/diagnostics.h"
+#include "util/env.h"
+
+namespace dbform {
+
+// What a plan is made from. `api` may be null when `settings.refresh` is false (no key needed).
+struct PlanRequest {
+  const Manifest& manifest;
+  StateStore& store;  // opened; read once, never written, never locked
+  ApiClient* api = nullptr;
+  Clock& clock;
+  EnvLookup env;
+  PlanSettings settings;
+  int parallelism = 10;  // reads at once
+};
+
+struct PlanOutcome {
+  Plan plan;  // with no lineage when there is no state yet (what apply checks again)
+  bool state_missing = false;
+  std::vector<Diagnostic> warnings;  // duplicates the refresh found, at their declarations
+};
+
+// Read-only and lock-free (SPEC section 4): one consistent snapshot, and nothing written, so that
+// pull requests plan as often as they like while main applies. Throws Error (MissingKeyError for
+// a key the refresh needs) before anything is planned.
+PlanOutcome plan_operation(const PlanRequest& request);
+
+// What apply tells as it goes: the command line's renderers (text or JSON) implement it.
+class ApplyReporter {
+ public:
+  virtual ~ApplyReporter() = default;
+  // A warning of the refresh (a duplicate), before the plan.
+  virtual void warning(const Diagnostic& warning) = 0;
+  // There is no state yet in `store`: everything is new. Said above the plan.
+  virtual void no_state(const StateStore& store) = 0;
+  // `saved_from`: the plan file it came from, "" for a plan made now.
+  virtual void plan(const Plan& plan, const std::string& saved_from) = 0;
+  virtual void conflicts(const Plan& plan) = 0;  // the run stops: nothing can be applied
+  virtual void nothing_to_do() = 0;
+  virtual void cancelled() = 0;
+  // Before the first call: where the engine's events go from here on.
+  virtual EventSink& start(const Plan& plan) = 0;
+};
+
+// Asked before a plan made now is applied (unless auto-approved); true: go ahead.
+using Approver = std::function<bool()>;
+
+// What an apply is made from: a plan made now from `manifest` with `settings`, or `saved` (a plan
+// file, already refused by refuse_conflicting_plan when it has conflicts) checked against the
+// manifests it names (`manifest`) and what exists now.
+struct ApplyRequest {
+  const Manifest& manifest;
+  StateStore& store;  // opened; locked for the whole apply
+  ApiClient& api;
+  Clock& clock;
+  EnvLookup env;
+  Duration lock_timeout{0};
+  PlanSettings settings;              // a plan made now; a saved plan carries its own
+  const PlanDocument* saved = nullptr;
+  std::string saved_from;             // the saved plan's file
+  std::string plan_again;             // the command that makes the saved plan anew (said when it is stale)
+  bool auto_approve = false;
+  ApplyOptions engine;                // names_checked is decided here
+};
+
+struct ApplyOutcome {
+  enum class End { Conflicts, NothingToDo, Cancelled, Applied };
+  End end = End::Applied;
+  Plan plan;
+  State state;         // as recorded at the end
+  ApplyResult result;  // when applied
+};
+
+// Locks the state, reads it, plans (or checks the saved plan), asks `approve`, records what the
+// refresh read, preflights the keys and runs the engine. Throws Error for anything that stopped it
+// before the first call, and when the state could not be saved (naming the recovery file).
+ApplyOutcome apply_operation(const ApplyRequest& request, ApplyReporter& reporter, const Approver& approve);
+
+// A saved plan with conflicts is refused before anything is read (its deletes beyond its limit are
+// conflicts, as when it was made). `plan_again`: the command that makes it anew.
+void refuse_conflicting_plan(PlanDocument& saved, const std::string& file, const std::string& plan_again);
+
+}  // namespace dbform

@@ -1,0 +1,72 @@
+#pragma once
+// What the e2e tests of service changes share (updates, drift, pause, rename, fork, guards): the
+// routes they count, the `orders` service with extra lines, and the checks after an apply.
+#include "common.h"
+
+namespace e2e {
+
+inline const std::string kResize = "POST /projects/{project_id}/services/{service_id}/resize";
+inline const std::string kSetHA = "POST /projects/{project_id}/services/{service_id}/setHA";
+inline const std::string kStop = "POST /projects/{project_id}/services/{service_id}/stop";
+inline const std::string kStart = "POST /projects/{project_id}/services/{service_id}/start";
+inline const std::string kFork = "POST /projects/{project_id}/services/{service_id}/forkService";
+inline const std::string kRenameService = "POST /projects/{project_id}/services/{service_id}/rename";
+inline const std::string kRenameVpc = "POST /projects/{project_id}/vpcs/{vpc_id}/rename";
+inline const std::string kPaused = "        paused: true\n";
+
+// One service of the standard project, with the given extra lines (8 spaces in).
+inline std::string orders_yaml(const std::string& extra = "", int cpu = 1000, int memory = 4) {
+  return service_yaml("orders", cpu, memory) + extra;
+}
+
+// The simulator's record of the service named `name`, or null.
+inline json sim_service(Sandbox& sb, const std::string& name) {
+  for (const auto& s : sb.sim().all_services())
+    if (s["name"] == name) return s;
+  return json();
+}
+
+// Writes `yaml` as the manifest and applies it; the run must succeed.
+inline RunResult apply_ok(Sandbox& sb, const std::string& yaml, const std::vector<std::string>& extra = {}) {
+  sb.write("dbform.yaml", yaml);
+  RunResult r = sb.apply(extra);
+  INFO(r.describe() << "\ncounts: " << sb.counts().dump());
+  REQUIRE(r.exit_code == 0);
+  return r;
+}
+
+// The next plan (with the flags `more`) has nothing to do.
+inline void check_clean(Sandbox& sb, const std::vector<std::string>& more = {}) {
+  std::vector<std::string> args = {"plan", "--detailed-exitcode"};
+  args.insert(args.end(), more.begin(), more.end());
+  RunResult plan = sb.run(args);
+  INFO(plan.describe());
+  CHECK(plan.exit_code == 0);
+}
+
+// The next plan has nothing to do, from the state alone and refreshed.
+inline void check_clean_refreshed(Sandbox& sb) {
+  for (const char* refresh : {"--detailed-exitcode", "--refresh"}) {
+    RunResult plan = sb.run({"plan", "--detailed-exitcode", refresh});
+    INFO(plan.describe());
+    CHECK(plan.exit_code == 0);
+  }
+}
+
+// A read replica set of `nodes` nodes, as an item of `read_replicas:`.
+inline std::string replica_set(const std::string& name, int nodes = 2, const std::string& extra = "") {
+  return "          - name: " + name + "\n            nodes: " + std::to_string(nodes) +
+         "\n            cpu_millis: 1000\n            memory_gbs: 4\n" + extra;
+}
+
+// A service with the given read replica sets.
+inline std::string service_with(const std::string& name, const std::vector<std::string>& sets,
+                                const std::string& extra = "") {
+  std::string yaml = service_yaml(name) + extra;
+  if (sets.empty()) return yaml;
+  yaml += "        read_replicas:\n";
+  for (const auto& s : sets) yaml += s;
+  return yaml;
+}
+
+}  // namespace e2e
