@@ -1,4 +1,5 @@
 #include "plan/differ.h"
+#include "state/previews.h"
 
 #include <algorithm>
 #include <map>
@@ -732,7 +733,8 @@ Plan make_plan(const Manifest& manifest, const State& recorded, const Namesakes*
       plan.actions.push_back(std::move(shown));
     }
   for (const auto& rec : state.resources)
-    if (!declared.count(rec.address)) plan.actions.push_back(plan_undeclared(rec, prune));
+    // A preview's forks belong to the `previews:` block: never orphans, never pruned (SPEC section 9).
+    if (!declared.count(rec.address) && !is_preview_record(rec)) plan.actions.push_back(plan_undeclared(rec, prune));
   refuse_deletes_of_holders(plan, state);
   plan.summary = summarize(plan.actions);
   return plan;
