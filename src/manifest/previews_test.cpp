@@ -47,7 +47,7 @@ TEST_CASE("manifest: a previews: block is read with its defaults") {
   CHECK(p.path == "projects[0].previews");
 }
 
-TEST_CASE("manifest: a preview of a service the project does not declare is an error at its item, with a suggestion") {
+TEST_CASE("manifest: a preview of a service the project does not declare is an error at its item - with a suggestion") {
   auto errors = errors_of(kProject + "    previews:\n      services: [orders, biling]\n      ttl: 72h\n      max: 2\n");
   REQUIRE(errors.size() == 1);
   CHECK(errors[0].location.line == 8);
@@ -56,7 +56,7 @@ TEST_CASE("manifest: a preview of a service the project does not declare is an e
   CHECK(errors[0].hint == "did you mean `billing`?");
 }
 
-TEST_CASE("manifest: previews: ttl needs a unit, max at least 1, strategy LAST_SNAPSHOT or NOW, no service twice") {
+TEST_CASE("manifest: previews: ttl needs a unit - max at least 1 - strategy LAST_SNAPSHOT or NOW - no service twice") {
   CHECK(errors_of(kProject + "    previews:\n      services: [orders]\n      ttl: 3 days\n      max: 2\n").at(0).field ==
         "projects[0].previews.ttl");
   CHECK(errors_of(kProject + "    previews:\n      services: [orders]\n      ttl: 72h\n      max: 0\n").at(0).field ==

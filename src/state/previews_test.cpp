@@ -25,7 +25,7 @@ ResourceRecord fork_record(const std::string& preview, const std::string& servic
 
 }  // namespace
 
-TEST_CASE("state: preview records round-trip through the codec and a journal entry, and are grouped by preview") {
+TEST_CASE("state: preview records round-trip through the codec and a journal entry - and are grouped by preview") {
   State s = new_state();
   s.upsert(fork_record("pr-2", "orders", "2026-01-02T00:00:00Z", "2026-01-05T00:00:00Z"));
   s.upsert(fork_record("pr-1", "orders", "2026-01-01T00:00:00Z", "2026-01-04T00:00:00Z"));
@@ -45,7 +45,7 @@ TEST_CASE("state: preview records round-trip through the codec and a journal ent
   CHECK(preview_mark(*replayed.find("acme/previews/pr-2/services/orders"))->service == "orders");
 }
 
-TEST_CASE("state: a preview record whose address or name is not its mark's is refused, naming the field") {
+TEST_CASE("state: a preview record whose address or name is not its mark's is refused - naming the field") {
   State s = new_state();
   ResourceRecord r = fork_record("pr-1", "orders", "2026-01-01T00:00:00Z", "2026-01-04T00:00:00Z");
   r.address = "acme/previews/pr-9/services/orders";
