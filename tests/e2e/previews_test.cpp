@@ -379,3 +379,16 @@ TEST_CASE("e2e: previews: bash completes preview names for up - down and sweep -
   CHECK(got[2] == "pr-12 pr-13");
   CHECK(got[3] == preview_address("pr-12", "orders"));
 }
+
+TEST_CASE("e2e: previews: state mv refuses a preview's fork and changes nothing") {
+  Sandbox sb;
+  applied(sb, preview_manifest("[orders]"));
+  REQUIRE(preview(sb, {"up", "pr-1"}).exit_code == 0);
+  const json state = sb.state();
+  RunResult mv = sb.run({"state", "mv", preview_address("pr-1", "orders"), "orders-copy"});
+  INFO(mv.describe());
+  CHECK(mv.exit_code == 1);
+  CHECK(contains(mv.err, "is a preview's fork"));
+  CHECK(sb.state() == state);
+  CHECK(sb.run({"preview", "list"}).exit_code == 0);
+}
