@@ -1,5 +1,4 @@
 // `dbform apply [PLANFILE]`: plan (or check a saved plan), confirm, preflight, create, watch, record.
-#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -11,6 +10,7 @@
 #include "cli/connectable.h"
 #include "cli/manual.h"
 #include "cli/render_apply.h"
+#include "cli/signals.h"
 #include "cli/suggest.h"
 #include "engine/apply.h"
 #include "ops/operation.h"
@@ -24,21 +24,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::atomic<bool> g_stop{false};
-
-// First SIGINT, SIGTERM or SIGHUP (an SSH session that drops): start nothing new, end every wait,
-// record what is in flight, save, exit 130. Second: exit at once; the intent journal keeps even
-// that safe. (SIGPIPE is ignored for the whole process, in main.)
-void on_signal(int) {
-  if (g_stop.exchange(true)) ::_exit(130);
-}
-
-void install_signal_handlers() {
-  struct sigaction sa {};
-  sa.sa_handler = on_signal;
-  sigemptyset(&sa.sa_mask);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
-}
+// Set by the first SIGINT, SIGTERM or SIGHUP once execute() installed the handlers (cli/signals.h).
+std::atomic<bool>& g_stop = stop_flag();
 
 // Known before anything is read or sent: with no terminal to ask on, only --auto-approve or a
 // saved plan may apply.
@@ -87,7 +74,7 @@ ApplyOptions engine_options(const ApplyFlowOptions& opts) {
 
 int execute(const ApplyFlowOptions& opts, const ApplyOptions& engine_opts, ApplyOutput& output,
             std::ostream& out) {
-  install_signal_handlers();  // from here on a signal ends every wait, the refresh's included
+  install_stop_signals();  // from here on a signal ends every wait, the refresh's included
   auto api = make_api();
   api->client->stop_waits_on(&g_stop);
   std::optional<PlanDocument> saved;

@@ -13,6 +13,7 @@
 #include "cli/manual.h"
 #include "plan/kinds.h"
 #include "manifest/loader.h"
+#include "state/previews.h"
 #include "util/env.h"
 #include "util/text.h"
 
@@ -30,7 +31,9 @@ struct CommandInfo {
   std::vector<std::string> flags;
   std::vector<std::pair<std::string, std::vector<std::string>>> flag_values;
   std::vector<std::string> file_flags;
-  std::vector<std::string> address_flags;  // flags whose value is an address (--target)
+  // Flags whose value is an address (--target) or a preview's name (--keep), with what
+  // `__addresses` is asked for them ("target", "preview").
+  std::vector<std::pair<std::string, std::string>> address_flags;
   bool takes_address = false;
 };
 
@@ -65,6 +68,7 @@ void collect(const CLI::App& app, const std::string& path, std::vector<CommandIn
     for (const CLI::Option* opt : scope->get_options()) {
       if (opt->get_positional()) {
         if (scope == &app && (opt->get_name() == "address" || opt->get_name() == "old")) info.takes_address = true;
+        if (scope == &app && opt->get_name() == "name" && path.rfind("preview", 0) == 0) info.takes_address = true;
         continue;
       }
       for (const auto& l : opt->get_lnames()) {
@@ -72,7 +76,8 @@ void collect(const CLI::App& app, const std::string& path, std::vector<CommandIn
         info.flags.push_back(flag);
         if (auto values = choices_of(opt); !values.empty()) info.flag_values.emplace_back(flag, values);
         if (takes_path(opt)) info.file_flags.push_back(flag);
-        if (l == "target") info.address_flags.push_back(flag);
+        if (l == "target") info.address_flags.emplace_back(flag, "target");
+        if (l == "keep") info.address_flags.emplace_back(flag, "preview");
       }
       for (const auto& s : opt->get_snames()) {
         info.flags.push_back("-" + s);
@@ -115,9 +120,9 @@ std::string bash_script(const std::vector<CommandInfo>& commands) {
       for (size_t i = 0; i < c.file_flags.size(); ++i) s << (i ? "|" : " ") << c.file_flags[i];
       s << ") COMPREPLY=($(compgen -f -- \"$cur\")); return ;; esac\n";
     }
-    for (const auto& flag : c.address_flags)  // what is declared or recorded, never file names
+    for (const auto& [flag, asked] : c.address_flags)  // what is declared or recorded, never file names
       s << "      [ \"$prev\" = \"" << flag << "\" ] && { COMPREPLY=($(compgen -W \"$(\"${COMP_WORDS[0]}\" __addresses "
-        << "--current \"$cur\" target 2>/dev/null)\" -- \"$cur\")); return; }\n";
+        << "--current \"$cur\" " << asked << " 2>/dev/null)\" -- \"$cur\")); return; }\n";
     s << "      commands=\"" << words(c.subcommands) << "\" flags=\"" << words(c.flags) << "\""
       << (c.takes_address ? " address=\"" + c.path + "\"" : "") << " ;;\n";
   }
@@ -164,8 +169,8 @@ std::string fish_script(const std::vector<CommandInfo>& commands) {
         if (f == flag) s << " -xa " << fish_quote(words(values));
       for (const auto& f : c.file_flags)
         if (f == flag) s << " -rF";
-      for (const auto& f : c.address_flags)
-        if (f == flag) s << " -xa " << fish_quote("(dbform __addresses --current (commandline -ct) target 2>/dev/null)");
+      for (const auto& [f, asked] : c.address_flags)
+        if (f == flag) s << " -xa " << fish_quote("(dbform __addresses --current (commandline -ct) " + asked + " 2>/dev/null)");
       s << "\n";
     }
     if (c.takes_address)
@@ -200,6 +205,12 @@ std::vector<std::string> address_candidates(const std::string& command, const st
     auto store = open_state_store(StateOptions{});
     state = read_state_to_repair(*store).value_or(State{});
   } catch (const std::exception&) {  // nothing to offer: completion never prints errors
+  }
+  if (command.rfind("preview", 0) == 0) {  // `preview up|down NAME`, `preview sweep --keep NAME`
+    std::vector<std::string> names;
+    for (const auto& p : recorded_previews(state))
+      if (std::find(names.begin(), names.end(), p.name) == names.end()) names.push_back(p.name);
+    return names;
   }
   // --target: what is declared (new ones too) and what is recorded; import: declared, not recorded.
   if (command == "import" || command == "target") {
@@ -244,7 +255,8 @@ void add_completion_command(CLI::App& app, int& exit_code) {
   set_manual(*cmd, {.text = "Prints a script that completes dbform's commands, flags, the values of flags with a fixed "
                             "set (`--format`), paths, and the addresses a command takes: the resources the state in "
                             "the working directory (or `DBFORM_STATE`) records, for `import` the declared ones not "
-                            "recorded yet, for `output` ADDRESS.FIELD after a dot. The `.deb` installs the three "
+                            "recorded yet, for `output` ADDRESS.FIELD after a dot, and the recorded previews' names for `preview up`, "
+                            "`preview down` and `preview sweep --keep`. The `.deb` installs the three "
                             "scripts where each shell looks for them.",
                     .environment = {},
                     .examples = {{"bash, for this shell", "source <(dbform completion bash)"},

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "manifest/value_reader.h"
+#include "util/duration.h"
 #include "util/text.h"
 
 namespace dbform {
@@ -19,7 +20,10 @@ struct MappingSpec {
 };
 
 const MappingSpec kTopLevel{"the manifest", {"version", "projects"}, {"version", "projects"}};
-const MappingSpec kProject{"a project", {"id", "api_key_env", "wait_connectable", "vpcs", "services", "removed"}, {"id"}};
+const MappingSpec kProject{"a project", {"id", "api_key_env", "wait_connectable", "vpcs", "services", "removed", "previews"}, {"id"}};
+const MappingSpec kPreviews{"a `previews:` block",
+                            {"services", "strategy", "ttl", "max", "cpu_millis", "memory_gbs"},
+                            {"services", "ttl", "max"}};
 const MappingSpec kVpc{"a VPC",
                        {"name", "cidr", "region_code", "deletion_protection", "renamed_from", "import_id", "peerings"},
                        {"name", "cidr", "region_code"}};
@@ -98,6 +102,7 @@ class DocumentReader {
   std::optional<DesiredFork> fork(const Entry& e);
   std::optional<DesiredReplicaSet> replica_set(const Entry& e);
   std::optional<DesiredPeering> peering(const Entry& e);
+  std::optional<DesiredPreviews> previews(const Entry& e);
 
   ValueReader values_;
 };
@@ -200,6 +205,63 @@ std::optional<DesiredProject> DocumentReader::project(const Entry& e) {
     else
       p.removed.push_back({address, item.where});
   });
+  if (const Entry* f = fields->find("previews")) p.previews = previews(*f);
+  return p;
+}
+
+std::optional<DesiredPreviews> DocumentReader::previews(const Entry& e) {
+  auto fields = mapping(e, kPreviews);
+  if (!fields) return std::nullopt;
+  DesiredPreviews p;
+  p.location = e.where;
+  p.path = e.path;
+  bool usable = true;
+  list(*fields, "services", "names of the project's services", [&](const Entry& item) {
+    if (auto name = values_.name(item)) {
+      if (std::find(p.services.begin(), p.services.end(), *name) != p.services.end())
+        values_.error(item.where, item.path, "`" + *name + "` is listed twice", "list each service once");
+      p.services.push_back(std::move(*name));
+      p.service_locations.push_back(item.where);
+    } else {
+      usable = false;
+    }
+  });
+  if (const Entry* f = fields->find("services"); f && f->value->is_sequence() && f->value->items.empty())
+    values_.error(f->where, f->path, "a `previews:` block forks at least one service, and lists none",
+                  "list the declared services each preview copies, like `services: [orders]`");
+  if (const Entry* f = fields->find("strategy")) {
+    auto strategy = values_.fork_strategy(*f);
+    if (strategy == "PITR")
+      values_.error(f->where, f->path, "a preview forks with LAST_SNAPSHOT or NOW, not PITR",
+                    "PITR needs a target time, which a pull request's copy has none of");
+    if (strategy && *strategy != "PITR") p.strategy = *strategy;
+    else usable = false;
+  }
+  if (const Entry* f = fields->find("ttl")) {
+    constexpr std::string_view expected = "a duration with its unit, like 72h, 90m or 1h30m";
+    auto text = values_.text(*f, expected);
+    const bool bare = text && !text->empty() && text->find_first_not_of("0123456789") == std::string::npos;
+    auto ttl = text && !bare ? parse_duration(*text) : std::nullopt;
+    if (text && (!ttl || *ttl > kMaxDuration)) {
+      values_.error(f->where, f->path,
+                    "expected " + std::string(expected) + " (at most 10 years), found `" + *text + "`",
+                    bare ? "write its unit, like " + *text + "h" : "units are ms, s, m and h");
+      usable = false;
+    } else if (ttl) {
+      p.ttl = *text;
+      p.ttl_ms = ttl->count();
+    } else {
+      usable = false;
+    }
+  }
+  if (const Entry* f = fields->find("max")) {
+    auto max = values_.whole_number(*f, 1, "a whole number of previews, 1 or more");
+    if (max) p.max = *max;
+    else usable = false;
+  }
+  if (const Entry* f = fields->find("cpu_millis")) p.cpu_millis = values_.cpu_millis(*f);
+  if (const Entry* f = fields->find("memory_gbs")) p.memory_gbs = values_.memory_gbs(*f);
+  if (!usable || !fields->find("services") || !fields->find("ttl") || !fields->find("max")) return std::nullopt;
   return p;
 }
 

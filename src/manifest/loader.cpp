@@ -218,6 +218,26 @@ class ProjectMerger {
     }
   }
 
+  // The services a `previews:` block forks are services its project declares (in any of the files).
+  void check_preview_services() {
+    for (const DesiredProject* declared : checked_projects()) {
+      if (!declared->previews) continue;
+      const DesiredPreviews& previews = *declared->previews;
+      std::vector<std::string> names;
+      for (const auto& s : declared->services) names.push_back(s.name);
+      for (size_t i = 0; i < previews.services.size(); ++i) {
+        const std::string& name = previews.services[i];
+        if (std::find(names.begin(), names.end(), name) != names.end()) continue;
+        const std::string guess = closest_match(name, names);
+        diags_.error(previews.service_locations[i], previews.path + ".services[" + std::to_string(i) + "]",
+                     "`" + name + "` is not a service of " + project_words(*declared) +
+                         ": a preview forks services the project declares",
+                     guess.empty() ? "declare it under `services:`, or remove it from the list"
+                                   : "did you mean `" + guess + "`?");
+      }
+    }
+  }
+
   // A fork's `from` names another service its project declares (in any of the files), and forks do
   // not go round in a circle.
   void check_fork_sources() {
@@ -260,6 +280,12 @@ class ProjectMerger {
     }
     DesiredProject& target = project_for(p);
     target.removed.insert(target.removed.end(), p.removed.begin(), p.removed.end());
+    if (p.previews && target.previews)
+      diags_.error(p.previews->location, "previews",
+                   "project `" + p.id + "` has a `previews:` block here and at " + target.previews->location.str(),
+                   "a project has one `previews:` block: keep one of the two");
+    else if (p.previews)
+      target.previews = std::move(p.previews);
     for (auto& v : p.vpcs) {
       if (!first_declaration(p.id, ResourceKind::Vpc, v.name, v.location)) continue;
       std::erase_if(v.peerings, [&](const DesiredPeering& peering) {
@@ -280,7 +306,7 @@ class ProjectMerger {
   DesiredProject& project_for(DesiredProject& p) {
     auto [it, inserted] = project_index_.emplace(p.id, manifest_.projects.size());
     if (inserted) {
-      manifest_.projects.push_back({p.id, p.api_key_env, {}, {}, p.location, {}, p.wait_connectable});
+      manifest_.projects.push_back({p.id, p.api_key_env, {}, {}, p.location, {}, p.wait_connectable, {}});
       return manifest_.projects.back();
     }
     DesiredProject& target = manifest_.projects[it->second];
@@ -470,6 +496,7 @@ Manifest merge_files(std::vector<ParsedFile>& files, const EnvLookup& env, Diagn
   merger.check_renames();
   merger.check_removed_and_imports();
   merger.check_fork_sources();
+  merger.check_preview_services();
   check_no_key_interpolated(manifest, env, uses, diags);
   manifest.digest = digest.hex();
   return manifest;

@@ -107,6 +107,21 @@ struct RemovedAddress {
   Location location;
 };
 
+// A project's `previews:` block (SPEC section 9): what `dbform preview up NAME` forks for a pull
+// request. Previews belong to the block, not to the declarations: no plan acts on them.
+struct DesiredPreviews {
+  std::vector<std::string> services;  // declared services of the project, each forked once per preview
+  std::vector<Location> service_locations;  // of each item of `services`
+  std::string strategy = "LAST_SNAPSHOT";   // LAST_SNAPSHOT or NOW
+  std::string ttl;                          // as written ("72h"); a preview older than this is swept
+  long long ttl_ms = 0;
+  long long max = 1;  // at most this many previews of the project at once
+  std::optional<std::string> cpu_millis;  // each fork's size; unset: its source's
+  std::optional<std::string> memory_gbs;
+  Location location;
+  std::string path;  // "projects[0].previews"
+};
+
 struct DesiredProject {
   std::string id;
   std::optional<std::string> api_key_env;
@@ -116,6 +131,7 @@ struct DesiredProject {
   std::vector<RemovedAddress> removed;
   // apply waits after READY until its services accept connections (SPEC section 10); unset: false.
   std::optional<bool> wait_connectable;
+  std::optional<DesiredPreviews> previews;
 };
 
 struct Manifest {

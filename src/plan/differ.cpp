@@ -11,6 +11,7 @@
 #include "plan/kinds.h"
 #include "util/json_limits.h"
 #include "util/text.h"
+#include "state/previews.h"
 
 namespace dbform {
 
@@ -547,7 +548,8 @@ Plan make_plan(const Manifest& manifest, const State& recorded, const Namesakes*
       plan.actions.push_back(std::move(shown));
     }
   for (const auto& rec : state.resources)
-    if (!declared.count(rec.address)) plan.actions.push_back(plan_undeclared(rec, prune));
+    // A preview's forks belong to the `previews:` block: never orphans, never pruned (SPEC section 9).
+    if (!declared.count(rec.address) && !is_preview_record(rec)) plan.actions.push_back(plan_undeclared(rec, prune));
   refuse_deletes_of_holders(plan, state);
   plan.summary = summarize(plan.actions);
   return plan;

@@ -4,6 +4,7 @@
 
 #include <unordered_map>
 
+#include "state/previews.h"
 #include "util/json_limits.h"
 #include "util/text.h"
 
@@ -123,9 +124,12 @@ ResourceRecord record_from_json(json&& j, const std::string& source, size_t inde
   if (parent_kind(r.kind).has_value() == r.parent.empty())
     in.fail("parent", parent_kind(r.kind) ? std::string("the name of the ") + kind_noun(*parent_kind(r.kind)) + " it is in"
                                           : std::string("absent: a ") + kind_noun(r.kind) + " is in no other resource");
-  if (const std::string expected = resource_address(r.project_id, r.kind, r.name, r.parent); r.address != expected)
-    in.fail("address", "\"" + expected + "\" (from project_id, kind, parent and name)");
   if (json settings = in.object("settings"); !settings.is_null()) r.settings = std::move(settings);
+  if (is_preview_record(r)) {  // PROJECT/previews/NAME/services/SERVICE (state/previews.h)
+    if (const std::string problem = preview_record_problem(r); !problem.empty()) in.fail("settings.preview", problem);
+  } else if (const std::string expected = resource_address(r.project_id, r.kind, r.name, r.parent); r.address != expected) {
+    in.fail("address", "\"" + expected + "\" (from project_id, kind, parent and name)");
+  }
   r.observed = in.object("observed");
   r.pending_call = in.object("pending_call");
   if (!r.pending_call.is_null() && !r.pending_call.value("call", nlohmann::json()).is_string())

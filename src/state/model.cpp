@@ -1,4 +1,5 @@
 #include "state/model.h"
+#include "state/previews.h"
 
 #include <openssl/rand.h>
 
@@ -54,6 +55,9 @@ bool State::remove(const std::string& address) {
 }
 
 std::string unmovable_reason(const ResourceRecord& rec) {
+  if (is_preview_record(rec))
+    return "`" + rec.address + "` is a preview's fork: its address and name come from the preview; `dbform preview "
+           "down` and `dbform preview up --reset` manage it";
   if (!rec.create_pending || !rec.id.empty()) return "";
   return "the earlier create of `" + rec.address + "` stopped before its outcome was known, and it is found by the "
          "name it was sent with: apply under the old name to settle it first, then rename";

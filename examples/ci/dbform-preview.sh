@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# A database per pull request (dbform previews, docs/previews.md) in any CI system: the steps of
+# previews.yml as a plain script.
+#
+#   dbform-preview.sh up NUMBER      make (or report) preview pr-NUMBER: the markdown comment and the
+#                                    connection strings for the tests
+#   dbform-preview.sh down NUMBER    the pull request closed: delete preview pr-NUMBER
+#   dbform-preview.sh sweep NUMBER...  nightly: delete expired previews and those of every pull
+#                                    request not listed (list the open ones)
+#
+# Environment (besides dbform's own: DBFORM_API_KEY, DBFORM_API_KEY_<PROJECT>, DBFORM_API_URL, ...):
+#   DBFORM             the dbform binary                                    (default: dbform)
+#   DBFORM_MANIFESTS   manifest files or directories, separated by spaces   (default: manifests)
+#   DBFORM_OUT         where the comment and the env file go                (default: dbform-out)
+#   DBFORM_STATE       the state the services were applied to (postgres://... for the team backend)
+#
+# Files in $DBFORM_OUT after `up`:
+#   preview.md     the pull request's comment: services, hosts, expiry, the commands to connect;
+#                  never a password (its first line is `<!-- dbform-preview PROJECT/pr-N -->`)
+#   preview.env    DATABASE_URL_<SERVICE>='postgres://...' lines for `set -a; . preview.env`:
+#                  they hold the passwords, so keep the file out of artifacts and logs (mode 0600)
+set -euo pipefail
+
+DBFORM=${DBFORM:-dbform}
+read -r -a MANIFESTS <<<"${DBFORM_MANIFESTS:-manifests}"
+OUT=${DBFORM_OUT:-dbform-out}
+files=()
+for m in "${MANIFESTS[@]}"; do files+=(-f "$m"); done
+
+number() {
+  [[ "${1:-}" =~ ^[0-9]+$ ]] || { echo "expected a pull request's number, not '${1:-}'" >&2; exit 2; }
+  echo "pr-$1"
+}
+
+case "${1:-}" in
+  up)
+    name=$(number "${2:-}")
+    mkdir -p "$OUT"
+    # The first `up` forks and waits; the second reports the same preview and makes no call.
+    "$DBFORM" preview up "$name" "${files[@]}" --format markdown > "$OUT/preview.md"
+    (umask 077; "$DBFORM" preview up "$name" "${files[@]}" --format env > "$OUT/preview.env")
+    ;;
+  down)
+    name=$(number "${2:-}")
+    "$DBFORM" preview down "$name" "${files[@]}"
+    ;;
+  sweep)
+    shift
+    keep=()
+    for n in "$@"; do keep+=(--keep "$(number "$n")"); done
+    "$DBFORM" preview sweep "${files[@]}" "${keep[@]}"
+    ;;
+  *)
+    echo "usage: dbform-preview.sh up NUMBER | down NUMBER | sweep [OPEN_NUMBER...]" >&2
+    exit 2
+    ;;
+esac

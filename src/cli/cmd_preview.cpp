@@ -1,0 +1,284 @@
+// `dbform preview up NAME | down NAME | list | sweep`: a database per pull request (SPEC section 9).
+// Flags are parsed here and the report rendered; the flow (guards, engine, passwords) is
+// engine/preview.h's.
+#include <algorithm>
+#include <iostream>
+#include <set>
+
+#include "cli/commands.h"
+#include "cli/context.h"
+#include "cli/manual.h"
+#include "ops/recovery.h"
+#include "cli/render_events.h"
+#include "cli/render_preview.h"
+#include "cli/signals.h"
+#include "engine/keys.h"
+#include "engine/preview.h"
+#include "util/env.h"
+#include "util/json_limits.h"
+#include "util/text.h"
+
+namespace dbform::cli {
+
+namespace {
+
+struct PreviewOptions {
+  ManifestOptions manifests;
+  StateOptions state;
+  std::string format = "text";
+  std::string project;  // "" = every project (up: every project with a `previews:` block)
+  std::string name;
+  bool reset = false;
+  int parallelism = 10;
+  std::string wait_timeout = "30m";
+  std::string poll_interval;
+  std::string settle_window = "30s";
+  std::vector<std::string> keep;
+  int max_deletes = kDefaultMaxDeletes;
+};
+
+void check_name(const std::string& name) {
+  if (!is_valid_preview_name(name))
+    throw UsageError("`" + name + "` is not a preview name: 1-" + std::to_string(kMaxPreviewNameLength) +
+                     " lowercase letters, digits and '-' (a pull request's number fits: pr-123); nothing was changed");
+}
+
+ApplyOptions engine_options(const PreviewOptions& opts) {
+  if (opts.parallelism < 1 || opts.parallelism > kMaxParallelism)
+    throw UsageError("--parallelism must be from 1 to " + std::to_string(kMaxParallelism) + ", not " +
+                     std::to_string(opts.parallelism));
+  ApplyOptions e;
+  e.parallelism = opts.parallelism;
+  e.wait_timeout = parse_duration_flag("--wait-timeout", opts.wait_timeout);
+  if (!opts.poll_interval.empty())
+    e.polls.interval = e.polls.max = parse_duration_flag("--poll-interval", opts.poll_interval);
+  e.settle_window = parse_duration_flag("--settle-window", opts.settle_window);
+  e.stop = &stop_flag();
+  return e;
+}
+
+// What the engine's run left undone, on stderr; the exit code.
+int report_result(const ApplyResult& result, const State& state, const StateStore& store) {
+  if (!result.save_error.empty()) throw Error(save_failure_message(result, state, store, process_env()));
+  for (const auto& failure : result.failures) std::cerr << "error: " << scrub(failure) << "\n";
+  if (result.interrupted) std::cerr << "stopped by a signal: run the same command again to finish\n";
+  return result.interrupted ? 130 : result.failures.empty() ? 0 : 1;
+}
+
+std::map<std::string, ProjectKey> keys_for(const PreviewOptions& opts, bool manifests_given,
+                                           const std::vector<std::string>& projects) {
+  return resolve_keys(manifests_if_any(opts.manifests, manifests_given), projects, process_env());
+}
+
+void print_preview(const PreviewOptions& opts, const RecordedPreview& p, WallTime now) {
+  if (opts.format == "json") std::cout << dump_json(preview_json(p, now), 2) << "\n";
+  else if (opts.format == "markdown") std::cout << render_preview_markdown(p, now);
+  else if (opts.format == "env") std::cout << render_preview_env(p);
+  else std::cout << render_preview_text(p, now);
+}
+
+int run_up(const PreviewOptions& opts) {
+  check_name(opts.name);
+  const ApplyOptions engine_opts = engine_options(opts);
+  const Manifest manifest = load_manifests_or_throw(opts.manifests);
+  std::vector<const DesiredProject*> projects;
+  for (const auto& p : manifest.projects)
+    if ((opts.project.empty() && p.previews) || p.id == opts.project) projects.push_back(&p);
+  if (projects.empty())
+    throw UsageError(opts.project.empty() ? "no project of the manifests has a `previews:` block; nothing was changed"
+                                          : "project `" + opts.project + "` is not in the manifests; nothing was changed");
+  install_stop_signals();
+  auto store = open_state_store(opts.state);
+  auto lock = store->lock("preview up", lock_timeout(opts.state));
+  State state = read_state(*store);
+  const auto now = std::chrono::system_clock::now();
+  std::vector<PreviewUpPlan> plans;  // every guard of every project before any call
+  for (const DesiredProject* p : projects) plans.push_back(plan_preview_up(*p, opts.name, state, now, opts.reset));
+  std::vector<std::string> with_calls;
+  for (const auto& up : plans)
+    if (up.needs_calls(state)) with_calls.push_back(up.project_id);
+  int exit_code = 0;
+  if (!with_calls.empty()) {
+    const auto keys = resolve_keys(manifest, with_calls, process_env());
+    auto api = make_api();
+    api->client->stop_waits_on(&stop_flag());
+    LineEventRenderer events(std::cerr, Terminal{});
+    PreviewRunner runner(*api->client, *store, api->clock, events, engine_opts);
+    for (const auto& up : plans) {
+      if (!up.needs_calls(state)) continue;
+      exit_code = std::max(exit_code, report_result(runner.up(up, keys, state), state, *store));
+      if (exit_code == 130) break;
+    }
+    store->compact(state);
+  }
+  if (exit_code != 0) return exit_code;  // a preview is reported once it is whole
+  for (const auto& up : plans)
+    for (const auto& p : recorded_previews(state, up.project_id))
+      if (p.name == opts.name) print_preview(opts, p, std::chrono::system_clock::now());
+  return 0;
+}
+
+int run_down(const PreviewOptions& opts, bool manifests_given) {
+  check_name(opts.name);
+  const ApplyOptions engine_opts = engine_options(opts);
+  install_stop_signals();
+  auto store = open_state_store(opts.state);
+  auto lock = store->lock("preview down", lock_timeout(opts.state));
+  State state = read_state(*store);
+  std::vector<const ResourceRecord*> forks;
+  std::vector<std::string> projects;
+  for (const auto& p : recorded_previews(state, opts.project))
+    if (p.name == opts.name) {
+      forks.insert(forks.end(), p.forks.begin(), p.forks.end());
+      projects.push_back(p.project_id);
+    }
+  if (forks.empty()) {
+    std::cout << "No preview `" << opts.name << "` is recorded" << (opts.project.empty() ? "" : " in project " + opts.project)
+              << ": nothing to delete.\n";
+    return 0;
+  }
+  const auto keys = keys_for(opts, manifests_given, projects);
+  auto api = make_api();
+  api->client->stop_waits_on(&stop_flag());
+  LineEventRenderer events(std::cerr, Terminal{});
+  PreviewRunner runner(*api->client, *store, api->clock, events, engine_opts);
+  const ApplyResult result = runner.remove(forks, keys, state);
+  store->compact(state);
+  const int exit_code = report_result(result, state, *store);
+  if (exit_code == 0) std::cout << "Preview " << opts.name << " deleted: " << result.deleted << " service(s).\n";
+  return exit_code;
+}
+
+int run_sweep(const PreviewOptions& opts, bool manifests_given) {
+  for (const auto& name : opts.keep) check_name(name);
+  if (opts.max_deletes < 0) throw UsageError("--max-deletes must be 0 or more");
+  const ApplyOptions engine_opts = engine_options(opts);
+  install_stop_signals();
+  auto store = open_state_store(opts.state);
+  auto lock = store->lock("preview sweep", lock_timeout(opts.state));
+  State state = read_state(*store);
+  const std::set<std::string> keep(opts.keep.begin(), opts.keep.end());
+  const SweepChoice choice = choose_sweep(state, opts.project, keep, opts.max_deletes, std::chrono::system_clock::now());
+  std::vector<std::string> deleted;
+  int exit_code = 0;
+  if (!choice.deleted.empty()) {
+    std::vector<std::string> projects;
+    for (const ResourceRecord* rec : choice.deleted) {
+      deleted.push_back(rec->address);
+      if (std::find(projects.begin(), projects.end(), rec->project_id) == projects.end()) projects.push_back(rec->project_id);
+    }
+    const auto keys = keys_for(opts, manifests_given, projects);
+    auto api = make_api();
+    api->client->stop_waits_on(&stop_flag());
+    LineEventRenderer events(std::cerr, Terminal{});
+    PreviewRunner runner(*api->client, *store, api->clock, events, engine_opts);
+    const ApplyResult result = runner.remove(choice.deleted, keys, state);
+    store->compact(state);
+    // A sweep makes progress; what it could not delete is said, and the next sweep tries again.
+    if (!result.save_error.empty()) throw Error(save_failure_message(result, state, *store, process_env()));
+    for (const auto& failure : result.failures) std::cerr << "warning: " << scrub(failure) << "\n";
+    if (result.interrupted) exit_code = 130;
+  }
+  std::cout << "Swept " << deleted.size() << " service(s)" << (deleted.empty() ? "." : ":") << "\n";
+  for (const auto& address : deleted) std::cout << "  deleted " << address << (state.find(address) ? " (not done, see above)" : "") << "\n";
+  if (!choice.left.empty()) std::cout << "Left for the next sweep:\n";
+  for (const auto& left : choice.left) std::cout << "  " << left << "\n";
+  if (!choice.kept.empty()) std::cout << "Kept:\n";
+  for (const auto& kept : choice.kept) std::cout << "  " << kept << "\n";
+  return exit_code;
+}
+
+int run_list(const PreviewOptions& opts) {
+  auto store = open_state_store(opts.state);
+  const State state = read_recorded_state(*store, false);
+  const auto previews = recorded_previews(state, opts.project);
+  const auto now = std::chrono::system_clock::now();
+  if (opts.format == "json") {
+    nlohmann::json all = nlohmann::json::array();
+    for (const auto& p : previews) all.push_back(preview_json(p, now));
+    std::cout << dump_json(all, 2) << "\n";
+  } else {
+    std::cout << render_preview_list(previews, now);
+  }
+  return 0;
+}
+
+void add_common(CLI::App& cmd, PreviewOptions& opts, bool lock) {
+  add_manifest_options(cmd, opts.manifests);
+  add_state_options(cmd, opts.state, lock);
+  cmd.add_option("--project", opts.project, "only this project's previews");
+}
+
+void add_engine_flags(CLI::App& cmd, PreviewOptions& opts) {
+  cmd.add_option("--parallelism", opts.parallelism, "API calls at once (default 10, at most 64)");
+  cmd.add_option("--wait-timeout", opts.wait_timeout, "how long each service may take (default 30m)");
+  cmd.add_option("--poll-interval", opts.poll_interval, "pause between status checks (default: adaptive, 1s to 10s)");
+  cmd.add_option("--settle-window", opts.settle_window,
+                 "after a create whose outcome is unknown, how long lookups by name go on (default 30s)");
+}
+
+}  // namespace
+
+void add_preview_command(CLI::App& app, int& exit_code) {
+  auto opts = std::make_shared<PreviewOptions>();
+  auto* cmd = app.add_subcommand("preview", "a database per pull request: fork the `previews:` services, report, delete");
+  cmd->require_subcommand(1);
+  set_manual(*cmd, {.text = R"(A project's `previews:` block (see `dbform help manifest`) names the services each pull request gets a copy of. `preview up pr-123` forks each of them into `SERVICE-pr-123`, tagged DEV, with the block's strategy and size (never its source's deletion protection, PROD tag, HA replicas or pooler), records each under `PROJECT/previews/pr-123/services/SERVICE` with its creation time and expiry (creation + `ttl`), waits until each is READY and gives each a password of its own (a snapshot carries its source's). `preview down pr-123` deletes them, `preview sweep` deletes what expired and, with `--keep`, every preview not kept, and `preview list` shows them all.
+
+Forks go through the engine apply uses: each create's intent is journaled before it is sent, a create whose answer is lost (or a run killed after sending it) is looked up by name before anything is sent again, so a preview is never forked twice. Previews are not declarations: a plan never shows them as orphans, `apply --prune` never deletes them, and removing the `previews:` block leaves them to `preview down` and `sweep`. `dbform output` and `dbform connect` take their addresses as any other.
+
+`up`, `down` and `sweep` take the state's lock; `list` does not.)",
+                    .environment = kApiEnvironment,
+                    .examples = {{"A pull request's databases, as a comment", "dbform preview up pr-123 --format markdown > comment.md"},
+                                 {"Their connection strings for the tests", "dbform preview up pr-123 --format env > preview.env"},
+                                 {"The pull request closed", "dbform preview down pr-123"},
+                                 {"Nightly: expired previews and closed pull requests", "dbform preview sweep --keep pr-123 --keep pr-124"}}});
+
+  auto* up = cmd->add_subcommand("up", "fork the `previews:` services for NAME (or report the preview that exists)");
+  set_manual(*up, {.text = R"(Makes preview NAME (1-32 lowercase letters, digits and '-') in every project of the manifests that has a `previews:` block (or in `--project`), or reports it when it exists: a second `up` makes no call that changes anything. Refused before any call: a new preview beyond the block's `max` (the message names the previews there and their ages), a listed service that is not recorded or not READY, a fork name that the project declares or records already; and before any change, a fork name that a live service of the project has. `--reset` deletes the preview's forks and forks them again (fresh data).
+
+The report: `text`; `json`; `markdown`, a pull request's comment (services, hosts, expiry, the `dbform output` and `dbform connect` commands; never a password); `env`, `DATABASE_URL_SERVICE='postgres://...'` lines, shell-quoted, for the next step of a pipeline (the one form with the password in it). Progress goes to stderr. Exit 0 once every fork is READY with its own password, 1 on an error or a failed fork (`up` again finishes it), 130 when stopped by a signal.)",
+                   .environment = kApiEnvironment,
+                   .examples = {{"Make or report pr-7", "dbform preview up pr-7"},
+                                {"Fresh data for pr-7", "dbform preview up pr-7 --reset"}}});
+  add_common(*up, *opts, true);
+  up->add_option("name", opts->name, "the preview's name, like pr-123")->required();
+  up->add_option("--format", opts->format, "text (default), json, markdown (no password) or env (connection strings)")
+      ->check(CLI::IsMember({"text", "json", "markdown", "env"}));
+  up->add_flag("--reset", opts->reset, "delete the preview's forks and fork them again");
+  add_engine_flags(*up, *opts);
+  up->callback([opts, &exit_code] { exit_code = run_up(*opts); });
+
+  auto* down = cmd->add_subcommand("down", "delete preview NAME's forks and forget them");
+  set_manual(*down, {.text = R"(Deletes every fork of preview NAME (in every project, or in `--project`), waits until each is gone and forgets it; nothing else is touched. It needs no `previews:` block: a removed block leaves its previews to `down` and `sweep`. A preview that is not recorded is no error (a pull request closed twice). A fork whose create's outcome is unknown is looked up by name first. Exit 0 when all are gone, 1 otherwise.)",
+                     .environment = kApiEnvironment,
+                     .examples = {{"The pull request closed", "dbform preview down pr-7"}}});
+  add_common(*down, *opts, true);
+  down->add_option("name", opts->name, "the preview's name")->required();
+  add_engine_flags(*down, *opts);
+  down->callback([opts, down, &exit_code] { exit_code = run_down(*opts, down->count("--file") > 0); });
+
+  auto* sweep = cmd->add_subcommand("sweep", "delete expired previews and, with --keep, every preview not kept");
+  set_manual(*sweep, {.text = R"(Deletes each preview whose expiry (recorded at its creation: a later `ttl` applies to new previews only) has passed and, when `--keep` is given (the open pull requests), each preview not kept; `--keep` does not extend an expiry. At most `--max-deletes` services (default 3) per run, oldest preview first; it lists what it deleted, what it leaves for the next sweep and what it kept, and exits 0 (a sweep makes progress, it does not refuse as a whole; a delete that failed is a warning). Exit 130 when stopped by a signal.)",
+                      .environment = kApiEnvironment,
+                      .examples = {{"Nightly, keeping the open pull requests", "dbform preview sweep --keep pr-7 --keep pr-9"},
+                                   {"Only what expired, ten services at most", "dbform preview sweep --max-deletes 10"}}});
+  add_common(*sweep, *opts, true);
+  sweep->add_option("--keep", opts->keep, "a preview to keep (an open pull request); repeat for more")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  sweep->add_option("--max-deletes", opts->max_deletes, "the most services one sweep deletes (default 3)");
+  add_engine_flags(*sweep, *opts);
+  sweep->callback([opts, sweep, &exit_code] { exit_code = run_sweep(*opts, sweep->count("--file") > 0); });
+
+  auto* list = cmd->add_subcommand("list", "every preview: services, status, age, expiry");
+  set_manual(*list, {.text = R"(Prints every recorded preview with its services and their status, its age and its expiry, from the state alone: no API call, no lock.)",
+                     .environment = {},
+                     .examples = {{"Every preview", "dbform preview list"}, {"As JSON", "dbform preview list --format json"}}});
+  add_state_options(*list, opts->state, false);
+  list->add_option("--project", opts->project, "only this project's previews");
+  list->add_option("--format", opts->format, "text (default) or json")->check(CLI::IsMember({"text", "json"}));
+  list->callback([opts, &exit_code] { exit_code = run_list(*opts); });
+}
+
+}  // namespace dbform::cli

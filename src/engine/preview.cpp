@@ -1,0 +1,341 @@
+#include "engine/preview.h"
+
+#include <algorithm>
+
+#include "plan/kinds.h"
+#include "engine/namesakes.h"
+#include "engine/password.h"
+#include "plan/differ.h"
+#include "util/duration.h"
+#include "util/text.h"
+
+namespace dbform {
+
+namespace {
+
+std::string preview_words(const std::string& project_id, const std::string& name) {
+  return "preview `" + name + "` of project " + project_id;
+}
+
+// The settings a fork is created with: the block's strategy and size, tagged DEV (PROD and
+// deletion protection are never copied), no HA or pooler change; the mark that makes it a preview.
+nlohmann::json fork_settings(const DesiredPreviews& block, const std::string& name, const std::string& service,
+                             const std::string& expires_at) {
+  nlohmann::json s = {{"fork", {{"from", service}, {"strategy", block.strategy}}}, {"environment_tag", "DEV"}};
+  if (block.cpu_millis) s["cpu_millis"] = *block.cpu_millis;
+  if (block.memory_gbs) s["memory_gbs"] = *block.memory_gbs;
+  s[kPreviewKey] = {{"name", name}, {"service", service}, {"expires_at", expires_at}};
+  return s;
+}
+
+PlannedAction fork_action(Action action, const ResourceRecord& rec) {
+  PlannedAction a;
+  a.action = action;
+  a.kind = ResourceKind::Service;
+  a.address = rec.address;
+  a.project_id = rec.project_id;
+  a.name = rec.name;
+  a.resource_id = rec.id;
+  a.status = rec.status;
+  a.before = rec.settings;
+  a.after = rec.settings;
+  return a;
+}
+
+void finish(Plan& plan, const State& state) {
+  plan.state_lineage = state.lineage;
+  plan.state_serial = state.serial;
+  plan.max_deletes = static_cast<int>(plan.actions.size());
+  plan.summary = summarize(plan.actions);
+}
+
+// The previews of a project other than `name`, each with its age: for the `max` refusal.
+std::string others_with_ages(const State& state, const std::string& project_id, WallTime now) {
+  std::vector<std::string> out;
+  for (const auto& p : recorded_previews(state, project_id))
+    out.push_back(p.name + " (" + preview_age(p.created_at, now) + " old)");
+  return join(out, ", ");
+}
+
+}  // namespace
+
+std::string preview_age(const std::string& created_at, WallTime now) {
+  const auto created = parse_utc(created_at);
+  if (!created) return "unknown age";
+  const auto age = std::chrono::duration_cast<Duration>(now - *created);
+  if (age.count() < 0) return "0s";
+  const long long hours = std::chrono::duration_cast<std::chrono::hours>(age).count();
+  if (hours >= 48) {
+    const std::string rest = std::to_string(hours % 24);
+    return std::to_string(hours / 24) + "d" + (rest.size() == 1 ? "0" : "") + rest + "h";
+  }
+  return format_duration(age);
+}
+
+bool PreviewUpPlan::needs_calls(const State& state) const {
+  return !reset.actions.empty() || !forks.actions.empty() || !forks_to_rotate(*this, state).empty();
+}
+
+std::vector<std::string> forks_to_rotate(const PreviewUpPlan& up, const State& state) {
+  std::vector<std::string> out;
+  for (const auto& address : up.addresses) {
+    const ResourceRecord* rec = state.find(address);
+    if (!rec || rec->id.empty() || !rec->is_ready()) continue;  // the engine's run failed it: reported there
+    const auto mark = preview_mark(*rec);
+    if (!mark || !mark->password_rotated || !rec->pending_password.empty()) out.push_back(address);
+  }
+  return out;
+}
+
+PreviewUpPlan plan_preview_up(const DesiredProject& project, const std::string& name, const State& state,
+                              WallTime now, bool reset) {
+  if (!is_valid_preview_name(name))
+    throw UsageError("`" + name + "` is not a preview name: 1-" + std::to_string(kMaxPreviewNameLength) +
+                     " lowercase letters, digits and '-' (like pr-123); nothing was changed");
+  if (!project.previews)
+    throw UsageError("project " + project.id + " has no `previews:` block, so it has no previews to make; declare "
+                     "one (see `dbform help manifest`)");
+  const DesiredPreviews& block = *project.previews;
+  PreviewUpPlan up;
+  up.project_id = project.id;
+  up.name = name;
+  const auto recorded = recorded_previews(state, project.id);
+  const bool exists = std::any_of(recorded.begin(), recorded.end(), [&](const RecordedPreview& p) { return p.name == name; });
+  const std::string refused = "; nothing was changed";
+  if (!exists && static_cast<long long>(recorded.size()) >= block.max)
+    throw UsageError("project " + project.id + " has " + std::to_string(recorded.size()) + " previews, the most its " +
+                     "`previews:` block allows (max: " + std::to_string(block.max) + "): " +
+                     others_with_ages(state, project.id, now) + ". `dbform preview down NAME` or `dbform preview "
+                     "sweep` makes room" + refused);
+  std::vector<std::string> problems;
+  for (const auto& service : block.services) {
+    const std::string address = preview_address(project.id, name, service);
+    const std::string fork_name = preview_fork_name(name, service);
+    up.addresses.push_back(address);
+    const ResourceRecord* own = state.find(address);
+    const ResourceRecord* source = state.find(resource_address(project.id, ResourceKind::Service, service));
+    const bool forks_now = !own || reset;
+    if (forks_now && (!source || source->id.empty()))
+      problems.push_back("its service `" + service + "` is not recorded (apply the manifests first)");
+    else if (forks_now && !source->is_ready())
+      problems.push_back("its service `" + service + "` is not READY (status " +
+                         (source->status.empty() ? std::string("unknown") : source->status) + ")");
+    for (const auto& s : project.services)
+      if (s.name == fork_name)
+        problems.push_back("the fork's name `" + fork_name + "` is declared as a service at " + s.location.str());
+    for (const auto& rec : state.resources)
+      if (rec.project_id == project.id && rec.name == fork_name && rec.address != address && rec.kind == ResourceKind::Service)
+        problems.push_back("the fork's name `" + fork_name + "` is recorded as " + rec.address);
+  }
+  if (!problems.empty())
+    throw UsageError(preview_words(project.id, name) + " cannot be made: " + join(problems, "; ") + refused);
+  const std::string expires_at = format_utc(now + Duration(block.ttl_ms));
+  if (reset && exists) {
+    std::vector<const ResourceRecord*> forks;
+    for (const auto& p : recorded)
+      if (p.name == name) forks = p.forks;
+    std::vector<std::string> unsettled;
+    up.reset = plan_preview_delete(state, forks, &unsettled);
+    if (!unsettled.empty())  // deleting around a create that may exist could leave it behind
+      throw UsageError("the create of " + join(unsettled, ", ") + " has an unknown outcome: run `dbform preview up " +
+                       name + "` without --reset first (it finds the fork by name), then reset" + refused);
+  }
+  for (size_t i = 0; i < block.services.size(); ++i) {
+    const ResourceRecord* rec = reset ? nullptr : state.find(up.addresses[i]);
+    if (rec && rec->create_pending) up.forks.actions.push_back(fork_action(Action::Adopt, *rec));
+    else if (rec && (!rec->is_ready() || rec->deleted_outside)) {
+      if (rec->deleted_outside)
+        throw UsageError(rec->address + " (" + rec->name + ") was deleted outside dbform: `dbform preview up " + name +
+                         " --reset` makes the preview again" + refused);
+      up.forks.actions.push_back(fork_action(Action::Wait, *rec));
+    } else if (!rec) {
+      ResourceRecord made;
+      made.address = up.addresses[i];
+      made.project_id = project.id;
+      made.name = preview_fork_name(name, block.services[i]);
+      made.settings = fork_settings(block, name, block.services[i], expires_at);
+      PlannedAction a = fork_action(Action::Create, made);
+      a.before = nullptr;
+      up.forks.actions.push_back(std::move(a));
+    }
+  }
+  finish(up.reset, state);
+  finish(up.forks, state);
+  return up;
+}
+
+Plan plan_preview_delete(const State& state, const std::vector<const ResourceRecord*>& forks,
+                         std::vector<std::string>* unsettled) {
+  Plan plan;
+  for (const ResourceRecord* rec : forks) {
+    if (rec->id.empty()) {
+      if (unsettled) unsettled->push_back(rec->address);
+      continue;
+    }
+    plan.actions.push_back(fork_action(Action::Delete, *rec));
+    plan.actions.back().after = nullptr;
+  }
+  finish(plan, state);
+  return plan;
+}
+
+SweepChoice choose_sweep(const State& state, const std::string& project_id, const std::set<std::string>& keep,
+                         int max_deletes, WallTime now) {
+  SweepChoice choice;
+  int budget = std::max(0, max_deletes);
+  const std::string now_text = format_utc(now);
+  for (const auto& p : recorded_previews(state, project_id)) {
+    const std::string where = p.project_id + "/previews/" + p.name;
+    const bool expired = p.expires_at <= now_text;  // both UTC ISO 8601: text order is time order
+    const bool unkept = !keep.empty() && !keep.count(p.name);
+    if (!expired && !unkept) {
+      choice.kept.push_back(where + ": " + (keep.count(p.name) ? "kept" : "not expired") + ", expires " + p.expires_at);
+      continue;
+    }
+    const std::string why = expired ? "expired " + p.expires_at : "not kept";
+    size_t taken = 0;
+    for (const ResourceRecord* fork : p.forks)
+      if (budget > 0) {
+        choice.deleted.push_back(fork);
+        --budget;
+        ++taken;
+      }
+    if (taken < p.forks.size())
+      choice.left.push_back(where + ": " + why + "; " + std::to_string(p.forks.size() - taken) +
+                            " of its services left for the next sweep (--max-deletes " + std::to_string(max_deletes) + ")");
+  }
+  return choice;
+}
+
+void PreviewRunner::check_live(const PreviewUpPlan& up, const std::map<std::string, ProjectKey>& keys,
+                               const State& state) {
+  ProjectListings listings = list_projects(api_, {up.project_id}, keys, options_.parallelism);
+  if (auto error = listings.errors.find(up.project_id); error != listings.errors.end())
+    throw Error("could not list project " + up.project_id + " to check that the fork names are free: " + error->second +
+                "; nothing was created");
+  const auto& services = listings.listed[up.project_id][{ResourceKind::Service, ""}];
+  std::vector<std::string> problems;
+  for (const auto& a : up.forks.actions) {
+    if (a.action != Action::Create) continue;
+    for (const auto& s : services)
+      if (s.name == a.name && type_of(ResourceKind::Service).is_live(s))
+        problems.push_back("a service named `" + a.name + "` exists already (id " + s.id + "), unrecorded");
+    const std::string source_name = a.after["fork"]["from"].get<std::string>();
+    const ResourceRecord* source = state.find(resource_address(up.project_id, ResourceKind::Service, source_name));
+    auto live = std::find_if(services.begin(), services.end(), [&](const Shown& s) { return source && s.id == source->id; });
+    if (live == services.end())
+      problems.push_back("its service `" + source_name + "` is not in the project's list (deleted outside dbform?)");
+    else if (live->status != "READY")
+      problems.push_back("its service `" + source_name + "` is " + live->status + " now, not READY");
+  }
+  if (!problems.empty())
+    throw UsageError(preview_words(up.project_id, up.name) + " cannot be made: " + join(problems, "; ") +
+                     "; nothing was created");
+}
+
+ApplyResult PreviewRunner::up(const PreviewUpPlan& up, const std::map<std::string, ProjectKey>& keys, State& state) {
+  ApplyResult result;
+  if (!up.needs_calls(state)) return result;
+  ApplyEngine engine(api_, store_, clock_, events_, [&] {
+    ApplyOptions o = options_;
+    o.names_checked = true;  // check_live listed the project under this run's lock
+    return o;
+  }());
+  engine.report_preflight(preflight_keys(api_, {up.project_id}, keys, options_.parallelism));
+  if (!up.reset.actions.empty()) {
+    result = engine.apply(up.reset, keys, state);
+    if (!result.failures.empty() || result.interrupted || !result.save_error.empty()) return result;
+  }
+  if (std::any_of(up.forks.actions.begin(), up.forks.actions.end(), [](const PlannedAction& a) { return a.action == Action::Create; }))
+    check_live(up, keys, state);
+  if (!up.forks.actions.empty()) {
+    ApplyResult made = engine.apply(up.forks, keys, state);
+    made.deleted += result.deleted;
+    result = std::move(made);
+    if (!result.failures.empty() || result.interrupted || !result.save_error.empty()) return result;
+  }
+  // A snapshot carries its source's credentials: each fork gets its own before it is reported.
+  const std::string& key = keys.at(up.project_id).key;
+  for (const auto& address : forks_to_rotate(up, state)) {
+    if (options_.stop && options_.stop->load()) {
+      result.interrupted = true;
+      return result;
+    }
+    ResourceRecord& rec = *state.find(address);
+    rec.settings[kPreviewKey]["password_rotated"] = true;  // saved with the pending password, before the call
+    const std::string password = rec.pending_password.empty() ? random_password() : rec.pending_password;
+    try {
+      rotate_password(api_, store_, state, address, key, password, clock_);
+      events_.on_event({EventKind::Updated, address, rec.id, rec.status, Duration(0), "updatePassword"});
+    } catch (const Error& e) {
+      result.failures.push_back(address + ": " + e.what());
+    }
+  }
+  return result;
+}
+
+void PreviewRunner::settle_unknown(const std::vector<std::string>& addresses,
+                                   const std::map<std::string, ProjectKey>& keys, State& state, ApplyResult& result) {
+  std::set<std::string> projects;
+  for (const auto& address : addresses) projects.insert(state.find(address)->project_id);
+  ProjectListings listings =
+      list_projects(api_, {projects.begin(), projects.end()}, keys, options_.parallelism);
+  const auto wall = clock_.wall_now();
+  std::vector<std::string> changed;
+  for (const auto& address : addresses) {
+    ResourceRecord& rec = *state.find(address);
+    if (auto error = listings.errors.find(rec.project_id); error != listings.errors.end()) {
+      result.failures.push_back(address + ": its create's outcome is unknown and the project could not be listed: " +
+                                error->second);
+      continue;
+    }
+    std::vector<const Shown*> found;
+    for (const auto& s : listings.listed[rec.project_id][{ResourceKind::Service, ""}])
+      if (s.name == rec.name && type_of(ResourceKind::Service).is_live(s)) found.push_back(&s);
+    const auto created = parse_utc(rec.created_at);
+    if (found.size() == 1) {
+      record_answer(rec, *found.front(), format_utc(wall));
+      rec.create_pending = false;
+      changed.push_back(address);
+    } else if (found.size() > 1) {
+      result.failures.push_back(address + ": several services are named `" + rec.name + "`; delete the extra ones "
+                                "by hand, then run preview down again");
+    } else if (created && wall - *created >= options_.settle_window) {
+      // Lists show what was made within the settle window: it was never made.
+      state.remove(address);
+      changed.push_back(address);
+      ++result.forgotten;
+    } else {
+      result.failures.push_back(address + ": its create's outcome is unknown and `" + rec.name + "` is not listed "
+                                "yet (lists may lag): run preview down again after the settle window");
+    }
+  }
+  if (!changed.empty()) store_.write_changes(state, changed);
+}
+
+ApplyResult PreviewRunner::remove(const std::vector<const ResourceRecord*>& forks,
+                                  const std::map<std::string, ProjectKey>& keys, State& state) {
+  ApplyResult result;
+  if (forks.empty()) return result;
+  std::vector<std::string> unsettled, addresses;
+  for (const ResourceRecord* rec : forks) addresses.push_back(rec->address);
+  for (const ResourceRecord* rec : forks)
+    if (rec->id.empty()) unsettled.push_back(rec->address);
+  ApplyEngine engine(api_, store_, clock_, events_, options_);
+  std::vector<std::string> projects;
+  for (const ResourceRecord* rec : forks)
+    if (std::find(projects.begin(), projects.end(), rec->project_id) == projects.end()) projects.push_back(rec->project_id);
+  engine.report_preflight(preflight_keys(api_, projects, keys, options_.parallelism));
+  if (!unsettled.empty()) settle_unknown(unsettled, keys, state, result);
+  std::vector<const ResourceRecord*> now;
+  for (const auto& address : addresses)
+    if (const ResourceRecord* rec = state.find(address); rec && !rec->id.empty()) now.push_back(rec);
+  Plan plan = plan_preview_delete(state, now);
+  if (plan.actions.empty()) return result;
+  ApplyResult deleted = engine.apply(plan, keys, state);
+  deleted.forgotten += result.forgotten;
+  deleted.failures.insert(deleted.failures.begin(), result.failures.begin(), result.failures.end());
+  return deleted;
+}
+
+}  // namespace dbform

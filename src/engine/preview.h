@@ -1,0 +1,94 @@
+#pragma once
+// Previews (SPEC section 9): a database per pull request. `preview up` forks the services of a
+// project's `previews:` block through the apply engine (intent first, never twice, watched until
+// READY) and then gives each fork a password of its own; `down` and `sweep` delete them through
+// the engine too. Every refusal (the guards) comes before any API call. The CLI parses, locks,
+// resolves keys and renders; the flow is here.
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "api/client.h"
+#include "engine/apply.h"
+#include "engine/keys.h"
+#include "manifest/model.h"
+#include "plan/model.h"
+#include "state/previews.h"
+#include "state/store.h"
+
+namespace dbform {
+
+using WallTime = std::chrono::system_clock::time_point;
+
+// What `preview up NAME` does in one project, decided from the manifest and the state alone.
+struct PreviewUpPlan {
+  std::string project_id;
+  std::string name;
+  std::vector<std::string> addresses;  // each fork's, in the block's order
+  Plan reset;  // --reset: the deletes of the forks recorded now (made first)
+  Plan forks;  // the creates, adopts and waits of the forks; none when the preview stands
+  // Forks whose password is still the one the fork was made with (or a rotation whose answer was
+  // lost): set after the engine's run, before the preview is reported.
+  bool needs_calls(const State& state) const;
+};
+
+// The guards that need no call (SPEC section 9), as UsageError: a name that would exceed `max`
+// (naming the previews and their ages), a listed service not recorded or not READY, a fork name
+// that the project declares or records already. A project without a `previews:` block is refused.
+PreviewUpPlan plan_preview_up(const DesiredProject& project, const std::string& name, const State& state,
+                              WallTime now, bool reset);
+
+// The preview's forks whose password is not yet their own (the fork's answer carries one that the
+// source's snapshot may share): after the engine's run.
+std::vector<std::string> forks_to_rotate(const PreviewUpPlan& up, const State& state);
+
+// The deletes of the forks of preview `name` of the project (empty when none is recorded). A fork
+// whose create's outcome is unknown has no id to delete: `unsettled` receives its address.
+Plan plan_preview_delete(const State& state, const std::vector<const ResourceRecord*>& forks,
+                         std::vector<std::string>* unsettled = nullptr);
+
+// What `preview sweep` deletes: every fork of each expired preview, and with `keep` non-empty of
+// each preview not kept, oldest preview first, at most `max_deletes` forks.
+struct SweepChoice {
+  std::vector<const ResourceRecord*> deleted;  // this run's, oldest first
+  std::vector<std::string> left;               // "PROJECT/previews/NAME: why", due but over the limit
+  std::vector<std::string> kept;               // "PROJECT/previews/NAME: why", not due
+};
+SweepChoice choose_sweep(const State& state, const std::string& project_id, const std::set<std::string>& keep,
+                         int max_deletes, WallTime now);
+
+// Runs the guards that need a live list (a fork name taken by any service of the project, a source
+// that is not READY now) and the engine. Keys must hold every project of the plans.
+class PreviewRunner {
+ public:
+  PreviewRunner(ApiClient& api, StateStore& store, Clock& clock, EventSink& events, ApplyOptions options)
+      : api_(api), store_(store), clock_(clock), events_(events), options_(std::move(options)) {}
+
+  // Preflight, the live guards, --reset's deletes, the forks, then their passwords. Throws
+  // UsageError for a guard (nothing sent but reads), Error for what stopped it; returns the
+  // engine's result (failures are in it).
+  ApplyResult up(const PreviewUpPlan& up, const std::map<std::string, ProjectKey>& keys, State& state);
+  // Deletes through the engine and forgets. Forks whose create's outcome is unknown are looked up
+  // by name first: deleted when found, forgotten when not found once the settle window has passed.
+  ApplyResult remove(const std::vector<const ResourceRecord*>& forks, const std::map<std::string, ProjectKey>& keys,
+                     State& state);
+
+ private:
+  void check_live(const PreviewUpPlan& up, const std::map<std::string, ProjectKey>& keys, const State& state);
+  void settle_unknown(const std::vector<std::string>& addresses, const std::map<std::string, ProjectKey>& keys,
+                      State& state, ApplyResult& result);
+  ApiClient& api_;
+  StateStore& store_;
+  Clock& clock_;
+  EventSink& events_;
+  ApplyOptions options_;
+};
+
+// "2d03h", "5h12m", "40m": how old a preview is, for messages and listings.
+std::string preview_age(const std::string& created_at, WallTime now);
+
+}  // namespace dbform
