@@ -34,7 +34,8 @@ TEST_CASE("engine: rotate_password journals the new password, sends it once, and
   h.fake.set_handler([&](const HttpRequest& r) {
     if (r.method == "POST" && path_of(r).ends_with("/services/svc-1/updatePassword")) {
       sent.push_back(json::parse(r.body).at("password"));
-      pending_when_sent.push_back(h.store.last_record(kOrders)->pending_password);
+      const auto saved = h.store.last_record(kOrders);
+      pending_when_sent.push_back(saved ? saved->pending_password : "(no record saved)");
       return R::response(sent.back() == "refused-password-0123" ? 400 : 204,
                          sent.back() == "refused-password-0123" ? R"({"message":"too weak"})" : "");
     }
@@ -50,12 +51,14 @@ TEST_CASE("engine: rotate_password journals the new password, sends it once, and
   }
   SECTION("an earlier pending password is set first, then the new one") {
     h.state.find(kOrders)->pending_password = "earlier-password-0123";
+    h.store.write(h.state);  // a pending password is always on disk: an earlier run saved it
     rotate_password(h.api, h.store, h.state, kOrders, "key-p1", kNew, h.clock);
     CHECK(sent == std::vector<std::string>{"earlier-password-0123", kNew});
     CHECK(h.store.last_record(kOrders)->initial_password == kNew);
   }
   SECTION("an earlier pending password that cannot be set stops it: nothing else is sent or recorded") {
     h.state.find(kOrders)->pending_password = "refused-password-0123";
+    h.store.write(h.state);
     CHECK_THAT(message_of([&] { rotate_password(h.api, h.store, h.state, kOrders, "key-p1", kNew, h.clock); }),
                Catch::Contains("still pending") && Catch::Contains("too weak"));
     CHECK(sent == std::vector<std::string>{"refused-password-0123"});
