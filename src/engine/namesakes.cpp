@@ -27,7 +27,8 @@ std::vector<ChildScope> child_scopes(const State& state, const Plan& plan) {
 
 ProjectListings list_projects(ApiClient& api, const std::vector<std::string>& projects,
                               const std::map<std::string, ProjectKey>& keys, int parallelism,
-                              const std::vector<ChildScope>& children, ProjectListings listed_already) {
+                              const std::vector<ChildScope>& children, ProjectListings listed_already,
+                              const ListedKinds& kinds) {
   for (const auto& project : projects)
     if (!keys.count(project)) throw Error("no API key was resolved for project `" + project + "`");
   struct Listed {
@@ -46,7 +47,8 @@ ProjectListings list_projects(ApiClient& api, const std::vector<std::string>& pr
         listing = std::move(before->second);
       else
         for (const ResourceType* type : resource_types())
-          if (!parent_kind(type->kind)) listing[{type->kind, ""}] = type->list(api, key, {projects[i], ""});
+          if (!parent_kind(type->kind) && (!kinds || kinds(projects[i], type->kind)))
+            listing[{type->kind, ""}] = type->list(api, key, {projects[i], ""});
       for (const ChildScope& c : children)
         if (c.project_id == projects[i])
           listing[{c.kind, c.parent}] = type_of(c.kind).list(api, key, {c.project_id, c.parent_id});
@@ -61,6 +63,17 @@ ProjectListings list_projects(ApiClient& api, const std::vector<std::string>& pr
     else out.errors[projects[i]] = std::move(listed[i].error);
   }
   return out;
+}
+
+ListedKinds kinds_in(const Manifest& manifest, const State& state) {
+  auto used = std::make_shared<std::set<std::pair<std::string, ResourceKind>>>();
+  for (const auto& p : manifest.projects) {
+    if (!p.services.empty()) used->emplace(p.id, ResourceKind::Service);
+    if (!p.vpcs.empty()) used->emplace(p.id, ResourceKind::Vpc);
+  }
+  for (const auto& rec : state.resources)
+    if (!parent_kind(rec.kind)) used->emplace(rec.project_id, rec.kind);
+  return [used](const std::string& project_id, ResourceKind kind) { return used->count({project_id, kind}) > 0; };
 }
 
 namespace {

@@ -2,11 +2,14 @@
 // The name guard (never twice): before anything is created in a project, its services and VPCs
 // are listed, and a declared resource the state does not record is not created while one of its
 // name exists (a wrong --state path, a lost state or a `state rm` would otherwise make a second).
+#include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "api/client.h"
+#include "manifest/model.h"
 #include "plan/kinds.h"
 #include "engine/keys.h"
 #include "plan/model.h"
@@ -40,10 +43,17 @@ struct ProjectListings {
 // once (up to `parallelism`). Throws when a project has no key; a project that cannot be listed is
 // named in `errors`. A project `listed` holds already is not listed again: only its children are
 // (and one it failed to list stays failed).
+// `kinds` (unset: every kind) says which kinds of a project are listed: those a refresh has a use
+// for, declared or recorded there.
+using ListedKinds = std::function<bool(const std::string& project_id, ResourceKind kind)>;
 ProjectListings list_projects(ApiClient& api, const std::vector<std::string>& projects,
                               const std::map<std::string, ProjectKey>& keys, int parallelism,
                               const std::vector<ChildScope>& children = {},
-                              ProjectListings listed = {});
+                              ProjectListings listed = {}, const ListedKinds& kinds = {});
+
+// The kinds of each project the manifests declare or the state records (a list of the others
+// would find nothing to refresh and no name to guard).
+ListedKinds kinds_in(const Manifest& manifest, const State& state);
 
 struct NamesakeScan {
   Namesakes found;                            // address of a planned create -> ids of its namesakes

@@ -19,7 +19,7 @@ PlanOutcome plan_operation(const PlanRequest& request) {
     if (!request.api) throw Error("a refreshing plan needs the API");
     // The refresh's first reads, begun once the inputs are known to be good (a state that cannot
     // be read sends nothing), beside the first plan.
-    EarlyReads early(request.manifest, request.settings, *request.api, request.env, request.parallelism);
+    EarlyReads early(request.manifest, state, request.settings, *request.api, request.env, request.parallelism);
     RefreshedPlan refreshed = plan_refreshed(request.manifest, state, request.settings, *request.api, request.clock,
                                              request.env, request.parallelism, &early);
     out.plan = std::move(refreshed.plan);

@@ -23,8 +23,8 @@ Plan plan_of(const Manifest& manifest, const State& state, const PlanSettings& s
   return plan;
 }
 
-EarlyReads::EarlyReads(const Manifest& manifest, const PlanSettings& settings, ApiClient& api, const EnvLookup& env,
-                       int parallelism)
+EarlyReads::EarlyReads(const Manifest& manifest, const State& state, const PlanSettings& settings, ApiClient& api,
+                       const EnvLookup& env, int parallelism)
     : api_(api) {
   std::set<std::string> targeted;
   for (const auto& t : settings.targets) targeted.insert(t.substr(0, t.find('/')));
@@ -32,12 +32,12 @@ EarlyReads::EarlyReads(const Manifest& manifest, const PlanSettings& settings, A
   for (const auto& p : manifest.projects)
     if ((!p.services.empty() || !p.vpcs.empty()) && (targeted.empty() || targeted.count(p.id))) projects.push_back(p.id);
   api_.stop_waits_on(&stop_);
-  reads_ = std::async(std::launch::async, [&manifest, &api, &env, parallelism, projects] {
+  reads_ = std::async(std::launch::async, [&manifest, &api, &env, parallelism, projects, kinds = kinds_in(manifest, state)] {
     Done done{projects, {}, {}, {}, nullptr};
     try {
       done.keys = resolve_keys(manifest, projects, env);
       done.passed = preflight_keys(api, projects, done.keys, parallelism);
-      done.listings = list_projects(api, projects, done.keys, parallelism);
+      done.listings = list_projects(api, projects, done.keys, parallelism, {}, {}, kinds);
     } catch (const std::exception&) {
       done.failed = std::current_exception();
     }
@@ -90,7 +90,8 @@ RefreshedPlan plan_refreshed(const Manifest& manifest, State& state, PlanSetting
   for (const auto& p : projects) out.preflight->push_back(std::move(passed.at(p)));
   RefreshResult refreshed =
       refresh_state(api, clock, state, projects, keys,
-                    list_projects(api, projects, keys, parallelism, child_scopes(state, out.plan), std::move(listed)),
+                    list_projects(api, projects, keys, parallelism, child_scopes(state, out.plan), std::move(listed),
+                                  kinds_in(manifest, state)),
                     parallelism, settings.settle_window);
   std::set<std::string> changed(refreshed.changed.begin(), refreshed.changed.end());
   out.imports = read_imports(api, manifest, state, keys, format_utc(clock.wall_now()));

@@ -65,8 +65,9 @@ class EarlyReads {
   // Keys are read through `env`, which must outlive the reads. The client's stop flag
   // (ApiClient::stop_waits_on) is the reads' own while they live, so this is for a plan's client,
   // not for apply's, whose waits a signal ends.
-  EarlyReads(const Manifest& manifest, const PlanSettings& settings, ApiClient& api, const EnvLookup& env,
-             int parallelism);
+  // `state`: the state the plan is made from (which kinds each project has).
+  EarlyReads(const Manifest& manifest, const State& state, const PlanSettings& settings, ApiClient& api,
+             const EnvLookup& env, int parallelism);
   // Ends the reads' retry waits, and waits for them (a plan stopped by another error).
   ~EarlyReads();
   EarlyReads(const EarlyReads&) = delete;
