@@ -58,7 +58,8 @@ class Refresher {
       nlohmann::json observed;
       if (!gone) {
         observed = type.observe(*read, rec.settings, names);
-        if (!rec.deleted_outside && rec.pending_call.is_null() && observed == rec.observed && answer_recorded(rec, *read))
+        if (!rec.deleted_outside && rec.pending_call.is_null() && observed == rec.observed &&
+            answer_recorded(rec, *read))
           continue;  // shown as recorded: most records, not copied
       }
       ResourceRecord next = rec;

@@ -30,9 +30,11 @@ EarlyReads::EarlyReads(const Manifest& manifest, const State& state, const PlanS
   for (const auto& t : settings.targets) targeted.insert(t.substr(0, t.find('/')));
   std::vector<std::string> projects;
   for (const auto& p : manifest.projects)
-    if ((!p.services.empty() || !p.vpcs.empty()) && (targeted.empty() || targeted.count(p.id))) projects.push_back(p.id);
+    if ((!p.services.empty() || !p.vpcs.empty()) && (targeted.empty() || targeted.count(p.id)))
+      projects.push_back(p.id);
   api_.stop_waits_on(&stop_);
-  reads_ = std::async(std::launch::async, [&manifest, &api, &env, parallelism, projects, kinds = kinds_in(manifest, state)] {
+  ListedKinds kinds = kinds_in(manifest, state);
+  reads_ = std::async(std::launch::async, [&manifest, &api, &env, parallelism, projects, kinds] {
     Done done{projects, {}, {}, {}, nullptr};
     try {
       done.keys = resolve_keys(manifest, projects, env);
@@ -71,12 +73,14 @@ RefreshedPlan plan_refreshed(const Manifest& manifest, State& state, PlanSetting
   // otherwise it may be another project's, and the plan's own reads tell.
   std::optional<EarlyReads::Done> done = early ? early->take() : std::nullopt;
   if (done && done->failed) {
-    if (std::set<std::string>(done->projects.begin(), done->projects.end()) == seen) std::rethrow_exception(done->failed);
+    if (std::set<std::string>(done->projects.begin(), done->projects.end()) == seen)
+      std::rethrow_exception(done->failed);
     done.reset();
   }
   std::vector<std::string> unread;
   for (const auto& p : projects)
-    if (!done || std::find(done->projects.begin(), done->projects.end(), p) == done->projects.end()) unread.push_back(p);
+    if (!done || std::find(done->projects.begin(), done->projects.end(), p) == done->projects.end())
+      unread.push_back(p);
   auto keys = resolve_keys(manifest, unread, env);
   std::map<std::string, PreflightPass> passed;
   for (auto& pass : preflight_keys(api, unread, keys, parallelism)) passed.emplace(pass.project, std::move(pass));
