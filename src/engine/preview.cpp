@@ -4,6 +4,7 @@
 
 #include "plan/kinds.h"
 #include "engine/namesakes.h"
+#include "engine/jobs.h"
 #include "engine/password.h"
 #include "plan/differ.h"
 #include "util/duration.h"
@@ -274,43 +275,80 @@ ApplyResult PreviewRunner::up(const PreviewUpPlan& up, const std::map<std::strin
   return result;
 }
 
+namespace {
+
+// Why `found`, which has the fork's name, is not provably the fork the record's intent made: forked
+// from another service than the recorded source, or created before the intent (where the API shows
+// either); "" when it may be the fork.
+std::string not_the_fork(const ResourceRecord& rec, const Shown& found, const State& state) {
+  const auto mark = preview_mark(rec);
+  const ResourceRecord* source =
+      mark ? state.find(resource_address(rec.project_id, ResourceKind::Service, mark->service)) : nullptr;
+  const nlohmann::json& raw = found.raw;
+  if (!raw.is_object()) return "";
+  if (auto from = raw.find("forked_from"); from != raw.end() && from->is_object()) {
+    const auto id = from->find("service_id");
+    const std::string from_id = id != from->end() && id->is_string() ? id->get<std::string>() : "";
+    if (!source || source->id.empty() || from_id != source->id)
+      return "the API shows it forked from service `" + valid_utf8(from_id) + "`, not from " +
+             (source && !source->id.empty() ? source->address + " (" + source->id + ")" : "a recorded source");
+  } else if (raw.contains("forked_from") && !raw["forked_from"].is_null()) {
+    return "the API shows no service it was forked from";
+  }
+  if (auto created = raw.find("created"); created != raw.end() && created->is_string()) {
+    const auto made = parse_utc(created->get<std::string>());
+    const auto intent = parse_utc(rec.created_at);
+    if (!made || !intent) return "its creation time `" + valid_utf8(created->get<std::string>()) + "` cannot be compared";
+    if (*made < *intent)
+      return "it was created at " + created->get<std::string>() + ", before this fork's intent (" + rec.created_at + ")";
+  }
+  return "";
+}
+
+}  // namespace
+
+// A fork whose create's outcome is unknown has no id: it is looked up by name over the settle
+// window as the engine does before a create is sent again (lists lag behind writes), adopted when
+// found and provably the fork, forgotten only when every lookup found nothing.
 void PreviewRunner::settle_unknown(const std::vector<std::string>& addresses,
                                    const std::map<std::string, ProjectKey>& keys, State& state, ApplyResult& result) {
-  std::set<std::string> projects;
-  for (const auto& address : addresses) projects.insert(state.find(address)->project_id);
-  ProjectListings listings =
-      list_projects(api_, {projects.begin(), projects.end()}, keys, options_.parallelism);
-  const auto wall = clock_.wall_now();
-  std::vector<std::string> changed;
+  const CreateContext ctx{api_, clock_, options_.settle_window, options_.stop};
   for (const auto& address : addresses) {
     ResourceRecord& rec = *state.find(address);
-    if (auto error = listings.errors.find(rec.project_id); error != listings.errors.end()) {
-      result.failures.push_back(address + ": its create's outcome is unknown and the project could not be listed: " +
-                                error->second);
+    const std::string kept = "; nothing was deleted, and " + address + " stays recorded";
+    const auto key = keys.find(rec.project_id);
+    if (key == keys.end()) {
+      result.failures.push_back(address + ": no key for project " + rec.project_id + kept);
       continue;
     }
-    std::vector<const Shown*> found;
-    for (const auto& s : listings.listed[rec.project_id][{ResourceKind::Service, ""}])
-      if (s.name == rec.name && type_of(ResourceKind::Service).is_live(s)) found.push_back(&s);
-    const auto created = parse_utc(rec.created_at);
-    if (found.size() == 1) {
-      record_answer(rec, *found.front(), format_utc(wall));
-      rec.create_pending = false;
-      changed.push_back(address);
-    } else if (found.size() > 1) {
-      result.failures.push_back(address + ": several services are named `" + rec.name + "`; delete the extra ones "
-                                "by hand, then run preview down again");
-    } else if (created && wall - *created >= options_.settle_window) {
-      // Lists show what was made within the settle window: it was never made.
+    Outcome out;
+    try {
+      out = look_up_unknown_create(ctx, fork_action(Action::Adopt, rec), Scope{rec.project_id, ""}, key->second.key);
+    } catch (const std::exception& e) {
+      result.failures.push_back(address + ": its create's outcome is unknown and the lookup by name failed: " +
+                                describe_exception(e) + kept);
+      continue;
+    }
+    if (out.stopped) {
+      result.interrupted = true;
+      return;
+    }
+    if (!out.error.empty()) {
+      result.failures.push_back(address + ": " + out.error + ", then run it again" + kept);
+    } else if (!out.adopted) {  // every lookup of the settle window found nothing: it was never made
       state.remove(address);
-      changed.push_back(address);
+      store_.write_changes(state, {address});
       ++result.forgotten;
+    } else if (const std::string why = not_the_fork(rec, *out.shown, state); !why.empty()) {
+      result.failures.push_back(address + ": a service named `" + rec.name + "` exists (id " + out.shown->id +
+                                ") but is not provably this preview's fork: " + why + kept +
+                                ". If the fork was never made, `dbform state rm " + address + "` forgets the record");
     } else {
-      result.failures.push_back(address + ": its create's outcome is unknown and `" + rec.name + "` is not listed "
-                                "yet (lists may lag): run preview down again after the settle window");
+      record_answer(rec, *out.shown, format_utc(clock_.wall_now()));
+      rec.create_pending = false;
+      store_.write_changes(state, {address});
     }
   }
-  if (!changed.empty()) store_.write_changes(state, changed);
 }
 
 ApplyResult PreviewRunner::remove(const std::vector<const ResourceRecord*>& forks,
@@ -327,6 +365,7 @@ ApplyResult PreviewRunner::remove(const std::vector<const ResourceRecord*>& fork
     if (std::find(projects.begin(), projects.end(), rec->project_id) == projects.end()) projects.push_back(rec->project_id);
   engine.report_preflight(preflight_keys(api_, projects, keys, options_.parallelism));
   if (!unsettled.empty()) settle_unknown(unsettled, keys, state, result);
+  if (result.interrupted) return result;
   std::vector<const ResourceRecord*> now;
   for (const auto& address : addresses)
     if (const ResourceRecord* rec = state.find(address); rec && !rec->id.empty()) now.push_back(rec);

@@ -72,8 +72,10 @@ class PreviewRunner {
   // UsageError for a guard (nothing sent but reads), Error for what stopped it; returns the
   // engine's result (failures are in it).
   ApplyResult up(const PreviewUpPlan& up, const std::map<std::string, ProjectKey>& keys, State& state);
-  // Deletes through the engine and forgets. Forks whose create's outcome is unknown are looked up
-  // by name first: deleted when found, forgotten when not found once the settle window has passed.
+  // Deletes through the engine and forgets. A fork whose create's outcome is unknown is looked up
+  // by name across the settle window first (as the engine does before a create is sent again):
+  // deleted when found and provably the fork, refused when a namesake is not provably it, forgotten
+  // when no lookup of the window found it.
   ApplyResult remove(const std::vector<const ResourceRecord*>& forks, const std::map<std::string, ProjectKey>& keys,
                      State& state);
 

@@ -1,0 +1,62 @@
+// Previews after review (issue 38's review): what `preview down`, `sweep` and `up` must not do
+// under lost answers, failures and lagging lists, through the real binary against the simulator.
+#include <signal.h>
+
+#include "previews_common.h"
+
+using namespace e2e;
+
+namespace {
+
+// `preview up NAME` killed once its fork of orders was sent: the state keeps the intent (no id),
+// the simulator the fork. The intent is dated `intent_at` (the journal folded in).
+void killed_after_fork(Sandbox& sb, const std::string& name, const std::string& intent_at) {
+  {
+    HeldAnswer held(sb, 1, [](const dbform::SimRequest& r) { return r.method == "POST" && contains(r.path, "/forkService"); });
+    auto run = sb.start({"preview", "up", name, "--poll-interval", "100ms"});
+    REQUIRE(held.wait());
+    run->signal(SIGKILL);
+    REQUIRE(run->wait().exit_code == 128 + SIGKILL);
+    held.release();
+  }
+  json state = sb.state();
+  for (auto& r : state["resources"])
+    if (r["address"] == preview_address(name, "orders")) {
+      REQUIRE(r["create_pending"] == true);
+      r["created_at"] = intent_at;
+    }
+  sb.write("dbform.state.json", state.dump(2));
+  fs::remove(sb.dir() / "dbform.state.json.journal");
+  REQUIRE(named(sb, "orders-" + name) == 1);
+}
+
+}  // namespace
+
+TEST_CASE("e2e: previews review: down looks a fork of unknown outcome up across the settle window - a lagging list does not make it forgotten") {
+  Sandbox sb;
+  applied(sb, preview_manifest("[orders]"));
+  killed_after_fork(sb, "pr-1", "2026-01-01T00:00:00Z");  // long before the settle window
+  using Kind = dbform::RouteFault::Kind;
+  sb.sim().set_route_faults({{kListServices, Kind::EmptyList, sb.count(kListServices) + 1, 1}});  // the first list lags
+  RunResult down = preview(sb, {"down", "pr-1", "--settle-window", "1s"});
+  INFO(down.describe());
+  CHECK(down.exit_code == 0);
+  CHECK(named(sb, "orders-pr-1") == 0);  // deleted, not left running unrecorded
+  CHECK(sb.count(kListServices) >= 2);
+  CHECK(find_resource(sb.state(), preview_address("pr-1", "orders")).is_null());
+}
+
+TEST_CASE("e2e: previews review: down never deletes a namesake that is not provably the fork - it refuses and keeps the record") {
+  Sandbox sb;
+  applied(sb, preview_manifest("[orders]"));
+  killed_after_fork(sb, "pr-1", "2099-01-01T00:00:00Z");  // the service named orders-pr-1 is older than the intent
+  const json before = sb.counts();
+  RunResult down = preview(sb, {"down", "pr-1", "--settle-window", "0s"});
+  INFO(down.describe());
+  CHECK(down.exit_code == 1);
+  CHECK(contains(down.err, "is not provably this preview's fork"));
+  CHECK(contains(down.err, "before this fork's intent"));
+  CHECK(writes_of(calls_since(before, sb.counts())) == json::object());
+  CHECK(named(sb, "orders-pr-1") == 1);
+  CHECK(find_resource(sb.state(), preview_address("pr-1", "orders")).is_object());
+}
