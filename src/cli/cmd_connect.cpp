@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "cli/connectable.h"
 #include "cli/context.h"
+#include "state/previews.h"
 #include "cli/manual.h"
 #include "ops/address.h"
 #include "util/atomic_file.h"
@@ -62,6 +63,7 @@ Connection recorded_connection(const State& state, const std::string& text) {
     throw UsageError(who + " has no known password (imported or adopted): `dbform rotate-password " + who +
                      "` sets and records one");
   }
+  if (const std::string problem = unrotated_fork_problem(*owner); !problem.empty()) throw UsageError(problem);
   if (!owner->pending_password.empty())
     std::cerr << "warning: a password change of " << owner->address << " is pending (its answer was lost): the "
               << "recorded password may be refused. `dbform rotate-password " << owner->address << "` completes it\n";

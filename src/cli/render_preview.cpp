@@ -97,7 +97,8 @@ std::string render_preview_markdown(const RecordedPreview& p, WallTime now) {
 std::string render_preview_env(const RecordedPreview& p) {
   std::string out;
   for (const ResourceRecord* rec : p.forks) {
-    if (rec->endpoint_host.empty() || rec->initial_password.empty() || !rec->pending_password.empty())
+    if (const std::string problem = unrotated_fork_problem(*rec); !problem.empty()) throw Error(problem);
+    if (rec->endpoint_host.empty() || rec->initial_password.empty())
       throw Error(rec->address + " has no " + (rec->endpoint_host.empty() ? "endpoint" : "known password") +
                   " recorded yet: run `dbform preview up " + p.name + "` again to finish it");
     const std::string url = postgres_uri({"tsdbadmin", rec->initial_password, rec->endpoint_host,

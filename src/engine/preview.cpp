@@ -79,13 +79,12 @@ bool PreviewUpPlan::needs_calls(const State& state) const {
 
 std::vector<std::string> forks_to_rotate(const PreviewUpPlan& up, const State& state) {
   std::vector<std::string> out;
-  for (const auto& address : up.addresses) {
-    const ResourceRecord* rec = state.find(address);
-    if (!rec || rec->id.empty() || !rec->is_ready()) continue;  // the engine's run failed it: reported there
-    const auto mark = preview_mark(*rec);
-    if (!mark || !mark->password_rotated || !rec->pending_password.empty()) out.push_back(address);
-  }
-  return out;
+  // Every recorded fork of the preview: those of a service since dropped from the block too.
+  for (const auto& p : recorded_previews(state, up.project_id))
+    if (p.name == up.name)
+      for (const ResourceRecord* rec : p.forks)
+        if (!rec->id.empty() && rec->is_ready() && !preview_password_rotated(*rec)) out.push_back(rec->address);
+  return out;  // one not READY failed in the engine's run: reported there
 }
 
 PreviewUpPlan plan_preview_up(const DesiredProject& project, const std::string& name, const State& state,
@@ -253,9 +252,10 @@ ApplyResult PreviewRunner::up(const PreviewUpPlan& up, const std::map<std::strin
     ApplyResult made = engine.apply(up.forks, keys, state);
     made.deleted += result.deleted;
     result = std::move(made);
-    if (!result.failures.empty() || result.interrupted || !result.save_error.empty()) return result;
+    if (result.interrupted || !result.save_error.empty()) return result;
   }
-  // A snapshot carries its source's credentials: each fork gets its own before it is reported.
+  // A snapshot carries its source's credentials: each READY fork gets its own, even when another
+  // fork of the preview failed (it is never left usable with production's password).
   const std::string& key = keys.at(up.project_id).key;
   for (const auto& address : forks_to_rotate(up, state)) {
     if (options_.stop && options_.stop->load()) {

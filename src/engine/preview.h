@@ -42,8 +42,9 @@ struct PreviewUpPlan {
 PreviewUpPlan plan_preview_up(const DesiredProject& project, const std::string& name, const State& state,
                               WallTime now, bool reset);
 
-// The preview's forks whose password is not yet their own (the fork's answer carries one that the
-// source's snapshot may share): after the engine's run.
+// The preview's READY forks whose password is not yet their own (the fork's answer carries one that
+// the source's snapshot may share), a fork of a service since dropped from the block included:
+// after the engine's run.
 std::vector<std::string> forks_to_rotate(const PreviewUpPlan& up, const State& state);
 
 // The deletes of the forks of preview `name` of the project (empty when none is recorded). A fork

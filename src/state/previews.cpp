@@ -31,6 +31,18 @@ std::optional<PreviewMark> preview_mark(const ResourceRecord& rec) {
   return mark;
 }
 
+bool preview_password_rotated(const ResourceRecord& rec) {
+  const auto mark = preview_mark(rec);
+  return mark && mark->password_rotated && rec.pending_password.empty();
+}
+
+std::string unrotated_fork_problem(const ResourceRecord& rec) {
+  const auto mark = preview_mark(rec);
+  if (!mark || preview_password_rotated(rec)) return "";
+  return rec.address + " is a fork of preview `" + mark->name + "` whose password is not its own yet (a fork starts "
+         "with its source's): run `dbform preview up " + mark->name + "` to finish it";
+}
+
 bool is_preview_record(const ResourceRecord& rec) {
   return rec.settings.is_object() && rec.settings.contains(kPreviewKey);
 }

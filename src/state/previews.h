@@ -32,6 +32,13 @@ struct PreviewMark {
 // strings, which the state's reader refuses).
 std::optional<PreviewMark> preview_mark(const ResourceRecord& rec);
 bool is_preview_record(const ResourceRecord& rec);
+// Whether a preview's fork has a password of its own: rotated after the fork, the answer heard (no
+// password change pending). A snapshot carries its source's credentials: until then the recorded
+// password may be production's.
+bool preview_password_rotated(const ResourceRecord& rec);
+// For a preview's fork whose password is not its own yet: why its password (or a connection
+// string holding it) is refused, naming the command that finishes it; "" for any other record.
+std::string unrotated_fork_problem(const ResourceRecord& rec);
 // The settings key holding the mark.
 inline constexpr const char* kPreviewKey = "preview";
 

@@ -60,3 +60,58 @@ TEST_CASE("e2e: previews review: down never deletes a namesake that is not prova
   CHECK(named(sb, "orders-pr-1") == 1);
   CHECK(find_resource(sb.state(), preview_address("pr-1", "orders")).is_object());
 }
+
+TEST_CASE("e2e: previews review: a fork that became READY gets its own password even when another fork of the preview failed") {
+  dbform::SimConfig config = default_sim_config();
+  config.faults.deleted = {"billing-pr-1"};  // billing's fork ends DELETED instead of READY
+  Sandbox sb(config);
+  applied(sb, preview_manifest("[orders, billing]"));
+  RunResult up = preview(sb, {"up", "pr-1"});
+  INFO(up.describe());
+  CHECK(up.exit_code == 1);
+  const json state = sb.state();
+  const json rec = find_resource(state, preview_address("pr-1", "orders"));
+  REQUIRE(rec.is_object());
+  CHECK(rec["settings"]["preview"]["password_rotated"] == true);
+  CHECK(rec["initial_password"] == sb.sim().current_password(rec["id"]));
+  CHECK(rec["initial_password"] != find_resource(state, service_address("orders"))["initial_password"]);
+}
+
+TEST_CASE("e2e: previews review: output - connect and the env report refuse a fork whose password is not its own yet - also of a service dropped from the block") {
+  Sandbox sb;
+  applied(sb, preview_manifest("[orders, billing]"));
+  REQUIRE(preview(sb, {"up", "pr-1"}).exit_code == 0);
+  // As a run stopped between the fork and its rotation leaves it; billing then dropped from the block.
+  json state = sb.state();
+  for (auto& r : state["resources"])
+    if (r["address"] == preview_address("pr-1", "billing")) r["settings"]["preview"]["password_rotated"] = false;
+  sb.write("dbform.state.json", state.dump(2));
+  fs::remove(sb.dir() / "dbform.state.json.journal");
+  sb.write("dbform.yaml", preview_manifest("[orders]"));
+  const std::string address = preview_address("pr-1", "billing");
+  const std::string password = find_resource(state, address)["initial_password"];
+  const std::string finish = "run `dbform preview up pr-1` to finish it";
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"output", address + ".password"}, {"output", address + ".connection_string"},
+        {"output", address, "--format", "env"}, {"output", address, "--format", "pgpass"},
+        {"connect", address, "--check"}}) {
+    RunResult r = sb.run(args);
+    INFO(r.describe());
+    CHECK(r.exit_code != 0);
+    CHECK(contains(r.err, finish));
+    CHECK(!contains(r.all(), password));
+  }
+  RunResult all = sb.run({"output", "--format", "env"});  // every other record's lines, never that one's
+  CHECK(!contains(all.all(), password));
+  CHECK(contains(all.err, finish));
+  // up finishes it, the dropped service's fork included; then it is reported and handed out.
+  const json before = sb.counts();
+  RunResult up = preview(sb, {"up", "pr-1", "--format", "env"});
+  INFO(up.describe());
+  CHECK(up.exit_code == 0);
+  CHECK(writes_of(calls_since(before, sb.counts())) == json{{kUpdatePassword, 1}});
+  CHECK(contains(up.out, "DATABASE_URL_BILLING="));
+  const json rec = find_resource(sb.state(), address);
+  CHECK(rec["initial_password"] == sb.sim().current_password(rec["id"]));
+  CHECK(sb.run({"output", address + ".password"}).exit_code == 0);
+}
