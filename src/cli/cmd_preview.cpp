@@ -104,6 +104,8 @@ int run_up(const PreviewOptions& opts) {
     api->client->stop_waits_on(&stop_flag());
     LineEventRenderer events(std::cerr, Terminal{});
     PreviewRunner runner(*api->client, *store, api->clock, events, engine_opts);
+    for (const auto& up : plans)  // every refusal of every project before anything is deleted or forked
+      if (up.needs_calls(state)) runner.check_live(up, keys, state);
     for (const auto& up : plans) {
       if (!up.needs_calls(state)) continue;
       exit_code = std::max(exit_code, report_result(runner.up(up, keys, state), state, *store));

@@ -115,6 +115,9 @@ PreviewUpPlan plan_preview_up(const DesiredProject& project, const std::string& 
     const ResourceRecord* own = state.find(address);
     const ResourceRecord* source = state.find(resource_address(project.id, ResourceKind::Service, service));
     const bool forks_now = !own || reset;
+    if (reset && own && own->deletion_protection)
+      problems.push_back(own->address + " is protected (deletion_protection: true, recorded), so --reset cannot "
+                         "delete it");
     if (forks_now && (!source || source->id.empty()))
       problems.push_back("its service `" + service + "` is not recorded (apply the manifests first)");
     else if (forks_now && !source->is_ready())
@@ -209,6 +212,11 @@ SweepChoice choose_sweep(const State& state, const std::string& project_id, cons
 
 void PreviewRunner::check_live(const PreviewUpPlan& up, const std::map<std::string, ProjectKey>& keys,
                                const State& state) {
+  if (std::none_of(up.forks.actions.begin(), up.forks.actions.end(),
+                   [](const PlannedAction& a) { return a.action == Action::Create; }))
+    return;
+  std::set<std::string> own;  // the preview's recorded forks: --reset deletes them before forking
+  for (const auto& a : up.reset.actions) own.insert(a.resource_id);
   ProjectListings listings = list_projects(api_, {up.project_id}, keys, options_.parallelism);
   if (auto error = listings.errors.find(up.project_id); error != listings.errors.end())
     throw Error("could not list project " + up.project_id + " to check that the fork names are free: " + error->second +
@@ -218,7 +226,7 @@ void PreviewRunner::check_live(const PreviewUpPlan& up, const std::map<std::stri
   for (const auto& a : up.forks.actions) {
     if (a.action != Action::Create) continue;
     for (const auto& s : services)
-      if (s.name == a.name && type_of(ResourceKind::Service).is_live(s))
+      if (s.name == a.name && type_of(ResourceKind::Service).is_live(s) && !own.count(s.id))
         problems.push_back("a service named `" + a.name + "` exists already (id " + s.id + "), unrecorded");
     const std::string source_name = a.after["fork"]["from"].get<std::string>();
     const ResourceRecord* source = state.find(resource_address(up.project_id, ResourceKind::Service, source_name));
@@ -230,7 +238,7 @@ void PreviewRunner::check_live(const PreviewUpPlan& up, const std::map<std::stri
   }
   if (!problems.empty())
     throw UsageError(preview_words(up.project_id, up.name) + " cannot be made: " + join(problems, "; ") +
-                     "; nothing was created");
+                     "; nothing was " + (up.reset.actions.empty() ? "created" : "deleted or created"));
 }
 
 ApplyResult PreviewRunner::up(const PreviewUpPlan& up, const std::map<std::string, ProjectKey>& keys, State& state) {
@@ -238,7 +246,7 @@ ApplyResult PreviewRunner::up(const PreviewUpPlan& up, const std::map<std::strin
   if (!up.needs_calls(state)) return result;
   ApplyEngine engine(api_, store_, clock_, events_, [&] {
     ApplyOptions o = options_;
-    o.names_checked = true;  // check_live listed the project under this run's lock
+    o.names_checked = true;  // check_live listed the project under this run's lock, before any change
     return o;
   }());
   engine.report_preflight(preflight_keys(api_, {up.project_id}, keys, options_.parallelism));
@@ -246,8 +254,6 @@ ApplyResult PreviewRunner::up(const PreviewUpPlan& up, const std::map<std::strin
     result = engine.apply(up.reset, keys, state);
     if (!result.failures.empty() || result.interrupted || !result.save_error.empty()) return result;
   }
-  if (std::any_of(up.forks.actions.begin(), up.forks.actions.end(), [](const PlannedAction& a) { return a.action == Action::Create; }))
-    check_live(up, keys, state);
   if (!up.forks.actions.empty()) {
     ApplyResult made = engine.apply(up.forks, keys, state);
     made.deleted += result.deleted;

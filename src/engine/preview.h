@@ -62,16 +62,18 @@ struct SweepChoice {
 SweepChoice choose_sweep(const State& state, const std::string& project_id, const std::set<std::string>& keep,
                          int max_deletes, WallTime now);
 
-// Runs the guards that need a live list (a fork name taken by any service of the project, a source
-// that is not READY now) and the engine. Keys must hold every project of the plans.
+// Runs the guards that need a live list and the engine. Keys must hold every project of the plans.
 class PreviewRunner {
  public:
   PreviewRunner(ApiClient& api, StateStore& store, Clock& clock, EventSink& events, ApplyOptions options)
       : api_(api), store_(store), clock_(clock), events_(events), options_(std::move(options)) {}
 
-  // Preflight, the live guards, --reset's deletes, the forks, then their passwords. Throws
-  // UsageError for a guard (nothing sent but reads), Error for what stopped it; returns the
-  // engine's result (failures are in it).
+  // The guards that need a live list, for a plan that forks: a fork name taken by a live service
+  // (other than the preview's own forks, which --reset deletes first), a source not READY now.
+  // Throws UsageError (nothing sent but reads). Run for every project before any up().
+  void check_live(const PreviewUpPlan& up, const std::map<std::string, ProjectKey>& keys, const State& state);
+  // Preflight, --reset's deletes, the forks, then their passwords (check_live first). Throws Error
+  // for what stopped it; returns the engine's result (failures are in it).
   ApplyResult up(const PreviewUpPlan& up, const std::map<std::string, ProjectKey>& keys, State& state);
   // Deletes through the engine and forgets. A fork whose create's outcome is unknown is looked up
   // by name across the settle window first (as the engine does before a create is sent again):
@@ -81,7 +83,6 @@ class PreviewRunner {
                      State& state);
 
  private:
-  void check_live(const PreviewUpPlan& up, const std::map<std::string, ProjectKey>& keys, const State& state);
   void settle_unknown(const std::vector<std::string>& addresses, const std::map<std::string, ProjectKey>& keys,
                       State& state, ApplyResult& result);
   ApiClient& api_;

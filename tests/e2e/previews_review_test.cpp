@@ -115,3 +115,39 @@ TEST_CASE("e2e: previews review: output - connect and the env report refuse a fo
   CHECK(rec["initial_password"] == sb.sim().current_password(rec["id"]));
   CHECK(sb.run({"output", address + ".password"}).exit_code == 0);
 }
+
+TEST_CASE("e2e: previews review: up --reset runs every check that can refuse before it deletes anything") {
+  Sandbox sb;
+  applied(sb, preview_manifest("[orders, billing]"));
+  REQUIRE(preview(sb, {"up", "pr-1"}).exit_code == 0);
+  const json state = sb.state();
+  auto refused = [&](const std::string& says) {
+    const json before = sb.counts();
+    RunResult reset = preview(sb, {"up", "pr-1", "--reset"});
+    INFO(reset.describe());
+    CHECK(reset.exit_code == 1);
+    CHECK(contains(reset.err, says));
+    CHECK(contains(reset.err, "nothing was"));
+    CHECK(writes_of(calls_since(before, sb.counts())) == json::object());
+    CHECK(named(sb, "orders-pr-1") + named(sb, "billing-pr-1") == 2);
+    CHECK(sb.state()["resources"] == state["resources"]);
+  };
+  // A live check: the source paused outside dbform (the state still says READY).
+  const std::string orders_id = find_resource(state, service_address("orders"))["id"];
+  REQUIRE(sb.sim().console(orders_id, "stop", "").status == 200);
+  refused("its service `orders` is PAUSED now, not READY");
+  REQUIRE(sb.sim().console(orders_id, "start", "").status == 200);
+  // A fork that is protected: none of the forks is deleted.
+  json protected_state = state;
+  for (auto& r : protected_state["resources"])
+    if (r["address"] == preview_address("pr-1", "billing")) r["deletion_protection"] = true;
+  sb.write("dbform.state.json", protected_state.dump(2));
+  fs::remove(sb.dir() / "dbform.state.json.journal");
+  const json before = sb.counts();
+  RunResult reset = preview(sb, {"up", "pr-1", "--reset"});
+  INFO(reset.describe());
+  CHECK(reset.exit_code == 1);
+  CHECK(contains(reset.err, "is protected (deletion_protection: true, recorded)"));
+  CHECK(sb.counts() == before);  // refused from the state alone: not one call
+  CHECK(named(sb, "orders-pr-1") + named(sb, "billing-pr-1") == 2);
+}
