@@ -50,6 +50,12 @@ void finish(Plan& plan, const State& state) {
   plan.summary = summarize(plan.actions);
 }
 
+// A fork whose delete was sent (journaled) or that the API shows on its way out.
+bool being_deleted(const ResourceRecord& rec) {
+  const bool delete_pending = rec.pending_call.is_object() && rec.pending_call.value("call", "") == "delete";
+  return delete_pending || rec.status == "DELETING" || rec.status == "DELETED";
+}
+
 // The previews of a project other than `name`, each with its age: for the `max` refusal.
 std::string others_with_ages(const State& state, const std::string& project_id, WallTime now) {
   std::vector<std::string> out;
@@ -143,6 +149,13 @@ PreviewUpPlan plan_preview_up(const DesiredProject& project, const std::string& 
       throw UsageError("the create of " + join(unsettled, ", ") + " has an unknown outcome: run `dbform preview up " +
                        name + "` without --reset first (it finds the fork by name), then reset" + refused);
   }
+  for (const auto& p : recorded)  // a preview half deleted is not one to report (--reset deletes it all)
+    for (const ResourceRecord* rec : p.forks)
+      if (p.name == name && !reset && being_deleted(*rec))
+        throw UsageError(rec->address + " (" + rec->name + ") is being deleted (status " +
+                         (rec->status.empty() ? std::string("unknown") : rec->status) + ", a `preview down` or "
+                         "`sweep` stopped half-way?): `dbform preview down " + name + "` finishes it, then `dbform "
+                         "preview up " + name + "` makes the preview again" + refused);
   for (size_t i = 0; i < block.services.size(); ++i) {
     const ResourceRecord* rec = reset ? nullptr : state.find(up.addresses[i]);
     if (rec && rec->create_pending) up.forks.actions.push_back(fork_action(Action::Adopt, *rec));

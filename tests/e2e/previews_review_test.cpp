@@ -151,3 +151,28 @@ TEST_CASE("e2e: previews review: up --reset runs every check that can refuse bef
   CHECK(sb.counts() == before);  // refused from the state alone: not one call
   CHECK(named(sb, "orders-pr-1") + named(sb, "billing-pr-1") == 2);
 }
+
+TEST_CASE("e2e: previews review: up does not report a preview one of whose forks is being deleted - it refuses and says how to finish") {
+  Sandbox sb;
+  applied(sb, preview_manifest("[orders, billing]"));
+  REQUIRE(preview(sb, {"up", "pr-1"}).exit_code == 0);
+  for (const char* status : {"", "DELETING"}) {
+    INFO(status);
+    json state = sb.state();  // as a `preview down` killed after its delete was journaled leaves it
+    for (auto& r : state["resources"])
+      if (r["address"] == preview_address("pr-1", "billing")) {
+        r["pending_call"] = {{"call", "delete"}};
+        if (*status) r["status"] = status;
+      }
+    sb.write("dbform.state.json", state.dump(2));
+    fs::remove(sb.dir() / "dbform.state.json.journal");
+    const json before = sb.counts();
+    RunResult up = preview(sb, {"up", "pr-1", "--format", "env"});
+    INFO(up.describe());
+    CHECK(up.exit_code == 1);
+    CHECK(contains(up.err, "is being deleted"));
+    CHECK(contains(up.err, "`dbform preview down pr-1` finishes it"));
+    CHECK(up.out.empty());
+    CHECK(sb.counts() == before);
+  }
+}
