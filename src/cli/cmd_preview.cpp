@@ -127,11 +127,10 @@ int run_down(const PreviewOptions& opts, bool manifests_given) {
   auto store = open_state_store(opts.state);
   auto lock = store->lock("preview down", lock_timeout(opts.state));
   State state = read_state(*store);
-  std::vector<const ResourceRecord*> forks;
-  std::vector<std::string> projects;
+  std::vector<std::string> forks, projects;
   for (const auto& p : recorded_previews(state, opts.project))
     if (p.name == opts.name) {
-      forks.insert(forks.end(), p.forks.begin(), p.forks.end());
+      for (const ResourceRecord* rec : p.forks) forks.push_back(rec->address);
       projects.push_back(p.project_id);
     }
   if (forks.empty()) {
@@ -155,36 +154,42 @@ int run_sweep(const PreviewOptions& opts, bool manifests_given) {
   for (const auto& name : opts.keep) check_name(name);
   if (opts.max_deletes < 0) throw UsageError("--max-deletes must be 0 or more");
   const ApplyOptions engine_opts = engine_options(opts);
+  const Manifest manifest = manifests_if_any(opts.manifests, manifests_given);
   install_stop_signals();
   auto store = open_state_store(opts.state);
   auto lock = store->lock("preview sweep", lock_timeout(opts.state));
   State state = read_state(*store);
   const std::set<std::string> keep(opts.keep.begin(), opts.keep.end());
-  const SweepChoice choice = choose_sweep(state, opts.project, keep, opts.max_deletes, std::chrono::system_clock::now());
-  std::vector<std::string> deleted;
+  const SweepChoice choice = choose_sweep(state, opts.project, keep, std::chrono::system_clock::now());
+  SweepReport report;
   int exit_code = 0;
-  if (!choice.deleted.empty()) {
-    std::vector<std::string> projects;
-    for (const ResourceRecord* rec : choice.deleted) {
-      deleted.push_back(rec->address);
-      if (std::find(projects.begin(), projects.end(), rec->project_id) == projects.end()) projects.push_back(rec->project_id);
+  if (!choice.due.empty()) {
+    std::map<std::string, ProjectKey> keys;
+    std::map<std::string, std::string> key_problems;
+    for (const auto& item : choice.due) {  // a project without a key is skipped, not the whole sweep
+      if (keys.count(item.project_id) || key_problems.count(item.project_id)) continue;
+      try {
+        keys.merge(resolve_keys(manifest, {item.project_id}, process_env()));
+      } catch (const Error& e) {
+        key_problems[item.project_id] = e.what();
+      }
     }
-    const auto keys = keys_for(opts, manifests_given, projects);
     auto api = make_api();
     api->client->stop_waits_on(&stop_flag());
     LineEventRenderer events(std::cerr, Terminal{});
     PreviewRunner runner(*api->client, *store, api->clock, events, engine_opts);
-    const ApplyResult result = runner.remove(choice.deleted, keys, state);
+    report = runner.sweep(choice, opts.max_deletes, keys, key_problems, state);
     store->compact(state);
     // A sweep makes progress; what it could not delete is said, and the next sweep tries again.
-    if (!result.save_error.empty()) throw Error(save_failure_message(result, state, *store, process_env()));
-    for (const auto& failure : result.failures) std::cerr << "warning: " << scrub(failure) << "\n";
-    if (result.interrupted) exit_code = 130;
+    if (!report.result.save_error.empty()) throw Error(save_failure_message(report.result, state, *store, process_env()));
+    for (const auto& failure : report.result.failures) std::cerr << "warning: " << scrub(failure) << "\n";
+    if (report.result.interrupted) exit_code = 130;
   }
-  std::cout << "Swept " << deleted.size() << " service(s)" << (deleted.empty() ? "." : ":") << "\n";
-  for (const auto& address : deleted) std::cout << "  deleted " << address << (state.find(address) ? " (not done, see above)" : "") << "\n";
-  if (!choice.left.empty()) std::cout << "Left for the next sweep:\n";
-  for (const auto& left : choice.left) std::cout << "  " << left << "\n";
+  std::cout << "Swept " << report.tried.size() << " service(s)" << (report.tried.empty() ? "." : ":") << "\n";
+  for (const auto& address : report.tried)
+    std::cout << "  deleted " << address << (state.find(address) ? " (not done, see above)" : "") << "\n";
+  if (!report.left.empty()) std::cout << "Left for the next sweep:\n";
+  for (const auto& left : report.left) std::cout << "  " << scrub(left) << "\n";
   if (!choice.kept.empty()) std::cout << "Kept:\n";
   for (const auto& kept : choice.kept) std::cout << "  " << kept << "\n";
   return exit_code;

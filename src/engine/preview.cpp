@@ -196,29 +196,22 @@ Plan plan_preview_delete(const State& state, const std::vector<const ResourceRec
 }
 
 SweepChoice choose_sweep(const State& state, const std::string& project_id, const std::set<std::string>& keep,
-                         int max_deletes, WallTime now) {
+                         WallTime now) {
   SweepChoice choice;
-  int budget = std::max(0, max_deletes);
-  const std::string now_text = format_utc(now);
-  for (const auto& p : recorded_previews(state, project_id)) {
+  std::vector<RecordedPreview> previews = recorded_previews(state, project_id);
+  std::stable_sort(previews.begin(), previews.end(), [](const RecordedPreview& a, const RecordedPreview& b) {
+    return preview_created(a) < preview_created(b);  // oldest first across the projects
+  });
+  for (const auto& p : previews) {
     const std::string where = p.project_id + "/previews/" + p.name;
-    const bool expired = p.expires_at <= now_text;  // both UTC ISO 8601: text order is time order
-    const bool unkept = !keep.empty() && !keep.count(p.name);
-    if (!expired && !unkept) {
+    const bool expired = preview_expired(p, now);
+    if (!expired && (keep.empty() || keep.count(p.name))) {
       choice.kept.push_back(where + ": " + (keep.count(p.name) ? "kept" : "not expired") + ", expires " + p.expires_at);
       continue;
     }
-    const std::string why = expired ? "expired " + p.expires_at : "not kept";
-    size_t taken = 0;
-    for (const ResourceRecord* fork : p.forks)
-      if (budget > 0) {
-        choice.deleted.push_back(fork);
-        --budget;
-        ++taken;
-      }
-    if (taken < p.forks.size())
-      choice.left.push_back(where + ": " + why + "; " + std::to_string(p.forks.size() - taken) +
-                            " of its services left for the next sweep (--max-deletes " + std::to_string(max_deletes) + ")");
+    SweepItem item{p.project_id, where, expired ? "expired " + p.expires_at : "not kept", {}};
+    for (const ResourceRecord* fork : p.forks) item.forks.push_back(fork->address);
+    choice.due.push_back(std::move(item));
   }
   return choice;
 }
@@ -370,30 +363,101 @@ void PreviewRunner::settle_unknown(const std::vector<std::string>& addresses,
   }
 }
 
-ApplyResult PreviewRunner::remove(const std::vector<const ResourceRecord*>& forks,
-                                  const std::map<std::string, ProjectKey>& keys, State& state) {
-  ApplyResult result;
-  if (forks.empty()) return result;
-  std::vector<std::string> unsettled, addresses;
-  for (const ResourceRecord* rec : forks) addresses.push_back(rec->address);
-  for (const ResourceRecord* rec : forks)
-    if (rec->id.empty()) unsettled.push_back(rec->address);
-  ApplyEngine engine(api_, store_, clock_, events_, options_);
+namespace {
+
+std::vector<std::string> projects_of(const std::vector<std::string>& forks, const State& state) {
   std::vector<std::string> projects;
-  for (const ResourceRecord* rec : forks)
-    if (std::find(projects.begin(), projects.end(), rec->project_id) == projects.end()) projects.push_back(rec->project_id);
-  engine.report_preflight(preflight_keys(api_, projects, keys, options_.parallelism));
+  for (const auto& address : forks)
+    if (const ResourceRecord* rec = state.find(address);
+        rec && std::find(projects.begin(), projects.end(), rec->project_id) == projects.end())
+      projects.push_back(rec->project_id);
+  return projects;
+}
+
+void add_up(ApplyResult& into, const ApplyResult& r) {
+  into.deleted += r.deleted;
+  into.forgotten += r.forgotten;
+  into.failures.insert(into.failures.end(), r.failures.begin(), r.failures.end());
+  into.interrupted = into.interrupted || r.interrupted;
+  if (into.save_error.empty()) {
+    into.save_error = r.save_error;
+    into.unsaved_changes = r.unsaved_changes;
+  }
+}
+
+}  // namespace
+
+ApplyResult PreviewRunner::remove(const std::vector<std::string>& forks, const std::map<std::string, ProjectKey>& keys,
+                                  State& state) {
+  if (forks.empty()) return {};
+  ApplyEngine(api_, store_, clock_, events_, options_)
+      .report_preflight(preflight_keys(api_, projects_of(forks, state), keys, options_.parallelism));
+  return delete_forks(forks, keys, state);
+}
+
+ApplyResult PreviewRunner::delete_forks(const std::vector<std::string>& forks,
+                                        const std::map<std::string, ProjectKey>& keys, State& state) {
+  ApplyResult result;
+  std::vector<std::string> unsettled;
+  for (const auto& address : forks)
+    if (const ResourceRecord* rec = state.find(address); rec && rec->id.empty()) unsettled.push_back(address);
   if (!unsettled.empty()) settle_unknown(unsettled, keys, state, result);
   if (result.interrupted) return result;
   std::vector<const ResourceRecord*> now;
-  for (const auto& address : addresses)
+  for (const auto& address : forks)
     if (const ResourceRecord* rec = state.find(address); rec && !rec->id.empty()) now.push_back(rec);
   Plan plan = plan_preview_delete(state, now);
   if (plan.actions.empty()) return result;
-  ApplyResult deleted = engine.apply(plan, keys, state);
+  ApplyResult deleted = ApplyEngine(api_, store_, clock_, events_, options_).apply(plan, keys, state);
   deleted.forgotten += result.forgotten;
   deleted.failures.insert(deleted.failures.begin(), result.failures.begin(), result.failures.end());
   return deleted;
+}
+
+SweepReport PreviewRunner::sweep(const SweepChoice& choice, int max_deletes,
+                                 const std::map<std::string, ProjectKey>& keys,
+                                 const std::map<std::string, std::string>& key_problems, State& state) {
+  SweepReport report;
+  std::map<std::string, std::string> skipped = key_problems;
+  std::vector<std::string> projects;
+  for (const auto& item : choice.due)
+    if (!skipped.count(item.project_id) && std::find(projects.begin(), projects.end(), item.project_id) == projects.end())
+      projects.push_back(item.project_id);
+  ApplyEngine reporter(api_, store_, clock_, events_, options_);
+  for (const auto& project : projects) {  // one rejected key skips its project, not the sweep
+    try {
+      reporter.report_preflight(preflight_keys(api_, {project}, keys, 1));
+    } catch (const Error& e) {
+      skipped[project] = e.what();
+    }
+  }
+  int budget = std::max(0, max_deletes);
+  const std::string limit = " (--max-deletes " + std::to_string(max_deletes) + ")";
+  for (const auto& item : choice.due) {
+    std::vector<std::string> forks;
+    for (const auto& address : item.forks)
+      if (state.find(address)) forks.push_back(address);
+    if (auto skip = skipped.find(item.project_id); skip != skipped.end()) {
+      report.left.push_back(item.where + ": " + item.why + "; skipped: " + skip->second);
+      continue;
+    }
+    if (report.result.interrupted || !report.result.save_error.empty() || budget == 0) {
+      report.left.push_back(item.where + ": " + item.why + "; " + std::to_string(forks.size()) +
+                            " of its services left for the next sweep" + (budget == 0 ? limit : ""));
+      continue;
+    }
+    forks.resize(std::min(forks.size(), static_cast<size_t>(budget)));
+    const ApplyResult r = delete_forks(forks, keys, state);
+    report.tried.insert(report.tried.end(), forks.begin(), forks.end());
+    budget -= std::min(budget, r.deleted);  // a delete that failed costs nothing: the next preview is tried
+    add_up(report.result, r);
+    size_t still = 0;
+    for (const auto& address : item.forks) still += state.find(address) ? 1 : 0;
+    if (still > 0)
+      report.left.push_back(item.where + ": " + item.why + "; " + std::to_string(still) +
+                            " of its services left for the next sweep" + (budget == 0 ? limit : ""));
+  }
+  return report;
 }
 
 }  // namespace dbform

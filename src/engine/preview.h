@@ -52,15 +52,25 @@ std::vector<std::string> forks_to_rotate(const PreviewUpPlan& up, const State& s
 Plan plan_preview_delete(const State& state, const std::vector<const ResourceRecord*>& forks,
                          std::vector<std::string>* unsettled = nullptr);
 
-// What `preview sweep` deletes: every fork of each expired preview, and with `keep` non-empty of
-// each preview not kept, oldest preview first, at most `max_deletes` forks.
+// A preview `preview sweep` deletes: expired, or (with `keep` given) not kept.
+struct SweepItem {
+  std::string project_id;
+  std::string where;               // PROJECT/previews/NAME
+  std::string why;                 // "expired 2026-...", "not kept"
+  std::vector<std::string> forks;  // their addresses
+};
 struct SweepChoice {
-  std::vector<const ResourceRecord*> deleted;  // this run's, oldest first
-  std::vector<std::string> left;               // "PROJECT/previews/NAME: why", due but over the limit
-  std::vector<std::string> kept;               // "PROJECT/previews/NAME: why", not due
+  std::vector<SweepItem> due;     // oldest first across every project
+  std::vector<std::string> kept;  // "PROJECT/previews/NAME: why", not due
 };
 SweepChoice choose_sweep(const State& state, const std::string& project_id, const std::set<std::string>& keep,
-                         int max_deletes, WallTime now);
+                         WallTime now);
+// What a sweep did.
+struct SweepReport {
+  std::vector<std::string> tried;  // the forks it deleted or tried to (those still recorded failed)
+  std::vector<std::string> left;   // "PROJECT/previews/NAME: why", due but not (all) deleted
+  ApplyResult result;
+};
 
 // Runs the guards that need a live list and the engine. Keys must hold every project of the plans.
 class PreviewRunner {
@@ -79,10 +89,18 @@ class PreviewRunner {
   // by name across the settle window first (as the engine does before a create is sent again):
   // deleted when found and provably the fork, refused when a namesake is not provably it, forgotten
   // when no lookup of the window found it.
-  ApplyResult remove(const std::vector<const ResourceRecord*>& forks, const std::map<std::string, ProjectKey>& keys,
+  ApplyResult remove(const std::vector<std::string>& forks, const std::map<std::string, ProjectKey>& keys,
                      State& state);
+  // The due previews, oldest first, deleted as remove() does, at most `max_deletes` services: a
+  // preview whose deletes fail costs the budget only what it deleted, so the next ones are tried;
+  // a project whose key is missing (`key_problems`, project -> why) or rejected is reported in
+  // `left` and skipped while the others are swept.
+  SweepReport sweep(const SweepChoice& choice, int max_deletes, const std::map<std::string, ProjectKey>& keys,
+                    const std::map<std::string, std::string>& key_problems, State& state);
 
  private:
+  ApplyResult delete_forks(const std::vector<std::string>& forks, const std::map<std::string, ProjectKey>& keys,
+                           State& state);
   void settle_unknown(const std::vector<std::string>& addresses, const std::map<std::string, ProjectKey>& keys,
                       State& state, ApplyResult& result);
   ApiClient& api_;

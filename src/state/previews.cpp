@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include "util/clock.h"
+
 namespace dbform {
 
 bool is_valid_preview_name(std::string_view name) {
@@ -60,6 +62,14 @@ std::string preview_record_problem(const ResourceRecord& rec) {
   if (const std::string expected = preview_fork_name(mark->name, mark->service); rec.name != expected)
     return "the name \"" + expected + "\" for it (SERVICE-PREVIEW)";
   return "";
+}
+
+std::chrono::system_clock::time_point preview_created(const RecordedPreview& p) {
+  return parse_utc(p.created_at).value_or(std::chrono::system_clock::time_point{});
+}
+
+bool preview_expired(const RecordedPreview& p, std::chrono::system_clock::time_point now) {
+  return parse_utc(p.expires_at).value_or(std::chrono::system_clock::time_point{}) <= now;
 }
 
 std::vector<RecordedPreview> recorded_previews(const State& state, const std::string& project_id) {

@@ -3,6 +3,7 @@
 // services under PROJECT/previews/NAME/services/SERVICE, named SERVICE-NAME in the API, and marked
 // by the `preview` object of their settings (the preview's name, the source, the expiry recorded at
 // creation). They belong to the `previews:` block, not to the declarations: no plan acts on them.
+#include <chrono>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -54,6 +55,9 @@ struct RecordedPreview {
   std::string expires_at;  // the earliest of its forks'
   std::vector<const ResourceRecord*> forks;  // in the state's order
 };
+// Its creation and expiry as times (the state's reader checks both are UTC timestamps).
+std::chrono::system_clock::time_point preview_created(const RecordedPreview& p);
+bool preview_expired(const RecordedPreview& p, std::chrono::system_clock::time_point now);
 // Every preview recorded, per project in the state's order, then by creation (oldest first).
 std::vector<RecordedPreview> recorded_previews(const State& state, const std::string& project_id = "");
 

@@ -176,3 +176,80 @@ TEST_CASE("e2e: previews review: up does not report a preview one of whose forks
     CHECK(sb.counts() == before);
   }
 }
+
+namespace {
+
+const std::string kDev = "acme-dev";
+const std::string kDevKey = "e2e-key-acme-dev-0123456789";
+
+// acme-prod (orders) and acme-dev (web), each with a `previews:` block whose previews expire at once.
+Sandbox& two_projects(Sandbox& sb) {
+  const std::string block = "    previews:\n      services: [%]\n      strategy: NOW\n      ttl: 1ms\n      max: 5\n";
+  auto with = [&](const std::string& service) { return std::string(block).replace(block.find('%'), 1, service); };
+  applied(sb, manifest({}, {service_yaml("orders")}) + with("orders") + manifest({}, {service_yaml("web")}, kDev)
+                  .substr(std::string("version: 1\nprojects:\n").size()) + with("web"));
+  return sb;
+}
+
+dbform::SimConfig two_keys() {
+  dbform::SimConfig config = default_sim_config();
+  config.keys.push_back({kDevKey, kDev, "dev"});
+  return config;
+}
+
+// Previews p1 (acme-prod), d1 (acme-dev) and p2 (acme-prod), created in that order a second apart.
+void three_previews(Sandbox& sb) {
+  REQUIRE(preview(sb, {"up", "p1", "--project", kProject}).exit_code == 0);
+  REQUIRE(preview(sb, {"up", "d1", "--project", kDev}).exit_code == 0);
+  REQUIRE(preview(sb, {"up", "p2", "--project", kProject}).exit_code == 0);
+  json state = sb.state();
+  for (auto& r : state["resources"])
+    for (const auto& [name, at] : {std::pair("p1", "01"), std::pair("d1", "02"), std::pair("p2", "03")})
+      if (r["name"].get<std::string>().ends_with(std::string("-") + name)) r["created_at"] = "2026-01-01T00:00:" + std::string(at) + "Z";
+  sb.write("dbform.state.json", state.dump(2));
+  fs::remove(sb.dir() / "dbform.state.json.journal");
+}
+
+}  // namespace
+
+TEST_CASE("e2e: previews review: sweep goes oldest first across projects - a preview whose delete fails does not spend the budget") {
+  Sandbox sb(two_keys());
+  sb.env["DBFORM_API_KEY_ACME_DEV"] = kDevKey;
+  two_projects(sb);
+  three_previews(sb);
+  using Kind = dbform::RouteFault::Kind;
+  sb.sim().set_route_faults({{kDeleteService, Kind::Refuse, sb.count(kDeleteService) + 1, 1}});  // p1's delete
+  RunResult sweep = preview(sb, {"sweep", "--max-deletes", "2"});
+  INFO(sweep.describe());
+  CHECK(sweep.exit_code == 0);
+  CHECK(named(sb, "orders-p1") == 1);  // refused: left for the next sweep
+  CHECK(named(sb, "web-d1") == 0);     // older than p2, in another project
+  CHECK(named(sb, "orders-p2") == 0);  // the budget p1's failure did not spend
+  CHECK(contains(sweep.out, kProject + "/previews/p1: expired"));
+}
+
+TEST_CASE("e2e: previews review: sweep skips a project whose key is missing or rejected and sweeps the others - exit 0") {
+  Sandbox sb(two_keys());
+  sb.env["DBFORM_API_KEY_ACME_DEV"] = kDevKey;
+  two_projects(sb);
+  three_previews(sb);
+  // Rejected: acme-dev's variable holds acme-prod's key.
+  RunResult rejected = preview(sb, {"sweep", "--max-deletes", "1"}, {{"DBFORM_API_KEY_ACME_DEV", kKey}});
+  INFO(rejected.describe());
+  CHECK(rejected.exit_code == 0);
+  CHECK(named(sb, "orders-p1") == 0);
+  CHECK(named(sb, "web-d1") == 1);
+  CHECK(contains(rejected.out, kDev + "/previews/d1: expired"));
+  CHECK(contains(rejected.out, "skipped: "));
+  // Missing: no key for acme-dev at all.
+  sb.env.erase("DBFORM_API_KEY_ACME_DEV");
+  sb.env["DBFORM_API_KEY_ACME_PROD"] = sb.env["DBFORM_API_KEY"];
+  sb.env.erase("DBFORM_API_KEY");
+  RunResult missing = preview(sb, {"sweep"});
+  INFO(missing.describe());
+  CHECK(missing.exit_code == 0);
+  CHECK(named(sb, "orders-p2") == 0);
+  CHECK(named(sb, "web-d1") == 1);
+  CHECK(contains(missing.out, kDev + "/previews/d1: expired"));
+  CHECK(contains(missing.out, "skipped: "));
+}
