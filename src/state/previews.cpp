@@ -57,6 +57,8 @@ std::string preview_record_problem(const ResourceRecord& rec) {
   if (!is_valid_preview_name(mark->name) || !is_valid_name(mark->service))
     return "a preview name (1-32 of a-z, 0-9 and '-') and a service name, not `" + mark->name + "` and `" +
            mark->service + "`";
+  if (!parse_utc(mark->expires_at))
+    return "an expires_at that is a UTC time like 2026-01-04T00:00:00Z";
   if (const std::string expected = preview_address(rec.project_id, mark->name, mark->service); rec.address != expected)
     return "the address \"" + expected + "\" for it (from project_id and settings.preview)";
   if (const std::string expected = preview_fork_name(mark->name, mark->service); rec.name != expected)
@@ -72,6 +74,17 @@ bool preview_expired(const RecordedPreview& p, std::chrono::system_clock::time_p
   return parse_utc(p.expires_at).value_or(std::chrono::system_clock::time_point{}) <= now;
 }
 
+namespace {
+
+// Whether UTC time `a` is before `b`, compared as times; a time that is not one (never in a state
+// that was read: the codec checks them) counts as the latest.
+bool earlier(const std::string& a, const std::string& b) {
+  const auto ta = parse_utc(a), tb = parse_utc(b);
+  return ta && (!tb || *ta < *tb);
+}
+
+}  // namespace
+
 std::vector<RecordedPreview> recorded_previews(const State& state, const std::string& project_id) {
   std::vector<RecordedPreview> out;
   std::map<std::pair<std::string, std::string>, size_t> index;  // (project, name) -> position in out
@@ -83,15 +96,15 @@ std::vector<RecordedPreview> recorded_previews(const State& state, const std::st
     if (fresh) out.push_back({rec.project_id, mark->name, rec.created_at, mark->expires_at, {}});
     RecordedPreview& p = out[it->second];
     p.forks.push_back(&rec);
-    if (!rec.created_at.empty() && (p.created_at.empty() || rec.created_at < p.created_at)) p.created_at = rec.created_at;
-    if (mark->expires_at < p.expires_at) p.expires_at = mark->expires_at;
+    if (earlier(rec.created_at, p.created_at)) p.created_at = rec.created_at;
+    if (earlier(mark->expires_at, p.expires_at)) p.expires_at = mark->expires_at;
   }
   // Oldest first within a project; projects keep the state's order.
   std::map<std::string, size_t> project_order;
   for (const auto& p : out) project_order.emplace(p.project_id, project_order.size());
   std::stable_sort(out.begin(), out.end(), [&](const RecordedPreview& a, const RecordedPreview& b) {
     const size_t pa = project_order[a.project_id], pb = project_order[b.project_id];
-    return pa != pb ? pa < pb : a.created_at < b.created_at;
+    return pa != pb ? pa < pb : earlier(a.created_at, b.created_at);
   });
   return out;
 }
