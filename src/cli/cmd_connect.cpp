@@ -206,7 +206,7 @@ void add_connect_command(CLI::App& app, int& exit_code) {
 
 `--check` runs no psql: it connects once through libpq, runs `SELECT 1` and prints the server's version and the round trip; it exits 0 when that worked and 1 with libpq's reason when not.
 
-It refuses, naming the cause, an address without a recorded endpoint, a service recorded as paused, and one whose password is not known (imported or adopted: `dbform rotate-password` sets one). Like `output` it reads the state without a lock and makes no API call: the state says where to connect, so run it after `dbform apply`.
+It refuses, naming the cause, an address without a recorded endpoint, a service recorded as paused, one whose password is not known (imported or adopted: `dbform rotate-password` sets one), and a preview's fork whose password is not its own yet (`dbform preview up NAME` finishes it). Like `output` it reads the state without a lock and makes no API call: the state says where to connect, so run it after `dbform apply`.
 
 ## Exit status
 

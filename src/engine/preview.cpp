@@ -79,6 +79,12 @@ std::string preview_age(const std::string& created_at, WallTime now) {
   return format_duration(age);
 }
 
+void require_preview_name(const std::string& name) {
+  if (!is_valid_preview_name(name))
+    throw UsageError("`" + name + "` is not a preview name: 1-" + std::to_string(kMaxPreviewNameLength) +
+                     " lowercase letters, digits and '-' (a pull request's number fits: pr-123); nothing was changed");
+}
+
 bool PreviewUpPlan::needs_calls(const State& state) const {
   return !reset.actions.empty() || !forks.actions.empty() || !forks_to_rotate(*this, state).empty();
 }
@@ -95,9 +101,7 @@ std::vector<std::string> forks_to_rotate(const PreviewUpPlan& up, const State& s
 
 PreviewUpPlan plan_preview_up(const DesiredProject& project, const std::string& name, const State& state,
                               WallTime now, bool reset) {
-  if (!is_valid_preview_name(name))
-    throw UsageError("`" + name + "` is not a preview name: 1-" + std::to_string(kMaxPreviewNameLength) +
-                     " lowercase letters, digits and '-' (like pr-123); nothing was changed");
+  require_preview_name(name);
   if (!project.previews)
     throw UsageError("project " + project.id + " has no `previews:` block, so it has no previews to make; declare "
                      "one (see `dbform help manifest`)");

@@ -31,10 +31,13 @@ struct PreviewUpPlan {
   std::vector<std::string> addresses;  // each fork's, in the block's order
   Plan reset;  // --reset: the deletes of the forks recorded now (made first)
   Plan forks;  // the creates, adopts and waits of the forks; none when the preview stands
-  // Forks whose password is still the one the fork was made with (or a rotation whose answer was
-  // lost): set after the engine's run, before the preview is reported.
+  // Whether `up` has a call to make: --reset's deletes, forks to make, adopt or wait for, or a
+  // fork's password to rotate (forks_to_rotate). None for a preview that stands.
   bool needs_calls(const State& state) const;
 };
+
+// A preview name (1-32 of a-z, 0-9 and '-'), else UsageError saying so.
+void require_preview_name(const std::string& name);
 
 // The guards that need no call (SPEC section 9), as UsageError: a name that would exceed `max`
 // (naming the previews and their ages), a listed service not recorded or not READY, a fork name

@@ -1,6 +1,8 @@
 #pragma once
 // What the e2e tests of previews (SPEC section 9) share: the manifest with a `previews:` block, the
 // `preview` runs, and the checks of a fork.
+#include <signal.h>
+
 #include "common.h"
 
 namespace e2e {
@@ -67,5 +69,18 @@ inline void check_fork(Sandbox& sb, const std::string& name, const std::string& 
   CHECK(named(sb, service + "-" + name) == 1);
 }
 
+
+// `dbform preview ARGS...` killed with SIGKILL once the first fork was sent (and performed).
+inline void killed_once_forked(Sandbox& sb, const std::vector<std::string>& args) {
+  HeldAnswer held(sb, 1, [](const dbform::SimRequest& r) { return r.method == "POST" && contains(r.path, "/forkService"); });
+  std::vector<std::string> all = {"preview"};
+  all.insert(all.end(), args.begin(), args.end());
+  all.insert(all.end(), {"--poll-interval", "100ms"});
+  auto run = sb.start(all);
+  REQUIRE(held.wait());
+  run->signal(SIGKILL);
+  CHECK(run->wait().exit_code == 128 + SIGKILL);
+  held.release();
+}
 
 }  // namespace e2e

@@ -1,32 +1,28 @@
 // Previews after review (issue 38's review): what `preview down`, `sweep` and `up` must not do
 // under lost answers, failures and lagging lists, through the real binary against the simulator.
-#include <signal.h>
-
 #include "previews_common.h"
 
 using namespace e2e;
 
 namespace {
 
+// Writes `state` as the state file, its journal folded in (as a hand edit or an older run leaves it).
+void write_state(Sandbox& sb, const json& state) {
+  sb.write("dbform.state.json", state.dump(2));
+  fs::remove(sb.dir() / "dbform.state.json.journal");
+}
+
 // `preview up NAME` killed once its fork of orders was sent: the state keeps the intent (no id),
 // the simulator the fork. The intent is dated `intent_at` (the journal folded in).
 void killed_after_fork(Sandbox& sb, const std::string& name, const std::string& intent_at) {
-  {
-    HeldAnswer held(sb, 1, [](const dbform::SimRequest& r) { return r.method == "POST" && contains(r.path, "/forkService"); });
-    auto run = sb.start({"preview", "up", name, "--poll-interval", "100ms"});
-    REQUIRE(held.wait());
-    run->signal(SIGKILL);
-    REQUIRE(run->wait().exit_code == 128 + SIGKILL);
-    held.release();
-  }
+  killed_once_forked(sb, {"up", name});
   json state = sb.state();
   for (auto& r : state["resources"])
     if (r["address"] == preview_address(name, "orders")) {
       REQUIRE(r["create_pending"] == true);
       r["created_at"] = intent_at;
     }
-  sb.write("dbform.state.json", state.dump(2));
-  fs::remove(sb.dir() / "dbform.state.json.journal");
+  write_state(sb, state);
   REQUIRE(named(sb, "orders-" + name) == 1);
 }
 
@@ -85,8 +81,7 @@ TEST_CASE("e2e: previews review: output - connect and the env report refuse a fo
   json state = sb.state();
   for (auto& r : state["resources"])
     if (r["address"] == preview_address("pr-1", "billing")) r["settings"]["preview"]["password_rotated"] = false;
-  sb.write("dbform.state.json", state.dump(2));
-  fs::remove(sb.dir() / "dbform.state.json.journal");
+  write_state(sb, state);
   sb.write("dbform.yaml", preview_manifest("[orders]"));
   const std::string address = preview_address("pr-1", "billing");
   const std::string password = find_resource(state, address)["initial_password"];
@@ -141,8 +136,7 @@ TEST_CASE("e2e: previews review: up --reset runs every check that can refuse bef
   json protected_state = state;
   for (auto& r : protected_state["resources"])
     if (r["address"] == preview_address("pr-1", "billing")) r["deletion_protection"] = true;
-  sb.write("dbform.state.json", protected_state.dump(2));
-  fs::remove(sb.dir() / "dbform.state.json.journal");
+  write_state(sb, protected_state);
   const json before = sb.counts();
   RunResult reset = preview(sb, {"up", "pr-1", "--reset"});
   INFO(reset.describe());
@@ -164,8 +158,7 @@ TEST_CASE("e2e: previews review: up does not report a preview one of whose forks
         r["pending_call"] = {{"call", "delete"}};
         if (*status) r["status"] = status;
       }
-    sb.write("dbform.state.json", state.dump(2));
-    fs::remove(sb.dir() / "dbform.state.json.journal");
+    write_state(sb, state);
     const json before = sb.counts();
     RunResult up = preview(sb, {"up", "pr-1", "--format", "env"});
     INFO(up.describe());
@@ -206,8 +199,7 @@ void three_previews(Sandbox& sb) {
   for (auto& r : state["resources"])
     for (const auto& [name, at] : {std::pair("p1", "01"), std::pair("d1", "02"), std::pair("p2", "03")})
       if (r["name"].get<std::string>().ends_with(std::string("-") + name)) r["created_at"] = "2026-01-01T00:00:" + std::string(at) + "Z";
-  sb.write("dbform.state.json", state.dump(2));
-  fs::remove(sb.dir() / "dbform.state.json.journal");
+  write_state(sb, state);
 }
 
 }  // namespace

@@ -3,8 +3,6 @@
 // guard refusing with no call that changes anything, expiry recorded at creation (a ttl of 1ms
 // expires at once: no sleeps), prune never touching previews, and never two forks under lost
 // answers or a SIGKILL after the fork was sent. None of these can pass on main: the command is new.
-#include <signal.h>
-
 #include "previews_common.h"
 #include "util/clock.h"
 
@@ -259,14 +257,7 @@ TEST_CASE("e2e: previews: fork answers lost (a closed connection or a gateway's 
 TEST_CASE("e2e: previews: up killed with SIGKILL once the fork was sent forks nothing again when run again") {
   Sandbox sb;
   applied(sb, preview_manifest("[orders]"));
-  {
-    HeldAnswer held(sb, 1, [](const dbform::SimRequest& r) { return r.method == "POST" && contains(r.path, "/forkService"); });
-    auto run = sb.start({"preview", "up", "pr-1", "--poll-interval", "100ms"});
-    REQUIRE(held.wait());
-    run->signal(SIGKILL);
-    CHECK(run->wait().exit_code == 128 + SIGKILL);
-    held.release();
-  }
+  killed_once_forked(sb, {"up", "pr-1"});
   json rec = find_resource(sb.state(), preview_address("pr-1", "orders"));
   REQUIRE(rec.is_object());
   CHECK(rec["create_pending"] == true);  // the intent was on disk before the fork was sent
