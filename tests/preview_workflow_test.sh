@@ -87,8 +87,47 @@ for name, job in doc["jobs"].items():
             if p.returncode: problems.append(f"{name}: not bash: {p.stderr}")
 for job, call in (("preview", "dbform-preview.sh up"), ("cleanup", "dbform-preview.sh down"), ("sweep", "dbform-preview.sh sweep")):
     if call not in runs.get(job, ""): problems.append(f"job {job} does not run `{call}`")
+# The pull request's code never meets the key or the state: secrets only in the env of the steps
+# that run dbform (the base branch's script), none at the workflow's or a job's level.
+secret = re.compile(r"secrets\.(DBFORM_API_KEY|DBFORM_STATE_URL)")
+if secret.search(str(doc.get("env", {}))): problems.append("the workflow's env holds a dbform secret")
+for name, job in doc["jobs"].items():
+    if secret.search(str(job.get("env", {}))): problems.append(f"job {name}'s env holds a dbform secret")
+    for step in job["steps"]:
+        if secret.search(str(step.get("env", {}))) and "bash base/.github/scripts/dbform-preview.sh" not in step.get("run", ""):
+            problems.append(f"{name}: step `{step.get('name')}` gets a dbform secret but does not run the base branch's script")
+        if "dbform-preview.sh" in step.get("run", "") and "base/.github/scripts/dbform-preview.sh" not in step["run"]:
+            problems.append(f"{name}: step `{step.get('name')}` runs a script that is not the base branch's")
+    checkouts = [s for s in job["steps"] if str(s.get("uses", "")).startswith("actions/checkout")]
+    if not any(s.get("with", {}).get("path") == "base" for s in checkouts): problems.append(f"{name}: no checkout in base/")
+    if any(s.get("with", {}).get("persist-credentials") is not False for s in checkouts):
+        problems.append(f"{name}: a checkout leaves the token in .git/config")
+    if name != "sweep" and not any(s.get("with", {}).get("path") == "base" and
+                                   "pull_request.base.ref" in str(s["with"].get("ref", "")) for s in checkouts):
+        problems.append(f"{name}: base/ is not the base ref")
+steps = doc["jobs"]["preview"]["steps"]
+if doc["env"].get("DBFORM_MANIFESTS") != "base/manifests": problems.append("the manifests are not the base branch's")
+tests = [s for s in steps if "./scripts/test.sh" in s.get("run", "")]
+if len(tests) != 1 or tests[0].get("working-directory") != "pr": problems.append("the tests do not run in pr/")
+cleanup = [s for s in steps if s.get("if") == "always()" and 'rm -rf "$RUNNER_TEMP/dbform-out"' in s.get("run", "")]
+if not cleanup: problems.append("no `if: always()` step removes the env file")
+up = [s for s in steps if "dbform-preview.sh up" in s.get("run", "")]
+if not up or "::add-mask::" not in up[0]["run"] or '"$RUNNER_TEMP/dbform-out"' not in up[0]["run"]:
+    problems.append("the up step does not keep its output in $RUNNER_TEMP and mask the URLs")
+else:
+    open("up-step.sh", "w").write(re.sub(r"\$\{\{ github\.event\.number \}\}", "11", up[0]["run"]))
 for p in problems: print("FAIL: previews.yml: " + p)
 sys.exit(1 if problems else 0)
 PY
+# The workflow's up step itself, from base/ as in the workflow: each URL and password masked.
+mkdir -p base/.github/scripts runner-temp && cp -r manifests base/ && cp "$examples/ci/dbform-preview.sh" base/.github/scripts/
+DBFORM_MANIFESTS=base/manifests RUNNER_TEMP="$work/runner-temp" bash -eo pipefail up-step.sh >up-step.out 2>>up.err || { echo "FAIL: the up step"; fail=1; }
+url=$("$dbform" output acme/previews/pr-11/services/orders.connection_string)
+password=$("$dbform" output acme/previews/pr-11/services/orders.password)
+check "the up step masks the URL" 'grep -qxF "::add-mask::$url" up-step.out'
+check "the up step masks the password" 'grep -qxF "::add-mask::$password" up-step.out'
+check "the up step prints nothing else" '[ "$(wc -l <up-step.out)" = 2 ]'
+check "the env file is in RUNNER_TEMP" '[ -s runner-temp/dbform-out/preview.env ]'
+
 [ $fail = 0 ] && echo "ok: the preview workflow's commands work against the simulator"
 exit $fail

@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "cli/connectable.h"
 #include "cli/context.h"
+#include "state/previews.h"
 #include "cli/manual.h"
 #include "ops/address.h"
 #include "util/atomic_file.h"
@@ -62,6 +63,7 @@ Connection recorded_connection(const State& state, const std::string& text) {
     throw UsageError(who + " has no known password (imported or adopted): `dbform rotate-password " + who +
                      "` sets and records one");
   }
+  if (const std::string problem = unrotated_fork_problem(*owner); !problem.empty()) throw UsageError(problem);
   if (!owner->pending_password.empty())
     std::cerr << "warning: a password change of " << owner->address << " is pending (its answer was lost): the "
               << "recorded password may be refused. `dbform rotate-password " << owner->address << "` completes it\n";
@@ -204,7 +206,7 @@ void add_connect_command(CLI::App& app, int& exit_code) {
 
 `--check` runs no psql: it connects once through libpq, runs `SELECT 1` and prints the server's version and the round trip; it exits 0 when that worked and 1 with libpq's reason when not.
 
-It refuses, naming the cause, an address without a recorded endpoint, a service recorded as paused, and one whose password is not known (imported or adopted: `dbform rotate-password` sets one). Like `output` it reads the state without a lock and makes no API call: the state says where to connect, so run it after `dbform apply`.
+It refuses, naming the cause, an address without a recorded endpoint, a service recorded as paused, one whose password is not known (imported or adopted: `dbform rotate-password` sets one), and a preview's fork whose password is not its own yet (`dbform preview up NAME` finishes it). Like `output` it reads the state without a lock and makes no API call: the state says where to connect, so run it after `dbform apply`.
 
 ## Exit status
 

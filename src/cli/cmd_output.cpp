@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "cli/context.h"
+#include "state/previews.h"
 #include "cli/manual.h"
 #include "http/curl_transport.h"
 #include "ops/address.h"
@@ -97,6 +98,8 @@ std::optional<std::string> field_value(const State& state, const ResourceRecord&
     return e ? opt(host_port(e->first, e->second ? std::optional(e->second) : std::nullopt)) : std::nullopt;
   }
   if (!connectable(r)) return std::nullopt;
+  if (is_secret(field))
+    if (const std::string problem = unrotated_fork_problem(password_owner(state, r)); !problem.empty()) throw Error(problem);
   if (field == "password") return opt(password_owner(state, r).initial_password);
   if (field == "connection_string" && !r.endpoint_host.empty())
     return connection_string(state, r, r.endpoint_host, r.endpoint_port);
@@ -207,6 +210,10 @@ void print_env(const State& state, const std::vector<const ResourceRecord*>& rec
 void print_pgpass(const State& state, const std::vector<const ResourceRecord*>& records) {
   for (const auto* r : records) {
     const std::string& password = password_owner(state, *r).initial_password;
+    if (const std::string problem = unrotated_fork_problem(password_owner(state, *r)); !problem.empty()) {
+      std::cerr << "note: " << problem << "\n";
+      continue;
+    }
     if (password.empty()) {
       std::cerr << "note: " << unknown_password(password_owner(state, *r)) << "\n";
       continue;
@@ -233,8 +240,12 @@ void print_record(const State& state, const ResourceRecord& r, bool show_secrets
   std::cout << "  pooler   " << field_value(state, r, "pooler").value_or("(none)") << "\n";
   if (auto vpc = field_value(state, r, "vpc_endpoint")) std::cout << "  in VPC   " << *vpc << "\n";
   const ResourceRecord& owner = password_owner(state, r);
+  const bool unrotated = !unrotated_fork_problem(owner).empty();
   std::cout << "  password "
-            << (owner.initial_password.empty() ? "(unknown)" : show_secrets ? owner.initial_password : "(sensitive)")
+            << (owner.initial_password.empty() ? "(unknown)"
+                : unrotated                    ? "(its source's, not rotated yet: dbform preview up)"
+                : show_secrets                 ? owner.initial_password
+                                               : "(sensitive)")
             << (&owner != &r ? " (its service's: " + owner.address + ")" : "") << "\n";
 }
 
@@ -272,7 +283,7 @@ void add_output_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("output", "print recorded ids, endpoints and (when asked) passwords");
   set_manual(*cmd, {.text = R"(Prints what the state records, with no API call. Without ADDRESS: every resource as a table (text), as JSON, as `export` lines for a shell (`env`: one block per service and read replica set, named `DBFORM_<PROJECT>_<NAME>_<FIELD>` upper-cased, every character other than A-Z and 0-9 turned into `_`; two resources that would set the same name are an error) or as lines of a pgpass file. `ADDRESS` prints one resource in the format asked for (text by default, or JSON); `ADDRESS.FIELD` prints one raw value, for pipelines: `$(dbform output orders.host)`. With no state at the path (a mistyped `--state` or `DBFORM_STATE`), a listing warns on stderr and prints nothing, and an ADDRESS is an error, as plan warns.
 
-A password or a connection string (which holds the password, percent-encoded) is printed only when asked for by field, with `--format env` or `pgpass`, or with `--show-secrets`; text and JSON show `(sensitive)` otherwise. A read replica set shares its service's password, and an imported or adopted service has none known until `dbform rotate-password` sets one: a listing notes it on stderr, and `.password`, `.connection_string` and `.pooler_connection_string` of such a service exit 1 saying so (a connection string without its password would not log in). A pooler field of a service whose pooler is off exits 1 naming `connection_pooler`. Connection strings are `postgres://tsdbadmin:PASSWORD@HOST:PORT/tsdb?sslmode=require`.)",
+A password or a connection string (which holds the password, percent-encoded) is printed only when asked for by field, with `--format env` or `pgpass`, or with `--show-secrets`; text and JSON show `(sensitive)` otherwise. A read replica set shares its service's password, and an imported or adopted service has none known until `dbform rotate-password` sets one: a listing notes it on stderr, and `.password`, `.connection_string` and `.pooler_connection_string` of such a service exit 1 saying so (a connection string without its password would not log in). A preview's fork whose password is not its own yet (a fork starts with its source's) is refused the same way, and left out of listings with a note: `dbform preview up NAME` finishes it. A pooler field of a service whose pooler is off exits 1 naming `connection_pooler`. Connection strings are `postgres://tsdbadmin:PASSWORD@HOST:PORT/tsdb?sslmode=require`.)",
                     .environment = {},
                     .examples = {{"Every recorded resource", "dbform output"},
                                  {"Connect with psql", "psql \"$(dbform output acme/services/orders.connection_string)\""},
@@ -325,6 +336,8 @@ A password or a connection string (which holds the password, percent-encoded) is
     if (field.empty()) {
       if (opts->format == "text") print_record(state, r, opts->show_secrets);
       else if (!lines) std::cout << dump_json(record_output(state, r, opts->show_secrets), 2) << "\n";
+      else if (const std::string problem = unrotated_fork_problem(password_owner(state, r)); !problem.empty())
+        throw Error(problem);
       else if (connectable(r)) print_lines({&r});
       else throw UsageError("--format " + opts->format + " prints the endpoints of services and read replica sets; " +
                             r.address + " is a " + kind_noun(r.kind) + " (its id: dbform output " + r.address + ".id)");

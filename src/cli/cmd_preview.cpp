@@ -37,12 +37,6 @@ struct PreviewOptions {
   int max_deletes = kDefaultMaxDeletes;
 };
 
-void check_name(const std::string& name) {
-  if (!is_valid_preview_name(name))
-    throw UsageError("`" + name + "` is not a preview name: 1-" + std::to_string(kMaxPreviewNameLength) +
-                     " lowercase letters, digits and '-' (a pull request's number fits: pr-123); nothing was changed");
-}
-
 ApplyOptions engine_options(const PreviewOptions& opts) {
   if (opts.parallelism < 1 || opts.parallelism > kMaxParallelism)
     throw UsageError("--parallelism must be from 1 to " + std::to_string(kMaxParallelism) + ", not " +
@@ -65,6 +59,18 @@ int report_result(const ApplyResult& result, const State& state, const StateStor
   return result.interrupted ? 130 : result.failures.empty() ? 0 : 1;
 }
 
+// What up, down and sweep call with: the API (its waits end on a stop signal), the progress on
+// stderr, and the runner.
+struct Session {
+  Session(StateStore& store, const ApplyOptions& options)
+      : api(make_api()), events(std::cerr, Terminal{}), runner(*api->client, store, api->clock, events, options) {
+    api->client->stop_waits_on(&stop_flag());
+  }
+  decltype(make_api()) api;
+  LineEventRenderer events;
+  PreviewRunner runner;
+};
+
 std::map<std::string, ProjectKey> keys_for(const PreviewOptions& opts, bool manifests_given,
                                            const std::vector<std::string>& projects) {
   return resolve_keys(manifests_if_any(opts.manifests, manifests_given), projects, process_env());
@@ -78,7 +84,7 @@ void print_preview(const PreviewOptions& opts, const RecordedPreview& p, WallTim
 }
 
 int run_up(const PreviewOptions& opts) {
-  check_name(opts.name);
+  require_preview_name(opts.name);
   const ApplyOptions engine_opts = engine_options(opts);
   const Manifest manifest = load_manifests_or_throw(opts.manifests);
   std::vector<const DesiredProject*> projects;
@@ -100,13 +106,12 @@ int run_up(const PreviewOptions& opts) {
   int exit_code = 0;
   if (!with_calls.empty()) {
     const auto keys = resolve_keys(manifest, with_calls, process_env());
-    auto api = make_api();
-    api->client->stop_waits_on(&stop_flag());
-    LineEventRenderer events(std::cerr, Terminal{});
-    PreviewRunner runner(*api->client, *store, api->clock, events, engine_opts);
+    Session session(*store, engine_opts);
+    for (const auto& up : plans)  // every refusal of every project before anything is deleted or forked
+      if (up.needs_calls(state)) session.runner.check_live(up, keys, state);
     for (const auto& up : plans) {
       if (!up.needs_calls(state)) continue;
-      exit_code = std::max(exit_code, report_result(runner.up(up, keys, state), state, *store));
+      exit_code = std::max(exit_code, report_result(session.runner.up(up, keys, state), state, *store));
       if (exit_code == 130) break;
     }
     store->compact(state);
@@ -119,17 +124,16 @@ int run_up(const PreviewOptions& opts) {
 }
 
 int run_down(const PreviewOptions& opts, bool manifests_given) {
-  check_name(opts.name);
+  require_preview_name(opts.name);
   const ApplyOptions engine_opts = engine_options(opts);
   install_stop_signals();
   auto store = open_state_store(opts.state);
   auto lock = store->lock("preview down", lock_timeout(opts.state));
   State state = read_state(*store);
-  std::vector<const ResourceRecord*> forks;
-  std::vector<std::string> projects;
+  std::vector<std::string> forks, projects;
   for (const auto& p : recorded_previews(state, opts.project))
     if (p.name == opts.name) {
-      forks.insert(forks.end(), p.forks.begin(), p.forks.end());
+      for (const ResourceRecord* rec : p.forks) forks.push_back(rec->address);
       projects.push_back(p.project_id);
     }
   if (forks.empty()) {
@@ -138,11 +142,8 @@ int run_down(const PreviewOptions& opts, bool manifests_given) {
     return 0;
   }
   const auto keys = keys_for(opts, manifests_given, projects);
-  auto api = make_api();
-  api->client->stop_waits_on(&stop_flag());
-  LineEventRenderer events(std::cerr, Terminal{});
-  PreviewRunner runner(*api->client, *store, api->clock, events, engine_opts);
-  const ApplyResult result = runner.remove(forks, keys, state);
+  Session session(*store, engine_opts);
+  const ApplyResult result = session.runner.remove(forks, keys, state);
   store->compact(state);
   const int exit_code = report_result(result, state, *store);
   if (exit_code == 0) std::cout << "Preview " << opts.name << " deleted: " << result.deleted << " service(s).\n";
@@ -150,39 +151,42 @@ int run_down(const PreviewOptions& opts, bool manifests_given) {
 }
 
 int run_sweep(const PreviewOptions& opts, bool manifests_given) {
-  for (const auto& name : opts.keep) check_name(name);
+  for (const auto& name : opts.keep) require_preview_name(name);
   if (opts.max_deletes < 0) throw UsageError("--max-deletes must be 0 or more");
   const ApplyOptions engine_opts = engine_options(opts);
+  const Manifest manifest = manifests_if_any(opts.manifests, manifests_given);
   install_stop_signals();
   auto store = open_state_store(opts.state);
   auto lock = store->lock("preview sweep", lock_timeout(opts.state));
   State state = read_state(*store);
   const std::set<std::string> keep(opts.keep.begin(), opts.keep.end());
-  const SweepChoice choice = choose_sweep(state, opts.project, keep, opts.max_deletes, std::chrono::system_clock::now());
-  std::vector<std::string> deleted;
+  const SweepChoice choice = choose_sweep(state, opts.project, keep, std::chrono::system_clock::now());
+  SweepReport report;
   int exit_code = 0;
-  if (!choice.deleted.empty()) {
-    std::vector<std::string> projects;
-    for (const ResourceRecord* rec : choice.deleted) {
-      deleted.push_back(rec->address);
-      if (std::find(projects.begin(), projects.end(), rec->project_id) == projects.end()) projects.push_back(rec->project_id);
+  if (!choice.due.empty()) {
+    std::map<std::string, ProjectKey> keys;
+    std::map<std::string, std::string> key_problems;
+    for (const auto& item : choice.due) {  // a project without a key is skipped, not the whole sweep
+      if (keys.count(item.project_id) || key_problems.count(item.project_id)) continue;
+      try {
+        keys.merge(resolve_keys(manifest, {item.project_id}, process_env()));
+      } catch (const Error& e) {
+        key_problems[item.project_id] = e.what();
+      }
     }
-    const auto keys = keys_for(opts, manifests_given, projects);
-    auto api = make_api();
-    api->client->stop_waits_on(&stop_flag());
-    LineEventRenderer events(std::cerr, Terminal{});
-    PreviewRunner runner(*api->client, *store, api->clock, events, engine_opts);
-    const ApplyResult result = runner.remove(choice.deleted, keys, state);
+    Session session(*store, engine_opts);
+    report = session.runner.sweep(choice, opts.max_deletes, keys, key_problems, state);
     store->compact(state);
     // A sweep makes progress; what it could not delete is said, and the next sweep tries again.
-    if (!result.save_error.empty()) throw Error(save_failure_message(result, state, *store, process_env()));
-    for (const auto& failure : result.failures) std::cerr << "warning: " << scrub(failure) << "\n";
-    if (result.interrupted) exit_code = 130;
+    if (!report.result.save_error.empty()) throw Error(save_failure_message(report.result, state, *store, process_env()));
+    for (const auto& failure : report.result.failures) std::cerr << "warning: " << scrub(failure) << "\n";
+    if (report.result.interrupted) exit_code = 130;
   }
-  std::cout << "Swept " << deleted.size() << " service(s)" << (deleted.empty() ? "." : ":") << "\n";
-  for (const auto& address : deleted) std::cout << "  deleted " << address << (state.find(address) ? " (not done, see above)" : "") << "\n";
-  if (!choice.left.empty()) std::cout << "Left for the next sweep:\n";
-  for (const auto& left : choice.left) std::cout << "  " << left << "\n";
+  std::cout << "Swept " << report.tried.size() << " service(s)" << (report.tried.empty() ? "." : ":") << "\n";
+  for (const auto& address : report.tried)
+    std::cout << "  deleted " << address << (state.find(address) ? " (not done, see above)" : "") << "\n";
+  if (!report.left.empty()) std::cout << "Left for the next sweep:\n";
+  for (const auto& left : report.left) std::cout << "  " << scrub(left) << "\n";
   if (!choice.kept.empty()) std::cout << "Kept:\n";
   for (const auto& kept : choice.kept) std::cout << "  " << kept << "\n";
   return exit_code;
@@ -235,7 +239,7 @@ Forks go through the engine apply uses: each create's intent is journaled before
                                  {"Nightly: expired previews and closed pull requests", "dbform preview sweep --keep pr-123 --keep pr-124"}}});
 
   auto* up = cmd->add_subcommand("up", "fork the `previews:` services for NAME (or report the preview that exists)");
-  set_manual(*up, {.text = R"(Makes preview NAME (1-32 lowercase letters, digits and '-') in every project of the manifests that has a `previews:` block (or in `--project`), or reports it when it exists: a second `up` makes no call that changes anything. Refused before any call: a new preview beyond the block's `max` (the message names the previews there and their ages), a listed service that is not recorded or not READY, a fork name that the project declares or records already; and before any change, a fork name that a live service of the project has. `--reset` deletes the preview's forks and forks them again (fresh data).
+  set_manual(*up, {.text = R"(Makes preview NAME (1-32 lowercase letters, digits and '-') in every project of the manifests that has a `previews:` block (or in `--project`), or reports it when it exists: a second `up` makes no call that changes anything. Refused before any call: a new preview beyond the block's `max` (the message names the previews there and their ages), a listed service that is not recorded or not READY, a fork name that the project declares or records already, a fork being deleted (`preview down` finishes it), and with `--reset` a protected fork; and before any change in any project, a fork name that a live service of the project has, or a source not READY now. `--reset` deletes the preview's forks and forks them again (fresh data), once every check has passed. Every fork that became READY gets its own password, even when another failed; until then `dbform output` and `dbform connect` refuse its password.
 
 The report: `text`; `json`; `markdown`, a pull request's comment (services, hosts, expiry, the `dbform output` and `dbform connect` commands; never a password); `env`, `DATABASE_URL_SERVICE='postgres://...'` lines, shell-quoted, for the next step of a pipeline (the one form with the password in it). Progress goes to stderr. Exit 0 once every fork is READY with its own password, 1 on an error or a failed fork (`up` again finishes it), 130 when stopped by a signal.)",
                    .environment = kApiEnvironment,
@@ -250,7 +254,7 @@ The report: `text`; `json`; `markdown`, a pull request's comment (services, host
   up->callback([opts, &exit_code] { exit_code = run_up(*opts); });
 
   auto* down = cmd->add_subcommand("down", "delete preview NAME's forks and forget them");
-  set_manual(*down, {.text = R"(Deletes every fork of preview NAME (in every project, or in `--project`), waits until each is gone and forgets it; nothing else is touched. It needs no `previews:` block: a removed block leaves its previews to `down` and `sweep`. A preview that is not recorded is no error (a pull request closed twice). A fork whose create's outcome is unknown is looked up by name first. Exit 0 when all are gone, 1 otherwise.)",
+  set_manual(*down, {.text = R"(Deletes every fork of preview NAME (in every project, or in `--project`), waits until each is gone and forgets it; nothing else is touched. It needs no `previews:` block: a removed block leaves its previews to `down` and `sweep`. A preview that is not recorded is no error (a pull request closed twice). A fork whose create's outcome is unknown is looked up by name across the settle window first: deleted when found and provably the fork (forked from its recorded source, created after the intent, where the API shows them), forgotten when no lookup finds it, refused when a service of that name is not provably it. Exit 0 when all are gone, 1 otherwise.)",
                      .environment = kApiEnvironment,
                      .examples = {{"The pull request closed", "dbform preview down pr-7"}}});
   add_common(*down, *opts, true);
@@ -259,7 +263,7 @@ The report: `text`; `json`; `markdown`, a pull request's comment (services, host
   down->callback([opts, down, &exit_code] { exit_code = run_down(*opts, down->count("--file") > 0); });
 
   auto* sweep = cmd->add_subcommand("sweep", "delete expired previews and, with --keep, every preview not kept");
-  set_manual(*sweep, {.text = R"(Deletes each preview whose expiry (recorded at its creation: a later `ttl` applies to new previews only) has passed and, when `--keep` is given (the open pull requests), each preview not kept; `--keep` does not extend an expiry. At most `--max-deletes` services (default 3) per run, oldest preview first; it lists what it deleted, what it leaves for the next sweep and what it kept, and exits 0 (a sweep makes progress, it does not refuse as a whole; a delete that failed is a warning). Exit 130 when stopped by a signal.)",
+  set_manual(*sweep, {.text = R"(Deletes each preview whose expiry (recorded at its creation: a later `ttl` applies to new previews only) has passed and, when `--keep` is given (the open pull requests), each preview not kept; `--keep` does not extend an expiry. At most `--max-deletes` services (default 3) per run, oldest preview first across every project; a delete that fails costs that limit nothing, so the next previews are tried. It lists what it deleted, what it leaves for the next sweep (a project whose key is missing or rejected is skipped, saying why) and what it kept, and exits 0 (a sweep makes progress, it does not refuse as a whole; a delete that failed is a warning). Exit 130 when stopped by a signal.)",
                       .environment = kApiEnvironment,
                       .examples = {{"Nightly, keeping the open pull requests", "dbform preview sweep --keep pr-7 --keep pr-9"},
                                    {"Only what expired, ten services at most", "dbform preview sweep --max-deletes 10"}}});

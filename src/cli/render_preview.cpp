@@ -27,8 +27,6 @@ std::string endpoint_of(const ResourceRecord& rec) {
   return scrub(rec.endpoint_host) + (rec.endpoint_port ? ":" + std::to_string(*rec.endpoint_port) : "");
 }
 
-bool expired(const RecordedPreview& p, WallTime now) { return p.expires_at <= format_utc(now); }
-
 // Text from the API inside a markdown code span in a table cell: nothing that ends the span or
 // the cell, or the line.
 std::string md_code(const std::string& text) {
@@ -49,7 +47,7 @@ std::string env_variable(const std::string& service) {
 std::string render_preview_text(const RecordedPreview& p, WallTime now) {
   std::string out = "Preview " + p.name + " of project " + p.project_id + ": " + std::to_string(p.forks.size()) +
                     " service(s), " + preview_age(p.created_at, now) + " old, expires " + p.expires_at +
-                    (expired(p, now) ? " (expired: the next `dbform preview sweep` deletes it)" : "") + "\n";
+                    (preview_expired(p, now) ? " (expired: the next `dbform preview sweep` deletes it)" : "") + "\n";
   for (const ResourceRecord* rec : p.forks)
     out += "  " + service_of(*rec) + " -> " + rec->name + " (" + (rec->id.empty() ? "no id" : rec->id) + ")  " +
            status_of(*rec) + "  " + endpoint_of(*rec) + "\n";
@@ -71,7 +69,7 @@ nlohmann::json preview_json(const RecordedPreview& p, WallTime now) {
   }
   return {{"project_id", p.project_id}, {"name", p.name},   {"created_at", p.created_at},
           {"expires_at", p.expires_at}, {"age", preview_age(p.created_at, now)},
-          {"expired", expired(p, now)}, {"services", std::move(services)}};
+          {"expired", preview_expired(p, now)}, {"services", std::move(services)}};
 }
 
 std::string render_preview_markdown(const RecordedPreview& p, WallTime now) {
@@ -83,7 +81,7 @@ std::string render_preview_markdown(const RecordedPreview& p, WallTime now) {
            (rec->endpoint_host.empty() ? "-" : md_code(rec->endpoint_host)) + " | " +
            (rec->endpoint_port ? std::to_string(*rec->endpoint_port) : "-") + " |\n";
   out += "\nCreated " + p.created_at + ", expires **" + p.expires_at + "**" +
-         (expired(p, now) ? " (expired)" : "") +
+         (preview_expired(p, now) ? " (expired)" : "") +
          ": the nightly `dbform preview sweep` deletes it then, and closing the pull request deletes it at once.\n\n";
   out += "Each fork has a password of its own (not its source's); it is in the state, never in this comment:\n\n```sh\n";
   for (const ResourceRecord* rec : p.forks) {
@@ -97,7 +95,8 @@ std::string render_preview_markdown(const RecordedPreview& p, WallTime now) {
 std::string render_preview_env(const RecordedPreview& p) {
   std::string out;
   for (const ResourceRecord* rec : p.forks) {
-    if (rec->endpoint_host.empty() || rec->initial_password.empty() || !rec->pending_password.empty())
+    if (const std::string problem = unrotated_fork_problem(*rec); !problem.empty()) throw Error(problem);
+    if (rec->endpoint_host.empty() || rec->initial_password.empty())
       throw Error(rec->address + " has no " + (rec->endpoint_host.empty() ? "endpoint" : "known password") +
                   " recorded yet: run `dbform preview up " + p.name + "` again to finish it");
     const std::string url = postgres_uri({"tsdbadmin", rec->initial_password, rec->endpoint_host,
@@ -114,7 +113,7 @@ std::string render_preview_list(const std::vector<RecordedPreview>& previews, Wa
     std::vector<std::string> services;
     for (const ResourceRecord* rec : p.forks) services.push_back(service_of(*rec) + " " + status_of(*rec));
     out += p.project_id + "/previews/" + p.name + "  age " + preview_age(p.created_at, now) + "  expires " +
-           p.expires_at + (expired(p, now) ? " (expired)" : "") + "  " + join(services, ", ") + "\n";
+           p.expires_at + (preview_expired(p, now) ? " (expired)" : "") + "  " + join(services, ", ") + "\n";
   }
   return out;
 }

@@ -59,6 +59,11 @@ std::optional<std::vector<std::string>> settle_lookup(const CreateContext& ctx, 
 
 bool stopped(const CreateContext& ctx) { return ctx.stop && ctx.stop->load(); }
 
+std::string several_named(const PlannedAction& a, const std::vector<std::string>& ids) {
+  return std::to_string(ids.size()) + " " + kind_plural(a.kind) + " named `" + a.name + "` exist (" + join(ids, ", ") +
+         "); dbform cannot tell which one it created. Delete the extra ones";
+}
+
 }  // namespace
 
 Outcome create_or_adopt(const CreateContext& ctx, const PlannedAction& a, const Scope& scope, const std::string& key,
@@ -78,9 +83,7 @@ Outcome create_or_adopt(const CreateContext& ctx, const PlannedAction& a, const 
         return out;
       }
       if (ids.size() > 1) {
-        out.error = std::to_string(ids.size()) + " " + kind_plural(a.kind) + " named `" + a.name + "` exist (" +
-                    join(ids, ", ") + "); dbform cannot tell which one it created. Delete the extra ones, "
-                    "then run apply again";
+        out.error = several_named(a, ids) + ", then run apply again";
         return out;
       }
     }
@@ -108,6 +111,16 @@ Outcome create_or_adopt(const CreateContext& ctx, const PlannedAction& a, const 
   }
   out.error = "the create's outcome stayed unknown after " + std::to_string(kMaxCreateAttempts) +
               " attempts; the next apply looks it up by name again";
+  return out;
+}
+
+Outcome look_up_unknown_create(const CreateContext& ctx, const PlannedAction& a, const Scope& scope,
+                               const std::string& key) {
+  Outcome out;
+  auto found = settle_lookup(ctx, a, scope, key, out);
+  if (!found) out.stopped = true;
+  else if (found->size() > 1) out.error = several_named(a, *found);
+  else out.adopted = found->size() == 1;
   return out;
 }
 

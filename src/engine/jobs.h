@@ -52,6 +52,14 @@ struct CreateContext {
 Outcome create_or_adopt(const CreateContext& ctx, const PlannedAction& a, const Scope& scope, const std::string& key,
                         bool look_first, const std::string& source_id = "");
 
+// What a create whose outcome is unknown made, looked up by name across the settle window as
+// create_or_adopt does before sending a create again, but never creating anything (a delete of it:
+// `preview down`). `adopted` with `shown` when exactly one live resource has the name; `error`
+// naming them when several do; neither when every lookup of the window found nothing; `stopped`
+// when a stop ended the wait. Throws when a lookup fails.
+Outcome look_up_unknown_create(const CreateContext& ctx, const PlannedAction& a, const Scope& scope,
+                               const std::string& key);
+
 // One update call; failures are reported in the outcome, never thrown.
 Outcome send_update(ApiClient& api, const PlannedAction& a, const Scope& scope, const std::string& id,
                     const std::string& key, const std::string& call, const nlohmann::json& body);

@@ -4,6 +4,7 @@
 
 #include "plan/kinds.h"
 #include "engine/namesakes.h"
+#include "engine/jobs.h"
 #include "engine/password.h"
 #include "plan/differ.h"
 #include "util/duration.h"
@@ -49,6 +50,12 @@ void finish(Plan& plan, const State& state) {
   plan.summary = summarize(plan.actions);
 }
 
+// A fork whose delete was sent (journaled) or that the API shows on its way out.
+bool being_deleted(const ResourceRecord& rec) {
+  const bool delete_pending = rec.pending_call.is_object() && rec.pending_call.value("call", "") == "delete";
+  return delete_pending || rec.status == "DELETING" || rec.status == "DELETED";
+}
+
 // The previews of a project other than `name`, each with its age: for the `max` refusal.
 std::string others_with_ages(const State& state, const std::string& project_id, WallTime now) {
   std::vector<std::string> out;
@@ -72,26 +79,29 @@ std::string preview_age(const std::string& created_at, WallTime now) {
   return format_duration(age);
 }
 
+void require_preview_name(const std::string& name) {
+  if (!is_valid_preview_name(name))
+    throw UsageError("`" + name + "` is not a preview name: 1-" + std::to_string(kMaxPreviewNameLength) +
+                     " lowercase letters, digits and '-' (a pull request's number fits: pr-123); nothing was changed");
+}
+
 bool PreviewUpPlan::needs_calls(const State& state) const {
   return !reset.actions.empty() || !forks.actions.empty() || !forks_to_rotate(*this, state).empty();
 }
 
 std::vector<std::string> forks_to_rotate(const PreviewUpPlan& up, const State& state) {
   std::vector<std::string> out;
-  for (const auto& address : up.addresses) {
-    const ResourceRecord* rec = state.find(address);
-    if (!rec || rec->id.empty() || !rec->is_ready()) continue;  // the engine's run failed it: reported there
-    const auto mark = preview_mark(*rec);
-    if (!mark || !mark->password_rotated || !rec->pending_password.empty()) out.push_back(address);
-  }
-  return out;
+  // Every recorded fork of the preview: those of a service since dropped from the block too.
+  for (const auto& p : recorded_previews(state, up.project_id))
+    if (p.name == up.name)
+      for (const ResourceRecord* rec : p.forks)
+        if (!rec->id.empty() && rec->is_ready() && !preview_password_rotated(*rec)) out.push_back(rec->address);
+  return out;  // one not READY failed in the engine's run: reported there
 }
 
 PreviewUpPlan plan_preview_up(const DesiredProject& project, const std::string& name, const State& state,
                               WallTime now, bool reset) {
-  if (!is_valid_preview_name(name))
-    throw UsageError("`" + name + "` is not a preview name: 1-" + std::to_string(kMaxPreviewNameLength) +
-                     " lowercase letters, digits and '-' (like pr-123); nothing was changed");
+  require_preview_name(name);
   if (!project.previews)
     throw UsageError("project " + project.id + " has no `previews:` block, so it has no previews to make; declare "
                      "one (see `dbform help manifest`)");
@@ -115,6 +125,9 @@ PreviewUpPlan plan_preview_up(const DesiredProject& project, const std::string& 
     const ResourceRecord* own = state.find(address);
     const ResourceRecord* source = state.find(resource_address(project.id, ResourceKind::Service, service));
     const bool forks_now = !own || reset;
+    if (reset && own && own->deletion_protection)
+      problems.push_back(own->address + " is protected (deletion_protection: true, recorded), so --reset cannot "
+                         "delete it");
     if (forks_now && (!source || source->id.empty()))
       problems.push_back("its service `" + service + "` is not recorded (apply the manifests first)");
     else if (forks_now && !source->is_ready())
@@ -140,6 +153,13 @@ PreviewUpPlan plan_preview_up(const DesiredProject& project, const std::string& 
       throw UsageError("the create of " + join(unsettled, ", ") + " has an unknown outcome: run `dbform preview up " +
                        name + "` without --reset first (it finds the fork by name), then reset" + refused);
   }
+  for (const auto& p : recorded)  // a preview half deleted is not one to report (--reset deletes it all)
+    for (const ResourceRecord* rec : p.forks)
+      if (p.name == name && !reset && being_deleted(*rec))
+        throw UsageError(rec->address + " (" + rec->name + ") is being deleted (status " +
+                         (rec->status.empty() ? std::string("unknown") : rec->status) + ", a `preview down` or "
+                         "`sweep` stopped half-way?): `dbform preview down " + name + "` finishes it, then `dbform "
+                         "preview up " + name + "` makes the preview again" + refused);
   for (size_t i = 0; i < block.services.size(); ++i) {
     const ResourceRecord* rec = reset ? nullptr : state.find(up.addresses[i]);
     if (rec && rec->create_pending) up.forks.actions.push_back(fork_action(Action::Adopt, *rec));
@@ -180,35 +200,33 @@ Plan plan_preview_delete(const State& state, const std::vector<const ResourceRec
 }
 
 SweepChoice choose_sweep(const State& state, const std::string& project_id, const std::set<std::string>& keep,
-                         int max_deletes, WallTime now) {
+                         WallTime now) {
   SweepChoice choice;
-  int budget = std::max(0, max_deletes);
-  const std::string now_text = format_utc(now);
-  for (const auto& p : recorded_previews(state, project_id)) {
+  std::vector<RecordedPreview> previews = recorded_previews(state, project_id);
+  std::stable_sort(previews.begin(), previews.end(), [](const RecordedPreview& a, const RecordedPreview& b) {
+    return preview_created(a) < preview_created(b);  // oldest first across the projects
+  });
+  for (const auto& p : previews) {
     const std::string where = p.project_id + "/previews/" + p.name;
-    const bool expired = p.expires_at <= now_text;  // both UTC ISO 8601: text order is time order
-    const bool unkept = !keep.empty() && !keep.count(p.name);
-    if (!expired && !unkept) {
+    const bool expired = preview_expired(p, now);
+    if (!expired && (keep.empty() || keep.count(p.name))) {
       choice.kept.push_back(where + ": " + (keep.count(p.name) ? "kept" : "not expired") + ", expires " + p.expires_at);
       continue;
     }
-    const std::string why = expired ? "expired " + p.expires_at : "not kept";
-    size_t taken = 0;
-    for (const ResourceRecord* fork : p.forks)
-      if (budget > 0) {
-        choice.deleted.push_back(fork);
-        --budget;
-        ++taken;
-      }
-    if (taken < p.forks.size())
-      choice.left.push_back(where + ": " + why + "; " + std::to_string(p.forks.size() - taken) +
-                            " of its services left for the next sweep (--max-deletes " + std::to_string(max_deletes) + ")");
+    SweepItem item{p.project_id, where, expired ? "expired " + p.expires_at : "not kept", {}};
+    for (const ResourceRecord* fork : p.forks) item.forks.push_back(fork->address);
+    choice.due.push_back(std::move(item));
   }
   return choice;
 }
 
 void PreviewRunner::check_live(const PreviewUpPlan& up, const std::map<std::string, ProjectKey>& keys,
                                const State& state) {
+  if (std::none_of(up.forks.actions.begin(), up.forks.actions.end(),
+                   [](const PlannedAction& a) { return a.action == Action::Create; }))
+    return;
+  std::set<std::string> own;  // the preview's recorded forks: --reset deletes them before forking
+  for (const auto& a : up.reset.actions) own.insert(a.resource_id);
   ProjectListings listings = list_projects(api_, {up.project_id}, keys, options_.parallelism);
   if (auto error = listings.errors.find(up.project_id); error != listings.errors.end())
     throw Error("could not list project " + up.project_id + " to check that the fork names are free: " + error->second +
@@ -218,7 +236,7 @@ void PreviewRunner::check_live(const PreviewUpPlan& up, const std::map<std::stri
   for (const auto& a : up.forks.actions) {
     if (a.action != Action::Create) continue;
     for (const auto& s : services)
-      if (s.name == a.name && type_of(ResourceKind::Service).is_live(s))
+      if (s.name == a.name && type_of(ResourceKind::Service).is_live(s) && !own.count(s.id))
         problems.push_back("a service named `" + a.name + "` exists already (id " + s.id + "), unrecorded");
     const std::string source_name = a.after["fork"]["from"].get<std::string>();
     const ResourceRecord* source = state.find(resource_address(up.project_id, ResourceKind::Service, source_name));
@@ -230,7 +248,7 @@ void PreviewRunner::check_live(const PreviewUpPlan& up, const std::map<std::stri
   }
   if (!problems.empty())
     throw UsageError(preview_words(up.project_id, up.name) + " cannot be made: " + join(problems, "; ") +
-                     "; nothing was created");
+                     "; nothing was " + (up.reset.actions.empty() ? "created" : "deleted or created"));
 }
 
 ApplyResult PreviewRunner::up(const PreviewUpPlan& up, const std::map<std::string, ProjectKey>& keys, State& state) {
@@ -238,7 +256,7 @@ ApplyResult PreviewRunner::up(const PreviewUpPlan& up, const std::map<std::strin
   if (!up.needs_calls(state)) return result;
   ApplyEngine engine(api_, store_, clock_, events_, [&] {
     ApplyOptions o = options_;
-    o.names_checked = true;  // check_live listed the project under this run's lock
+    o.names_checked = true;  // check_live listed the project under this run's lock, before any change
     return o;
   }());
   engine.report_preflight(preflight_keys(api_, {up.project_id}, keys, options_.parallelism));
@@ -246,15 +264,14 @@ ApplyResult PreviewRunner::up(const PreviewUpPlan& up, const std::map<std::strin
     result = engine.apply(up.reset, keys, state);
     if (!result.failures.empty() || result.interrupted || !result.save_error.empty()) return result;
   }
-  if (std::any_of(up.forks.actions.begin(), up.forks.actions.end(), [](const PlannedAction& a) { return a.action == Action::Create; }))
-    check_live(up, keys, state);
   if (!up.forks.actions.empty()) {
     ApplyResult made = engine.apply(up.forks, keys, state);
     made.deleted += result.deleted;
     result = std::move(made);
-    if (!result.failures.empty() || result.interrupted || !result.save_error.empty()) return result;
+    if (result.interrupted || !result.save_error.empty()) return result;
   }
-  // A snapshot carries its source's credentials: each fork gets its own before it is reported.
+  // A snapshot carries its source's credentials: each READY fork gets its own, even when another
+  // fork of the preview failed (it is never left usable with production's password).
   const std::string& key = keys.at(up.project_id).key;
   for (const auto& address : forks_to_rotate(up, state)) {
     if (options_.stop && options_.stop->load()) {
@@ -274,68 +291,177 @@ ApplyResult PreviewRunner::up(const PreviewUpPlan& up, const std::map<std::strin
   return result;
 }
 
-void PreviewRunner::settle_unknown(const std::vector<std::string>& addresses,
-                                   const std::map<std::string, ProjectKey>& keys, State& state, ApplyResult& result) {
-  std::set<std::string> projects;
-  for (const auto& address : addresses) projects.insert(state.find(address)->project_id);
-  ProjectListings listings =
-      list_projects(api_, {projects.begin(), projects.end()}, keys, options_.parallelism);
-  const auto wall = clock_.wall_now();
-  std::vector<std::string> changed;
-  for (const auto& address : addresses) {
-    ResourceRecord& rec = *state.find(address);
-    if (auto error = listings.errors.find(rec.project_id); error != listings.errors.end()) {
-      result.failures.push_back(address + ": its create's outcome is unknown and the project could not be listed: " +
-                                error->second);
-      continue;
-    }
-    std::vector<const Shown*> found;
-    for (const auto& s : listings.listed[rec.project_id][{ResourceKind::Service, ""}])
-      if (s.name == rec.name && type_of(ResourceKind::Service).is_live(s)) found.push_back(&s);
-    const auto created = parse_utc(rec.created_at);
-    if (found.size() == 1) {
-      record_answer(rec, *found.front(), format_utc(wall));
-      rec.create_pending = false;
-      changed.push_back(address);
-    } else if (found.size() > 1) {
-      result.failures.push_back(address + ": several services are named `" + rec.name + "`; delete the extra ones "
-                                "by hand, then run preview down again");
-    } else if (created && wall - *created >= options_.settle_window) {
-      // Lists show what was made within the settle window: it was never made.
-      state.remove(address);
-      changed.push_back(address);
-      ++result.forgotten;
-    } else {
-      result.failures.push_back(address + ": its create's outcome is unknown and `" + rec.name + "` is not listed "
-                                "yet (lists may lag): run preview down again after the settle window");
-    }
+namespace {
+
+// Why `found`, which has the fork's name, is not provably the fork the record's intent made: forked
+// from another service than the recorded source, or created before the intent (where the API shows
+// either); "" when it may be the fork.
+std::string not_the_fork(const ResourceRecord& rec, const Shown& found, const State& state) {
+  const auto mark = preview_mark(rec);
+  const ResourceRecord* source =
+      mark ? state.find(resource_address(rec.project_id, ResourceKind::Service, mark->service)) : nullptr;
+  const nlohmann::json& raw = found.raw;
+  if (!raw.is_object()) return "";
+  if (auto from = raw.find("forked_from"); from != raw.end() && from->is_object()) {
+    const auto id = from->find("service_id");
+    const std::string from_id = id != from->end() && id->is_string() ? id->get<std::string>() : "";
+    if (!source || source->id.empty() || from_id != source->id)
+      return "the API shows it forked from service `" + valid_utf8(from_id) + "`, not from " +
+             (source && !source->id.empty() ? source->address + " (" + source->id + ")" : "a recorded source");
+  } else if (raw.contains("forked_from") && !raw["forked_from"].is_null()) {
+    return "the API shows no service it was forked from";
   }
-  if (!changed.empty()) store_.write_changes(state, changed);
+  if (auto created = raw.find("created"); created != raw.end() && created->is_string()) {
+    const auto made = parse_utc(created->get<std::string>());
+    const auto intent = parse_utc(rec.created_at);
+    if (!made || !intent) return "its creation time `" + valid_utf8(created->get<std::string>()) + "` cannot be compared";
+    if (*made < *intent)
+      return "it was created at " + created->get<std::string>() + ", before this fork's intent (" + rec.created_at + ")";
+  }
+  return "";
 }
 
-ApplyResult PreviewRunner::remove(const std::vector<const ResourceRecord*>& forks,
-                                  const std::map<std::string, ProjectKey>& keys, State& state) {
-  ApplyResult result;
-  if (forks.empty()) return result;
-  std::vector<std::string> unsettled, addresses;
-  for (const ResourceRecord* rec : forks) addresses.push_back(rec->address);
-  for (const ResourceRecord* rec : forks)
-    if (rec->id.empty()) unsettled.push_back(rec->address);
-  ApplyEngine engine(api_, store_, clock_, events_, options_);
+}  // namespace
+
+// A fork whose create's outcome is unknown has no id: it is looked up by name over the settle
+// window as the engine does before a create is sent again (lists lag behind writes), adopted when
+// found and provably the fork, forgotten only when every lookup found nothing.
+void PreviewRunner::settle_unknown(const std::vector<std::string>& addresses,
+                                   const std::map<std::string, ProjectKey>& keys, State& state, ApplyResult& result) {
+  const CreateContext ctx{api_, clock_, options_.settle_window, options_.stop};
+  for (const auto& address : addresses) {
+    ResourceRecord& rec = *state.find(address);
+    const std::string kept = "; nothing was deleted, and " + address + " stays recorded";
+    const auto key = keys.find(rec.project_id);
+    if (key == keys.end()) {
+      result.failures.push_back(address + ": no key for project " + rec.project_id + kept);
+      continue;
+    }
+    Outcome out;
+    try {
+      out = look_up_unknown_create(ctx, fork_action(Action::Adopt, rec), Scope{rec.project_id, ""}, key->second.key);
+    } catch (const std::exception& e) {
+      result.failures.push_back(address + ": its create's outcome is unknown and the lookup by name failed: " +
+                                describe_exception(e) + kept);
+      continue;
+    }
+    if (out.stopped) {
+      result.interrupted = true;
+      return;
+    }
+    if (!out.error.empty()) {
+      result.failures.push_back(address + ": " + out.error + ", then run it again" + kept);
+    } else if (!out.adopted) {  // every lookup of the settle window found nothing: it was never made
+      state.remove(address);
+      store_.write_changes(state, {address});
+      ++result.forgotten;
+    } else if (const std::string why = not_the_fork(rec, *out.shown, state); !why.empty()) {
+      result.failures.push_back(address + ": a service named `" + rec.name + "` exists (id " + out.shown->id +
+                                ") but is not provably this preview's fork: " + why + kept +
+                                ". If the fork was never made, `dbform state rm " + address + "` forgets the record");
+    } else {
+      record_answer(rec, *out.shown, format_utc(clock_.wall_now()));
+      rec.create_pending = false;
+      store_.write_changes(state, {address});
+    }
+  }
+}
+
+namespace {
+
+std::vector<std::string> projects_of(const std::vector<std::string>& forks, const State& state) {
   std::vector<std::string> projects;
-  for (const ResourceRecord* rec : forks)
-    if (std::find(projects.begin(), projects.end(), rec->project_id) == projects.end()) projects.push_back(rec->project_id);
-  engine.report_preflight(preflight_keys(api_, projects, keys, options_.parallelism));
+  for (const auto& address : forks)
+    if (const ResourceRecord* rec = state.find(address);
+        rec && std::find(projects.begin(), projects.end(), rec->project_id) == projects.end())
+      projects.push_back(rec->project_id);
+  return projects;
+}
+
+void add_up(ApplyResult& into, const ApplyResult& r) {
+  into.deleted += r.deleted;
+  into.forgotten += r.forgotten;
+  into.failures.insert(into.failures.end(), r.failures.begin(), r.failures.end());
+  into.interrupted = into.interrupted || r.interrupted;
+  if (into.save_error.empty()) {
+    into.save_error = r.save_error;
+    into.unsaved_changes = r.unsaved_changes;
+  }
+}
+
+}  // namespace
+
+ApplyResult PreviewRunner::remove(const std::vector<std::string>& forks, const std::map<std::string, ProjectKey>& keys,
+                                  State& state) {
+  if (forks.empty()) return {};
+  ApplyEngine(api_, store_, clock_, events_, options_)
+      .report_preflight(preflight_keys(api_, projects_of(forks, state), keys, options_.parallelism));
+  return delete_forks(forks, keys, state);
+}
+
+ApplyResult PreviewRunner::delete_forks(const std::vector<std::string>& forks,
+                                        const std::map<std::string, ProjectKey>& keys, State& state) {
+  ApplyResult result;
+  std::vector<std::string> unsettled;
+  for (const auto& address : forks)
+    if (const ResourceRecord* rec = state.find(address); rec && rec->id.empty()) unsettled.push_back(address);
   if (!unsettled.empty()) settle_unknown(unsettled, keys, state, result);
+  if (result.interrupted) return result;
   std::vector<const ResourceRecord*> now;
-  for (const auto& address : addresses)
+  for (const auto& address : forks)
     if (const ResourceRecord* rec = state.find(address); rec && !rec->id.empty()) now.push_back(rec);
   Plan plan = plan_preview_delete(state, now);
   if (plan.actions.empty()) return result;
-  ApplyResult deleted = engine.apply(plan, keys, state);
+  ApplyResult deleted = ApplyEngine(api_, store_, clock_, events_, options_).apply(plan, keys, state);
   deleted.forgotten += result.forgotten;
   deleted.failures.insert(deleted.failures.begin(), result.failures.begin(), result.failures.end());
   return deleted;
+}
+
+SweepReport PreviewRunner::sweep(const SweepChoice& choice, int max_deletes,
+                                 const std::map<std::string, ProjectKey>& keys,
+                                 const std::map<std::string, std::string>& key_problems, State& state) {
+  SweepReport report;
+  std::map<std::string, std::string> skipped = key_problems;
+  std::vector<std::string> projects;
+  for (const auto& item : choice.due)
+    if (!skipped.count(item.project_id) && std::find(projects.begin(), projects.end(), item.project_id) == projects.end())
+      projects.push_back(item.project_id);
+  ApplyEngine reporter(api_, store_, clock_, events_, options_);
+  for (const auto& project : projects) {  // one rejected key skips its project, not the sweep
+    try {
+      reporter.report_preflight(preflight_keys(api_, {project}, keys, 1));
+    } catch (const Error& e) {
+      skipped[project] = e.what();
+    }
+  }
+  int budget = std::max(0, max_deletes);
+  const std::string limit = " (--max-deletes " + std::to_string(max_deletes) + ")";
+  for (const auto& item : choice.due) {
+    std::vector<std::string> forks;
+    for (const auto& address : item.forks)
+      if (state.find(address)) forks.push_back(address);
+    if (auto skip = skipped.find(item.project_id); skip != skipped.end()) {
+      report.left.push_back(item.where + ": " + item.why + "; skipped: " + skip->second);
+      continue;
+    }
+    if (report.result.interrupted || !report.result.save_error.empty() || budget == 0) {
+      report.left.push_back(item.where + ": " + item.why + "; " + std::to_string(forks.size()) +
+                            " of its services left for the next sweep" + (budget == 0 ? limit : ""));
+      continue;
+    }
+    forks.resize(std::min(forks.size(), static_cast<size_t>(budget)));
+    const ApplyResult r = delete_forks(forks, keys, state);
+    report.tried.insert(report.tried.end(), forks.begin(), forks.end());
+    budget -= std::min(budget, r.deleted);  // a delete that failed costs nothing: the next preview is tried
+    add_up(report.result, r);
+    size_t still = 0;
+    for (const auto& address : item.forks) still += state.find(address) ? 1 : 0;
+    if (still > 0)
+      report.left.push_back(item.where + ": " + item.why + "; " + std::to_string(still) +
+                            " of its services left for the next sweep" + (budget == 0 ? limit : ""));
+  }
+  return report;
 }
 
 }  // namespace dbform

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include "util/clock.h"
+
 namespace dbform {
 
 bool is_valid_preview_name(std::string_view name) {
@@ -31,6 +33,18 @@ std::optional<PreviewMark> preview_mark(const ResourceRecord& rec) {
   return mark;
 }
 
+bool preview_password_rotated(const ResourceRecord& rec) {
+  const auto mark = preview_mark(rec);
+  return mark && mark->password_rotated && rec.pending_password.empty();
+}
+
+std::string unrotated_fork_problem(const ResourceRecord& rec) {
+  const auto mark = preview_mark(rec);
+  if (!mark || preview_password_rotated(rec)) return "";
+  return rec.address + " is a fork of preview `" + mark->name + "` whose password is not its own yet (a fork starts "
+         "with its source's): run `dbform preview up " + mark->name + "` to finish it";
+}
+
 bool is_preview_record(const ResourceRecord& rec) {
   return rec.settings.is_object() && rec.settings.contains(kPreviewKey);
 }
@@ -43,12 +57,33 @@ std::string preview_record_problem(const ResourceRecord& rec) {
   if (!is_valid_preview_name(mark->name) || !is_valid_name(mark->service))
     return "a preview name (1-32 of a-z, 0-9 and '-') and a service name, not `" + mark->name + "` and `" +
            mark->service + "`";
+  if (!parse_utc(mark->expires_at))
+    return "an expires_at that is a UTC time like 2026-01-04T00:00:00Z";
   if (const std::string expected = preview_address(rec.project_id, mark->name, mark->service); rec.address != expected)
     return "the address \"" + expected + "\" for it (from project_id and settings.preview)";
   if (const std::string expected = preview_fork_name(mark->name, mark->service); rec.name != expected)
     return "the name \"" + expected + "\" for it (SERVICE-PREVIEW)";
   return "";
 }
+
+std::chrono::system_clock::time_point preview_created(const RecordedPreview& p) {
+  return parse_utc(p.created_at).value_or(std::chrono::system_clock::time_point{});
+}
+
+bool preview_expired(const RecordedPreview& p, std::chrono::system_clock::time_point now) {
+  return parse_utc(p.expires_at).value_or(std::chrono::system_clock::time_point{}) <= now;
+}
+
+namespace {
+
+// Whether UTC time `a` is before `b`, compared as times; a time that is not one (never in a state
+// that was read: the codec checks them) counts as the latest.
+bool earlier(const std::string& a, const std::string& b) {
+  const auto ta = parse_utc(a), tb = parse_utc(b);
+  return ta && (!tb || *ta < *tb);
+}
+
+}  // namespace
 
 std::vector<RecordedPreview> recorded_previews(const State& state, const std::string& project_id) {
   std::vector<RecordedPreview> out;
@@ -61,15 +96,15 @@ std::vector<RecordedPreview> recorded_previews(const State& state, const std::st
     if (fresh) out.push_back({rec.project_id, mark->name, rec.created_at, mark->expires_at, {}});
     RecordedPreview& p = out[it->second];
     p.forks.push_back(&rec);
-    if (!rec.created_at.empty() && (p.created_at.empty() || rec.created_at < p.created_at)) p.created_at = rec.created_at;
-    if (mark->expires_at < p.expires_at) p.expires_at = mark->expires_at;
+    if (earlier(rec.created_at, p.created_at)) p.created_at = rec.created_at;
+    if (earlier(mark->expires_at, p.expires_at)) p.expires_at = mark->expires_at;
   }
   // Oldest first within a project; projects keep the state's order.
   std::map<std::string, size_t> project_order;
   for (const auto& p : out) project_order.emplace(p.project_id, project_order.size());
   std::stable_sort(out.begin(), out.end(), [&](const RecordedPreview& a, const RecordedPreview& b) {
     const size_t pa = project_order[a.project_id], pb = project_order[b.project_id];
-    return pa != pb ? pa < pb : a.created_at < b.created_at;
+    return pa != pb ? pa < pb : earlier(a.created_at, b.created_at);
   });
   return out;
 }

@@ -3,6 +3,7 @@
 // services under PROJECT/previews/NAME/services/SERVICE, named SERVICE-NAME in the API, and marked
 // by the `preview` object of their settings (the preview's name, the source, the expiry recorded at
 // creation). They belong to the `previews:` block, not to the declarations: no plan acts on them.
+#include <chrono>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -32,6 +33,13 @@ struct PreviewMark {
 // strings, which the state's reader refuses).
 std::optional<PreviewMark> preview_mark(const ResourceRecord& rec);
 bool is_preview_record(const ResourceRecord& rec);
+// Whether a preview's fork has a password of its own: rotated after the fork, the answer heard (no
+// password change pending). A snapshot carries its source's credentials: until then the recorded
+// password may be production's.
+bool preview_password_rotated(const ResourceRecord& rec);
+// For a preview's fork whose password is not its own yet: why its password (or a connection
+// string holding it) is refused, naming the command that finishes it; "" for any other record.
+std::string unrotated_fork_problem(const ResourceRecord& rec);
 // The settings key holding the mark.
 inline constexpr const char* kPreviewKey = "preview";
 
@@ -47,6 +55,9 @@ struct RecordedPreview {
   std::string expires_at;  // the earliest of its forks'
   std::vector<const ResourceRecord*> forks;  // in the state's order
 };
+// Its creation and expiry as times (the state's reader checks both are UTC timestamps).
+std::chrono::system_clock::time_point preview_created(const RecordedPreview& p);
+bool preview_expired(const RecordedPreview& p, std::chrono::system_clock::time_point now);
 // Every preview recorded, per project in the state's order, then by creation (oldest first).
 std::vector<RecordedPreview> recorded_previews(const State& state, const std::string& project_id = "");
 

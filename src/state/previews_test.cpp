@@ -62,3 +62,19 @@ TEST_CASE("state: a preview record whose address or name is not its mark's is re
   CHECK(!is_valid_preview_name(std::string(33, 'a')));
   CHECK(!is_valid_preview_name(""));
 }
+
+TEST_CASE("state: a preview record whose expires_at or created_at is not a UTC time is refused - naming the field") {
+  for (const std::string expires : {"2026-01-04", "2026-01-04 00:00:00", "2026-02-30T00:00:00Z", "tomorrow", ""}) {
+    INFO(expires);
+    State s = new_state();
+    s.upsert(fork_record("pr-1", "orders", "2026-01-01T00:00:00Z", expires));
+    CHECK_THROWS_WITH(parse_state(serialize_state(s), "t"),
+                      Catch::Contains("settings.preview: expected an expires_at that is a UTC time"));
+  }
+  for (const std::string created : {"2026-01-01T00:00:00", "", "2026-01-01T00:00:00+01:00"}) {
+    INFO(created);
+    State s = new_state();
+    s.upsert(fork_record("pr-1", "orders", created, "2026-01-04T00:00:00Z"));
+    CHECK_THROWS_WITH(parse_state(serialize_state(s), "t"), Catch::Contains("created_at: expected a UTC time"));
+  }
+}

@@ -3,78 +3,11 @@
 // guard refusing with no call that changes anything, expiry recorded at creation (a ttl of 1ms
 // expires at once: no sleeps), prune never touching previews, and never two forks under lost
 // answers or a SIGKILL after the fork was sent. None of these can pass on main: the command is new.
-#include <signal.h>
-
-#include "common.h"
+#include "previews_common.h"
 #include "util/clock.h"
 
 using namespace e2e;
 
-namespace {
-
-const std::string kFork = "POST /projects/{project_id}/services/{service_id}/forkService";
-
-std::string preview_address(const std::string& name, const std::string& service) {
-  return kProject + "/previews/" + name + "/services/" + service;
-}
-
-// orders (PROD, protected), billing and analytics; a `previews:` block forking `services`.
-std::string preview_manifest(const std::string& services = "[orders, billing]", const std::string& ttl = "72h",
-                             int max = 3, const std::string& more = "", const std::string& extra_services = "") {
-  std::string orders = service_yaml("orders") + "        environment_tag: PROD\n        deletion_protection: true\n";
-  std::string m = manifest({}, {orders, service_yaml("billing"), service_yaml("analytics") + extra_services});
-  return m + "    previews:\n      services: " + services + "\n      strategy: NOW\n      ttl: " + ttl +
-         "\n      max: " + std::to_string(max) + "\n" + more;
-}
-
-RunResult preview(Sandbox& sb, std::vector<std::string> args, const std::map<std::string, std::string>& extra = {}) {
-  if (args.front() != "list") args.insert(args.end(), {"--poll-interval", "100ms"});
-  args.insert(args.begin(), "preview");
-  return sb.run(args, extra);
-}
-
-RunResult applied(Sandbox& sb, const std::string& text) {
-  sb.write("dbform.yaml", text);
-  RunResult r = sb.apply();
-  INFO(r.describe());
-  REQUIRE(r.exit_code == 0);
-  return r;
-}
-
-// The calls since `before`, route -> how many more.
-json calls_since(const json& before, const json& now) {
-  json out = json::object();
-  for (const auto& [route, n] : now.items()) {
-    const long long was = before.contains(route) ? before[route].get<long long>() : 0;
-    if (n.get<long long>() != was) out[route] = n.get<long long>() - was;
-  }
-  return out;
-}
-
-long long named(Sandbox& sb, const std::string& name) {
-  long long n = 0;
-  for (const auto& s : sb.sim().all_services())
-    if (s["name"] == name) ++n;
-  return n;
-}
-
-// The fork's record is READY with the password the database has, which is not its source's.
-void check_fork(Sandbox& sb, const std::string& name, const std::string& service) {
-  INFO(name << " " << service);
-  json state = sb.state();
-  json rec = find_resource(state, preview_address(name, service));
-  REQUIRE(rec.is_object());
-  CHECK(rec["name"] == service + "-" + name);
-  CHECK(rec["status"] == "READY");
-  CHECK(rec["settings"]["preview"]["password_rotated"] == true);
-  CHECK(!rec.contains("pending_password"));
-  CHECK(rec["initial_password"] == sb.sim().current_password(rec["id"]));
-  json source = find_resource(state, service_address(service));
-  CHECK(rec["initial_password"] != source["initial_password"]);
-  CHECK(named(sb, service + "-" + name) == 1);
-}
-
-}  // namespace
 
 TEST_CASE("e2e: previews: up forks each listed service once as DEV with its expiry and its own password - and up again makes no call") {
   Sandbox sb;
@@ -324,14 +257,7 @@ TEST_CASE("e2e: previews: fork answers lost (a closed connection or a gateway's 
 TEST_CASE("e2e: previews: up killed with SIGKILL once the fork was sent forks nothing again when run again") {
   Sandbox sb;
   applied(sb, preview_manifest("[orders]"));
-  {
-    HeldAnswer held(sb, 1, [](const dbform::SimRequest& r) { return r.method == "POST" && contains(r.path, "/forkService"); });
-    auto run = sb.start({"preview", "up", "pr-1", "--poll-interval", "100ms"});
-    REQUIRE(held.wait());
-    run->signal(SIGKILL);
-    CHECK(run->wait().exit_code == 128 + SIGKILL);
-    held.release();
-  }
+  killed_once_forked(sb, {"up", "pr-1"});
   json rec = find_resource(sb.state(), preview_address("pr-1", "orders"));
   REQUIRE(rec.is_object());
   CHECK(rec["create_pending"] == true);  // the intent was on disk before the fork was sent
