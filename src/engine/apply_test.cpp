@@ -14,15 +14,6 @@ using R = FakeTransport;
 
 namespace {
 
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(nothing thrown)";
-}
-
 size_t index_of(const std::vector<HttpRequest>& reqs, const std::string& method, const std::string& suffix) {
   for (size_t i = 0; i < reqs.size(); ++i)
     if (reqs[i].method == method && path_of(reqs[i]).ends_with(suffix)) return i;

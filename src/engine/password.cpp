@@ -19,16 +19,9 @@ class NoEvents : public EventSink {
 std::string set_pending(ApiClient& api, StateStore& store, State& state, const ResourceRecord& rec,
                         const std::string& key, Clock& clock) {
   Plan plan;
-  PlannedAction& a = plan.actions.emplace_back();
-  a.action = Action::Update;  // of a settled service: its password step first, nothing else
-  a.kind = rec.kind;
-  a.address = rec.address;
-  a.project_id = rec.project_id;
-  a.parent = rec.parent;
-  a.name = rec.name;
-  a.resource_id = rec.id;
-  a.status = rec.status;
-  a.before = a.after = rec.settings;
+  // An update of a settled service: its password step first, nothing else.
+  PlannedAction& a = plan.actions.emplace_back(action_on(rec, Action::Update));
+  a.after = rec.settings;
   a.deletion_protection = rec.deletion_protection;
   plan.summary = summarize(plan.actions);
   NoEvents events;

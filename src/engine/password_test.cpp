@@ -15,15 +15,6 @@ namespace {
 const std::string kOrders = "p1/services/orders";
 const std::string kNew = "new-password-0123456789";
 
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(nothing thrown)";
-}
-
 }  // namespace
 
 TEST_CASE("engine: rotate_password journals the new password, sends it once, and records it when confirmed") {

@@ -29,16 +29,9 @@ nlohmann::json fork_settings(const DesiredPreviews& block, const std::string& na
   return s;
 }
 
+// A preview's fork is a service without a parent (the codec refuses any other record under previews/).
 PlannedAction fork_action(Action action, const ResourceRecord& rec) {
-  PlannedAction a;
-  a.action = action;
-  a.kind = ResourceKind::Service;
-  a.address = rec.address;
-  a.project_id = rec.project_id;
-  a.name = rec.name;
-  a.resource_id = rec.id;
-  a.status = rec.status;
-  a.before = rec.settings;
+  PlannedAction a = action_on(rec, action);
   a.after = rec.settings;
   return a;
 }

@@ -2,6 +2,7 @@
 // Shared fixture for the engine's tests: a real ApiClient over a FakeTransport, a FakeClock, an
 // in-memory state store that keeps every snapshot, and an event recorder.
 #include <atomic>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -17,6 +18,16 @@
 #include "util/clock.h"
 
 namespace dbform::test {
+
+// What `f` threw (an Error), or "(nothing thrown)".
+inline std::string message_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(nothing thrown)";
+}
 
 class EventLog : public EventSink {
  public:

@@ -105,15 +105,6 @@ PlanDocument saved_plan(Harness& h, StateStore& store, const PlanSettings& setti
   return doc;
 }
 
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(nothing thrown)";
-}
-
 }  // namespace
 
 TEST_CASE("ops: a plan made now is shown, asked for, and applied only when approved") {

@@ -234,16 +234,7 @@ PlannedAction plan_declared(const std::string& project_id, Declared d, const Sta
 // A recorded resource no longer declared: kept (an orphan), or with --prune deleted unless it is
 // protected or its create's outcome is unknown (there is no id to delete).
 PlannedAction plan_undeclared(const ResourceRecord& rec, bool prune) {
-  PlannedAction a;
-  a.action = Action::Orphan;
-  a.kind = rec.kind;
-  a.project_id = rec.project_id;
-  a.parent = rec.parent;
-  a.name = rec.name;
-  a.address = rec.address;
-  a.resource_id = rec.id;
-  a.status = rec.status;
-  a.before = rec.settings;
+  PlannedAction a = action_on(rec, Action::Orphan);
   a.deletion_protection = rec.deletion_protection;
   const std::string noun = kind_noun(rec.kind);
   if (prune && rec.deletion_protection) {
@@ -411,16 +402,7 @@ void plan_import(PlannedAction& a, const std::string& id, const State& recorded,
 
 // A recorded resource listed under `removed:`: forgotten, never called.
 PlannedAction plan_forget(const ResourceRecord& rec, const Location& location) {
-  PlannedAction a;
-  a.action = Action::Forget;
-  a.kind = rec.kind;
-  a.address = rec.address;
-  a.project_id = rec.project_id;
-  a.parent = rec.parent;
-  a.name = rec.name;
-  a.resource_id = rec.id;
-  a.status = rec.status;
-  a.before = rec.settings;
+  PlannedAction a = action_on(rec, Action::Forget);
   a.location = location;
   a.reason = "listed under `removed:`: its record is dropped and the " + std::string(kind_noun(rec.kind)) +
              " stays in the API, untouched (no call)";

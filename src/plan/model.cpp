@@ -18,6 +18,20 @@ const char* action_name(Action a) {
   return "?";
 }
 
+PlannedAction action_on(const ResourceRecord& rec, Action action) {
+  PlannedAction a;
+  a.action = action;
+  a.kind = rec.kind;
+  a.address = rec.address;
+  a.project_id = rec.project_id;
+  a.parent = rec.parent;
+  a.name = rec.name;
+  a.resource_id = rec.id;
+  a.status = rec.status;
+  a.before = rec.settings;
+  return a;
+}
+
 PlanSummary summarize(const std::vector<PlannedAction>& actions) {
   PlanSummary s;
   for (const auto& a : actions) {

@@ -66,6 +66,10 @@ struct PlannedAction {
   Location location;        // where it is declared (none for orphans)
 };
 
+// An action on a recorded resource, as the record shows it: its identity, id, status and settings
+// (`before`); the rest (after, deletion_protection, reason) is the caller's.
+PlannedAction action_on(const ResourceRecord& rec, Action action);
+
 // What the plan's refresh read for each declared `import_id` that is not recorded: the record it
 // makes (`problem` empty), or why it cannot be imported. Address -> finding.
 struct ImportFinding {
