@@ -144,7 +144,7 @@ int run_down(const PreviewOptions& opts, bool manifests_given) {
   const auto keys = keys_for(opts, manifests_given, projects);
   Session session(*store, engine_opts);
   const ApplyResult result = session.runner.remove(forks, keys, state);
-  store->compact(state);
+  if (result.save_error.empty()) store->compact(state);  // what it folds is what was saved
   const int exit_code = report_result(result, state, *store);
   if (exit_code == 0) std::cout << "Preview " << opts.name << " deleted: " << result.deleted << " service(s).\n";
   return exit_code;
@@ -176,7 +176,7 @@ int run_sweep(const PreviewOptions& opts, bool manifests_given) {
     }
     Session session(*store, engine_opts);
     report = session.runner.sweep(choice, opts.max_deletes, keys, key_problems, state);
-    store->compact(state);
+    if (report.result.save_error.empty()) store->compact(state);
     // A sweep makes progress; what it could not delete is said, and the next sweep tries again.
     if (!report.result.save_error.empty()) throw Error(save_failure_message(report.result, state, *store, process_env()));
     for (const auto& failure : report.result.failures) std::cerr << "warning: " << scrub(failure) << "\n";

@@ -50,6 +50,8 @@ struct Item {
   // are connection attempts until `connect_deadline`; `connected` once one was accepted.
   bool connecting = false, connected = false;
   Clock::TimePoint connect_deadline{};
+  bool created_here = false;  // created (not adopted) by this run: its wait teaches the forecast
+  Clock::TimePoint timer_at{};  // when its live timer is due
 };
 
 // Blocked: something it needs is not done. Ready: queued. Sent: its call is on the way. Watching:
@@ -269,8 +271,23 @@ class ApplyRun {
   // round that shows no resource of it in a new status doubles the pause (a round that shows a
   // change keeps it). Most rounds of many projects whose resources are still being made see
   // nothing new, and each costs a call. PollSchedule's pause wins when it is longer.
+  //
+  // With more than 25, the first project to have a service created is the probe: until a service
+  // of that kind is seen READY it is looked at every quarter interval, and the others wait (their
+  // first round after twice their longest pause). From then on, the forecast (ReadyForecast) says
+  // when each project's last create will be READY, and its round comes then. With few projects,
+  // each round is the sooner of its interval and the forecast.
   Duration::rep spread() const;
   Duration quiet_pause(const PlannedAction& a) const;
+  // The pause before the next status check of a watched resource.
+  Duration poll_pause(const Item& item) const;
+  // Whether it waits for the create this run sent: what the forecast learns from and tells.
+  bool forecast_applies(const Item& item) const;
+  bool probing(ResourceKind kind) const;
+  bool is_probe(const PlannedAction& a) const;
+  void watch_created(size_t o);
+  // The forecast became sooner: timers due later than it are brought forward.
+  void retime_to_forecast();
   void back_off_if_quiet(const std::vector<size_t>& round,
                          const std::unordered_map<std::string, const Shown*>& listed);
   void poll_failed(size_t i, const Outcome& out);
@@ -322,6 +339,10 @@ class ApplyRun {
   // Resources of one kind in one project, watched by one list when several are (see together()).
   std::unordered_map<std::string, std::vector<size_t>> watched_together_;
   std::unordered_map<std::string, Duration> quiet_for_;  // together() -> the pause of a quiet project
+  std::unordered_map<ResourceKind, ReadyForecast> forecasts_;
+  std::unordered_map<std::string, Clock::TimePoint> last_create_;  // together() -> its last create's send
+  std::unordered_map<ResourceKind, std::string> probe_;           // together() of the probe, by kind
+  bool forecast_changed_ = false;
   std::set<std::string> changed_;  // addresses changed in memory since the last save
   std::vector<Event> unreported_;  // waiting for the save that records what they tell
   ApplyResult result_;

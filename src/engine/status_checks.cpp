@@ -3,6 +3,7 @@
 #include "engine/apply_run.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "util/duration.h"
 #include "util/log.h"
@@ -10,6 +11,7 @@
 namespace dbform::scheduling {
 
 void ApplyRun::dispatch_due_polls(WorkQueue<Outcome>& workers) {
+  if (std::exchange(forecast_changed_, false)) retime_to_forecast();
   drop_stale_timers();
   while (polls_in_flight_ < kPollLane && !timers_.empty() && timers_.top().at <= clock_.now()) {
     const size_t first = timers_.top().item;
@@ -88,6 +90,7 @@ void ApplyRun::push_timer(size_t i, Clock::TimePoint at) {
   Item& item = items_[i];
   cancel_timer(i);
   item.timer_live = true;
+  item.timer_at = at;
   ++live_timers_;
   timers_.push({at, i, item.timer_generation});
 }
@@ -151,7 +154,53 @@ Duration::rep ApplyRun::spread() const {
 Duration ApplyRun::quiet_pause(const PlannedAction& a) const {
   if (spread() == 1) return Duration(0);
   auto quiet = quiet_for_.find(together(a));
-  return quiet == quiet_for_.end() ? 2 * options_.polls.interval : quiet->second;
+  if (quiet != quiet_for_.end()) return quiet->second;
+  // While the probe watches, the others wait for what it learns.
+  return (probing(a.kind) && !is_probe(a) ? 2 * spread() : 2) * options_.polls.interval;
+}
+
+Duration ApplyRun::poll_pause(const Item& item) const {
+  const PlannedAction& a = *item.action;
+  const Duration usual = std::max(options_.polls.after(elapsed(item)), quiet_pause(a));
+  if (!forecast_applies(item)) return usual;
+  if (auto f = forecasts_.find(a.kind); f != forecasts_.end() && f->second.known()) {
+    auto due = f->second.pause(last_create_.at(together(a)), clock_.now(), options_.polls.interval);
+    return due ? std::min(usual, *due) : usual;
+  }
+  if (is_probe(a)) return options_.polls.after(elapsed(item)) / 4;
+  return usual;
+}
+
+bool ApplyRun::forecast_applies(const Item& item) const {
+  return item.created_here && ops_[item.watched].what.type == OpType::Create;
+}
+
+bool ApplyRun::probing(ResourceKind kind) const {
+  auto f = forecasts_.find(kind);
+  return probe_.count(kind) && (f == forecasts_.end() || !f->second.known());
+}
+
+bool ApplyRun::is_probe(const PlannedAction& a) const {
+  auto p = probe_.find(a.kind);
+  return p != probe_.end() && p->second == together(a) && probing(a.kind);
+}
+
+void ApplyRun::watch_created(size_t o) {
+  Item& item = item_of(o);
+  item.created_here = true;
+  const std::string group = together(*item.action);
+  Clock::TimePoint& last = last_create_[group];
+  last = std::max(last, item.watch_start);
+  if (spread() > 1) probe_.try_emplace(item.action->kind, group);
+}
+
+void ApplyRun::retime_to_forecast() {
+  for (size_t i = 0; i < items_.size(); ++i) {
+    Item& item = items_[i];
+    if (!item.timer_live || item.polling || item.connecting || !watching(item) || !forecast_applies(item)) continue;
+    const auto at = std::min(clock_.now() + poll_pause(item), item.deadline);
+    if (at < item.timer_at) push_timer(i, at);
+  }
 }
 
 void ApplyRun::back_off_if_quiet(const std::vector<size_t>& round,
@@ -179,6 +228,8 @@ void ApplyRun::seen(size_t i, const Shown& shown) {
   ResourceRecord& rec = *state_.find(item.action->address);
   const std::string before = rec.status, host = rec.endpoint_host, pooler = rec.pooler_host;
   record_answer(rec, shown, format_utc(clock_.wall_now()));
+  if (forecast_applies(item) && type_of(rec.kind).verdict(rec.status) == StatusVerdict::Ready)
+    forecast_changed_ = forecasts_[rec.kind].ready_after(elapsed(item)) || forecast_changed_;
   // A poll that saw nothing new costs no write; the end of the run writes the last answers.
   if (rec.status != before || rec.endpoint_host != host || rec.pooler_host != pooler) changed_.insert(rec.address);
   if (rec.status != before)
@@ -226,8 +277,7 @@ void ApplyRun::schedule_poll(size_t i, const ResourceRecord& rec) {
     return fail_op(item.watched, "not READY after " + format_duration(options_.wait_timeout) + " (last status " +
                                      last + "); run apply again to keep waiting, it will not be created again");
   ops_[item.watched].step = OpStep::Watching;
-  const Duration pause = std::max(options_.polls.after(elapsed(item)), quiet_pause(*item.action));
-  push_timer(i, std::min(now + pause, item.deadline));
+  push_timer(i, std::min(now + poll_pause(item), item.deadline));
 }
 
 void ApplyRun::watch_now(size_t i) {

@@ -219,6 +219,7 @@ void ApplyRun::handle_create(size_t o, const Outcome& out) {
   emit({out.adopted ? EventKind::Adopted : EventKind::Created, a.address, rec.id, rec.status, Duration(0), note});
   if (!type.watched) return complete(o);
   if (!options_.wait) return end_unconfirmed(o);
+  if (!out.adopted) watch_created(o);
   after_status(ops_[o].item, rec);
 }
 

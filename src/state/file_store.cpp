@@ -190,16 +190,21 @@ void FileStateStore::check_unchanged(const State& state) {
                      std::to_string(state.serial) + "); nothing was overwritten. Run the command again");
 }
 
-void FileStateStore::write(State& state) {
+void FileStateStore::write(State& state) { write_whole(state, false); }
+
+void FileStateStore::write_whole(State& state, bool stored) {
   check_unchanged(state);
   // The backup is the state as it stood: the document alone, or with its journal folded in, and
   // sealed as the new document is (a state just encrypted or rekeyed keeps no copy in the old form).
   const std::string key_id = cipher().sealing_key_id();
-  std::optional<State> before;
-  if (seen_ && (seen_->journal_bytes > 0 || seen_->key_id != key_id)) before = read_current();
+  std::optional<std::string> backup;
+  if (seen_ && (seen_->journal_bytes > 0 || seen_->key_id != key_id)) {
+    if (stored) backup = serialize_state(state, cipher());
+    else if (auto before = read_current()) backup = serialize_state(*before, cipher());
+  }
   ++state.serial;
   try {
-    if (before) write_file_atomically(path_ + ".backup", serialize_state(*before, cipher()), 0600);
+    if (backup) write_file_atomically(path_ + ".backup", *backup, 0600);
     else keep_backup(path_);
     write_file_atomically(path_, serialize_state(state, cipher()), 0600);
   } catch (...) {
@@ -229,7 +234,7 @@ void FileStateStore::write_changes(State& state, const std::vector<std::string>&
 }
 
 void FileStateStore::compact(State& state) {
-  if (seen_ && seen_->journal_bytes > 0) write(state);
+  if (seen_ && seen_->journal_bytes > 0) write_whole(state, true);
 }
 
 void FileStateStore::append_to_journal(const std::string& line) {

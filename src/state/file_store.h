@@ -40,6 +40,9 @@ class FileStateStore : public StateStore {
     // plain beside a sealed one): left by a whole rewrite killed before it removed the journal.
     bool leftover_journal = false;
   };
+  // A whole write. `stored`: `state` is what the document and its journal hold (every change
+  // saved), so the backup is made from it rather than by reading the journal back.
+  void write_whole(State& state, bool stored);
   std::optional<State> read_current();  // the document with its journal replayed; updates seen_
   std::optional<State> read_once(bool& torn);  // read_current's one attempt; `torn`: replaced meanwhile
   void check_unchanged(const State& state);  // the compare-and-swap of every write

@@ -49,7 +49,8 @@ class StateStore {
   // whole write.
   virtual void write_changes(State& state, const std::vector<std::string>& changed) { write(state); }
   // Folds what write_changes() appended into one document (the end of an apply calls it); a no-op
-  // for a backend that keeps nothing to fold.
+  // for a backend that keeps nothing to fold. `state` is what the last write saved: nothing in it
+  // has changed since (the fold needs not read back what it holds).
   virtual void compact(State& state) {}
   // Exclusive lock for the whole of an operation; waits up to `timeout` for a live holder, then
   // throws LockError naming the holder.
