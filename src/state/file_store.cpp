@@ -230,7 +230,7 @@ void FileStateStore::write_changes(State& state, const std::vector<std::string>&
   append_to_journal(journal_entry(state, changed, cipher()) + "\n");
   ++state.serial;
   seen_->serial = state.serial;
-  if (journal_outgrew(seen_->journal_bytes, seen_->document_bytes)) write(state);
+  if (journal_outgrew(seen_->journal_bytes, seen_->document_bytes)) write_whole(state, true);  // all saved
 }
 
 void FileStateStore::compact(State& state) {
