@@ -304,3 +304,34 @@ TEST_CASE("e2e: the order of addons does not matter") {
   INFO(plan.describe());
   CHECK(plan.exit_code == 0);
 }
+
+TEST_CASE("e2e: with many projects, one is watched closely and each other is listed once, when its services will be READY") {
+  // 60 projects of 3 services, READY 2.5 s after their create. The first project is the probe:
+  // listed every quarter second until READY (about 10 lists); the others wait, then each is listed
+  // once at its last create's time plus what the probe took. Before the forecast, each project
+  // cost a list at 2 s and one at 4 s: 180 lists beside the 60 of the refresh.
+  dbform::SimConfig config = default_sim_config();
+  config.queued_delay = dbform::Duration(1000);
+  config.configuring_delay = dbform::Duration(1500);
+  const int projects = 60;
+  std::string manifest = "version: 1\nprojects:\n";
+  std::map<std::string, std::string> keys;
+  for (int p = 0; p < projects; ++p) {
+    const std::string id = "proj-" + std::to_string(p), key = "e2e-key-" + id;
+    config.keys.push_back({key, id, "e2e-key"});
+    keys["KEY_" + std::to_string(p)] = key;
+    manifest += "  - id: " + id + "\n    api_key_env: KEY_" + std::to_string(p) + "\n    services:\n";
+    for (int s = 0; s < 3; ++s)
+      manifest += "      - name: db-" + std::to_string(s) + "\n        cpu_millis: 1000\n        memory_gbs: 4\n        region_code: us-east-1\n";
+  }
+  Sandbox sb(config);
+  sb.write("dbform.yaml", manifest);
+  RunResult r = sb.run({"apply", "--auto-approve"}, keys);
+  INFO(r.describe() << "\ncounts: " << sb.counts().dump());
+  REQUIRE(r.exit_code == 0);
+  CHECK(sb.count("POST /projects/{project_id}/services") == 3 * projects);
+  const long long lists = sb.count("GET /projects/{project_id}/services");
+  CHECK(lists >= 2 * projects);  // the refresh's, and at least one round each
+  CHECK(lists <= 2 * projects + 20);
+  CHECK(sb.count("GET /projects/{project_id}/services/{service_id}") == 0);
+}
