@@ -19,6 +19,7 @@
 #include "ops/address.h"
 #include "util/atomic_file.h"
 #include "util/duration.h"
+#include "util/env.h"
 #include "util/text.h"
 
 extern char** environ;
@@ -91,18 +92,7 @@ int check(const Connection& c) {
 
 // `psql` on PATH: its absolute path, or an error saying how to get it.
 std::string find_psql() {
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "/usr/bin:/bin";
-  size_t start = 0;
-  while (start <= dirs.size()) {
-    size_t colon = dirs.find(':', start);
-    if (colon == std::string::npos) colon = dirs.size();
-    std::string dir = dirs.substr(start, colon - start);
-    start = colon + 1;
-    if (dir.empty()) continue;
-    const std::string candidate = dir + "/psql";
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
+  if (auto psql = find_on_path("psql")) return *psql;
   throw Error("dbform connect runs psql, which is not on PATH: install it (Debian: apt-get install "
               "postgresql-client), or use `dbform connect --check`, or `dbform output ADDRESS.connection_string`");
 }

@@ -41,14 +41,6 @@ void emit_text(YAML::Emitter& out, const std::string& text) {
   out << escaped;
 }
 
-// An id fit for a comment: ASCII letters, digits, '-', '_' and '.'; others are left out of it (a
-// comment is not escaped).
-bool is_plain_id(const std::string& id) {
-  return !id.empty() && std::all_of(id.begin(), id.end(), [](unsigned char c) {
-    return std::isalnum(c) || c == '-' || c == '_' || c == '.';
-  });
-}
-
 bool is_number(const std::string& text) {
   const ScalarType type = resolve_plain_scalar(text);
   return type == ScalarType::Int || type == ScalarType::Float;

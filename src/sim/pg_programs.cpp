@@ -15,6 +15,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "util/env.h"
 #include "util/error.h"
 #include "util/text.h"
 
@@ -34,22 +35,13 @@ bool has_tools(const std::string& dir) {
 
 // `pg_config --bindir`, or "" when there is no pg_config on PATH or it fails.
 std::string pg_config_bindir() {
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "/usr/bin:/bin";
-  size_t start = 0;
-  while (start <= dirs.size()) {
-    size_t colon = dirs.find(':', start);
-    if (colon == std::string::npos) colon = dirs.size();
-    const std::string candidate = dirs.substr(start, colon - start) + "/pg_config";
-    start = colon + 1;
-    if (::access(candidate.c_str(), X_OK) != 0) continue;
-    ProgramResult r = run_program({candidate, "--bindir"}, RunAs{});
-    if (r.exit_code != 0) return "";
-    std::string out = r.output;
-    while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
-    return out;
-  }
-  return "";
+  const auto pg_config = find_on_path("pg_config");
+  if (!pg_config) return "";
+  ProgramResult r = run_program({*pg_config, "--bindir"}, RunAs{});
+  if (r.exit_code != 0) return "";
+  std::string out = r.output;
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+  return out;
 }
 
 // Debian's server packages, newest major version first.

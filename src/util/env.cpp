@@ -1,5 +1,7 @@
 #include "util/env.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
 
@@ -26,6 +28,21 @@ std::optional<std::string> checked_env(const EnvLookup& env, const std::string& 
                             "from a file read with $(cat ...) or a secret store?): refusing to use it. Set it "
                             "without that character");
   return value;
+}
+
+std::optional<std::string> find_on_path(const std::string& program) {
+  const char* path = std::getenv("PATH");
+  const std::string dirs = path ? path : "/usr/bin:/bin";
+  for (size_t start = 0; start <= dirs.size();) {
+    size_t colon = dirs.find(':', start);
+    if (colon == std::string::npos) colon = dirs.size();
+    const std::string dir = dirs.substr(start, colon - start);
+    start = colon + 1;
+    if (dir.empty()) continue;
+    const std::string candidate = dir + "/" + program;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return std::nullopt;
 }
 
 }  // namespace dbform

@@ -21,4 +21,8 @@ bool has_control_character(std::string_view text);
 // file must never reach an HTTP header, a connection string or a file name (SPEC section 8).
 std::optional<std::string> checked_env(const EnvLookup& env, const std::string& name);
 
+// The first executable `program` in the directories of $PATH (/usr/bin:/bin when it is unset), as
+// a path; nullopt when there is none.
+std::optional<std::string> find_on_path(const std::string& program);
+
 }  // namespace dbform
