@@ -272,17 +272,23 @@ PgStateStore::PgStateStore(const std::string& url, std::string workspace, Clock*
   // release its lock.
   conn_.exec_script("SET tcp_keepalives_idle = 60; SET tcp_keepalives_interval = 10; SET tcp_keepalives_count = 6");
   if (conn_.server_version() >= 140000) conn_.exec_script("SET idle_session_timeout = 0");
-  ensure_tables();
+}
+
+bool PgStateStore::tables_exist() {
+  if (!tables_)
+    tables_ = conn_.exec("SELECT to_regclass('dbform_states') IS NOT NULL AND to_regclass('dbform_journal') IS NOT NULL "
+                         "AND to_regclass('dbform_locks') IS NOT NULL")
+                  .rows.at(0)
+                  .at(0) == "t";
+  return tables_;
 }
 
 void PgStateStore::ensure_tables() {
-  // Checked first so that a role allowed to use but not to create the tables (plan in a PR job) works.
-  auto r = conn_.exec(
-      "SELECT to_regclass('dbform_states') IS NOT NULL AND to_regclass('dbform_journal') IS NOT NULL AND "
-      "to_regclass('dbform_locks') IS NOT NULL");
-  if (r.rows.at(0).at(0) == "t") return;
+  // Looked for first so that a role allowed to use but not to create the tables works.
+  if (tables_exist()) return;
   try {
     conn_.exec_script(kCreateTables);
+    tables_ = true;
   } catch (const Error& e) {
     throw Error(std::string(e.what()) +
                 ". dbform creates its tables dbform_states, dbform_journal and dbform_locks on first use: grant this user CREATE on "
@@ -293,6 +299,7 @@ void PgStateStore::ensure_tables() {
 std::vector<std::string> PgStateStore::workspaces() {
   std::lock_guard<std::mutex> guard(mu_);
   std::vector<std::string> names;
+  if (!tables_exist()) return names;
   for (const auto& row : conn_.exec("SELECT workspace FROM dbform_states ORDER BY workspace").rows)
     names.push_back(row.at(0).value_or(""));
   return names;
@@ -306,6 +313,7 @@ std::optional<State> PgStateStore::read() {
 
 std::optional<State> PgStateStore::read_snapshot() {
   std::lock_guard<std::mutex> guard(mu_);
+  if (!tables_exist()) return std::nullopt;  // nothing was ever written here
   // The row and its journal as of one moment, whoever writes meanwhile.
   conn_.exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
   try {
@@ -352,6 +360,7 @@ std::optional<State> PgStateStore::read_snapshot() {
 
 void PgStateStore::write(State& state) {
   std::lock_guard<std::mutex> guard(mu_);
+  ensure_tables();
   const std::string expected = std::to_string(state.serial);
   const std::string next = std::to_string(state.serial + 1);
   ++state.serial;  // the document carries the serial it is stored with
@@ -390,9 +399,8 @@ void PgStateStore::write(State& state) {
 
 void PgStateStore::write_changes(State& state, const std::vector<std::string>& changed) {
   // A journal is in the form of its document: one in another form (plain, another key) is
-  // rewritten whole first.
-  if (document_key_id_ == cipher().sealing_key_id()) {
-    std::lock_guard<std::mutex> guard(mu_);
+  // rewritten whole first; so is the first state of a database without the tables yet.
+  if (std::unique_lock<std::mutex> guard(mu_); document_key_id_ == cipher().sealing_key_id() && tables_exist()) {
     const std::string next = std::to_string(state.serial + 1);
     const std::string entry = journal_entry(state, changed, cipher());
     // One committed statement: the row's serial moves on only with its journal entry.
@@ -440,6 +448,7 @@ std::unique_ptr<StateLock> PgStateStore::lock(const std::string& operation, Dura
 
 bool PgStateStore::try_lock(const LockInfo& me) {
   std::lock_guard<std::mutex> guard(mu_);
+  ensure_tables();
   const std::string key = std::to_string(lock_key_);
   auto r = conn_.exec("SELECT pg_try_advisory_lock($1::bigint)", {key});
   if (r.rows.at(0).at(0) != "t") return false;
@@ -470,6 +479,7 @@ void PgStateStore::unlock() noexcept {
 
 std::optional<LockInfo> PgStateStore::lock_holder() {
   std::lock_guard<std::mutex> guard(mu_);
+  if (!tables_exist()) return std::nullopt;  // nobody ever locked it
   const auto key = static_cast<unsigned long long>(lock_key_);
   // pg_locks shows a bigint advisory key as classid (high 32 bits) and objid (low 32 bits).
   auto r = conn_.exec(kHolderQuery, {workspace_, std::to_string(key >> 32), std::to_string(key & 0xffffffffULL)});

@@ -63,7 +63,7 @@ class PgConnection {
 };
 
 // A state per workspace in the table dbform_states (workspace, lineage, serial, document,
-// updated_at); tables are created on first use. Writes are compare-and-swap on serial and lineage,
+// updated_at); tables are created on the first write or lock. Writes are compare-and-swap on serial and lineage,
 // each its own committed transaction. Changes are rows of dbform_journal (workspace, serial, entry)
 // appended with the row's serial, so a write costs what changed; reading replays them onto the
 // document, and a whole write (at the end of an apply, or when the journal outgrows the document)
@@ -87,6 +87,10 @@ class PgStateStore : public StateStore {
 
  private:
   friend class PgStateLock;
+  // Whether the three tables exist (once they do, they are not looked for again).
+  bool tables_exist();
+  // Creates them on the first write or lock: reading creates nothing, so that a plan (read-only,
+  // perhaps under a role that may only read) leaves an empty database as it found it.
   void ensure_tables();
   std::optional<State> read_snapshot();  // the row with its journal replayed, not yet checked
   bool try_lock(const LockInfo& me);
@@ -95,6 +99,7 @@ class PgStateStore : public StateStore {
   [[noreturn]] void refuse_write(const State& state);
 
   std::mutex mu_;  // the engine may write from several threads; libpq connections are not shared
+  bool tables_ = false;
   std::string workspace_;
   std::string describe_;
   std::string redacted_url_;

@@ -102,12 +102,17 @@ TEST_CASE("state: pg: connection errors name the server, database and user, neve
   CHECK_THAT(msg, !Catch::Contains("\n"));
 }
 
-TEST_CASE("state: pg: the tables are created on first use, also by clients racing to do it") {
+TEST_CASE("state: pg: the tables are created on the first write, also by clients racing to do it") {
   std::string url = pgtest::fresh_database("firstuse");
   std::vector<std::string> errors(4);
   std::vector<std::thread> clients;
   for (size_t i = 0; i < errors.size(); ++i)
-    clients.emplace_back([&, i] { errors[i] = error_of([&] { PgStateStore(url, "default").read(); }); });
+    clients.emplace_back([&, i] {
+      errors[i] = error_of([&] {
+        State s = new_state();
+        PgStateStore(url, "ws" + std::to_string(i)).write(s);
+      });
+    });
   for (auto& t : clients) t.join();
   for (const auto& e : errors) CHECK(e.empty());
   PgConnection c(url);
@@ -123,8 +128,20 @@ TEST_CASE("state: pg: a role that may only read the tables can read, and one tha
   std::string as_reader = url;
   as_reader.replace(as_reader.find("dbform:"), as_reader.find('@') - as_reader.find("dbform:"), role + ":reader-pw");
 
-  std::string msg = error_of([&] { PgStateStore(as_reader, "default"); });
+  // Before any table exists, reading finds no state and creates nothing (a plan is read-only);
+  // the first write is what needs them.
+  PgStateStore early(as_reader, "default");
+  CHECK_FALSE(early.read().has_value());
+  CHECK_FALSE(early.lock_holder().has_value());
+  CHECK(early.workspaces().empty());
+  CHECK(owner.exec("SELECT to_regclass('dbform_states') IS NULL").rows.at(0).at(0) == "t");
+  std::string msg = error_of([&] {
+    State s = new_state();
+    early.write(s);
+  });
   CHECK_THAT(msg, Catch::Contains("permission denied for schema public"));
+  CHECK_THAT(msg, Catch::Contains("grant this user CREATE"));
+  msg = error_of([&] { early.lock("apply", Duration(0)); });
   CHECK_THAT(msg, Catch::Contains("grant this user CREATE"));
 
   PgStateStore writer(url, "default");

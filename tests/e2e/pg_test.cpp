@@ -453,3 +453,23 @@ TEST_CASE("e2e: pg: a state over TLS: sslmode=verify-full with the server's CA a
   CHECK(contains(wrong.err, "certificate verify failed"));
   check_no_password(wrong);
 }
+
+TEST_CASE("e2e: pg: a plan against a database that holds no state yet creates nothing in it, and apply makes the tables",
+          "[pg]") {
+  const std::string database_url = pgtest::fresh_database("plan_first");
+  Sandbox sb;
+  Checkout pr(sb, "pr", "default");
+  pr.env["DBFORM_STATE"] = database_url;
+  pr.write_manifest(manifest({}, {service_yaml("orders")}));
+  auto tables = [&] {
+    dbform::PgConnection admin(database_url);
+    return admin.exec("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'dbform_%'").rows.at(0).at(0).value_or("");
+  };
+  RunResult plan = pr.run({"plan", "--detailed-exitcode"});
+  INFO(plan.describe());
+  CHECK(plan.exit_code == 2);
+  CHECK(contains(plan.out, "1 to create"));
+  CHECK(tables() == "0");
+  REQUIRE(pr.apply().exit_code == 0);
+  CHECK(tables() == "3");
+}
