@@ -272,7 +272,7 @@ class ApplyRun {
   // change keeps it). Most rounds of many projects whose resources are still being made see
   // nothing new, and each costs a call. PollSchedule's pause wins when it is longer.
   //
-  // With more than 25, the first project to have a service created is the probe: until a service
+  // With 50 or more (a spread above 1), the first project to have a service created is the probe: until a service
   // of that kind is seen READY it is looked at every quarter interval, and the others wait (their
   // first round after twice their longest pause). From then on, the forecast (ReadyForecast) says
   // when each project's last create will be READY, and its round comes then. With few projects,
