@@ -208,6 +208,9 @@ TEST_CASE("e2e: a refreshing plan whose services list fails after the key check 
   CHECK(contains(r.err, "the refresh could not read what exists"));
   CHECK(contains(r.err, "project " + kProject + ": GET /projects/" + kProject + "/services: " + status));
   if (tries > 1) CHECK(contains(r.err, "(after 6 attempts)"));
+  // The way round it that the error gives must be one: a plan refreshes unless told --no-refresh.
+  CHECK(contains(r.err, "plan --no-refresh"));
+  CHECK(!contains(r.err, "plan without --refresh"));
   CHECK(made(kAuthInfo) == 1);  // the key check passed, once
   CHECK(made("GET /projects/{project_id}/vpcs") == 1);  // listed before the services (resource_types()), once
   CHECK(made(kListServices) == tries);
