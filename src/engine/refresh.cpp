@@ -129,7 +129,7 @@ RefreshResult refresh_state(ApiClient& api, Clock& clock, State& state, const st
   }
   if (!problems.empty())
     throw Error("the refresh could not read what exists, nothing was changed:\n  " + join(problems, "\n  ") +
-                "\nFix the problem and run it again. Without a refresh (plan without --refresh, apply --no-refresh) "
+                "\nFix the problem and run it again. Without a refresh (plan --no-refresh, apply --no-refresh) "
                 "apply still checks every name before it creates anything");
   for (auto& rec : seen) {
     const ResourceRecord* before = state.find(rec.address);

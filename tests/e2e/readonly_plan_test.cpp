@@ -185,3 +185,35 @@ TEST_CASE("e2e: a refreshing plan reads each project once, its key refused inclu
   CHECK(made("GET /projects/{project_id}/services") == 0);
 }
 
+TEST_CASE("e2e: a refreshing plan whose services list fails after the key check names the project and the call - writes nothing - lists it no more than the client's retries") {
+  using Kind = dbform::RouteFault::Kind;
+  // 504: a read answered 5xx is retried by the client (src/api/client.cpp, ApiClient::call): up to
+  // RetryPolicy::max_attempts (6) tries in all, with jittered back-off (at most 0.5+1+2+4+8 s).
+  // 422: not transient, never retried: one try. Either way the early reads' failed list is the
+  // plan's (list_projects keeps a project that failed failed): plan_refreshed does not list it again.
+  const auto [kind, tries, status] = GENERATE(table<Kind, long long, std::string>(
+      {{Kind::GatewayTimeout, 6, "504"}, {Kind::Refuse, 1, "422"}}));
+  INFO("answered " << status);
+  Sandbox sb;
+  apply_base(sb);
+  const auto files = files_of(sb);
+  const json before = sb.counts();
+  sb.sim().set_route_faults({{kListServices, kind, sb.count(kListServices) + 1, 0}});  // every list from now on
+
+  RunResult r = sb.run({"plan", "--detailed-exitcode"});
+  INFO(r.describe());
+  auto made = [&](const std::string& route) { return sb.count(route) - before.value(route, 0LL); };
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.empty());  // no plan is shown as if nothing had been read
+  CHECK(contains(r.err, "the refresh could not read what exists"));
+  CHECK(contains(r.err, "project " + kProject + ": GET /projects/" + kProject + "/services: " + status));
+  if (tries > 1) CHECK(contains(r.err, "(after 6 attempts)"));
+  // The way round it that the error gives must be one: a plan refreshes unless told --no-refresh.
+  CHECK(contains(r.err, "plan --no-refresh"));
+  CHECK(!contains(r.err, "plan without --refresh"));
+  CHECK(made(kAuthInfo) == 1);  // the key check passed, once
+  CHECK(made("GET /projects/{project_id}/vpcs") == 1);  // listed before the services (resource_types()), once
+  CHECK(made(kListServices) == tries);
+  CHECK(made(kGetService) == 0);  // nothing of the project is read one by one after its list failed
+  CHECK(files_of(sb) == files);   // the state, journal, backup and lock file: not a byte, no new file
+}
