@@ -97,6 +97,7 @@ int execute(const ApplyFlowOptions& opts, const ApplyOptions& engine_opts, Apply
                              .clock = api->clock,
                              .env = process_env(),
                              .lock_timeout = lock_timeout(opts.state),
+                             .lock_wait = lock_wait_on_stderr(),
                              .settings = planning_settings(opts.planning, engine_opts.settle_window),
                              .saved = saved ? &*saved : nullptr,
                              .saved_from = opts.plan_file,

@@ -50,7 +50,7 @@ int import_one(const ImportOptions& opts, const Manifest& manifest) {
   const std::string address = declared_address(manifest, opts.address);
   const std::string project = address.substr(0, address.find('/'));
   auto store = open_state_store(opts.state);
-  auto lock = store->lock("import", lock_timeout(opts.state));
+  auto lock = lock_state(*store, "import", opts.state);
   State state = read_state(*store);
   if (const ResourceRecord* rec = state.find(address))
     throw UsageError(address + " is recorded already (id " + (rec->id.empty() ? "unknown" : rec->id) +

@@ -40,7 +40,7 @@ It is recorded as pending in the state before the call and as the password once 
         opts->from_stdin ? checked_password(std::string(std::istreambuf_iterator<char>(std::cin), {}))
                          : random_password();
     auto store = open_state_store(opts->state);
-    auto lock = store->lock("rotate-password", lock_timeout(opts->state));
+    auto lock = lock_state(*store, "rotate-password", opts->state);
     State state = read_state(*store);
     const ResourceRecord& rec = resolve_address(state, opts->address);
     if (rec.kind != ResourceKind::Service) throw UsageError(rec.address + " is a " + kind_noun(rec.kind) + ": only services have passwords" +

@@ -95,7 +95,7 @@ int run_up(const PreviewOptions& opts) {
                                           : "project `" + opts.project + "` is not in the manifests; nothing was changed");
   install_stop_signals();
   auto store = open_state_store(opts.state);
-  auto lock = store->lock("preview up", lock_timeout(opts.state));
+  auto lock = lock_state(*store, "preview up", opts.state);
   State state = read_state(*store);
   const auto now = std::chrono::system_clock::now();
   std::vector<PreviewUpPlan> plans;  // every guard of every project before any call
@@ -128,7 +128,7 @@ int run_down(const PreviewOptions& opts, bool manifests_given) {
   const ApplyOptions engine_opts = engine_options(opts);
   install_stop_signals();
   auto store = open_state_store(opts.state);
-  auto lock = store->lock("preview down", lock_timeout(opts.state));
+  auto lock = lock_state(*store, "preview down", opts.state);
   State state = read_state(*store);
   std::vector<std::string> forks, projects;
   for (const auto& p : recorded_previews(state, opts.project))
@@ -157,7 +157,7 @@ int run_sweep(const PreviewOptions& opts, bool manifests_given) {
   const Manifest manifest = manifests_if_any(opts.manifests, manifests_given);
   install_stop_signals();
   auto store = open_state_store(opts.state);
-  auto lock = store->lock("preview sweep", lock_timeout(opts.state));
+  auto lock = lock_state(*store, "preview sweep", opts.state);
   State state = read_state(*store);
   const std::set<std::string> keep(opts.keep.begin(), opts.keep.end());
   const SweepChoice choice = choose_sweep(state, opts.project, keep, std::chrono::system_clock::now());

@@ -34,7 +34,7 @@ State read_push_source(const std::string& source, const StateCipher& cipher) {
 int push_state(const std::string& source, bool force, const StateOptions& opts) {
   auto store = open_state_store(opts);
   State incoming = read_push_source(source, store->cipher());
-  auto lock = store->lock("state push", lock_timeout(opts));
+  auto lock = lock_state(*store, "state push", opts);
   const std::string dest = store->describe();
   if (auto current = read_state_to_repair(*store)) {
     const std::string theirs = "lineage " + current->lineage + " serial " + std::to_string(current->serial);
@@ -77,7 +77,7 @@ struct Rekeying {
 int rewrite_state(const Rekeying& how, const StateOptions& opts) {
   auto store = open_state_store(opts);
   store->set_cipher(std::make_shared<StateCipher>(how.read_with, how.write_with));
-  auto lock = store->lock(how.operation, lock_timeout(opts));
+  auto lock = lock_state(*store, how.operation, opts);
   auto state = store->read();
   if (!state) throw UsageError("there is no state at " + store->describe() + " yet; nothing to " +
                                std::string(how.operation).substr(6));
@@ -188,7 +188,7 @@ void add_state_command(CLI::App& app, int& exit_code) {
   rm->add_flag("--force", *forget_unknown, "forget even a resource whose create's outcome is unknown");
   rm->callback([opts, targets, forget_unknown, &exit_code] {
     auto store = open_state_store(*opts);
-    auto lock = store->lock("state rm", lock_timeout(*opts));
+    auto lock = lock_state(*store, "state rm", *opts);
     State state = read_recorded_state(*store, true);
     std::vector<std::string> addresses;
     for (const auto& t : *targets) addresses.push_back(resolve_address(state, t).address);  // all or nothing
@@ -235,7 +235,7 @@ void add_state_command(CLI::App& app, int& exit_code) {
   mv->add_option("new", moved->second, "the new address, or the new name")->required();
   mv->callback([opts, moved, &exit_code] {
     auto store = open_state_store(*opts);
-    auto lock = store->lock("state mv", lock_timeout(*opts));
+    auto lock = lock_state(*store, "state mv", *opts);
     State state = read_recorded_state(*store, true);
     const ResourceRecord& from = resolve_address(state, moved->first);
     if (parent_kind(from.kind))

@@ -142,6 +142,16 @@ std::unique_ptr<StateStore> open_state_store(const StateOptions& opts) {
 
 Duration lock_timeout(const StateOptions& opts) { return parse_duration_flag("--lock-timeout", opts.lock_timeout); }
 
+LockWaitNotice lock_wait_on_stderr() {
+  return [](const std::string& holder, Duration timeout) {
+    std::cerr << "Waiting up to " << format_duration(timeout) << " for the state's lock, held by " << holder << "\n";
+  };
+}
+
+std::unique_ptr<StateLock> lock_state(StateStore& store, const std::string& operation, const StateOptions& opts) {
+  return dbform::lock_state(store, operation, lock_timeout(opts), lock_wait_on_stderr());
+}
+
 State read_state(StateStore& store) {
   auto state = store.read();
   return state ? std::move(*state) : new_state();

@@ -60,6 +60,10 @@ std::unique_ptr<StateStore> open_state_store(const StateOptions& opts);
 // file is missing or not 32 bytes), or nullopt when neither is set.
 std::optional<StateKey> state_key(const std::string& passphrase_variable, const std::string& key_file_variable);
 Duration lock_timeout(const StateOptions& opts);
+// Said on stderr when a run waits for another's lock (--lock-timeout): who holds it, how long.
+LockWaitNotice lock_wait_on_stderr();
+// The state's lock for `operation`, waited for up to --lock-timeout (the wait said on stderr).
+std::unique_ptr<StateLock> lock_state(StateStore& store, const std::string& operation, const StateOptions& opts);
 // The stored state, or a new empty one when none exists yet.
 State read_state(StateStore& store);
 // The same for the commands that repair a state two of whose records name one resource (`state

@@ -56,7 +56,7 @@ struct Prepared {
 
 Prepared plan_now(const ApplyRequest& r, ApplyReporter& reporter) {
   Prepared p;
-  p.lock = r.store.lock("apply", r.lock_timeout);
+  p.lock = lock_state(r.store, "apply", r.lock_timeout, r.lock_wait);
   auto stored = r.store.read();
   p.state_missing = !stored;
   p.state = stored ? std::move(*stored) : new_state();
@@ -77,7 +77,7 @@ Prepared plan_now(const ApplyRequest& r, ApplyReporter& reporter) {
 Prepared load_saved_plan(const ApplyRequest& r) {
   const PlanDocument& saved = *r.saved;
   Prepared p;
-  p.lock = r.store.lock("apply", r.lock_timeout);
+  p.lock = lock_state(r.store, "apply", r.lock_timeout, r.lock_wait);
   auto stored = r.store.read();
   p.state = stored ? std::move(*stored) : new_state();  // `stored` stays engaged, its state moved out
   PlanSettings as_saved;

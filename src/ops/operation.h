@@ -72,6 +72,7 @@ struct ApplyRequest {
   Clock& clock;
   EnvLookup env;
   Duration lock_timeout{0};
+  LockWaitNotice lock_wait;           // told when the lock is held and waited for
   PlanSettings settings;              // a plan made now; a saved plan carries its own
   const PlanDocument* saved = nullptr;
   std::string saved_from;             // the saved plan's file

@@ -61,6 +61,17 @@ std::string LockInfo::str() const {
   return "pid " + std::to_string(pid) + " on " + host + ", running `" + operation + "` since " + since;
 }
 
+std::unique_ptr<StateLock> lock_state(StateStore& store, const std::string& operation, Duration timeout,
+                                      const LockWaitNotice& notice) {
+  if (timeout <= Duration(0) || !notice) return store.lock(operation, timeout);
+  try {
+    return store.lock(operation, Duration(0));
+  } catch (const LockError&) {
+    notice(store.lock_holder().value_or(LockInfo{}).str(), timeout);
+  }
+  return store.lock(operation, timeout);
+}
+
 namespace {
 
 // A state file given as a symbolic link is the link's target: written in the target's directory

@@ -1,6 +1,7 @@
 #pragma once
 // Where the state lives. The file store is the default; other backends implement the same
 // interface and pass the same conformance tests.
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -72,5 +73,15 @@ class StateStore {
  private:
   std::shared_ptr<const StateCipher> cipher_;
 };
+
+// Told once, when the lock is held by another process and the caller waits for it
+// (--lock-timeout): who holds it, and how long the caller waits.
+using LockWaitNotice = std::function<void(const std::string& holder, Duration timeout)>;
+
+// The lock at once when it is free; otherwise, with a timeout, `notice` is told who holds it and
+// the lock is waited for up to `timeout` (so that a pipeline waiting for another does not look hung).
+// Without one it is refused at once (LockError naming the holder).
+std::unique_ptr<StateLock> lock_state(StateStore& store, const std::string& operation, Duration timeout,
+                                      const LockWaitNotice& notice);
 
 }  // namespace dbform

@@ -75,6 +75,7 @@ TEST_CASE("e2e: previews team: two `preview up` at once on one state wait for ea
   REQUIRE(r1.exit_code == 0);
   REQUIRE(r2.exit_code == 0);  // it waited (--lock-timeout), it was not refused
   CHECK(!contains(r2.err, "locked by"));
+  CHECK(contains(r2.err, "Waiting up to 1m00s for the state's lock, held by pid " + std::to_string(one->pid())));
   const json calls = calls_since(before, sb.counts());
   INFO(calls.dump());
   const long long previews = same_name ? 1 : 2;

@@ -186,6 +186,8 @@ TEST_CASE("e2e: a second apply while the first holds the lock fails at once nami
   CHECK(patient.exit_code == 1);
   CHECK(patient.elapsed >= std::chrono::milliseconds(900));
   CHECK(contains(patient.err, "pid " + std::to_string(first->pid())));
+  // And says so while it waits: a pipeline waiting for another must not look hung.
+  CHECK(contains(patient.err, "Waiting up to 1s for the state's lock, held by pid " + std::to_string(first->pid())));
 
   // The first run stops cleanly on SIGTERM, keeping what it created.
   first->signal(SIGTERM);
