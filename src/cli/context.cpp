@@ -144,7 +144,7 @@ Duration lock_timeout(const StateOptions& opts) { return parse_duration_flag("--
 
 LockWaitNotice lock_wait_on_stderr() {
   return [](const std::string& holder, Duration timeout) {
-    std::cerr << "Waiting up to " << format_duration(timeout) << " for the state's lock, held by " << holder << "\n";
+    std::cerr << "Waiting up to " << format_duration(timeout) << " for the state's lock, held by " << scrub(holder) << "\n";
   };
 }
 

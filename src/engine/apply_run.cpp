@@ -223,6 +223,7 @@ void ApplyRun::fail_op(size_t o, const std::string& why) {
   if (over(op)) return;
   op.step = OpStep::Failed;
   if (op.item != kNone) {
+    end_probe_if_failed(o);
     Item& item = items_[op.item];
     if (item.watched == o) cancel_timer(op.item);
     if (!why.empty()) report_failure(item, why);

@@ -272,11 +272,12 @@ class ApplyRun {
   // change keeps it). Most rounds of many projects whose resources are still being made see
   // nothing new, and each costs a call. PollSchedule's pause wins when it is longer.
   //
-  // With 50 or more (a spread above 1), the first project to have a service created is the probe: until a service
-  // of that kind is seen READY it is looked at every quarter interval, and the others wait (their
-  // first round after twice their longest pause). From then on, the forecast (ReadyForecast) says
-  // when each project's last create will be READY, and its round comes then. With few projects,
-  // each round is the sooner of its interval and the forecast.
+  // With 50 or more (a spread above 1), the first project to have a service created is the probe:
+  // until a service of that kind is seen READY it is looked at every quarter interval, and the
+  // others' creates wait (at least twice their longest pause); a probe whose create fails ends
+  // probing. From then on, the forecast (ReadyForecast) says when a project's last create so far
+  // will be READY, and its round comes then if that is sooner than its usual one (a project still
+  // sending creates moves it on). Only creates sent by this run teach or use it.
   Duration::rep spread() const;
   Duration quiet_pause(const PlannedAction& a) const;
   // The pause before the next status check of a watched resource.
@@ -286,6 +287,8 @@ class ApplyRun {
   bool probing(ResourceKind kind) const;
   bool is_probe(const PlannedAction& a) const;
   void watch_created(size_t o);
+  // A create of the probe failed before any READY was seen: probing ends.
+  void end_probe_if_failed(size_t o);
   // The forecast became sooner: timers due later than it are brought forward.
   void retime_to_forecast();
   void back_off_if_quiet(const std::vector<size_t>& round,

@@ -154,21 +154,21 @@ Duration::rep ApplyRun::spread() const {
 Duration ApplyRun::quiet_pause(const PlannedAction& a) const {
   if (spread() == 1) return Duration(0);
   auto quiet = quiet_for_.find(together(a));
-  if (quiet != quiet_for_.end()) return quiet->second;
-  // While the probe watches, the others wait for what it learns.
-  return (probing(a.kind) && !is_probe(a) ? 2 * spread() : 2) * options_.polls.interval;
+  return quiet == quiet_for_.end() ? 2 * options_.polls.interval : quiet->second;
 }
 
 Duration ApplyRun::poll_pause(const Item& item) const {
   const PlannedAction& a = *item.action;
   const Duration usual = std::max(options_.polls.after(elapsed(item)), quiet_pause(a));
-  if (!forecast_applies(item)) return usual;
+  if (!forecast_applies(item)) return usual;  // updates, deletes, settles, adoptions: as ever
   if (auto f = forecasts_.find(a.kind); f != forecasts_.end() && f->second.known()) {
     auto due = f->second.pause(last_create_.at(together(a)), clock_.now(), options_.polls.interval);
     return due ? std::min(usual, *due) : usual;
   }
+  if (!probing(a.kind)) return usual;
+  // The probe is looked at closely; the others' creates wait for what it learns.
   if (is_probe(a)) return options_.polls.after(elapsed(item)) / 4;
-  return usual;
+  return std::max(usual, 2 * spread() * options_.polls.interval);
 }
 
 bool ApplyRun::forecast_applies(const Item& item) const {
@@ -185,6 +185,14 @@ bool ApplyRun::is_probe(const PlannedAction& a) const {
   return p != probe_.end() && p->second == together(a) && probing(a.kind);
 }
 
+void ApplyRun::end_probe_if_failed(size_t o) {
+  const Item& item = item_of(o);
+  if (ops_[o].what.type != OpType::Create || !item.created_here) return;
+  auto p = probe_.find(item.action->kind);
+  // It taught nothing (READY would have): the others go back to their usual schedule.
+  if (p != probe_.end() && p->second == together(*item.action) && probing(p->first)) probe_.erase(p);
+}
+
 void ApplyRun::watch_created(size_t o) {
   Item& item = item_of(o);
   item.created_here = true;
@@ -192,6 +200,9 @@ void ApplyRun::watch_created(size_t o) {
   Clock::TimePoint& last = last_create_[group];
   last = std::max(last, item.watch_start);
   if (spread() > 1) probe_.try_emplace(item.action->kind, group);
+  const ResourceRecord& rec = record_of(o);
+  if (type_of(rec.kind).verdict(rec.status) == StatusVerdict::Ready)  // READY in the create's answer
+    forecast_changed_ = forecasts_[rec.kind].ready_after(elapsed(item)) || forecast_changed_;
 }
 
 void ApplyRun::retime_to_forecast() {

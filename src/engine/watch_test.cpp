@@ -390,3 +390,28 @@ TEST_CASE("engine: the forecast: projects are looked at when the fastest create 
         std::chrono::milliseconds(20'125));
   CHECK_FALSE(forecast.pause(sent, sent + std::chrono::seconds(31), interval));  // overdue: the usual schedule
 }
+
+TEST_CASE("engine: a probe whose service fails ends probing: the others go back to their usual schedule") {
+  Harness h;
+  h.options.wait_timeout = std::chrono::minutes(10);
+  h.options.parallelism = 1;  // creates in the plan's order: p0's is the first, so p0 is the probe
+  // One service a project (each polled by id, so no quiet round ever sets its pause): while
+  // probing, the other 99 wait 8 s a look (READY at 32.5 s would be seen at 40 s); after, 2 s.
+  const int projects = 100;
+  for (int p = 0; p < projects; ++p) h.service("p" + std::to_string(p), "db" + std::to_string(p));
+  const Clock::TimePoint start = h.clock.now();
+  const Duration ready_after = std::chrono::milliseconds(32'500);
+  h.fake.set_handler([&](const HttpRequest& r) {
+    if (r.method == "POST") return created(r);
+    const std::string path = path_of(r);
+    const std::string id = path.substr(path.rfind('/') + 1);  // svc-dbN
+    const std::string name = id.substr(4);
+    const std::string status = name == "db0" ? "DELETED" : h.clock.now() - start >= ready_after ? "READY" : "CONFIGURING";
+    return R::response(200, service_json(id, name, status));
+  });
+  ApplyResult result = h.apply();
+  REQUIRE(result.failures.size() == 1);
+  CHECK_THAT(result.failures[0], Catch::StartsWith("p0/services/db0: "));
+  CHECK(result.ready == projects - 1);
+  CHECK(h.clock.now() - start <= ready_after + 2 * h.options.polls.interval + std::chrono::milliseconds(100));
+}

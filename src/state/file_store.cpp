@@ -204,6 +204,16 @@ void FileStateStore::check_unchanged(const State& state) {
 void FileStateStore::write(State& state) { write_whole(state, false); }
 
 void FileStateStore::write_whole(State& state, bool stored) {
+  try {
+    write_whole_once(state, stored && !write_failed_);
+    write_failed_ = false;
+  } catch (...) {
+    write_failed_ = true;
+    throw;
+  }
+}
+
+void FileStateStore::write_whole_once(State& state, bool stored) {
   check_unchanged(state);
   // The backup is the state as it stood: the document alone, or with its journal folded in, and
   // sealed as the new document is (a state just encrypted or rekeyed keeps no copy in the old form).
@@ -238,7 +248,12 @@ void FileStateStore::write_changes(State& state, const std::vector<std::string>&
   // A document in another form (plain, or another key) is rewritten whole first: a journal is in
   // the form of its document.
   if (seen_->key_id != cipher().sealing_key_id() || seen_->leftover_journal) return write(state);
-  append_to_journal(journal_entry(state, changed, cipher()) + "\n");
+  try {
+    append_to_journal(journal_entry(state, changed, cipher()) + "\n");
+  } catch (...) {
+    write_failed_ = true;
+    throw;
+  }
   ++state.serial;
   seen_->serial = state.serial;
   if (journal_outgrew(seen_->journal_bytes, seen_->document_bytes)) write_whole(state, true);  // all saved

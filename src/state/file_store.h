@@ -43,6 +43,10 @@ class FileStateStore : public StateStore {
   // A whole write. `stored`: `state` is what the document and its journal hold (every change
   // saved), so the backup is made from it rather than by reading the journal back.
   void write_whole(State& state, bool stored);
+  void write_whole_once(State& state, bool stored);
+  // A write of this store failed since its last whole write: what is in memory may not be on disk,
+  // so a fold makes its backup from what is (read back).
+  bool write_failed_ = false;
   std::optional<State> read_current();  // the document with its journal replayed; updates seen_
   std::optional<State> read_once(bool& torn);  // read_current's one attempt; `torn`: replaced meanwhile
   void check_unchanged(const State& state);  // the compare-and-swap of every write

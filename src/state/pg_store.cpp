@@ -274,18 +274,16 @@ PgStateStore::PgStateStore(const std::string& url, std::string workspace, Clock*
   if (conn_.server_version() >= 140000) conn_.exec_script("SET idle_session_timeout = 0");
 }
 
-bool PgStateStore::tables_exist() {
-  if (!tables_)
-    tables_ = conn_.exec("SELECT to_regclass('dbform_states') IS NOT NULL AND to_regclass('dbform_journal') IS NOT NULL "
-                         "AND to_regclass('dbform_locks') IS NOT NULL")
-                  .rows.at(0)
-                  .at(0) == "t";
-  return tables_;
+bool PgStateStore::has_table(const std::string& name) {
+  return tables_ || conn_.exec("SELECT to_regclass($1) IS NOT NULL", {name}).rows.at(0).at(0) == "t";
 }
 
 void PgStateStore::ensure_tables() {
   // Looked for first so that a role allowed to use but not to create the tables works.
-  if (tables_exist()) return;
+  if (tables_ || (has_table("dbform_states") && has_table("dbform_journal") && has_table("dbform_locks"))) {
+    tables_ = true;
+    return;
+  }
   try {
     conn_.exec_script(kCreateTables);
     tables_ = true;
@@ -299,7 +297,7 @@ void PgStateStore::ensure_tables() {
 std::vector<std::string> PgStateStore::workspaces() {
   std::lock_guard<std::mutex> guard(mu_);
   std::vector<std::string> names;
-  if (!tables_exist()) return names;
+  if (!has_table("dbform_states")) return names;
   for (const auto& row : conn_.exec("SELECT workspace FROM dbform_states ORDER BY workspace").rows)
     names.push_back(row.at(0).value_or(""));
   return names;
@@ -313,7 +311,7 @@ std::optional<State> PgStateStore::read() {
 
 std::optional<State> PgStateStore::read_snapshot() {
   std::lock_guard<std::mutex> guard(mu_);
-  if (!tables_exist()) return std::nullopt;  // nothing was ever written here
+  if (!has_table("dbform_states")) return std::nullopt;  // nothing was ever written here
   // The row and its journal as of one moment, whoever writes meanwhile.
   conn_.exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
   try {
@@ -400,7 +398,7 @@ void PgStateStore::write(State& state) {
 void PgStateStore::write_changes(State& state, const std::vector<std::string>& changed) {
   // A journal is in the form of its document: one in another form (plain, another key) is
   // rewritten whole first; so is the first state of a database without the tables yet.
-  if (std::unique_lock<std::mutex> guard(mu_); document_key_id_ == cipher().sealing_key_id() && tables_exist()) {
+  if (std::unique_lock<std::mutex> guard(mu_); document_key_id_ == cipher().sealing_key_id() && has_table("dbform_journal")) {
     const std::string next = std::to_string(state.serial + 1);
     const std::string entry = journal_entry(state, changed, cipher());
     // One committed statement: the row's serial moves on only with its journal entry.
@@ -479,7 +477,7 @@ void PgStateStore::unlock() noexcept {
 
 std::optional<LockInfo> PgStateStore::lock_holder() {
   std::lock_guard<std::mutex> guard(mu_);
-  if (!tables_exist()) return std::nullopt;  // nobody ever locked it
+  if (!has_table("dbform_locks")) return std::nullopt;  // nobody ever locked it
   const auto key = static_cast<unsigned long long>(lock_key_);
   // pg_locks shows a bigint advisory key as classid (high 32 bits) and objid (low 32 bits).
   auto r = conn_.exec(kHolderQuery, {workspace_, std::to_string(key >> 32), std::to_string(key & 0xffffffffULL)});

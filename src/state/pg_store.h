@@ -87,8 +87,9 @@ class PgStateStore : public StateStore {
 
  private:
   friend class PgStateLock;
-  // Whether the three tables exist (once they do, they are not looked for again).
-  bool tables_exist();
+  // Whether the table exists (true without asking once ensure_tables made or found all three).
+  // Each read asks only for the table it reads: a database made before one of them still reads.
+  bool has_table(const std::string& name);
   // Creates them on the first write or lock: reading creates nothing, so that a plan (read-only,
   // perhaps under a role that may only read) leaves an empty database as it found it.
   void ensure_tables();

@@ -223,3 +223,23 @@ TEST_CASE("state: pg: a lost connection fails the next write clearly and writes 
   // The lock went with the session: another client can take it.
   CHECK(PgStateStore(url, ws).lock("apply", Duration(0)) != nullptr);
 }
+
+TEST_CASE("state: pg: a database made before the journal and lock tables still reads its state, and a write adds them") {
+  std::string url = pgtest::fresh_database("legacy");
+  State s = new_state();
+  PgStateStore(url, "default").write(s);
+  PgConnection owner(url);
+  owner.exec_script("DROP TABLE dbform_journal; DROP TABLE dbform_locks");
+
+  PgStateStore store(url, "default");
+  auto read = store.read();
+  REQUIRE(read.has_value());
+  CHECK(read->lineage == s.lineage);
+  CHECK_FALSE(store.lock_holder().has_value());
+  CHECK(store.workspaces() == std::vector<std::string>{"default"});
+  CHECK(owner.exec("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'dbform_%'").rows.at(0).at(0) == "1");
+  auto lock = store.lock("apply", Duration(0));
+  store.write_changes(*read, {});
+  CHECK(owner.exec("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'dbform_%'").rows.at(0).at(0) == "3");
+  CHECK(PgStateStore(url, "default").read()->serial == read->serial);
+}

@@ -292,6 +292,22 @@ TEST_CASE("state: file store journal: compaction folds it in, and the backup is 
   CHECK(FileStateStore(dir.file("s.json")).read()->find("p1/services/s0"));
 }
 
+TEST_CASE("state: file store journal: after a failed append, the fold's backup is what was stored, not what was in memory") {
+  TempDir dir;
+  FileStateStore store(dir.file("s.json"));
+  State s = written_state(store, 1);
+  s.upsert(service_record("journaled"));
+  store.write_changes(s, {"p1/services/journaled"});
+  const std::string stored = serialize_state(*FileStateStore(dir.file("s.json")).read());
+  // A journal with another name (a hard link) is never written: this append fails.
+  fs::create_hard_link(dir.file("s.json.journal"), dir.file("other-name"));
+  s.upsert(service_record("unsaved"));
+  CHECK_THROWS(store.write_changes(s, {"p1/services/unsaved"}));
+  fs::remove(dir.file("other-name"));
+  store.compact(s);
+  CHECK(slurp(dir.file("s.json.backup")) == stored);  // not the memory, which holds `unsaved`
+}
+
 TEST_CASE("state: a read replica set and a peering are recorded in their parent, which a rename carries along") {
   State s = new_state();
   s.upsert(service_record("orders"));

@@ -50,8 +50,9 @@ class StateStore {
   // whole write.
   virtual void write_changes(State& state, const std::vector<std::string>& changed) { write(state); }
   // Folds what write_changes() appended into one document (the end of an apply calls it); a no-op
-  // for a backend that keeps nothing to fold. `state` is what the last write saved: nothing in it
-  // has changed since (the fold needs not read back what it holds).
+  // for a backend that keeps nothing to fold. `state` is what the writes saved, perhaps with newer
+  // observations of the same resources (a poll's time), which the fold writes too; after a failed
+  // write the fold reads back what is stored for its backup.
   virtual void compact(State& state) {}
   // Exclusive lock for the whole of an operation; waits up to `timeout` for a live holder, then
   // throws LockError naming the holder.
