@@ -289,7 +289,7 @@ void PgStateStore::ensure_tables() {
     tables_ = true;
   } catch (const Error& e) {
     throw Error(std::string(e.what()) +
-                ". dbform creates its tables dbform_states, dbform_journal and dbform_locks on first use: grant this user CREATE on "
+                ". dbform creates its tables dbform_states, dbform_journal and dbform_locks on its first write: grant this user CREATE on "
                 "the schema once, or have the owner create them (see docs/state.md, \"Team state on PostgreSQL\")");
   }
 }

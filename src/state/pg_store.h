@@ -63,8 +63,8 @@ class PgConnection {
 };
 
 // A state per workspace in the table dbform_states (workspace, lineage, serial, document,
-// updated_at); tables are created on the first write or lock. Writes are compare-and-swap on serial and lineage,
-// each its own committed transaction. Changes are rows of dbform_journal (workspace, serial, entry)
+// updated_at); tables are created on the first write or lock. Writes are compare-and-swap on
+// serial and lineage, each its own committed transaction. Changes are rows of dbform_journal (workspace, serial, entry)
 // appended with the row's serial, so a write costs what changed; reading replays them onto the
 // document, and a whole write (at the end of an apply, or when the journal outgrows the document)
 // folds them in. The lock is a session-level advisory lock on this store's

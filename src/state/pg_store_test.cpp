@@ -1,4 +1,4 @@
-// What only the PostgreSQL backend has: URLs and their passwords, tables created on first use,
+// What only the PostgreSQL backend has: URLs and their passwords, tables created on the first write,
 // workspaces, the holder check against pg_locks, lost connections. The behaviour it shares with
 // the file store is in conformance_test.cpp.
 #include <catch2/catch.hpp>
