@@ -45,8 +45,7 @@ void finish(Plan& plan, const State& state) {
 
 // A fork whose delete was sent (journaled) or that the API shows on its way out.
 bool being_deleted(const ResourceRecord& rec) {
-  const bool delete_pending = rec.pending_call.is_object() && rec.pending_call.value("call", "") == "delete";
-  return delete_pending || rec.status == "DELETING" || rec.status == "DELETED";
+  return rec.delete_pending() || rec.status == "DELETING" || rec.status == "DELETED";
 }
 
 // The previews of a project other than `name`, each with its age: for the `max` refusal.

@@ -259,7 +259,7 @@ void ApplyRun::after_status(size_t i, ResourceRecord& rec) {
                           "or `paused: false` to have dbform start it");
       [[fallthrough]];
     case StatusVerdict::Ready:
-      if (rec.pending_call.is_object() && rec.pending_call.value("call", "") == "delete") {  // a stopped prune's delete did not happen
+      if (rec.delete_pending()) {  // a stopped prune's delete did not happen
         rec.pending_call = nullptr;
         changed_.insert(rec.address);
       }

@@ -62,6 +62,8 @@ struct ResourceRecord {
   // READY, or PAUSED: nothing is under way, and calls may be planned (a paused service's are
   // wrapped in start and stop).
   bool is_settled() const { return is_ready() || (kind == ResourceKind::Service && status == "PAUSED"); }
+  // Its delete was journaled (sent, or about to be) and not yet seen to take effect.
+  bool delete_pending() const { return pending_call.is_object() && pending_call.value("call", "") == "delete"; }
 };
 
 // The statuses from which a service will not become READY by itself (SPEC section 6): DELETING and
