@@ -15,13 +15,10 @@ struct ApplyFlowOptions {
   std::string plan_file;  // a plan saved by `plan --out`: applied exactly as saved, without asking
   bool json = false;      // one JSON object per line on stdout (render_events.h)
   bool auto_approve = false;
-  int parallelism = 10;
-  std::string wait_timeout = "30m";
-  std::string poll_interval;  // "" = the adaptive default of PollSchedule
+  WaitOptions wait;
   bool no_wait = false;
   bool wait_connectable = false;  // after READY, until each changed service accepts connections
   PlanningOptions planning;  // without a plan file: how the plan is made
-  std::string settle_window = "30s";
 };
 
 // Plan (or load and check a saved plan), confirm, preflight, apply, report. Returns the exit code

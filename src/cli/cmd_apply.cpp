@@ -45,10 +45,6 @@ bool confirmed(const ApplyFlowOptions& opts, std::ostream& out) {
 
 // Flags are checked before anything is read, so a mistake costs nothing.
 ApplyOptions engine_options(const ApplyFlowOptions& opts) {
-  if (opts.parallelism < 1 || opts.parallelism > kMaxParallelism)
-    throw UsageError("--parallelism must be from 1 to " + std::to_string(kMaxParallelism) + ", not " +
-                     std::to_string(opts.parallelism) + " (each is a thread and a connection; the API limits "
-                     "requests per key, so more than a few dozen only meet 429s)");
   if (opts.json && opts.plan_file.empty() && !opts.auto_approve)
     throw UsageError("--json needs --auto-approve or a saved plan: stdout carries JSON, so there is no way to ask");
   // `--wait-timeout 10 minutes` leaves `minutes` where a plan file goes.
@@ -61,14 +57,8 @@ ApplyOptions engine_options(const ApplyFlowOptions& opts) {
                      ", or make a new plan with them");
   if (opts.no_wait && opts.wait_connectable)
     throw UsageError("--wait-connectable waits after READY, and --no-wait does not wait for READY: use one of them");
-  ApplyOptions e;
-  e.parallelism = opts.parallelism;
-  e.wait_timeout = parse_duration_flag("--wait-timeout", opts.wait_timeout);
-  if (!opts.poll_interval.empty())
-    e.polls.interval = e.polls.max = parse_duration_flag("--poll-interval", opts.poll_interval);
+  ApplyOptions e = engine_options(opts.wait, &g_stop);
   e.wait = !opts.no_wait;
-  e.settle_window = parse_duration_flag("--settle-window", opts.settle_window);
-  e.stop = &g_stop;
   return e;
 }
 
@@ -157,17 +147,12 @@ Independent operations run in parallel up to `--parallelism`; what needs another
                   "state or the manifests changed since");
   cmd->add_flag("--auto-approve", opts->auto_approve, "apply without asking (required without a terminal)");
   cmd->add_flag("--json", opts->json, "one JSON object per line for each event on stdout, and nothing else");
-  cmd->add_option("--parallelism", opts->parallelism, "API calls at once (default 10, at most 64)");
-  cmd->add_option("--wait-timeout", opts->wait_timeout, "how long each service may take to be READY (default 30m)");
-  cmd->add_option("--poll-interval", opts->poll_interval, "pause between status checks (default: 1s for the first minute of a wait, then slowly up to 10s)");
+  add_wait_options(*cmd, opts->wait);
   cmd->add_flag("--no-wait", opts->no_wait, "record the creates and return without waiting for READY");
   cmd->add_flag("--wait-connectable", opts->wait_connectable,
                 "after READY, wait until each new, resumed, renamed or password-changed service accepts a connection "
                 "as tsdbadmin with the recorded password (within --wait-timeout)");
   add_planning_options(*cmd, opts->planning);
-  cmd->add_option("--settle-window", opts->settle_window,
-                  "after a create whose outcome is unknown, how long lookups by name go on before it may be sent "
-                  "again (default 30s)");
   cmd->callback([opts, cmd, &exit_code] {
     opts->planning_flags_given.clear();
     for (const char* flag : {"--file", "--target", "--prune", "--max-deletes", "--no-refresh"})

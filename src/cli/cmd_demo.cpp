@@ -118,7 +118,7 @@ void add_demo_command(CLI::App& app, int& exit_code) {
     opts.manifests.files = {manifest};
     opts.state.state = (dir / "dbform.state.json").string();
     opts.auto_approve = true;
-    opts.poll_interval = "1s";
+    opts.wait.poll_interval = "1s";
     ::setenv("DBFORM_API_URL", ("http://127.0.0.1:" + std::to_string(port) + "/public/api/v1").c_str(), 1);
     ::setenv("DBFORM_API_KEY", key.c_str(), 1);
     ::setenv("DBFORM_AUTH_SCHEME", "bearer", 1);

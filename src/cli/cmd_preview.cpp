@@ -29,27 +29,10 @@ struct PreviewOptions {
   std::string project;  // "" = every project (up: every project with a `previews:` block)
   std::string name;
   bool reset = false;
-  int parallelism = 10;
-  std::string wait_timeout = "30m";
-  std::string poll_interval;
-  std::string settle_window = "30s";
+  WaitOptions wait;
   std::vector<std::string> keep;
   int max_deletes = kDefaultMaxDeletes;
 };
-
-ApplyOptions engine_options(const PreviewOptions& opts) {
-  if (opts.parallelism < 1 || opts.parallelism > kMaxParallelism)
-    throw UsageError("--parallelism must be from 1 to " + std::to_string(kMaxParallelism) + ", not " +
-                     std::to_string(opts.parallelism));
-  ApplyOptions e;
-  e.parallelism = opts.parallelism;
-  e.wait_timeout = parse_duration_flag("--wait-timeout", opts.wait_timeout);
-  if (!opts.poll_interval.empty())
-    e.polls.interval = e.polls.max = parse_duration_flag("--poll-interval", opts.poll_interval);
-  e.settle_window = parse_duration_flag("--settle-window", opts.settle_window);
-  e.stop = &stop_flag();
-  return e;
-}
 
 // What the engine's run left undone, on stderr; the exit code.
 int report_result(const ApplyResult& result, const State& state, const StateStore& store) {
@@ -85,7 +68,7 @@ void print_preview(const PreviewOptions& opts, const RecordedPreview& p, WallTim
 
 int run_up(const PreviewOptions& opts) {
   require_preview_name(opts.name);
-  const ApplyOptions engine_opts = engine_options(opts);
+  const ApplyOptions engine_opts = engine_options(opts.wait, &stop_flag());
   const Manifest manifest = load_manifests_or_throw(opts.manifests);
   std::vector<const DesiredProject*> projects;
   for (const auto& p : manifest.projects)
@@ -125,7 +108,7 @@ int run_up(const PreviewOptions& opts) {
 
 int run_down(const PreviewOptions& opts, bool manifests_given) {
   require_preview_name(opts.name);
-  const ApplyOptions engine_opts = engine_options(opts);
+  const ApplyOptions engine_opts = engine_options(opts.wait, &stop_flag());
   install_stop_signals();
   auto store = open_state_store(opts.state);
   auto lock = lock_state(*store, "preview down", opts.state);
@@ -153,7 +136,7 @@ int run_down(const PreviewOptions& opts, bool manifests_given) {
 int run_sweep(const PreviewOptions& opts, bool manifests_given) {
   for (const auto& name : opts.keep) require_preview_name(name);
   if (opts.max_deletes < 0) throw UsageError("--max-deletes must be 0 or more");
-  const ApplyOptions engine_opts = engine_options(opts);
+  const ApplyOptions engine_opts = engine_options(opts.wait, &stop_flag());
   const Manifest manifest = manifests_if_any(opts.manifests, manifests_given);
   install_stop_signals();
   auto store = open_state_store(opts.state);
@@ -213,14 +196,6 @@ void add_common(CLI::App& cmd, PreviewOptions& opts, bool lock) {
   cmd.add_option("--project", opts.project, "only this project's previews");
 }
 
-void add_engine_flags(CLI::App& cmd, PreviewOptions& opts) {
-  cmd.add_option("--parallelism", opts.parallelism, "API calls at once (default 10, at most 64)");
-  cmd.add_option("--wait-timeout", opts.wait_timeout, "how long each service may take (default 30m)");
-  cmd.add_option("--poll-interval", opts.poll_interval, "pause between status checks (default: adaptive, 1s to 10s)");
-  cmd.add_option("--settle-window", opts.settle_window,
-                 "after a create whose outcome is unknown, how long lookups by name go on (default 30s)");
-}
-
 }  // namespace
 
 void add_preview_command(CLI::App& app, int& exit_code) {
@@ -250,7 +225,7 @@ The report: `text`; `json`; `markdown`, a pull request's comment (services, host
   up->add_option("--format", opts->format, "text (default), json, markdown (no password) or env (connection strings)")
       ->check(CLI::IsMember({"text", "json", "markdown", "env"}));
   up->add_flag("--reset", opts->reset, "delete the preview's forks and fork them again");
-  add_engine_flags(*up, *opts);
+  add_wait_options(*up, opts->wait);
   up->callback([opts, &exit_code] { exit_code = run_up(*opts); });
 
   auto* down = cmd->add_subcommand("down", "delete preview NAME's forks and forget them");
@@ -259,7 +234,7 @@ The report: `text`; `json`; `markdown`, a pull request's comment (services, host
                      .examples = {{"The pull request closed", "dbform preview down pr-7"}}});
   add_common(*down, *opts, true);
   down->add_option("name", opts->name, "the preview's name")->required();
-  add_engine_flags(*down, *opts);
+  add_wait_options(*down, opts->wait);
   down->callback([opts, down, &exit_code] { exit_code = run_down(*opts, down->count("--file") > 0); });
 
   auto* sweep = cmd->add_subcommand("sweep", "delete expired previews and, with --keep, every preview not kept");
@@ -272,7 +247,7 @@ The report: `text`; `json`; `markdown`, a pull request's comment (services, host
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   sweep->add_option("--max-deletes", opts->max_deletes, "the most services one sweep deletes (default 3)");
-  add_engine_flags(*sweep, *opts);
+  add_wait_options(*sweep, opts->wait);
   sweep->callback([opts, sweep, &exit_code] { exit_code = run_sweep(*opts, sweep->count("--file") > 0); });
 
   auto* list = cmd->add_subcommand("list", "every preview: services, status, age, expiry");

@@ -52,6 +52,31 @@ void add_state_options(CLI::App& cmd, StateOptions& opts, bool with_lock_timeout
     cmd.add_option("--lock-timeout", opts.lock_timeout, "wait this long for another run's lock (default 0s)");
 }
 
+void add_wait_options(CLI::App& cmd, WaitOptions& opts) {
+  cmd.add_option("--parallelism", opts.parallelism, "API calls at once (default 10, at most 64)");
+  cmd.add_option("--wait-timeout", opts.wait_timeout, "how long each service may take to be READY (default 30m)");
+  cmd.add_option("--poll-interval", opts.poll_interval,
+                 "pause between status checks (default: 1s for the first minute of a wait, then slowly up to 10s)");
+  cmd.add_option("--settle-window", opts.settle_window,
+                 "after a create whose outcome is unknown, how long lookups by name go on before it may be sent "
+                 "again (default 30s)");
+}
+
+ApplyOptions engine_options(const WaitOptions& opts, const std::atomic<bool>* stop) {
+  if (opts.parallelism < 1 || opts.parallelism > kMaxParallelism)
+    throw UsageError("--parallelism must be from 1 to " + std::to_string(kMaxParallelism) + ", not " +
+                     std::to_string(opts.parallelism) + " (each is a thread and a connection; the API limits "
+                     "requests per key, so more than a few dozen only meet 429s)");
+  ApplyOptions e;
+  e.parallelism = opts.parallelism;
+  e.wait_timeout = parse_duration_flag("--wait-timeout", opts.wait_timeout);
+  if (!opts.poll_interval.empty())
+    e.polls.interval = e.polls.max = parse_duration_flag("--poll-interval", opts.poll_interval);
+  e.settle_window = parse_duration_flag("--settle-window", opts.settle_window);
+  e.stop = stop;
+  return e;
+}
+
 void add_planning_options(CLI::App& cmd, PlanningOptions& opts) {
   cmd.add_flag("--no-refresh", opts.no_refresh,
                "plan from the state alone, without listing what exists (needs no API key; apply still checks every "

@@ -1,6 +1,7 @@
 #pragma once
 // What the commands share: loading manifests, opening the state store, building the API client,
 // and knowing whether we talk to a terminal.
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -8,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "api/client.h"
+#include "engine/apply.h"
 #include "manifest/model.h"
 #include "ops/planning.h"
 #include "plan/model.h"
@@ -32,6 +34,17 @@ struct StateOptions {
   std::string lock_timeout = "0s";
 };
 void add_state_options(CLI::App& cmd, StateOptions& opts, bool with_lock_timeout);
+
+// How apply and preview run the engine: calls at once, and how they wait.
+struct WaitOptions {
+  int parallelism = 10;
+  std::string wait_timeout = "30m";
+  std::string poll_interval;  // "" = the adaptive default of PollSchedule
+  std::string settle_window = "30s";
+};
+void add_wait_options(CLI::App& cmd, WaitOptions& opts);
+// The engine's options from them, each checked (UsageError naming the flag); stopped by `stop`.
+ApplyOptions engine_options(const WaitOptions& opts, const std::atomic<bool>* stop);
 
 // What plan and apply plan with (SPEC section 4).
 struct PlanningOptions {
