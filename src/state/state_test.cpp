@@ -211,6 +211,14 @@ State written_state(FileStateStore& store, int count) {
   return s;
 }
 
+// A document of one record and a journal of one more (`journaled`).
+State journaled_state(FileStateStore& store) {
+  State s = written_state(store, 1);
+  s.upsert(service_record("journaled"));
+  store.write_changes(s, {"p1/services/journaled"});
+  return s;
+}
+
 }  // namespace
 
 TEST_CASE("state: file store journal: a change costs its own size, not the state's") {
@@ -276,9 +284,7 @@ TEST_CASE("state: file store journal: a damaged entry is refused without quoting
 TEST_CASE("state: file store journal: compaction folds it in, and the backup is the state as it stood") {
   TempDir dir;
   FileStateStore store(dir.file("s.json"));
-  State s = written_state(store, 1);
-  s.upsert(service_record("journaled"));
-  store.write_changes(s, {"p1/services/journaled"});
+  State s = journaled_state(store);
   const std::string before = serialize_state(*FileStateStore(dir.file("s.json")).read());
   store.compact(s);
   CHECK_FALSE(fs::exists(dir.file("s.json.journal")));
@@ -295,9 +301,7 @@ TEST_CASE("state: file store journal: compaction folds it in, and the backup is 
 TEST_CASE("state: file store journal: after a failed append, the fold's backup is what was stored, not what was in memory") {
   TempDir dir;
   FileStateStore store(dir.file("s.json"));
-  State s = written_state(store, 1);
-  s.upsert(service_record("journaled"));
-  store.write_changes(s, {"p1/services/journaled"});
+  State s = journaled_state(store);
   const std::string stored = serialize_state(*FileStateStore(dir.file("s.json")).read());
   // A journal with another name (a hard link) is never written: this append fails.
   fs::create_hard_link(dir.file("s.json.journal"), dir.file("other-name"));

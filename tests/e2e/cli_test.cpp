@@ -224,19 +224,10 @@ TEST_CASE("e2e: cli: bash completes commands, flags, --format values and the add
   REQUIRE(sb.apply().exit_code == 0);
   sb.write("dbform.yaml", manifest({vpc_yaml("main")}, {service_yaml("orders"), service_yaml("billing"),
                                                         service_yaml("search")}));
-  sb.write("dbform.bash", sb.run({"completion", "bash"}).out);
-  sb.write("complete.sh",
-      "PATH=\"$(dirname \"$DBFORM\"):$PATH\"; source ./dbform.bash\n"
-      "t() { COMP_WORDS=(\"$@\"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); COMPREPLY=(); _dbform; echo \"${COMPREPLY[*]}\"; }\n"
-      "t dbform pl; t dbform state pu; t dbform plan --fo; t dbform plan --format ''; t dbform output " + kProject +
-      "/services/o; t dbform rotate-password " + kProject + "/services/b\n"
-      "t dbform rotate-password ''; t dbform import ''; t dbform output orders.pa; t dbform state show bil\n");
-  RunResult r = sb.run_shell("bash ./complete.sh");
-  INFO(r.describe());
-  REQUIRE(r.exit_code == 0);
-  std::istringstream lines(r.out);
-  std::vector<std::string> got;
-  for (std::string line; std::getline(lines, line);) got.push_back(line);
+  const std::vector<std::string> got = bash_completions(
+      sb, "t dbform pl; t dbform state pu; t dbform plan --fo; t dbform plan --format ''; t dbform output " + kProject +
+              "/services/o; t dbform rotate-password " + kProject + "/services/b\n"
+              "t dbform rotate-password ''; t dbform import ''; t dbform output orders.pa; t dbform state show bil\n");
   REQUIRE(got.size() == 10);
   CHECK(got[0] == "plan");
   CHECK(got[1] == "pull push");

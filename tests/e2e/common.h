@@ -3,6 +3,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <sstream>
+
 #include <catch2/catch.hpp>
 
 #include "harness.h"
@@ -32,6 +34,24 @@ inline std::string base_manifest(const std::vector<std::string>& extra_services 
 inline std::string moved_service_yaml(const std::string& name) {
   std::string yaml = service_yaml(name);
   return yaml.replace(yaml.find("us-east-1"), 9, "eu-west-1");
+}
+
+// What bash completes, through the binary's own completion script: `calls` is shell text calling
+// `t WORD...` once per command line to complete (its last word the one being completed, '' for an
+// empty one); each call's replies, space-separated, one entry per call.
+inline std::vector<std::string> bash_completions(Sandbox& sb, const std::string& calls) {
+  sb.write("dbform.bash", sb.run({"completion", "bash"}).out);
+  sb.write("complete.sh",
+           "PATH=\"$(dirname \"$DBFORM\"):$PATH\"; source ./dbform.bash\n"
+           "t() { COMP_WORDS=(\"$@\"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); COMPREPLY=(); _dbform; echo \"${COMPREPLY[*]}\"; }\n" +
+               calls);
+  RunResult r = sb.run_shell("bash ./complete.sh");
+  INFO(r.describe());
+  REQUIRE(r.exit_code == 0);
+  std::istringstream lines(r.out);
+  std::vector<std::string> got;
+  for (std::string line; std::getline(lines, line);) got.push_back(line);
+  return got;
 }
 
 // A service created in the console, outside dbform; its id.

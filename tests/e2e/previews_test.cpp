@@ -287,18 +287,9 @@ TEST_CASE("e2e: previews: bash completes preview names for up - down and sweep -
   applied(sb, preview_manifest("[orders]"));
   REQUIRE(preview(sb, {"up", "pr-12"}).exit_code == 0);
   REQUIRE(preview(sb, {"up", "pr-13"}).exit_code == 0);
-  sb.write("dbform.bash", sb.run({"completion", "bash"}).out);
-  sb.write("complete.sh",
-           "PATH=\"$(dirname \"$DBFORM\"):$PATH\"; source ./dbform.bash\n"
-           "t() { COMP_WORDS=(\"$@\"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); COMPREPLY=(); _dbform; echo \"${COMPREPLY[*]}\"; }\n"
-           "t dbform preview do; t dbform preview down ''; t dbform preview sweep --keep pr-1; t dbform output " + kProject +
-           "/previews/pr-12/services/o\n");
-  RunResult r = sb.run_shell("bash ./complete.sh");
-  INFO(r.describe());
-  REQUIRE(r.exit_code == 0);
-  std::istringstream lines(r.out);
-  std::vector<std::string> got;
-  for (std::string line; std::getline(lines, line);) got.push_back(line);
+  const std::vector<std::string> got = bash_completions(
+      sb, "t dbform preview do; t dbform preview down ''; t dbform preview sweep --keep pr-1; t dbform output " +
+              kProject + "/previews/pr-12/services/o\n");
   REQUIRE(got.size() == 4);
   CHECK(got[0] == "down");
   CHECK(got[1] == "pr-12 pr-13");
