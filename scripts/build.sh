@@ -12,6 +12,7 @@ packages=(
   libcpp-httplib-dev libssl-dev libpq-dev
   postgresql  # the server binaries for the tests' throwaway cluster (tests/pg/start.sh)
   python3 python3-jsonschema python3-yaml
+  curl  # tests/e2e/wording_test.cpp pauses a service outside dbform with curl, as a person would
   strace  # the kill test of whole rewrites (tests/e2e/rewrite_kill_test.cpp) kills at chosen system calls
   dpkg-dev file  # cpack -G DEB: dpkg-shlibdeps finds the package's dependencies, file its binaries
 )
