@@ -3,6 +3,7 @@
 // engine/preview.h's.
 #include <algorithm>
 #include <iostream>
+#include <limits>
 #include <set>
 
 #include "cli/commands.h"
@@ -135,7 +136,6 @@ int run_down(const PreviewOptions& opts, bool manifests_given) {
 
 int run_sweep(const PreviewOptions& opts, bool manifests_given) {
   for (const auto& name : opts.keep) require_preview_name(name);
-  if (opts.max_deletes < 0) throw UsageError("--max-deletes must be 0 or more");
   const ApplyOptions engine_opts = engine_options(opts.wait, &stop_flag());
   const Manifest manifest = manifests_if_any(opts.manifests, manifests_given);
   install_stop_signals();
@@ -175,7 +175,10 @@ int run_sweep(const PreviewOptions& opts, bool manifests_given) {
   return exit_code;
 }
 
-int run_list(const PreviewOptions& opts) {
+int run_list(const PreviewOptions& opts, bool manifests_given) {
+  // `-f` as every command that may read manifests takes it: read and checked, a bad one refused;
+  // the list itself is the state's.
+  if (manifests_given) load_manifests_or_throw(opts.manifests);
   auto store = open_state_store(opts.state);
   const State state = read_recorded_state(*store, false);
   const auto previews = recorded_previews(state, opts.project);
@@ -246,18 +249,18 @@ The report: `text`; `json`; `markdown`, a pull request's comment (services, host
   sweep->add_option("--keep", opts->keep, "a preview to keep (an open pull request); repeat for more")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  sweep->add_option("--max-deletes", opts->max_deletes, "the most services one sweep deletes (default 3)");
+  sweep->add_option("--max-deletes", opts->max_deletes, "the most services one sweep deletes (default 3)")
+      ->check(whole_number(0, std::numeric_limits<int>::max(), "a whole number, 0 or more"));
   add_wait_options(*sweep, opts->wait);
   sweep->callback([opts, sweep, &exit_code] { exit_code = run_sweep(*opts, sweep->count("--file") > 0); });
 
   auto* list = cmd->add_subcommand("list", "every preview: services, status, age, expiry");
-  set_manual(*list, {.text = R"(Prints every recorded preview with its services and their status, its age and its expiry, from the state alone: no API call, no lock.)",
+  set_manual(*list, {.text = R"(Prints every recorded preview with its services and their status, its age and its expiry, from the state alone: no API call, no lock. `-f` is taken as by the other subcommands: the manifests named are read and must be valid, and the list is the same.)",
                      .environment = {},
                      .examples = {{"Every preview", "dbform preview list"}, {"As JSON", "dbform preview list --format json"}}});
-  add_state_options(*list, opts->state, false);
-  list->add_option("--project", opts->project, "only this project's previews");
+  add_common(*list, *opts, false);
   list->add_option("--format", opts->format, "text (default) or json")->check(CLI::IsMember({"text", "json"}));
-  list->callback([opts, &exit_code] { exit_code = run_list(*opts); });
+  list->callback([opts, list, &exit_code] { exit_code = run_list(*opts, list->count("--file") > 0); });
 }
 
 }  // namespace dbform::cli

@@ -4,11 +4,13 @@
 #include <unistd.h>
 
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <optional>
 
 
 #include "cli/commands.h"
+#include "cli/context.h"
 #include "cli/manual.h"
 #include "sim/pg_fleet.h"
 #include "sim/simulator.h"
@@ -223,29 +225,32 @@ void add_sim_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--upgrading-delay", flags->upgrading_delay,
                   "how long UPGRADING after a resize, setHA, attach or detach (default 2s)");
   cmd->add_option("--deleting-delay", flags->deleting_delay, "how long DELETING after a delete (default 1s)");
-  flags->seed_opt = cmd->add_option("--seed", flags->seed, "seed for ids, passwords and faults (default 1)");
+  flags->seed_opt = cmd->add_option("--seed", flags->seed, "seed for ids, passwords and faults (default 1)")
+                       ->check(whole_number(0, std::numeric_limits<unsigned>::max(),
+                                            "a whole number from 0 to " +
+                                                std::to_string(std::numeric_limits<unsigned>::max())));
   flags->error_rate_opt = cmd->add_option("--error-rate", flags->error_rate, "share of calls answered 500 (0 to 1)")
-                              ->check(CLI::Range(0.0, 1.0));
+                              ->check(number_between(0.0, 1.0, "a number from 0 to 1"));
   cmd->add_option("--latency", flags->latency, "delay added to every answer, e.g. 50ms");
   cmd->add_option("--connection-delay", flags->connection_delay,
                   "what each new connection costs before its first answer, as a TLS handshake with a remote API "
                   "would, e.g. 50ms");
   flags->rate_limit_opt = cmd->add_option("--rate-limit-every", flags->rate_limit_every,
                                           "answer every Nth call 429 with Retry-After")
-                              ->check(CLI::NonNegativeNumber);
+                              ->check(whole_number(0, std::numeric_limits<int>::max(), "a whole number, 0 or more"));
   cmd->add_option("--retry-after", flags->retry_after, "the Retry-After of those 429s (default 1s)");
   cmd->add_option("--stuck", flags->stuck, "service name (glob) that never leaves CONFIGURING (repeatable)");
   cmd->add_option("--deleted", flags->deleted, "service name (glob) that ends DELETED (repeatable)");
   cmd->add_option("--unstable", flags->unstable, "service name (glob) that goes UNSTABLE before READY (repeatable)");
   flags->drop_opt = cmd->add_option("--drop-create-every", flags->drop_create_every,
                                     "perform every Nth create but drop its connection before the answer")
-                        ->check(CLI::NonNegativeNumber);
+                        ->check(whole_number(0, std::numeric_limits<int>::max(), "a whole number, 0 or more"));
   flags->lose_opt = cmd->add_option("--lose-answer-every", flags->lose_answer_every,
                                     "perform every Nth create, then close the connection before any byte of the answer")
-                        ->check(CLI::NonNegativeNumber);
+                        ->check(whole_number(0, std::numeric_limits<int>::max(), "a whole number, 0 or more"));
   flags->gateway_opt = cmd->add_option("--gateway-timeout-every", flags->gateway_timeout_every,
                                        "perform every Nth create, then answer 504 as a gateway would")
-                           ->check(CLI::NonNegativeNumber);
+                           ->check(whole_number(0, std::numeric_limits<int>::max(), "a whole number, 0 or more"));
   cmd->add_option("--list-lag", flags->list_lag, "lists show a new resource only this long after its create, e.g. 6s");
   cmd->add_option("--create-answer-delay", flags->create_answer_delay,
                   "a create's answer leaves this long after it was performed, e.g. 3s");

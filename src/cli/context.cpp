@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <limits>
 #include <iostream>
 
 
@@ -53,7 +55,9 @@ void add_state_options(CLI::App& cmd, StateOptions& opts, bool with_lock_timeout
 }
 
 void add_wait_options(CLI::App& cmd, WaitOptions& opts) {
-  cmd.add_option("--parallelism", opts.parallelism, "API calls at once (default 10, at most 64)");
+  cmd.add_option("--parallelism", opts.parallelism, "API calls at once (default 10, at most 64)")
+      ->check(whole_number(std::numeric_limits<int>::min(), std::numeric_limits<int>::max(),
+                           "a whole number from 1 to " + std::to_string(kMaxParallelism)));
   cmd.add_option("--wait-timeout", opts.wait_timeout, "how long each service may take to be READY (default 30m)");
   cmd.add_option("--poll-interval", opts.poll_interval,
                  "pause between status checks (default: 1s for the first minute of a wait, then slowly up to 10s)");
@@ -88,7 +92,7 @@ void add_planning_options(CLI::App& cmd, PlanningOptions& opts) {
                            "nothing is ever deleted");
   cmd.add_option("--max-deletes", opts.max_deletes,
                  "the most deletes (replacements included) one plan may make; beyond it none is made (default 3)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(whole_number(0, std::numeric_limits<int>::max(), "a whole number, 0 or more"));
   cmd.add_option("--target", opts.targets,
                  "only this resource (an address, KIND/NAME or NAME) and what it needs; repeat for more")
       ->expected(1)
@@ -241,6 +245,33 @@ std::string ca_bundle(const EnvLookup& env) {
   return *file;
 }
 
+// SSL_CERT_DIR, as OpenSSL reads it: directories of hashed CA certificates (c_rehash), separated by
+// ':', that replace the system's directory (the bundle stays: the system's, or SSL_CERT_FILE's).
+// libcurl does not read it either. Each must be a directory: a wrong one is named, not skipped.
+std::string ca_directories(const EnvLookup& env) {
+  std::optional<std::string> dirs = checked_env(env, "SSL_CERT_DIR");
+  if (!dirs) return "";
+  std::string kept;
+  for (size_t at = 0; at <= dirs->size();) {
+    const size_t end = std::min(dirs->find(':', at), dirs->size());
+    const std::string dir = dirs->substr(at, end - at);
+    at = end + 1;
+    if (dir.empty()) continue;  // "a::b", a trailing ':': OpenSSL skips them too
+    std::error_code ec;
+    const auto status = std::filesystem::status(dir, ec);
+    std::string problem;
+    if (ec || !std::filesystem::exists(status)) problem = "does not exist";
+    else if (!std::filesystem::is_directory(status)) problem = "is not a directory";
+    else if (::access(dir.c_str(), R_OK | X_OK) != 0) problem = "cannot be read (no permission)";
+    if (!problem.empty())
+      throw UsageError("SSL_CERT_DIR names " + valid_utf8(dir) + ", which " + problem +
+                       ": it must name directories of CA certificates (PEM, hashed by c_rehash), separated by ':'; "
+                       "nothing was sent");
+    kept += (kept.empty() ? "" : ":") + dir;
+  }
+  return kept;
+}
+
 // DBFORM_ALLOW_HTTP=1: plain http:// to any host, not only loopback.
 bool plain_http_allowed(const EnvLookup& env) {
   std::optional<std::string> value = checked_env(env, "DBFORM_ALLOW_HTTP");
@@ -256,6 +287,7 @@ std::unique_ptr<ApiSetup> make_api() {
   auto setup = std::make_unique<ApiSetup>();
   TransportOptions options;
   options.ca_file = ca_bundle(env);
+  options.ca_dir = ca_directories(env);
   setup->transport = std::make_unique<CurlTransport>(options);
   std::string scheme_name = env("DBFORM_AUTH_SCHEME").value_or("bearer");
   AuthScheme scheme;
@@ -284,6 +316,30 @@ std::string duration_unit_hint(const std::string& word) {
   for (const auto& [names, unit] : units)
     if (std::find(names.begin(), names.end(), lower) != names.end()) return unit;
   return "";
+}
+
+CLI::Validator whole_number(long long lo, long long hi, const std::string& bound) {
+  return CLI::Validator(
+      [lo, hi, bound](std::string& text) -> std::string {
+        long long n = 0;
+        const char* end = text.data() + text.size();
+        const auto [at, error] = std::from_chars(text.data(), end, n);
+        if (error == std::errc() && at == end && n >= lo && n <= hi) return "";
+        return "expected " + bound + ", not `" + one_line_excerpt(text, 40) + "`";
+      },
+      "");
+}
+
+CLI::Validator number_between(double lo, double hi, const std::string& bound) {
+  return CLI::Validator(
+      [lo, hi, bound](std::string& text) -> std::string {
+        double n = 0;
+        const char* end = text.data() + text.size();
+        const auto [at, error] = std::from_chars(text.data(), end, n);
+        if (error == std::errc() && at == end && n >= lo && n <= hi) return "";  // NaN fails both
+        return "expected " + bound + ", not `" + one_line_excerpt(text, 40) + "`";
+      },
+      "");
 }
 
 Duration parse_duration_flag(const std::string& flag, const std::string& value) {

@@ -100,6 +100,15 @@ std::unique_ptr<ApiSetup> make_api();
 // Parses a duration flag or throws UsageError naming the flag and, for "10 minutes" or "10min", the
 // way to write it ("write 10m").
 Duration parse_duration_flag(const std::string& flag, const std::string& value);
+
+// The check of a bounded number flag, whose error says the bound in words (`bound`: "0 or more",
+// "from 1 to 64") whatever was typed: CLI11's own range check prints an open limit as a 300-digit
+// number, and a failed conversion ("abc", a number too large) says only "Could not convert".
+// whole_number takes the integers from `lo` to `hi`; a flag whose range is checked later with a
+// reason of its own (--parallelism) passes its type's limits and says the bound all the same.
+CLI::Validator whole_number(long long lo, long long hi, const std::string& bound);
+// A decimal number from `lo` to `hi` (--error-rate: a share).
+CLI::Validator number_between(double lo, double hi, const std::string& bound);
 // The unit dbform writes for a word a person may use for one ("minutes" -> "m"), or "".
 std::string duration_unit_hint(const std::string& word);
 

@@ -19,7 +19,8 @@ namespace dbform::cli {
 extern const char* const kManifestDoc;  // docs/manifest.md, generated into the build (CMakeLists.txt)
 
 const std::vector<std::string> kApiEnvironment = {"DBFORM_API_URL",     "DBFORM_API_KEY", "DBFORM_API_KEY_<PROJECT>",
-                                                  "DBFORM_AUTH_SCHEME", "SSL_CERT_FILE",  "DBFORM_ALLOW_HTTP"};
+                                                  "DBFORM_AUTH_SCHEME", "SSL_CERT_FILE",  "SSL_CERT_DIR",
+                                                  "DBFORM_ALLOW_HTTP"};
 
 namespace {
 
@@ -40,6 +41,8 @@ const std::vector<Variable> kEnvironment = {
     {"SSL_CERT_FILE", "the CA bundle (PEM) the API's certificate must chain to, instead of the system's; a "
                       "certificate that fails (unknown issuer, wrong host, expired) fails the command at once, "
                       "before anything is sent"},
+    {"SSL_CERT_DIR", "directories of CA certificates (PEM, hashed by `c_rehash`), separated by `:`, trusted "
+                     "instead of the system's directory and beside the bundle, as OpenSSL reads it"},
     {"DBFORM_ALLOW_HTTP", "`1`: plain `http://` to any host, the API key in clear text (by default only to loopback)"},
     {"DBFORM_STATE", "the state, instead of `--state`: a file, a `postgres://` URL or a libpq keyword string "
                      "(`host=... dbname=...`)"},

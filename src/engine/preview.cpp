@@ -61,7 +61,7 @@ std::string others_with_ages(const State& state, const std::string& project_id, 
 std::string preview_age(const std::string& created_at, WallTime now) {
   const auto created = parse_utc(created_at);
   if (!created) return "unknown age";
-  const auto age = std::chrono::duration_cast<Duration>(now - *created);
+  const auto age = std::chrono::duration_cast<Duration>(utc_time(now) - *created);  // in seconds first: up to 9999
   if (age.count() < 0) return "0s";
   const long long hours = std::chrono::duration_cast<std::chrono::hours>(age).count();
   if (hours >= 48) {
@@ -232,11 +232,17 @@ void PreviewRunner::check_live(const PreviewUpPlan& up, const std::map<std::stri
         problems.push_back("a service named `" + a.name + "` exists already (id " + s.id + "), unrecorded");
     const std::string source_name = a.after["fork"]["from"].get<std::string>();
     const ResourceRecord* source = state.find(resource_address(up.project_id, ResourceKind::Service, source_name));
-    auto live = std::find_if(services.begin(), services.end(), [&](const Shown& s) { return source && s.id == source->id; });
-    if (live == services.end())
-      problems.push_back("its service `" + source_name + "` is not in the project's list (deleted outside dbform?)");
-    else if (live->status != "READY")
-      problems.push_back("its service `" + source_name + "` is " + live->status + " now, not READY");
+    auto listed = std::find_if(services.begin(), services.end(), [&](const Shown& s) { return source && s.id == source->id; });
+    std::optional<Shown> read;
+    if (listed != services.end()) read = *listed;
+    else if (source && !source->id.empty())  // lists lag behind writes: one just made may be missing for a while
+      read = type_of(ResourceKind::Service).get(api_, keys.at(up.project_id).key, Scope{up.project_id, ""}, source->id);
+    if (!read || !type_of(ResourceKind::Service).is_live(*read))
+      problems.push_back("its service `" + source_name + "` no longer exists (" +
+                         (source ? source->id : std::string("unrecorded")) +
+                         ": deleted outside dbform? `dbform plan` shows it)");
+    else if (read->status != "READY")
+      problems.push_back("its service `" + source_name + "` is " + read->status + " now, not READY");
   }
   if (!problems.empty())
     throw UsageError(preview_words(up.project_id, up.name) + " cannot be made: " + join(problems, "; ") +

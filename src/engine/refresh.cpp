@@ -80,7 +80,7 @@ class Refresher {
   bool made_lately(const ResourceRecord& rec) const {
     const auto created = parse_utc(rec.created_at);
     if (!created) return false;
-    const auto age = wall_now_ - *created;
+    const auto age = utc_time(wall_now_) - *created;  // in seconds: a created_at up to 9999 fits
     return age < settle_window_ && -age < settle_window_;
   }
 

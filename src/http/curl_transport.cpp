@@ -182,9 +182,13 @@ std::string url_part(const std::string& url, CURLUPart which) {
 // Why the server's certificate was refused, in words that say which check failed, or "" when
 // `code` is not a certificate failure. Such a failure ends the TLS handshake, before a byte of the
 // request is written, and trying again would fail the same way.
-std::string certificate_problem(CURL* curl, CURLcode code, const std::string& url, const std::string& ca_file) {
-  const std::string trusted = ca_file.empty() ? "the system's CA certificates (SSL_CERT_FILE names another bundle)"
-                                              : "the CA bundle " + ca_file + " (SSL_CERT_FILE)";
+std::string certificate_problem(CURL* curl, CURLcode code, const std::string& url, const std::string& ca_file,
+                                const std::string& ca_dir) {
+  const std::string dir = "the certificates in " + ca_dir + " (SSL_CERT_DIR)";
+  const std::string trusted =
+      ca_file.empty() ? (ca_dir.empty() ? "the system's CA certificates (SSL_CERT_FILE names another bundle)"
+                                        : "the system's CA bundle and " + dir)
+                      : "the CA bundle " + ca_file + " (SSL_CERT_FILE)" + (ca_dir.empty() ? "" : " and " + dir);
   if (code == CURLE_SSL_CACERT_BADFILE)
     return (ca_file.empty() ? "the system's CA bundle" : "the CA bundle " + ca_file + " (SSL_CERT_FILE)") +
            " cannot be read as PEM certificates";
@@ -280,6 +284,9 @@ HttpResponse CurlTransport::send(const HttpRequest& request) {
     curl_easy_setopt(curl, CURLOPT_CAINFO, options_.ca_file.c_str());
     curl_easy_setopt(curl, CURLOPT_CAPATH, nullptr);
   }
+  // The directories instead of the system's (OpenSSL reads the ':'-separated list as SSL_CERT_DIR
+  // gives it), beside the bundle.
+  if (!options_.ca_dir.empty()) curl_easy_setopt(curl, CURLOPT_CAPATH, options_.ca_dir.c_str());
   OneShotBody once{request.body};
   set_method_and_body(curl, request, once);
 
@@ -289,7 +296,7 @@ HttpResponse CurlTransport::send(const HttpRequest& request) {
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, nullptr);
   curl_easy_setopt(curl, CURLOPT_READDATA, nullptr);
   if (result != CURLE_OK) {
-    if (std::string problem = certificate_problem(curl, result, request.url, options_.ca_file); !problem.empty()) {
+    if (std::string problem = certificate_problem(curl, result, request.url, options_.ca_file, options_.ca_dir); !problem.empty()) {
       const std::string said = error_text[0] ? error_text : curl_easy_strerror(result);
       throw TransportError(request.method + " " + redact_url(request.url) + ": the server's TLS certificate was "
                                "refused, so nothing was sent: " + problem + " (libcurl: " + valid_utf8(said) + ")",

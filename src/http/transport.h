@@ -66,6 +66,9 @@ struct TransportOptions {
   // The CA bundle (PEM) that https:// servers' certificates must chain to, instead of the system's
   // (the CLI takes it from SSL_CERT_FILE); empty: the system's.
   std::string ca_file{};
+  // Directories of hashed CA certificates (c_rehash), ':'-separated, trusted instead of the
+  // system's directory and beside the bundle (the CLI takes it from SSL_CERT_DIR); empty: the system's.
+  std::string ca_dir{};
 };
 
 }  // namespace dbform

@@ -340,15 +340,17 @@ std::optional<DesiredFork> DocumentReader::fork(const Entry& e) {
   if (const Entry* v = fields->find("strategy")) strategy = values_.fork_strategy(*v);
   const Entry* time = fields->find("target_time");
   if (time) f.target_time = values_.utc_time(*time).value_or("");
-  if (!from || !strategy) return std::nullopt;
-  if (*strategy == "PITR" && !time)
+  if (!from) return std::nullopt;
+  if (strategy && *strategy == "PITR" && !time)
     values_.error(e.where, e.path + ".target_time", "a fork with strategy PITR needs `target_time`",
                   "add the moment to fork from, like `target_time: 2026-11-01T00:00:00Z`");
-  if (*strategy != "PITR" && time)
+  if (strategy && *strategy != "PITR" && time)
     values_.error(time->where, time->path, "`target_time` is only for strategy PITR, not " + *strategy,
                   "remove it, or use `strategy: PITR`");
   f.from = std::move(*from);
-  f.strategy = std::move(*strategy);
+  // A `strategy` missing or wrong is an error said already; the fork is kept without one so that
+  // the checks across the files (its `from`) are made in the same run, not after the fix.
+  f.strategy = strategy.value_or("");
   return f;
 }
 

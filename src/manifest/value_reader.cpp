@@ -275,7 +275,7 @@ std::optional<std::string> ValueReader::fork_strategy(const Entry& e) {
 }
 
 std::optional<std::string> ValueReader::utc_time(const Entry& e) {
-  constexpr std::string_view expected = "a UTC time like 2026-11-01T00:00:00Z";
+  constexpr std::string_view expected = kUtcTimeExpected;
   auto v = scalar(e, expected);
   if (!v) return std::nullopt;
   if (parse_utc(v->text)) return std::move(v->text);

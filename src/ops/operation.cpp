@@ -20,8 +20,14 @@ PlanOutcome plan_operation(const PlanRequest& request) {
     // The refresh's first reads, begun once the inputs are known to be good (a state that cannot
     // be read sends nothing), beside the first plan.
     EarlyReads early(request.manifest, state, request.settings, *request.api, request.env, request.parallelism);
+    // A plan holds no lock: an apply may journal creates after the read above and before the lists.
+    auto reread = [&] {
+      auto again = request.store.read();
+      out.state_missing = !again;
+      return again ? std::move(*again) : new_state();
+    };
     RefreshedPlan refreshed = plan_refreshed(request.manifest, state, request.settings, *request.api, request.clock,
-                                             request.env, request.parallelism, &early);
+                                             request.env, request.parallelism, &early, reread);
     out.plan = std::move(refreshed.plan);
     out.warnings = std::move(refreshed.warnings);
   } else {

@@ -293,3 +293,55 @@ TEST_CASE("ops: a state that cannot be saved after a create ends the apply namin
   CHECK(holds_the_id);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("ops: a refreshing plan reads the state again when the lists show a declared name it does not record - an apply's own create is no conflict") {
+  Harness h;
+  h.service("p1", "orders");
+  h.fake.always("GET", "/auth/info",
+                R::response(200, json{{"type", "apiKey"},
+                                      {"api_key", {{"name", "ci"}, {"project", {{"id", "p1"}, {"name", "Prod"}}}}}}
+                                     .dump()));
+  h.fake.always("GET", "/projects/p1/vpcs", R::response(200, "[]"));
+  bool applied = true;  // whether an apply journaled `orders` before its create (false: another state's)
+  int lists = 0;
+  h.fake.set_handler([&](const HttpRequest& r) -> HttpResponse {
+    if (r.method == "GET" && path_of(r).ends_with("/projects/p1/services")) {
+      // Between the plan's read of the state and this list, an apply journaled orders and created it.
+      if (++lists == 1 && applied) {
+        State journaled = new_state();
+        ResourceRecord rec;
+        rec.address = "p1/services/orders";
+        rec.project_id = "p1";
+        rec.name = "orders";
+        rec.id = "svc-orders";
+        rec.status = "READY";
+        journaled.upsert(rec);
+        h.store.write(journaled);
+      }
+      return R::response(200, "[" + service_json("svc-orders", "orders", "READY") + "]");
+    }
+    return R::response(404, R"({"code":"not_found","message":"not scripted"})");
+  });
+  PlanSettings settings;
+  settings.refresh = true;
+  auto plan = [&] {
+    return plan_operation({.manifest = h.manifest, .store = h.store, .api = &h.api, .clock = h.clock,
+                           .env = env_with(), .settings = settings, .parallelism = 4});
+  };
+  SECTION("the apply's create: recorded by the state read after the list") {
+    const PlanOutcome out = plan();
+    CHECK(!out.state_missing);
+    CHECK(out.plan.summary.conflict == 0);
+    REQUIRE(out.plan.actions.size() == 1);
+    CHECK(out.plan.actions[0].action != Action::Create);
+    CHECK(out.plan.actions[0].resource_id == "svc-orders");
+    CHECK(h.store.writes() == 1);  // the apply's: the plan wrote nothing
+  }
+  SECTION("a namesake no state here records: still a conflict after the second read") {
+    applied = false;
+    const PlanOutcome out = plan();
+    CHECK(out.state_missing);
+    CHECK(out.plan.summary.conflict == 1);
+    CHECK(h.store.writes() == 0);
+  }
+}

@@ -59,7 +59,8 @@ std::optional<EarlyReads::Done> EarlyReads::take() {
 }
 
 RefreshedPlan plan_refreshed(const Manifest& manifest, State& state, PlanSettings settings, ApiClient& api,
-                             Clock& clock, const EnvLookup& env, int parallelism, EarlyReads* early) {
+                             Clock& clock, const EnvLookup& env, int parallelism, EarlyReads* early,
+                             const StateReader& reread) {
   RefreshedPlan out{plan_of(manifest, state, settings), std::nullopt, {}, {}, {}};
   if (!settings.refresh) return out;
   std::vector<std::string> projects;
@@ -92,11 +93,19 @@ RefreshedPlan plan_refreshed(const Manifest& manifest, State& state, PlanSetting
   }
   out.preflight.emplace();
   for (const auto& p : projects) out.preflight->push_back(std::move(passed.at(p)));
+  listed = list_projects(api, projects, keys, parallelism, child_scopes(state, out.plan), std::move(listed),
+                         kinds_in(manifest, state));
+  // Every create is journaled before it is sent, so a state read after the lists records whatever
+  // an apply running meanwhile created: read again when the lists show a declared name that the
+  // state read before them does not record, rather than report the apply's own creates as conflicts.
+  if (reread && (!namesakes_in(out.plan, listed).empty() || !unrecorded_twins(out.plan, state, listed).empty())) {
+    state = reread();
+    out.plan = plan_of(manifest, state, settings);
+    listed = list_projects(api, projects, keys, parallelism, child_scopes(state, out.plan), std::move(listed),
+                           kinds_in(manifest, state));  // the children of what the state records now
+  }
   RefreshResult refreshed =
-      refresh_state(api, clock, state, projects, keys,
-                    list_projects(api, projects, keys, parallelism, child_scopes(state, out.plan), std::move(listed),
-                                  kinds_in(manifest, state)),
-                    parallelism, settings.settle_window);
+      refresh_state(api, clock, state, projects, keys, std::move(listed), parallelism, settings.settle_window);
   std::set<std::string> changed(refreshed.changed.begin(), refreshed.changed.end());
   out.imports = read_imports(api, manifest, state, keys, format_utc(clock.wall_now()));
   const Imports* imports = out.imports.empty() ? nullptr : &out.imports;

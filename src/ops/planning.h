@@ -5,6 +5,7 @@
 // writes nothing (SPEC section 4), and `apply` records what it read with record_refresh().
 #include <atomic>
 #include <exception>
+#include <functional>
 #include <future>
 #include <optional>
 #include <vector>
@@ -87,8 +88,13 @@ class EarlyReads {
 // it shows is taken into `state` (the caller's copy: nothing is written), and the plan is made
 // against it. Throws Error when a key or a read fails.
 // `early`: reads begun for this plan, used where they cover its projects.
+// `reread`: the state read again, for a caller that does not hold the state's lock (a plan while an
+// apply runs): called when the lists show a declared name the state does not record, and the plan
+// is then made against what it returns (into `state`).
+using StateReader = std::function<State()>;
 RefreshedPlan plan_refreshed(const Manifest& manifest, State& state, PlanSettings settings, ApiClient& api,
-                             Clock& clock, const EnvLookup& env, int parallelism = 10, EarlyReads* early = nullptr);
+                             Clock& clock, const EnvLookup& env, int parallelism = 10, EarlyReads* early = nullptr,
+                             const StateReader& reread = {});
 
 // Writes what a refresh read (`changed`: RefreshedPlan::changed) into `store`, whose lock the
 // caller holds. Throws Error, before anything is sent, when it cannot be saved.

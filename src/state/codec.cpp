@@ -148,7 +148,7 @@ ResourceRecord record_from_json(json&& j, const std::string& source, size_t inde
   remember_secret(r.pending_password);
   r.created_at = in.str("created_at", false);
   if (is_preview_record(r) && !parse_utc(r.created_at))  // a preview's age and order come from it
-    in.fail("created_at", "a UTC time like 2026-01-04T00:00:00Z for a preview's fork");
+    in.fail("created_at", std::string(kUtcTimeExpected) + " for a preview's fork");
   r.updated_at = in.str("updated_at", false);
   if (auto l = j.find("last_response"); l != j.end()) r.last_response = std::move(*l);
   return r;

@@ -58,7 +58,7 @@ std::string preview_record_problem(const ResourceRecord& rec) {
     return "a preview name (1-32 of a-z, 0-9 and '-') and a service name, not `" + mark->name + "` and `" +
            mark->service + "`";
   if (!parse_utc(mark->expires_at))
-    return "an expires_at that is a UTC time like 2026-01-04T00:00:00Z";
+    return std::string("an expires_at that is ") + kUtcTimeExpected;
   if (const std::string expected = preview_address(rec.project_id, mark->name, mark->service); rec.address != expected)
     return "the address \"" + expected + "\" for it (from project_id and settings.preview)";
   if (const std::string expected = preview_fork_name(mark->name, mark->service); rec.name != expected)
@@ -66,12 +66,12 @@ std::string preview_record_problem(const ResourceRecord& rec) {
   return "";
 }
 
-std::chrono::system_clock::time_point preview_created(const RecordedPreview& p) {
-  return parse_utc(p.created_at).value_or(std::chrono::system_clock::time_point{});
+UtcTime preview_created(const RecordedPreview& p) {
+  return parse_utc(p.created_at).value_or(UtcTime{});
 }
 
 bool preview_expired(const RecordedPreview& p, std::chrono::system_clock::time_point now) {
-  return parse_utc(p.expires_at).value_or(std::chrono::system_clock::time_point{}) <= now;
+  return parse_utc(p.expires_at).value_or(UtcTime{}) <= utc_time(now);
 }
 
 namespace {

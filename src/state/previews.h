@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "state/model.h"
+#include "util/clock.h"
 
 namespace dbform {
 
@@ -56,7 +57,7 @@ struct RecordedPreview {
   std::vector<const ResourceRecord*> forks;  // in the state's order
 };
 // Its creation and expiry as times (the state's reader checks both are UTC timestamps).
-std::chrono::system_clock::time_point preview_created(const RecordedPreview& p);
+UtcTime preview_created(const RecordedPreview& p);
 bool preview_expired(const RecordedPreview& p, std::chrono::system_clock::time_point now);
 // Every preview recorded, per project in the state's order, then by creation (oldest first).
 std::vector<RecordedPreview> recorded_previews(const State& state, const std::string& project_id = "");

@@ -78,3 +78,22 @@ TEST_CASE("state: a preview record whose expires_at or created_at is not a UTC t
     CHECK_THROWS_WITH(parse_state(serialize_state(s), "t"), Catch::Contains("created_at: expected a UTC time"));
   }
 }
+
+TEST_CASE("state: a preview's times up to 9999 are read - past system_clock's 2262 - and it is not expired") {
+  State s = new_state();
+  s.upsert(fork_record("pr-1", "orders", "2300-01-01T00:00:00Z", "9999-12-31T23:59:59Z"));
+  s.upsert(fork_record("pr-2", "orders", "2026-01-01T00:00:00Z", "2300-01-01T00:00:00Z"));
+  const State back = parse_state(serialize_state(s), "t");
+  const auto previews = recorded_previews(back);
+  REQUIRE(previews.size() == 2);
+  CHECK(previews[0].name == "pr-2");  // 2026 before 2300: compared as times
+  const auto now = std::chrono::system_clock::now();
+  CHECK(!preview_expired(previews[0], now));
+  CHECK(!preview_expired(previews[1], now));
+  CHECK(preview_created(previews[1]) > preview_created(previews[0]));
+  // Before 1970 is no time dbform writes: refused, naming the years it takes.
+  State old = new_state();
+  old.upsert(fork_record("pr-1", "orders", "2026-01-01T00:00:00Z", "1969-12-31T23:59:59Z"));
+  CHECK_THROWS_WITH(parse_state(serialize_state(old), "t"),
+                    Catch::Contains("expected an expires_at that is a UTC time from 1970 to 9999"));
+}

@@ -1,9 +1,9 @@
 #include "util/clock.h"
 
 #include <algorithm>
-#include <ctime>
-#include <iomanip>
-#include <sstream>
+#include <cctype>
+#include <cstdio>
+#include <string_view>
 #include <string>
 #include <thread>
 
@@ -43,25 +43,41 @@ std::chrono::system_clock::time_point FakeClock::wall_now() const {
          std::chrono::duration_cast<std::chrono::system_clock::duration>(now_.time_since_epoch());
 }
 
-std::string format_utc(std::chrono::system_clock::time_point t) {
-  std::time_t tt = std::chrono::system_clock::to_time_t(t);
-  std::tm tm{};
-  gmtime_r(&tt, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+UtcTime utc_time(std::chrono::system_clock::time_point t) { return std::chrono::floor<std::chrono::seconds>(t); }
+
+std::string format_utc(UtcTime t) {
+  using namespace std::chrono;
+  const sys_days day = floor<days>(t);
+  const year_month_day ymd(day);
+  const hh_mm_ss<seconds> time(t - day);
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02lld:%02lld:%02lldZ", static_cast<int>(ymd.year()),
+                static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()),
+                static_cast<long long>(time.hours().count()), static_cast<long long>(time.minutes().count()),
+                static_cast<long long>(time.seconds().count()));
   return buf;
 }
 
-std::optional<std::chrono::system_clock::time_point> parse_utc(const std::string& text) {
-  std::tm tm{};
-  std::istringstream in(text);
-  in >> std::get_time(&tm, "%Y-%m-%dT%H:%M:%SZ");
-  if (in.fail() || in.peek() != EOF || text.size() != 20) return std::nullopt;
-  const time_t t = timegm(&tm);
-  const auto at = std::chrono::system_clock::from_time_t(t);
-  // Written again: a date that does not exist (2026-02-30) is not the same text.
-  if (t == -1 || format_utc(at) != text) return std::nullopt;
-  return at;
+std::string format_utc(std::chrono::system_clock::time_point t) { return format_utc(utc_time(t)); }
+
+std::optional<UtcTime> parse_utc(const std::string& text) {
+  using namespace std::chrono;
+  // YYYY-MM-DDTHH:MM:SSZ exactly: the digits read by position, no locale, no sign, no spaces.
+  static constexpr std::string_view kShape = "dddd-dd-ddTdd:dd:ddZ";
+  if (text.size() != kShape.size()) return std::nullopt;
+  for (size_t i = 0; i < kShape.size(); ++i)
+    if (kShape[i] == 'd' ? !std::isdigit(static_cast<unsigned char>(text[i])) : text[i] != kShape[i])
+      return std::nullopt;
+  auto number = [&](size_t at, size_t n) {
+    int v = 0;
+    for (size_t i = at; i < at + n; ++i) v = v * 10 + (text[i] - '0');
+    return v;
+  };
+  const year_month_day ymd{year(number(0, 4)), month(static_cast<unsigned>(number(5, 2))),
+                           day(static_cast<unsigned>(number(8, 2)))};
+  const int h = number(11, 2), m = number(14, 2), s = number(17, 2);
+  if (!ymd.ok() || ymd.year() < year(1970) || h > 23 || m > 59 || s > 59) return std::nullopt;
+  return sys_days(ymd) + hours(h) + minutes(m) + seconds(s);
 }
 
 }  // namespace dbform

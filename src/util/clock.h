@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <optional>
+#include <string>
 #include <mutex>
 
 namespace dbform {
@@ -47,9 +48,21 @@ class FakeClock : public Clock {
   TimePoint now_{std::chrono::hours(1)};
 };
 
+// A UTC time to the second, as dbform reads and writes them (state, plan files, manifests):
+// system_clock's own time_point counts nanoseconds and ends at 2262-04-11T23:47:16Z, so a time
+// read from a file is never one; this holds every time from 1970 to 9999. Compare it with the
+// clock's time through utc_time(now).
+using UtcTime = std::chrono::sys_seconds;
+inline constexpr const char* kUtcTimeExpected =
+    "a UTC time from 1970 to 9999 like 2026-01-04T00:00:00Z";
+
+// The clock's time, to the second (earlier).
+UtcTime utc_time(std::chrono::system_clock::time_point t);
 // "2026-11-22T10:00:00Z"
+std::string format_utc(UtcTime t);
 std::string format_utc(std::chrono::system_clock::time_point t);
-// The moment format_utc wrote; nullopt for other text, or a date that does not exist.
-std::optional<std::chrono::system_clock::time_point> parse_utc(const std::string& text);
+// The moment format_utc wrote, 1970-01-01T00:00:00Z to 9999-12-31T23:59:59Z; nullopt for other
+// text, a date that does not exist (2026-02-30) or one outside those years.
+std::optional<UtcTime> parse_utc(const std::string& text);
 
 }  // namespace dbform

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "util/atomic_file.h"
+#include "util/clock.h"
 #include "util/duration.h"
 #include "util/env.h"
 #include "util/error.h"
@@ -225,4 +226,26 @@ TEST_CASE("util: in_parallel runs every piece once on several threads and return
     CHECK(std::string(e.what()) == "piece 7");
   }
   CHECK(ran == 50);
+}
+
+TEST_CASE("util: UTC times from 1970 to 9999 are read and written back - past system_clock's 2262 too") {
+  using dbform::format_utc;
+  using dbform::parse_utc;
+  for (const char* text : {"1970-01-01T00:00:00Z", "2026-02-28T23:59:59Z", "2262-04-11T23:47:17Z",
+                           "2300-01-01T00:00:00Z", "2400-02-29T12:00:00Z", "9999-12-31T23:59:59Z"}) {
+    INFO(text);
+    const auto t = parse_utc(text);
+    REQUIRE(t);
+    CHECK(format_utc(*t) == text);
+  }
+  CHECK(*parse_utc("2300-01-01T00:00:00Z") > *parse_utc("2262-04-11T23:47:16Z"));
+  CHECK(*parse_utc("9999-12-31T23:59:59Z") > dbform::utc_time(std::chrono::system_clock::now()));
+  CHECK(format_utc(std::chrono::system_clock::time_point(std::chrono::seconds(1767225600))) == "2026-01-01T00:00:00Z");
+  for (const char* text : {"1969-12-31T23:59:59Z", "2026-02-30T00:00:00Z", "2100-02-29T00:00:00Z",
+                           "2026-01-01T24:00:00Z", "2026-01-01T00:60:00Z", "2026-01-01T00:00:60Z",
+                           "10000-01-01T00:00:00Z", "2026-01-01 00:00:00Z", "2026-01-01T00:00:00", "+026-01-01T00:00:00Z",
+                           "2026-1-01T00:00:00Z", ""}) {
+    INFO(text);
+    CHECK(!parse_utc(text));
+  }
 }

@@ -73,6 +73,37 @@ TEST_CASE("e2e: cli: a duration written with a space or a word says how to write
   CHECK(sb.count(kPostService) == 0);
 }
 
+TEST_CASE("e2e: cli: every bounded flag says its bound in words - never a 300-digit number or `Could not convert`") {
+  Sandbox sb;
+  sb.write("dbform.yaml", manifest({}, {service_yaml("orders")}));
+  const std::string zero_or_more = "expected a whole number, 0 or more, not `";
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"plan", "--max-deletes", "-1"}, "--max-deletes: " + zero_or_more + "-1`"},
+      {{"apply", "--max-deletes", "abc"}, "--max-deletes: " + zero_or_more + "abc`"},
+      {{"plan", "--max-deletes", "99999999999999999999"}, zero_or_more + "99999999999999999999`"},
+      {{"preview", "sweep", "--max-deletes", "-1"}, "--max-deletes: " + zero_or_more + "-1`"},
+      {{"apply", "--parallelism", "99999999999"}, "--parallelism: expected a whole number from 1 to 64, not `99999999999`"},
+      {{"preview", "up", "pr-1", "--parallelism", "many"}, "expected a whole number from 1 to 64, not `many`"},
+      {{"sim", "--error-rate", "2"}, "--error-rate: expected a number from 0 to 1, not `2`"},
+      {{"sim", "--rate-limit-every", "-1"}, "--rate-limit-every: " + zero_or_more + "-1`"},
+      {{"sim", "--drop-create-every", "-1"}, "--drop-create-every: " + zero_or_more + "-1`"},
+      {{"sim", "--lose-answer-every", "x"}, "--lose-answer-every: " + zero_or_more + "x`"},
+      {{"sim", "--gateway-timeout-every", "-5"}, "--gateway-timeout-every: " + zero_or_more + "-5`"},
+      {{"sim", "--seed", "-1"}, "--seed: expected a whole number from 0 to 4294967295, not `-1`"},
+  };
+  for (const auto& [args, said] : cases) {
+    RunResult r = sb.run(args);
+    INFO(r.describe());
+    CHECK(r.exit_code != 0);
+    CHECK(contains(r.err, said));
+    CHECK(!contains(r.all(), "17976931348623157"));
+    CHECK(!contains(r.all(), "Could not convert"));
+  }
+  // In range, 0 included, is taken.
+  CHECK(sb.run({"plan", "--no-refresh", "--max-deletes", "0"}).exit_code == 0);
+  CHECK(sb.total_requests() == 0);
+}
+
 TEST_CASE("e2e: cli: output --show-secrets shows passwords in text too, and an unknown field is named") {
   Sandbox sb;
   sb.write("dbform.yaml", manifest({}, {service_yaml("orders")}));

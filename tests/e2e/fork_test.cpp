@@ -104,6 +104,18 @@ TEST_CASE("e2e: a point-in-time fork sends its target_time, and a fork without a
   }
 }
 
+TEST_CASE("e2e: validate names a fork's missing strategy and its unknown source in one run") {
+  Sandbox sb;
+  sb.write("dbform.yaml", manifest({}, {orders_yaml(), "      - name: orders-staging\n        fork:\n          from: ordres\n"}));
+  RunResult r = sb.run({"validate"});
+  INFO(r.describe());
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.err, "strategy"));
+  CHECK(contains(r.err, "is a fork of `ordres`, which"));
+  CHECK(contains(r.err, "did you mean `orders`?"));
+  CHECK(contains(r.err, "2 error(s)"));
+}
+
 TEST_CASE("e2e: faults: a lost answer and a 504 after commit on forkService: one fork, adopted by name") {
   using Kind = dbform::RouteFault::Kind;
   for (Kind kind : {Kind::LoseAnswer, Kind::GatewayTimeout}) {

@@ -83,8 +83,8 @@ TEST_CASE("e2e: previews team: two `preview up` at once on one state wait for ea
   CHECK(writes_of(calls) == json{{kFork, 2 * previews}, {kUpdatePassword, 2 * previews}});
   // Same name: the second run found the preview whole (read under the lock, after the first's
   // records) and made no call at all, not even the key check; two names: one key check each.
-  CHECK(calls[kAuthInfo] == previews);
-  CHECK(calls[kListServices] == previews);
+  CHECK(calls.at(kAuthInfo) == previews);
+  CHECK(calls.at(kListServices) == previews);
   const json state = sb.state();
   for (const auto& name : {first, second})
     for (const std::string service : {"orders", "billing"}) {

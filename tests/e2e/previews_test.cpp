@@ -19,9 +19,9 @@ TEST_CASE("e2e: previews: up forks each listed service once as DEV with its expi
   const json calls = calls_since(before, sb.counts());
   INFO(calls.dump());
   CHECK(writes_of(calls) == json{{kFork, 2}, {kUpdatePassword, 2}});  // no create, no delete, no other update
-  CHECK(calls[kAuthInfo] == 1);      // the key, once
-  CHECK(calls[kListServices] == 1);  // the fork names are free
-  CHECK(calls[kGetService] >= 2);    // watched until READY
+  CHECK(calls.at(kAuthInfo) == 1);      // the key, once
+  CHECK(calls.at(kListServices) == 1);  // the fork names are free
+  CHECK(calls.at(kGetService) >= 2);    // watched until READY
   check_fork(sb, "pr-1", "orders");
   check_fork(sb, "pr-1", "billing");
   CHECK(named(sb, "analytics-pr-1") == 0);
@@ -136,9 +136,9 @@ TEST_CASE("e2e: previews: --reset deletes and forks again - down deletes only th
   INFO(reset.describe());
   REQUIRE(reset.exit_code == 0);
   json calls = calls_since(before, sb.counts());
-  CHECK(calls[kDeleteService] == 2);
-  CHECK(calls[kFork] == 2);
-  CHECK(calls[kUpdatePassword] == 2);
+  CHECK(calls.at(kDeleteService) == 2);
+  CHECK(calls.at(kFork) == 2);
+  CHECK(calls.at(kUpdatePassword) == 2);
   CHECK(find_resource(sb.state(), preview_address("pr-1", "orders"))["id"] != old_id);
   check_fork(sb, "pr-1", "orders");
 

@@ -217,3 +217,30 @@ TEST_CASE("e2e: a refreshing plan whose services list fails after the key check 
   CHECK(made(kGetService) == 0);  // nothing of the project is read one by one after its list failed
   CHECK(files_of(sb) == files);   // the state, journal, backup and lock file: not a byte, no new file
 }
+
+TEST_CASE("e2e: a refreshing plan while an apply creates reports none of the apply's creates as a conflict") {
+  Sandbox sb;
+  apply_base(sb);
+  sb.write("dbform.yaml", base_manifest({"search"}));
+  // The plan reads the state, then its key check is held: the apply below runs in between.
+  HeldAnswer plan_reads(sb, 1, [](const dbform::SimRequest& r) { return r.method == "GET" && r.path == "/auth/info"; });
+  auto plan = sb.start({"plan", "--detailed-exitcode"});
+  REQUIRE(plan_reads.wait());
+  // The apply journals `search`, sends its create and is held before the answer: it exists, listed,
+  // and the state records it without an id.
+  HeldAnswer create(sb, 1, [](const dbform::SimRequest& r) { return r.method == "POST" && r.path.ends_with("/services"); });
+  auto apply = sb.start({"apply", "--auto-approve", "--poll-interval", "100ms"});
+  REQUIRE(create.wait());
+  plan_reads.release();
+  RunResult planned = plan->wait();
+  INFO(planned.describe());
+  CHECK(planned.exit_code == 2);  // changes (the apply's create, to be adopted), no conflict
+  CHECK(!contains(planned.all(), "conflict"));
+  CHECK(!contains(planned.all(), "dbform import"));
+  create.release();
+  RunResult applied = apply->wait();
+  INFO(applied.describe());
+  CHECK(applied.exit_code == 0);
+  CHECK(sb.sim().all_services().size() == 4);
+  CHECK(sb.run({"plan", "--detailed-exitcode"}).exit_code == 0);
+}

@@ -152,7 +152,9 @@ TEST_CASE("e2e: at a terminal, the first Ctrl-C says at once that what was sent 
   Process run({"apply", "--auto-approve", "--poll-interval", "100ms"}, sb.env, sb.dir(), "", std::chrono::seconds(60),
               /*tty=*/true);
   REQUIRE(eventually([&] { return sb.count("POST /projects/{project_id}/services") == 1; }, std::chrono::seconds(30)));
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // a live line or two drawn
+  // A live line drawn (while the create's answer is held back), so that its end below means something.
+  REQUIRE(eventually([&] { return contains(run.stdout_so_far(), "  ~ " + service_address("orders")); },
+                     std::chrono::seconds(3)));
   run.signal(SIGINT);
   const auto sent = std::chrono::steady_clock::now();
   CHECK(eventually([&] { return contains(run.stdout_so_far(), "Interrupt received"); }, std::chrono::milliseconds(1500)));
