@@ -121,7 +121,7 @@ TEST_CASE("engine: plan_preview_up forks each block service as DEV with the bloc
   CHECK(up.forks.summary.create == 2);
   // Recorded and READY: nothing to fork again.
   for (const auto& action : up.forks.actions) {
-    ResourceRecord made = fork_of("acme", "pr-1", action.after["fork"]["from"], "2026-01-01T00:00:00Z",
+    ResourceRecord made = fork_of("acme", "pr-1", action.after["fork"]["from"].get<std::string>(), "2026-01-01T00:00:00Z",
                                   "2026-01-04T00:00:00Z");
     made.settings[kPreviewKey]["password_rotated"] = true;
     s.upsert(made);
@@ -150,9 +150,9 @@ TEST_CASE("engine: plan_preview_up refuses before any call - a source not record
   CHECK_THAT(refusal(project_with_previews({"orders", "billing"}), configuring),
              Catch::Contains("its service `billing` is not READY (status CONFIGURING)"));
   State full = sources_ready();
-  full.upsert(fork_of("acme", "pr-9", "orders", "2026-01-01T00:00:00Z", "2026-01-04T00:00:00Z"));
+  full.upsert(fork_of("acme", "pr-9", "orders", "2025-12-29T00:00:00Z", "2026-01-04T00:00:00Z"));
   CHECK_THAT(refusal(project_with_previews({"orders"}, 1), full),
-             Catch::Contains("has 1 previews, the most its `previews:` block allows (max: 1): pr-9 (0s old)"));
+             Catch::Contains("has 1 previews, the most its `previews:` block allows (max: 1): pr-9 (3d00h old)"));
   DesiredProject taken = project_with_previews({"orders"});
   DesiredService twin;
   twin.name = "orders-pr-1";

@@ -23,7 +23,14 @@ constexpr const char* kBasePath = "/public/api/v1";
 // holds a worker while it is open.
 constexpr size_t kWorkerThreads = 32;
 
-std::string strip_base_path(const std::string& path) {
+std::string strip_base_path(std::string path) {
+  // The absolute form a client sends through an HTTP proxy (GET http://host/public/api/v1/...):
+  // a server takes it as the path (RFC 9112, 3.2.2), so the simulator stands in as a remote API's proxy.
+  for (const char* scheme : {"http://", "https://"})
+    if (path.rfind(scheme, 0) == 0) {
+      const size_t slash = path.find('/', std::string(scheme).size());
+      path = slash == std::string::npos ? "/" : path.substr(slash);
+    }
   std::string base = kBasePath;
   if (path == base) return "/";
   if (path.rfind(base + "/", 0) == 0) return path.substr(base.size());
