@@ -294,3 +294,20 @@ TEST_CASE("e2e: previews review: an expiry edited far ahead (2300, 9999) keeps e
   CHECK(named(sb, "orders-pr-1") == 1);  // not expired: kept
   CHECK(named(sb, "billing-pr-1") == 1);
 }
+
+TEST_CASE("e2e: previews review: list takes -f as every subcommand does - the manifests are read, the list is the state's") {
+  Sandbox sb;
+  applied(sb, preview_manifest("[orders]"));
+  REQUIRE(preview(sb, {"up", "pr-1"}).exit_code == 0);
+  const RunResult plain = sb.run({"preview", "list"});
+  const long long before = sb.total_requests();
+  RunResult listed = sb.run({"preview", "list", "-f", "dbform.yaml"});
+  INFO(listed.describe());
+  CHECK(listed.exit_code == 0);
+  CHECK(listed.out == plain.out);
+  RunResult missing = sb.run({"preview", "list", "-f", "nope.yaml"});
+  INFO(missing.describe());
+  CHECK(missing.exit_code == 1);
+  CHECK(contains(missing.err, "nope.yaml"));
+  CHECK(sb.total_requests() == before);  // from the state alone
+}
