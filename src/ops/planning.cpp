@@ -58,6 +58,23 @@ std::optional<EarlyReads::Done> EarlyReads::take() {
   return reads_.get();
 }
 
+namespace {
+
+// The children (read replica sets, peerings) of what `state` records that `listed` has not listed:
+// after the state was read again, those of resources it records now.
+std::vector<ChildScope> unlisted_children(const State& state, const Plan& plan, const ProjectListings& listed) {
+  std::vector<ChildScope> out;
+  for (auto& c : child_scopes(state, plan))
+    if (auto p = listed.listed.find(c.project_id); p != listed.listed.end() && !p->second.count({c.kind, c.parent}))
+      out.push_back(std::move(c));
+  return out;
+}
+
+}  // namespace
+
+// The state is read again after the lists when they show a declared name it does not record: every
+// create is journaled before it is sent, so a state read after a list records whatever an apply
+// running meanwhile created, and the plan does not report that apply's own creates as conflicts.
 RefreshedPlan plan_refreshed(const Manifest& manifest, State& state, PlanSettings settings, ApiClient& api,
                              Clock& clock, const EnvLookup& env, int parallelism, EarlyReads* early,
                              const StateReader& reread) {
@@ -95,14 +112,11 @@ RefreshedPlan plan_refreshed(const Manifest& manifest, State& state, PlanSetting
   for (const auto& p : projects) out.preflight->push_back(std::move(passed.at(p)));
   listed = list_projects(api, projects, keys, parallelism, child_scopes(state, out.plan), std::move(listed),
                          kinds_in(manifest, state));
-  // Every create is journaled before it is sent, so a state read after the lists records whatever
-  // an apply running meanwhile created: read again when the lists show a declared name that the
-  // state read before them does not record, rather than report the apply's own creates as conflicts.
   if (reread && (!namesakes_in(out.plan, listed).empty() || !unrecorded_twins(out.plan, state, listed).empty())) {
     state = reread();
     out.plan = plan_of(manifest, state, settings);
-    listed = list_projects(api, projects, keys, parallelism, child_scopes(state, out.plan), std::move(listed),
-                           kinds_in(manifest, state));  // the children of what the state records now
+    listed = list_projects(api, projects, keys, parallelism, unlisted_children(state, out.plan, listed),
+                           std::move(listed), kinds_in(manifest, state));
   }
   RefreshResult refreshed =
       refresh_state(api, clock, state, projects, keys, std::move(listed), parallelism, settings.settle_window);
