@@ -76,13 +76,15 @@ std::string calls_text(const PlannedAction& a) {
 std::string heading(const PlanSummary& s) {
   std::string h = "### dbform plan: ";
   if (s.conflict) return h + count(s.conflict, "conflict", "conflicts") + ", nothing can be applied";
-  std::vector<std::string> parts;
+  std::vector<std::string> parts;  // as the text plan's summary line counts them (an import's update is both)
+  if (s.import) parts.push_back(std::to_string(s.import) + " to import");
   if (s.create) parts.push_back(std::to_string(s.create) + " to create");
   if (s.update) parts.push_back(std::to_string(s.update) + " to update");
   if (s.del) parts.push_back("**" + std::to_string(s.del) + " to delete**");
   if (s.replace) parts.push_back("**" + std::to_string(s.replace) + " to replace**");
   if (s.wait) parts.push_back(std::to_string(s.wait) + " to wait for");
   if (s.adopt) parts.push_back(std::to_string(s.adopt) + " to adopt");
+  if (s.forget) parts.push_back(std::to_string(s.forget) + " to forget");
   if (parts.empty()) parts.push_back("no changes");
   if (s.orphan) parts.push_back(count(s.orphan, "orphan", "orphans") + " kept");
   return h + join(parts, ", ");
@@ -90,10 +92,12 @@ std::string heading(const PlanSummary& s) {
 
 std::string counts_table(const PlanSummary& s) {
   std::ostringstream t;
-  t << "| to create | to update | to delete | to replace | to wait for | to adopt | unchanged | conflicts | orphans |\n"
-    << "|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
-    << "| " << s.create << " | " << s.update << " | " << s.del << " | " << s.replace << " | " << s.wait << " | "
-    << s.adopt << " | " << s.noop << " | " << s.conflict << " | " << s.orphan << " |\n";
+  t << "| to import | to create | to update | to delete | to replace | to wait for | to adopt | to forget | unchanged "
+       "| conflicts | orphans |\n"
+    << "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+    << "| " << s.import << " | " << s.create << " | " << s.update << " | " << s.del << " | " << s.replace << " | "
+    << s.wait << " | " << s.adopt << " | " << s.forget << " | " << s.noop << " | " << s.conflict << " | " << s.orphan
+    << " |\n";
   return t.str();
 }
 

@@ -90,7 +90,7 @@ TEST_CASE("e2e: plan --format markdown says at a glance what there is to do, con
   CHECK(r.exit_code == 1);
   const std::string& md = r.out;
   CHECK(md.rfind("<!-- dbform-plan -->\n### dbform plan: 1 conflict, nothing can be applied\n", 0) == 0);
-  CHECK(contains(md, "| 1 | 1 | 0 | 0 | 1 | 0 | 1 | 1 | 1 |"));
+  CHECK(contains(md, "| 0 | 1 | 1 | 0 | 0 | 1 | 0 | 0 | 1 | 1 | 1 |"));
   CHECK(contains(md, "> [!CAUTION]"));
   CHECK(contains(md, "#### Conflicts\n\n- `" + service_address("analytics") + "`"));
   CHECK(contains(md, "region_code `us-east-1` → `eu-west-1`"));

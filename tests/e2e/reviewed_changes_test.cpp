@@ -18,7 +18,37 @@ std::string base_with(const std::vector<std::string>& services, const std::strin
   return manifest({vpc_yaml("main")}, blocks) + extra;
 }
 
+// A plan with one of each reviewed change: `legacy` (made in the console at another size) is
+// imported and resized, `search` created, `analytics` resized, `billing` forgotten, and a `removed:`
+// entry names an address never recorded. The VPC and `orders` are unchanged.
+void plan_every_reviewed_change(Sandbox& sb) {
+  apply_base(sb);
+  const std::string id = console_service(sb, {{"name", "legacy"}, {"cpu_millis", "2000"}, {"memory_gbs", "8"},
+                                              {"region_code", "us-east-1"}});
+  sb.write("dbform.yaml", manifest({vpc_yaml("main")}, {service_yaml("orders"), service_yaml("analytics", 2000, 8),
+                                                        with_import(service_yaml("legacy"), id), service_yaml("search")}) +
+                              "    removed:\n      - services/billing\n      - services/never-recorded\n");
+}
+
 }  // namespace
+
+// A reviewer skimming the comment must see the imports and the forgets the text plan shows.
+TEST_CASE("e2e: the markdown plan's heading and counts table show imports and forgets") {
+  Sandbox sb;
+  plan_every_reviewed_change(sb);
+  RunResult text = sb.run({"plan"});
+  INFO(text.describe());
+  REQUIRE(text.exit_code == 0);
+  CHECK(contains(text.out, "Plan: 1 to import, 1 to create, 2 to update"));
+  CHECK(contains(text.out, ", 1 to forget"));
+  RunResult md = sb.run({"plan", "--format", "markdown"});
+  INFO(md.describe());
+  REQUIRE(md.exit_code == 0);
+  CHECK(contains(md.out, "<!-- dbform-plan -->\n### dbform plan: 1 to import, 1 to create, 2 to update, 1 to forget\n"));
+  CHECK(contains(md.out, "| to import | to create | to update | to delete | to replace | to wait for | to adopt | "
+                         "to forget | unchanged | conflicts | orphans |\n"));
+  CHECK(contains(md.out, "| 1 | 1 | 2 | 0 | 0 | 0 | 0 | 1 | 2 | 0 | 0 |\n"));
+}
 
 TEST_CASE("e2e: import_id: the plan shows the import and its updates, apply records it and makes them, once") {
   Sandbox sb;
