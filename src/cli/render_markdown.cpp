@@ -141,7 +141,10 @@ std::string table_row(const PlannedAction& a) {
     case Action::Delete: action = "**delete**"; details = id + md(a.reason); break;
     case Action::Replace: action = "**replace**"; details = id + changes_text(a) + ". " + md(a.reason); break;
     case Action::Orphan: action = "orphan, kept"; details = id + "no longer declared"; break;
-    case Action::NoOp: action = "no change"; details = id + md(a.reason); break;
+    case Action::NoOp:
+      action = is_unrecorded_removal(a) ? "nothing to forget" : "no change";
+      details = id + md(a.reason);
+      break;
     case Action::Forget: action = "forget"; details = id + md(a.reason); break;
   }
   if (!a.import_id.empty() && a.action != Action::Conflict)
@@ -228,12 +231,12 @@ void project_tables(Comment& c, const Plan& plan) {
   }
   for (const auto& project : order) {
     std::vector<std::string> rows;  // every action, and what is unchanged with a reason (a declaration ignored)
-    int unchanged = 0;
+    int unchanged = 0, actions = 0;  // a `removed:` entry not recorded is neither
     for (const auto* a : by_project[project]) {
-      unchanged += a->action == Action::NoOp;
+      unchanged += a->action == Action::NoOp && !is_unrecorded_removal(*a);
+      actions += a->action != Action::NoOp;
       if (a->action != Action::NoOp || !a->reason.empty()) rows.push_back(table_row(*a));
     }
-    const int actions = static_cast<int>(by_project[project].size()) - unchanged;
     std::string title = "\n#### Project " + code(project) + ": ";
     title += actions == 0 ? "no changes" : count(actions, "action", "actions");
     if (unchanged) title += ", " + std::to_string(unchanged) + " unchanged";

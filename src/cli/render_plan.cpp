@@ -124,7 +124,8 @@ void render_action(std::string& out, const PlannedAction& a, const Terminal& t) 
       break;
     case Action::NoOp:
       if (a.reason.empty()) return;
-      out += "  # " + a.address + id + " is unchanged: " + a.reason + "\n";
+      if (is_unrecorded_removal(a)) out += "  # " + a.address + ": " + a.reason + "\n";
+      else out += "  # " + a.address + id + " is unchanged: " + a.reason + "\n";
       break;
   }
   out += "\n";
@@ -147,6 +148,9 @@ std::string plan_summary_line(const PlanSummary& s) {
   if (s.replace) line += ", " + std::to_string(s.replace) + " to replace";
   if (s.adopt) line += ", " + std::to_string(s.adopt) + " to adopt";
   if (s.forget) line += ", " + std::to_string(s.forget) + " to forget";
+  if (s.nothing_to_forget)
+    line += ", " + std::to_string(s.nothing_to_forget) +
+            (s.nothing_to_forget == 1 ? " `removed:` entry" : " `removed:` entries") + " not recorded (nothing to forget)";
   if (s.conflict) line += ", " + std::to_string(s.conflict) + (s.conflict == 1 ? " conflict" : " conflicts");
   if (s.orphan)
     line += ", " + std::to_string(s.orphan) + (s.orphan == 1 ? " orphan" : " orphans") +

@@ -32,6 +32,10 @@ PlannedAction action_on(const ResourceRecord& rec, Action action) {
   return a;
 }
 
+bool is_unrecorded_removal(const PlannedAction& a) {
+  return a.action == Action::NoOp && a.before.is_null() && a.after.is_null() && a.resource_id.empty();
+}
+
 PlanSummary summarize(const std::vector<PlannedAction>& actions) {
   PlanSummary s;
   for (const auto& a : actions) {
@@ -43,7 +47,7 @@ PlanSummary summarize(const std::vector<PlannedAction>& actions) {
       case Action::Update: ++s.update; break;
       case Action::Delete: ++s.del; break;
       case Action::Replace: ++s.replace; break;
-      case Action::NoOp: ++s.noop; break;
+      case Action::NoOp: ++(is_unrecorded_removal(a) ? s.nothing_to_forget : s.noop); break;
       case Action::Conflict: ++s.conflict; break;
       case Action::Orphan:
         ++s.orphan;

@@ -88,8 +88,15 @@ struct PlanSummary {
   int prunable = 0;  // orphans that --prune would delete (not protected)
   int import = 0;    // actions that import (whatever their calls), and records forgotten
   int forget = 0;
+  // `removed:` entries whose address is not recorded: nothing to forget, and not a resource (so not
+  // among the unchanged either). Shown, since a mistyped address would otherwise pass unnoticed.
+  int nothing_to_forget = 0;
   bool has_changes() const { return create + wait + adopt + update + del + replace + import + forget > 0; }
 };
+
+// A `removed:` entry whose address is not recorded: shown as a no-op that neither a record nor a
+// declaration stands behind.
+bool is_unrecorded_removal(const PlannedAction& a);
 
 // The counts of each action.
 PlanSummary summarize(const std::vector<PlannedAction>& actions);

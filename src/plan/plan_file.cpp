@@ -233,6 +233,7 @@ ordered_json plan_summary_json(const PlanSummary& s) {
           {"update", s.update},          {"delete", s.del}, {"replace", s.replace},
           {"wait", s.wait},         {"adopt", s.adopt},            {"no_op", s.noop},
           {"conflict", s.conflict}, {"orphan", s.orphan},          {"prunable", s.prunable},
+          {"nothing_to_forget", s.nothing_to_forget},
           {"has_changes", s.has_changes()}, {"has_conflicts", s.conflict > 0}};
 }
 

@@ -50,6 +50,36 @@ TEST_CASE("e2e: the markdown plan's heading and counts table show imports and fo
   CHECK(contains(md.out, "| 1 | 1 | 2 | 0 | 0 | 0 | 0 | 1 | 2 | 0 | 0 |\n"));
 }
 
+// `removed:` naming an address the state does not record (never recorded, or forgotten by an
+// earlier apply) is not a resource: neither unchanged nor a forget, but said as what it is.
+TEST_CASE("e2e: a removed: entry not recorded is counted as nothing to forget, not as unchanged") {
+  Sandbox sb;
+  plan_every_reviewed_change(sb);
+  RunResult text = sb.run({"plan", "--detailed-exitcode"});
+  INFO(text.describe());
+  CHECK(text.exit_code == 2);
+  // Two resources unchanged (the VPC and orders), one entry with nothing to forget.
+  CHECK(contains(text.out, "0 to wait for, 2 unchanged, 1 to forget, 1 `removed:` entry not recorded (nothing to forget)."));
+  CHECK(contains(text.out, "  # " + service_address("never-recorded") +
+                               ": listed under `removed:` and not recorded: nothing to forget\n"));
+  CHECK(!contains(text.out, service_address("never-recorded") + " is unchanged"));
+  RunResult doc = sb.run({"plan", "--format", "json"});
+  const json summary = json::parse(doc.out)["summary"];
+  CHECK(summary["no_op"] == 2);
+  CHECK(summary["nothing_to_forget"] == 1);
+  CHECK(summary["forget"] == 1);
+  RunResult md = sb.run({"plan", "--format", "markdown"});
+  CHECK(contains(md.out, "#### Project `" + kProject + "`: 4 actions, 2 unchanged\n"));
+  CHECK(contains(md.out, "| `never-recorded` | service | nothing to forget |"));
+
+  // Once applied, the entry left in the manifest is all there is: no change, still said.
+  REQUIRE(sb.apply().exit_code == 0);
+  RunResult after = sb.run({"plan", "--detailed-exitcode"});
+  INFO(after.describe());
+  CHECK(after.exit_code == 0);
+  CHECK(contains(after.out, "5 unchanged, 2 `removed:` entries not recorded (nothing to forget)."));
+}
+
 TEST_CASE("e2e: import_id: the plan shows the import and its updates, apply records it and makes them, once") {
   Sandbox sb;
   apply_base(sb);
