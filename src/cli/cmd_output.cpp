@@ -254,7 +254,7 @@ void print_table(const State& state, bool show_secrets) {
     std::cout << "The state records no resources yet.\n";
     return;
   }
-  for (const auto& r : state.resources) print_record(state, r, show_secrets);
+  for (const ResourceRecord* r : records_by_address(state)) print_record(state, *r, show_secrets);
 }
 
 // Why ADDRESS.FIELD has no value: said as precisely as the record allows.
@@ -281,7 +281,7 @@ void add_output_command(CLI::App& app, int& exit_code) {
   };
   auto opts = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("output", "print recorded ids, endpoints and (when asked) passwords");
-  set_manual(*cmd, {.text = R"(Prints what the state records, with no API call. Without ADDRESS: every resource as a table (text), as JSON, as `export` lines for a shell (`env`: one block per service and read replica set, named `DBFORM_<PROJECT>_<NAME>_<FIELD>` upper-cased, every character other than A-Z and 0-9 turned into `_`; two resources that would set the same name are an error) or as lines of a pgpass file. `ADDRESS` prints one resource in the format asked for (text by default, or JSON); `ADDRESS.FIELD` prints one raw value, for pipelines: `$(dbform output orders.host)`. With no state at the path (a mistyped `--state` or `DBFORM_STATE`), a listing warns on stderr and prints nothing, and an ADDRESS is an error, as plan warns.
+  set_manual(*cmd, {.text = R"(Prints what the state records, with no API call. Without ADDRESS: every resource, sorted by address (a project's resources together), as a table (text), as JSON, as `export` lines for a shell (`env`: one block per service and read replica set, named `DBFORM_<PROJECT>_<NAME>_<FIELD>` upper-cased, every character other than A-Z and 0-9 turned into `_`; two resources that would set the same name are an error) or as lines of a pgpass file. `ADDRESS` prints one resource in the format asked for (text by default, or JSON); `ADDRESS.FIELD` prints one raw value, for pipelines: `$(dbform output orders.host)`. With no state at the path (a mistyped `--state` or `DBFORM_STATE`), a listing warns on stderr and prints nothing, and an ADDRESS is an error, as plan warns.
 
 A password or a connection string (which holds the password, percent-encoded) is printed only when asked for by field, with `--format env` or `pgpass`, or with `--show-secrets`; text and JSON show `(sensitive)` otherwise. A read replica set shares its service's password, and an imported or adopted service has none known until `dbform rotate-password` sets one: a listing notes it on stderr, and `.password`, `.connection_string` and `.pooler_connection_string` of such a service exit 1 saying so (a connection string without its password would not log in). A preview's fork whose password is not its own yet (a fork starts with its source's) is refused the same way, and left out of listings with a note: `dbform preview up NAME` finishes it. A pooler field of a service whose pooler is off exits 1 naming `connection_pooler`. Connection strings are `postgres://tsdbadmin:PASSWORD@HOST:PORT/tsdb?sslmode=require`.)",
                     .environment = {},
@@ -322,12 +322,12 @@ A password or a connection string (which holds the password, percent-encoded) is
       if (opts->format == "text") return no_state ? void() : print_table(state, opts->show_secrets);
       if (lines) {
         std::vector<const ResourceRecord*> records;
-        for (const auto& r : state.resources)
-          if (connectable(r)) records.push_back(&r);
+        for (const ResourceRecord* r : records_by_address(state))
+          if (connectable(*r)) records.push_back(r);
         return print_lines(records);
       }
-      nlohmann::json all = nlohmann::json::object();
-      for (const auto& r : state.resources) all[r.address] = record_output(state, r, opts->show_secrets);
+      nlohmann::ordered_json all = nlohmann::ordered_json::object();
+      for (const ResourceRecord* r : records_by_address(state)) all[r->address] = record_output(state, *r, opts->show_secrets);
       std::cout << dump_json(all, 2) << "\n";
       return;
     }

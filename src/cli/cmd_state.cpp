@@ -140,14 +140,16 @@ void add_state_command(CLI::App& app, int& exit_code) {
 
   auto* list = cmd->add_subcommand("list", "addresses of every recorded resource");
   add_state_options(*list, *opts, false);
-  set_manual(*list, {.text = "Prints the address of every recorded resource, one per line, in the state's order: "
+  set_manual(*list, {.text = "Prints the address of every recorded resource, one per line, sorted by address (a "
+                             "project's resources together, a service's read replica sets after it): "
                              "`PROJECT/services/NAME`, `PROJECT/vpcs/NAME`, `PROJECT/services/SERVICE/replicas/NAME` "
                              "and `PROJECT/vpcs/VPC/peerings/PEER_VPC_ID`.",
                      .environment = {},
                      .examples = {{"Every address of a state in PostgreSQL", "dbform state list --state postgres://db.internal/dbform --workspace prod"}}});
   list->callback([opts, &exit_code] {
     auto store = open_state_store(*opts);
-    for (const auto& r : read_recorded_state(*store, true).resources) std::cout << r.address << "\n";
+    const State state = read_recorded_state(*store, true);
+    for (const ResourceRecord* r : records_by_address(state)) std::cout << r->address << "\n";
     exit_code = 0;
   });
 

@@ -3,7 +3,9 @@
 
 #include <openssl/rand.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <string_view>
 
 namespace dbform {
 
@@ -106,6 +108,31 @@ std::string new_uuid() {
   char out[37];
   std::snprintf(out, sizeof out, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
                 b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+  return out;
+}
+
+namespace {
+
+// Segment by segment: "orders" < "orders-2" as names, and a record before what lives in it.
+bool address_before(std::string_view a, std::string_view b) {
+  while (!a.empty() && !b.empty()) {
+    const size_t i = a.find('/'), j = b.find('/');
+    const std::string_view x = a.substr(0, i), y = b.substr(0, j);
+    if (x != y) return x < y;
+    a = i == std::string_view::npos ? std::string_view() : a.substr(i + 1);
+    b = j == std::string_view::npos ? std::string_view() : b.substr(j + 1);
+  }
+  return a.empty() && !b.empty();
+}
+
+}  // namespace
+
+std::vector<const ResourceRecord*> records_by_address(const State& state) {
+  std::vector<const ResourceRecord*> out;
+  out.reserve(state.resources.size());
+  for (const auto& r : state.resources) out.push_back(&r);
+  std::stable_sort(out.begin(), out.end(),
+                   [](const ResourceRecord* x, const ResourceRecord* y) { return address_before(x->address, y->address); });
   return out;
 }
 

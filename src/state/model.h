@@ -99,6 +99,11 @@ std::string unmovable_reason(const ResourceRecord& rec);
 std::vector<std::string> move_record(State& state, const std::string& from, const std::string& to,
                                      const std::string& new_name);
 
+// Every record, sorted by address one segment at a time (`acme/services/orders` and its read replica
+// sets before `acme/services/orders-2`, and `acme` before `acme-prod`): how listings show a state,
+// whatever order the records were written in.
+std::vector<const ResourceRecord*> records_by_address(const State& state);
+
 // A new, empty state with a fresh random lineage.
 State new_state();
 std::string new_uuid();

@@ -48,6 +48,56 @@ TEST_CASE("e2e: a mistyped address is an error that suggests the closest recorde
   }
 }
 
+// Two projects applied one after the other, and a service added to the first later: the records are
+// written in that order, but listings show them sorted by address, a project's resources together.
+TEST_CASE("e2e: state list and output list two projects' resources sorted by address") {
+  dbform::SimConfig config = default_sim_config();
+  config.keys.push_back({"e2e-key-acme-0123456789", "acme", "acme-key"});
+  Sandbox sb(config);
+  sb.env["DBFORM_API_KEY_ACME"] = "e2e-key-acme-0123456789";
+  const std::string second = "version: 1\nprojects:\n  - id: acme\n    services:\n      - name: analytics\n";
+  sb.write("prod.yaml", manifest({}, {service_yaml("orders-2")}));
+  REQUIRE(sb.apply({"-f", "prod.yaml"}).exit_code == 0);
+  sb.write("acme.yaml", second);
+  REQUIRE(sb.apply({"-f", "prod.yaml", "-f", "acme.yaml"}).exit_code == 0);
+  sb.write("prod.yaml", manifest({vpc_yaml("main")}, {service_yaml("orders-2"), service_yaml("orders")}));
+  REQUIRE(sb.apply({"-f", "prod.yaml", "-f", "acme.yaml"}).exit_code == 0);
+  std::vector<std::string> recorded;
+  const json state = sb.state();
+  for (const auto& r : state["resources"]) recorded.push_back(r["address"]);
+  REQUIRE(recorded == std::vector<std::string>{service_address("orders-2"), "acme/services/analytics",
+                                               vpc_address("main"), service_address("orders")});
+  const std::vector<std::string> sorted = {"acme/services/analytics", service_address("orders"),
+                                           service_address("orders-2"), vpc_address("main")};
+
+  RunResult list = sb.run({"state", "list"});
+  INFO(list.describe());
+  CHECK(list.out == sorted[0] + "\n" + sorted[1] + "\n" + sorted[2] + "\n" + sorted[3] + "\n");
+  // Where each address first appears in a listing.
+  auto order_in = [&](const std::string& text, const std::vector<std::string>& needles) {
+    std::vector<size_t> at;
+    for (const auto& n : needles) at.push_back(text.find(n));
+    return at;
+  };
+  RunResult text = sb.run({"output"});
+  INFO(text.describe());
+  std::vector<std::string> lines;
+  for (const auto& a : sorted) lines.push_back(a + "\n");
+  const auto text_at = order_in(text.out, lines);
+  CHECK(std::is_sorted(text_at.begin(), text_at.end()));
+  CHECK(text_at.back() != std::string::npos);
+  RunResult doc = sb.run({"output", "--format", "json"});
+  const auto json_at = order_in(doc.out, {"\"" + sorted[0] + "\"", "\"" + sorted[1] + "\"", "\"" + sorted[2] + "\"",
+                                          "\"" + sorted[3] + "\""});
+  CHECK(std::is_sorted(json_at.begin(), json_at.end()));
+  CHECK(json_at.back() != std::string::npos);
+  RunResult env = sb.run({"output", "--format", "env"});
+  const auto env_at = order_in(env.out, {"DBFORM_ACME_ANALYTICS_ID=", "DBFORM_ACME_PROD_ORDERS_ID=",
+                                         "DBFORM_ACME_PROD_ORDERS_2_ID="});
+  CHECK(std::is_sorted(env_at.begin(), env_at.end()));
+  CHECK(env_at.back() != std::string::npos);
+}
+
 TEST_CASE("e2e: state list shows every resource and state rm forgets one and the next plan creates it") {
   Sandbox sb;
   apply_base(sb);
