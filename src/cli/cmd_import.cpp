@@ -122,7 +122,7 @@ int import_project(const ImportOptions& opts, const Manifest& manifest) {
 
 void add_import_command(CLI::App& app, int& exit_code) {
   auto opts = std::make_shared<ImportOptions>();
-  auto* cmd = app.add_subcommand("import", "record an existing resource (or every unrecorded one of a project)");
+  auto* cmd = app.add_subcommand("import", "record an existing resource, or declare a project's unrecorded ones for review");
   set_manual(*cmd, {.text = R"(Brings databases that already exist under dbform without creating anything.
 
 The reviewable way is `import_id: ID` on a declaration (dbform-manifest(5)): the pull request's plan shows the import (and the updates that follow), and apply records it, as Terraform's `import` blocks do. This command stays for one-off work.
@@ -142,8 +142,10 @@ Imported services have no known password (the API returns one only to the create
                                             "PROJECT/services/SERVICE/replicas/NAME, PROJECT/vpcs/VPC/peerings/PEER_VPC_ID, "
                                             "or a declared resource's short address");
   cmd->add_option("id", opts->id, "its id (a read replica set's or a peering's as its service's or VPC's list shows it)");
-  cmd->add_option("--project", opts->project, "import every resource of this project the state does not record");
-  cmd->add_option("--generate", opts->generate, "with --project: write the manifest declaring them to FILE");
+  cmd->add_option("--project", opts->project, "with --generate: list this project and declare every resource the state "
+                                             "does not record, each with its import_id (records nothing: the apply "
+                                             "of a plan with FILE does)");
+  cmd->add_option("--generate", opts->generate, "with --project: the manifest to write (FILE)");
   cmd->add_flag("--force", opts->force, "with --generate: replace FILE when it exists");
   cmd->callback([opts, cmd, &exit_code] {
     const Manifest manifest = manifests_if_any(opts->manifests, cmd->count("--file") > 0);
