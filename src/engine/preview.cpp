@@ -56,6 +56,19 @@ std::string others_with_ages(const State& state, const std::string& project_id, 
   return join(out, ", ");
 }
 
+// What makes room under `max`, as the previews recorded now allow: a sweep only when one has
+// expired (else it deletes nothing), `down` of one, or a sweep that keeps the open pull requests'.
+std::string what_makes_room(const State& state, const std::string& project_id, WallTime now) {
+  std::vector<std::string> expired, open;
+  for (const auto& p : recorded_previews(state, project_id)) (preview_expired(p, now) ? expired : open).push_back(p.name);
+  if (!expired.empty())
+    return "`dbform preview sweep` deletes the expired " + std::string(expired.size() == 1 ? "one" : "ones") + " (" +
+           join(expired, ", ") + ")";
+  return "none has expired yet, so `dbform preview sweep` alone deletes nothing: `dbform preview down " + open.front() +
+         "` deletes the oldest, or `dbform preview sweep --keep NAME...`, naming the previews of the pull requests "
+         "still open, deletes the others";
+}
+
 }  // namespace
 
 std::string preview_age(const std::string& created_at, WallTime now) {
@@ -107,8 +120,8 @@ PreviewUpPlan plan_preview_up(const DesiredProject& project, const std::string& 
   if (!exists && static_cast<long long>(recorded.size()) >= block.max)
     throw UsageError("project " + project.id + " has " + std::to_string(recorded.size()) + " previews, the most its " +
                      "`previews:` block allows (max: " + std::to_string(block.max) + "): " +
-                     others_with_ages(state, project.id, now) + ". `dbform preview down NAME` or `dbform preview "
-                     "sweep` makes room" + refused);
+                     others_with_ages(state, project.id, now) + ". To make room, " +
+                     what_makes_room(state, project.id, now) + refused);
   std::vector<std::string> problems;
   for (const auto& service : block.services) {
     const std::string address = preview_address(project.id, name, service);
