@@ -68,6 +68,13 @@ check "down deleted one service" '[ "$(calls "$delete")" = 1 ]'
 bash "$examples/ci/dbform-preview.sh" sweep 9 >sweep.out 2>&1
 check "the sweep deleted pr-8 only" '[ "$(calls "$delete")" = 2 ] && grep -q "deleted acme/previews/pr-8/services/orders" sweep.out'
 check "pr-9 is left" '"$dbform" preview list | grep -q "acme/previews/pr-9 "'
+# A refused `up` (the block's `max`: pr-9 is open and max is 1) leaves no comment to post: neither
+# an empty preview.md nor the one an earlier `up` wrote in the same directory.
+mkdir capped && sed 's/max: 5/max: 1/' manifests/acme.yaml >capped/acme.yaml
+check "an earlier comment is there" '[ -s out/preview.md ]'
+check "up beyond max fails" '! DBFORM_MANIFESTS=capped bash "$examples/ci/dbform-preview.sh" up 12 2>capped.err'
+check "it says why" 'grep -q "the most its .previews:. block allows (max: 1)" capped.err'
+check "no comment file is left" '[ ! -e out/preview.md ] && [ ! -e out/preview.md.part ] && [ ! -e out/preview.env ]'
 check "a bad number is refused" '! bash "$examples/ci/dbform-preview.sh" up "7; rm -rf /" 2>/dev/null'
 
 # The workflow: YAML, bash, and its jobs calling the script as tested above.

@@ -14,7 +14,8 @@
 #   DBFORM_OUT         where the comment and the env file go                (default: dbform-out)
 #   DBFORM_STATE       the state the services were applied to (postgres://... for the team backend)
 #
-# Files in $DBFORM_OUT after `up`:
+# Files in $DBFORM_OUT after an `up` that succeeded (after one that failed, e.g. refused by the
+# block's `max`, neither: there is nothing to post, and the exit status is dbform's):
 #   preview.md     the pull request's comment: services, hosts, expiry, the commands to connect;
 #                  never a password (its first line is `<!-- dbform-preview PROJECT/pr-N -->`)
 #   preview.env    DATABASE_URL_<SERVICE>='postgres://...' lines for `set -a; . preview.env`:
@@ -36,9 +37,15 @@ case "${1:-}" in
   up)
     name=$(number "${2:-}")
     mkdir -p "$OUT"
+    # No comment unless there is a report: a refused `up` (the `max` cap, a service not READY)
+    # leaves no file behind, not an empty one or an earlier run's, for a later step to post.
+    rm -f "$OUT/preview.md" "$OUT/preview.env" "$OUT/preview.md.part"
     # The first `up` forks and waits; the second reports the same preview and makes no call.
-    "$DBFORM" preview up "$name" "${files[@]}" --format markdown > "$OUT/preview.md"
-    (umask 077; "$DBFORM" preview up "$name" "${files[@]}" --format env > "$OUT/preview.env")
+    "$DBFORM" preview up "$name" "${files[@]}" --format markdown > "$OUT/preview.md.part" ||
+      { rc=$?; rm -f "$OUT/preview.md.part"; exit "$rc"; }
+    mv "$OUT/preview.md.part" "$OUT/preview.md"
+    (umask 077; "$DBFORM" preview up "$name" "${files[@]}" --format env > "$OUT/preview.env") ||
+      { rc=$?; rm -f "$OUT/preview.env"; exit "$rc"; }
     ;;
   down)
     name=$(number "${2:-}")
