@@ -7,6 +7,7 @@
 #include <set>
 
 #include "plan/kinds.h"
+#include "plan/stale_plan.h"
 #include "state/codec.h"
 #include "util/error.h"
 #include "util/json_limits.h"
@@ -323,12 +324,15 @@ std::vector<std::string> saved_plan_problems(const PlanDocument& saved, const Ma
   // Only meaningful when nothing above explains a difference.
   if (problems.empty() && replanned) {
     auto differ = differing_actions(p, *replanned);
-    if (!differ.empty())
-      problems.push_back(p.refreshed ? "what exists has changed since the plan was made, or the manifests read "
-                                       "differently now (a refresh plans otherwise now for " + join(differ, ", ") +
-                                       "; or an environment variable they use has another value)"
-                                     : "the manifest files are unchanged but read differently now (does an environment "
-                                       "variable they use have another value?): " + join(differ, ", "));
+    if (!differ.empty()) {
+      // Said resource by resource, field and values then and now: what moved, not only that something did.
+      const PlanDifferences why = explain_differences(p, *replanned, differ);
+      const std::string what = why.declared || !p.refreshed
+                                   ? "the manifest files are unchanged but read differently now (does an environment "
+                                     "variable they use have another value?): "
+                                   : "what exists has changed since the plan was made: a refresh plans otherwise now for ";
+      problems.push_back(what + join(differ, ", ") + "\n    " + join(why.lines, "\n    "));
+    }
   }
   return problems;
 }

@@ -15,6 +15,48 @@ std::string id_of(Sandbox& sb, const std::string& name) {
 
 }  // namespace
 
+// A saved plan refused as stale says what moved: each resource, each field, its value when the
+// plan was made and now (as the new plan shows it), and what the saved plan and a plan now do.
+TEST_CASE("e2e: a stale saved plan names the resource, the field and its values then and now") {
+  Sandbox sb;
+  apply_base(sb);
+  sb.write("dbform.yaml", manifest({vpc_yaml("main")}, {service_yaml("orders", 2000, 8), service_yaml("billing"),
+                                                         service_yaml("analytics")}));
+  REQUIRE(sb.run({"plan", "--out", "tfplan"}).exit_code == 0);
+  // In the console, after the review: billing resized, and orders resized as the plan would.
+  REQUIRE(sb.sim().console(id_of(sb, "billing"), "resize", R"({"cpu_millis":2000,"memory_gbs":8})").status == 200);
+  REQUIRE(sb.sim().console(id_of(sb, "orders"), "resize", R"({"cpu_millis":2000,"memory_gbs":8})").status == 200);
+  const json writes = writes_of(sb.counts());
+  const std::string state = sb.read("dbform.state.json");
+
+  RunResult r = sb.run({"apply", "tfplan"});
+  INFO(r.describe());
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.err, "what exists has changed since the plan was made: a refresh plans otherwise now for " +
+                            service_address("billing") + ", " + service_address("orders") + "\n"));
+  CHECK(contains(r.err, "\n    " + service_address("billing") +
+                            ": cpu_millis \"1000\" when the plan was made, \"2000\" now (changed outside dbform); "
+                            "memory_gbs \"4\" when the plan was made, \"8\" now (changed outside dbform); "
+                            "the saved plan leaves it unchanged, a plan now updates it in place\n"));
+  CHECK(contains(r.err, "\n    " + service_address("orders") +
+                            ": cpu_millis \"1000\" when the plan was made, \"2000\" now; memory_gbs \"4\" when the "
+                            "plan was made, \"8\" now; the saved plan updates it in place, a plan now leaves it "
+                            "unchanged\n"));
+  CHECK(!contains(r.err, "or the manifests read differently"));
+  CHECK(writes_of(sb.counts()) == writes);
+  CHECK(sb.read("dbform.state.json") == state);
+
+  // The same manifest files reading otherwise: the declared value, then and now.
+  sb.write("vars.yaml", manifest({}, {"      - name: tenant\n        cpu_millis: ${CPU}\n"}));
+  REQUIRE(sb.run({"plan", "-f", "dbform.yaml", "-f", "vars.yaml", "--out", "vars.plan"}, {{"CPU", "1000"}}).exit_code == 0);
+  RunResult reread = sb.run({"apply", "vars.plan"}, {{"CPU", "4000"}});
+  INFO(reread.describe());
+  CHECK(reread.exit_code == 1);
+  CHECK(contains(reread.err, "read differently now (does an environment variable they use have another value?)"));
+  CHECK(contains(reread.err, "\n    " + service_address("tenant") +
+                                 ": declared cpu_millis \"1000\" when the plan was made, \"4000\" now\n"));
+}
+
 // `max` reached: the message suggests what makes room now. With nothing expired a sweep deletes
 // nothing; `down` of the oldest (or a sweep keeping the open pull requests') does.
 TEST_CASE("e2e: preview up refused by max suggests what makes room: down or sweep --keep, or sweep once one expired") {
