@@ -132,7 +132,7 @@ std::string table_row(const PlannedAction& a) {
                 (a.reason.empty() ? "" : ". " + md(a.reason));  // e.g. a paused service started for a new read replica set
       break;
     case Action::Wait:
-      action = "wait for READY";
+      action = a.status == "PAUSING" ? "wait for PAUSED" : "wait for READY";
       details = id + "status " + md(a.status.empty() ? "unknown" : a.status) + (a.reason.empty() ? "" : ". " + md(a.reason));
       if (!a.calls.empty()) details += "; then " + calls_text(a);
       break;

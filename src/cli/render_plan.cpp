@@ -86,10 +86,12 @@ void render_action(std::string& out, const PlannedAction& a, const Terminal& t) 
       break;
     case Action::Wait:
       out += "  # " + a.address + id +
-             (a.status == "READY" ? " is checked again (see below)\n"
-                                  : " was created earlier and is not READY yet (status " +
-                                        (a.status.empty() ? "unknown" : a.status) + ")\n");
-      out += paint(t, kYellow, "  ~ " + what) + ": wait for READY, no new create\n";
+             (a.status == "READY"     ? " is checked again (see below)\n"
+              : a.status == "PAUSING" ? " is being paused (status PAUSING)\n"
+                                      : " was created earlier and is not READY yet (status " +
+                                            (a.status.empty() ? "unknown" : a.status) + ")\n");
+      out += paint(t, kYellow, "  ~ " + what) +
+             (a.status == "PAUSING" ? ": wait for PAUSED, no new create\n" : ": wait for READY, no new create\n");
       render_changes(out, a, t, paint(t, kYellow, "~"));
       render_calls(out, a, "then");
       if (!a.reason.empty()) out += "      " + a.reason + "\n";

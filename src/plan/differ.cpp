@@ -70,6 +70,30 @@ void plan_replacement(PlannedAction& a, const ResourceRecord& rec, bool prune) {
   }
 }
 
+// A service a refresh found paused (or pausing) that dbform neither paused nor was told to: paused
+// outside dbform (in the console). Said as such, with what the plan does about it, rather than as a
+// service not READY yet; "" otherwise.
+std::string paused_outside(const ResourceRecord& rec, const PlannedAction& a) {
+  if (a.kind != ResourceKind::Service || !is_paused_status(rec.status) || !rec.observed.is_object() ||
+      rec.observed.value("paused", json()) != true || rec.settings.value("paused", json()) == true ||
+      a.after.value("paused", json()) == true)
+    return "";
+  const bool starts = std::any_of(a.calls.begin(), a.calls.end(), [](const PlannedCall& c) { return c.call == "start"; });
+  const bool stops = !a.calls.empty() && a.calls.back().call == "stop";
+  const bool waits = a.action == Action::Wait;
+  std::string does;
+  if (starts && stops)
+    does = std::string(waits ? "waited for until PAUSED, then " : "") +
+           "started for its changes and paused again, as `paused` is not declared (declare `paused: false` to keep "
+           "it running)";
+  else if (starts)
+    does = std::string(waits ? "waited for until PAUSED, then " : "") + "started, as `paused: false` declares";
+  else
+    does = std::string(waits ? "waited for until PAUSED and " : "") +
+           "left paused, as `paused` is not declared (declare `paused: false` to have dbform start it)";
+  return "paused outside dbform (status " + rec.status + "): " + does;
+}
+
 // The live namesakes the refresh found of what `address` is to be called, or null.
 const std::vector<std::string>* namesakes_of(const Namesakes* namesakes, const std::string& address) {
   if (!namesakes) return nullptr;
@@ -204,6 +228,8 @@ PlannedAction plan_declared(const std::string& project_id, Declared d, const Sta
   } else {
     a.action = Action::NoOp;
   }
+  if (const std::string why = paused_outside(*rec, a); !why.empty() && (a.reason.empty() || a.reason.rfind("paused:", 0) == 0))
+    a.reason = why;
   // A peering waiting for its peer account is counted in the plan's summary line (render_plan.cpp)
   // rather than repeated as a line of its own every plan; one that failed says why.
   const bool awaiting_peer = rec->status == "pending" &&

@@ -119,3 +119,52 @@ TEST_CASE("e2e: import's help says --project writes a manifest with --generate a
   CHECK(sb.total_requests() == 0);
   CHECK(!sb.exists("dbform.state.json"));
 }
+
+// Paused by another tool (or the console) while dbform was not looking: the plan says so, and what
+// it does: waits for PAUSED and leaves it paused unless `paused: false` is declared.
+TEST_CASE("e2e: a service paused outside dbform is said to be, with what the plan does about it") {
+  dbform::SimConfig config = default_sim_config();
+  config.upgrading_delay = dbform::Duration(300'000);  // PAUSING for the whole test, unless the console ends it
+  Sandbox sb(config);
+  apply_base(sb);
+  const std::string id = id_of(sb, "orders");
+  REQUIRE(sb.sim().handle({"POST", "/projects/" + kProject + "/services/" + id + "/stop", "Bearer " + kKey, ""}).status == 202);
+
+  RunResult pausing = sb.run({"plan", "--detailed-exitcode"});
+  INFO(pausing.describe());
+  CHECK(pausing.exit_code == 2);
+  CHECK(contains(pausing.out, "  # " + service_address("orders") + " (id " + id + ") is being paused (status PAUSING)\n"
+                              "  ~ service \"orders\": wait for PAUSED, no new create\n"
+                              "      paused outside dbform (status PAUSING): waited for until PAUSED and left paused, "
+                              "as `paused` is not declared (declare `paused: false` to have dbform start it)\n"));
+  CHECK(!contains(pausing.out, "not READY yet"));
+  RunResult md = sb.run({"plan", "--format", "markdown"});
+  CHECK(contains(md.out, "| wait for PAUSED | id `" + id + "`, status PAUSING. paused outside dbform"));
+
+  sb.write("alt/running.yaml", manifest({vpc_yaml("main")}, {service_yaml("orders") + "        paused: false\n",
+                                                         service_yaml("billing"), service_yaml("analytics")}));
+  RunResult to_start = sb.run({"plan", "-f", "alt/running.yaml", "--format", "json"});
+  json orders;
+  const json doc = json::parse(to_start.out);
+  for (const auto& a : doc["actions"])
+    if (a["address"] == service_address("orders")) orders = a;
+  CHECK(orders["action"] == "wait");
+  CHECK(orders["calls"].size() == 1);
+  CHECK(orders["calls"][0]["call"] == "start");
+  CHECK(orders["reason"] == "paused outside dbform (status PAUSING): waited for until PAUSED, then started, as "
+                            "`paused: false` declares");
+
+  // The pause done: not a change while `paused` is not declared, but said every plan.
+  REQUIRE(sb.sim().console(id, "stop", "").status == 200);
+  RunResult paused = sb.run({"plan", "--detailed-exitcode"});
+  INFO(paused.describe());
+  CHECK(paused.exit_code == 0);
+  CHECK(contains(paused.out, "  # " + service_address("orders") + " (id " + id + ") is unchanged: paused outside dbform "
+                             "(status PAUSED): left paused, as `paused` is not declared"));
+  RunResult left = sb.apply();
+  INFO(left.describe());
+  CHECK(left.exit_code == 0);
+  CHECK(sb.count(kStart) == 0);
+  CHECK(sb.count(kResize) == 0);
+  CHECK(find_resource(sb.state(), service_address("orders"))["status"] == "PAUSED");
+}
