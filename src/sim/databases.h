@@ -29,7 +29,11 @@ class SimDatabases {
   virtual void set_password(const std::string& id, const std::string& password) = 0;
   virtual void stop(const std::string& id) = 0;   // connections are refused once settled
   virtual void start(const std::string& id) = 0;  // accepting connections once settled
-  virtual void remove(const std::string& id) = 0;  // stopped, its files removed
+  virtual void remove(const std::string& id) = 0;  // stopped, its files removed (its pooler closed)
+  // The connection pooler (enablePooler): connections to `port` (one reserve_port gave) reach the
+  // database's server, from when this returns until disable_pooler or remove.
+  virtual void enable_pooler(const std::string& id, int port) = 0;
+  virtual void disable_pooler(const std::string& id) = 0;
 
   // Whether the database is as the last call asked: running and accepting connections (or, with the
   // ready-before-connectable fault, about to be), or stopped. READY, PAUSED and a replica set's

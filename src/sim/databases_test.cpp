@@ -45,6 +45,10 @@ class FakeDatabases : public SimDatabases {
     settled_[id] = false;
   }
   void remove(const std::string& id) override { calls.push_back("remove " + id); }
+  void enable_pooler(const std::string& id, int port) override {
+    calls.push_back("pooler " + id + " " + std::to_string(port));
+  }
+  void disable_pooler(const std::string& id) override { calls.push_back("no pooler " + id); }
   bool settled(const std::string& id) const override {
     auto found = settled_.find(id);
     return found != settled_.end() && found->second;
@@ -143,4 +147,33 @@ TEST_CASE("sim databases: pause, resume, password, fork, replica set and delete 
   h.call("DELETE", "/" + fork_id, nullptr, &status);
   CHECK(status == 202);
   CHECK(h.databases.calls.back() == "remove " + fork_id);
+}
+
+TEST_CASE("sim databases: enablePooler serves a port of the databases', disablePooler closes it, a set's too") {
+  Harness h;
+  const std::string id = h.call("POST", "", {{"name", "orders"}})["service_id"];
+  h.databases.settle(id);
+  h.clock.advance(Duration(1000));
+  int status = 0;
+  h.call("POST", "/" + id + "/enablePooler", nullptr, &status);
+  REQUIRE(status == 200);
+  const json pooler = h.call("GET", "/" + id)["connection_pooler"]["endpoint"];
+  CHECK(pooler["host"] == "127.0.0.1");
+  CHECK(h.databases.calls.back() == "pooler " + id + " " + std::to_string(pooler["port"].get<int>()));
+  h.call("POST", "/" + id + "/enablePooler", nullptr, &status);  // on already: the same endpoint, no new port
+  CHECK(h.call("GET", "/" + id)["connection_pooler"]["endpoint"] == pooler);
+  CHECK(h.databases.calls.back() == "pooler " + id + " " + std::to_string(pooler["port"].get<int>()));
+  h.call("POST", "/" + id + "/disablePooler", nullptr, &status);
+  CHECK(h.databases.calls.back() == "no pooler " + id);
+  CHECK_FALSE(h.call("GET", "/" + id).contains("connection_pooler"));
+
+  json set = h.call("POST", "/" + id + "/replicaSets", {{"name", "r"}, {"nodes", 1}, {"cpu_millis", 1000}, {"memory_gbs", 4}});
+  const std::string set_id = set["id"];
+  h.databases.settle(set_id);
+  h.clock.advance(Duration(1000));
+  h.call("POST", "/" + id + "/replicaSets/" + set_id + "/enablePooler", nullptr, &status);
+  REQUIRE(status == 200);
+  CHECK(h.databases.calls.back().rfind("pooler " + set_id + " ", 0) == 0);
+  h.call("POST", "/" + id + "/replicaSets/" + set_id + "/disablePooler", nullptr, &status);
+  CHECK(h.databases.calls.back() == "no pooler " + set_id);
 }

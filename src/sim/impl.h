@@ -104,6 +104,9 @@ struct Simulator::Impl {
   std::string timeline_status(const sim::SimService& service) const;
   // With databases: a new one behind `service` (a copy of `fork_of`'s when given), its endpoint.
   void new_database(sim::SimService& service, const std::string& fork_of = "");
+  // The `connection_pooler` an enablePooler gives the service or replica set `id` (its `fields`):
+  // with databases, a port that reaches its server; without, a port nothing listens on.
+  json pooler_of(const std::string& id, const json& fields);
   bool listed(Clock::TimePoint created_at) const;
   json service_view(const sim::SimService& service, bool with_password) const;
   // A lingering peering whose deletion is done (SimFaults::peerings_linger).

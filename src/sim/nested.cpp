@@ -119,10 +119,9 @@ SimResponse Simulator::Impl::replica_set_action(sim::SimReplicaSet& set, const s
     if (auto problem = sim::check_set_environment(request)) return json_error(400, "BAD_REQUEST", *problem);
     next["metadata"]["environment"] = request["environment"];
   } else if (action == "enablePooler") {
-    if (!next.contains("connection_pooler"))
-      next["connection_pooler"] = {{"endpoint", {{"host", next["endpoint"].value("host", "")},
-                                                 {"port", random.between(30000, 39999)}}}};
+    if (!next.contains("connection_pooler")) next["connection_pooler"] = pooler_of(next["id"].get<std::string>(), next);
   } else {
+    if (databases && next.contains("connection_pooler")) databases->disable_pooler(next["id"].get<std::string>());
     next.erase("connection_pooler");
   }
   if (action == "resize" && !console) {  // 202, SuccessMessage; resizing for a while

@@ -442,6 +442,7 @@ void PostgresFleet::start(const std::string& id) {
 }
 
 void PostgresFleet::remove(const std::string& id) {
+  disable_pooler(id);
   std::unique_lock<std::mutex> lock(mu_);
   Db* db = find(id);
   lock.unlock();
@@ -453,6 +454,28 @@ void PostgresFleet::remove(const std::string& id) {
     std::lock_guard<std::mutex> lock(mu_);
     d.removed = true;
   });
+}
+
+void PostgresFleet::enable_pooler(const std::string& id, int port) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const Db* db = find(id);
+  if (!db || stopping_ || poolers_.count(id)) return;
+  try {
+    poolers_[id] = std::make_unique<TcpForwarder>(port, db->port);
+  } catch (const std::exception& e) {
+    log::warn("sim: the pooler of " + id + ": " + e.what());
+  }
+}
+
+void PostgresFleet::disable_pooler(const std::string& id) {
+  std::unique_ptr<TcpForwarder> pooler;  // stopped outside the lock: it joins its threads
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto found = poolers_.find(id);
+    if (found == poolers_.end()) return;
+    pooler = std::move(found->second);
+    poolers_.erase(found);
+  }
 }
 
 bool PostgresFleet::settled(const std::string& id) const {
@@ -468,6 +491,12 @@ void PostgresFleet::shutdown() {
       stopping_ = true;
     }
     wake_.notify_all();
+    std::map<std::string, std::unique_ptr<TcpForwarder>> poolers;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      poolers.swap(poolers_);
+    }
+    poolers.clear();  // each stops accepting and cuts its connections
     if (spare_maker_.joinable()) spare_maker_.join();
     for (auto& [id, db] : dbs_)
       if (db->worker.joinable()) db->worker.join();

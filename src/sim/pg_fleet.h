@@ -20,6 +20,7 @@
 
 #include "sim/databases.h"
 #include "sim/pg_programs.h"
+#include "sim/tcp_forwarder.h"
 #include "util/duration.h"
 
 namespace dbform::sim {
@@ -59,6 +60,8 @@ class PostgresFleet : public SimDatabases {
   void stop(const std::string& id) override;
   void start(const std::string& id) override;
   void remove(const std::string& id) override;
+  void enable_pooler(const std::string& id, int port) override;
+  void disable_pooler(const std::string& id) override;
   bool settled(const std::string& id) const override;
 
  private:
@@ -99,6 +102,7 @@ class PostgresFleet : public SimDatabases {
   mutable std::mutex mu_;  // guards everything below and every Db's fields
   std::map<std::string, std::unique_ptr<Db>> dbs_;
   std::set<int> ports_;
+  std::map<std::string, std::unique_ptr<TcpForwarder>> poolers_;  // database id -> its pooler's endpoint
   std::vector<std::string> spares_;  // ready copies of the template
   std::thread spare_maker_;
   bool stopping_ = false;

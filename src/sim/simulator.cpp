@@ -344,10 +344,9 @@ SimResponse Simulator::Impl::service_action(sim::SimService& service, const std:
     }
     async = true;
   } else if (action == "enablePooler") {
-    if (!next.contains("connection_pooler"))
-      next["connection_pooler"] = {{"endpoint", {{"host", next["endpoint"].value("host", "")},
-                                                 {"port", random.between(30000, 39999)}}}};
+    if (!next.contains("connection_pooler")) next["connection_pooler"] = pooler_of(service.service_id, next);
   } else if (action == "disablePooler") {
+    if (databases && next.contains("connection_pooler")) databases->disable_pooler(service.service_id);
     next.erase("connection_pooler");
   } else {
     return json_error(404, "NOT_FOUND", "no such action: " + action);
@@ -419,6 +418,15 @@ std::string Simulator::Impl::status_of(const sim::SimService& service) const {
   if (status == "READY") return service.pause_done == Clock::TimePoint{} ? "CONFIGURING" : "RESUMING";
   if (status == "PAUSED") return "PAUSING";
   return status;
+}
+
+json Simulator::Impl::pooler_of(const std::string& id, const json& fields) {
+  if (!databases)
+    return {{"endpoint", {{"host", fields["endpoint"].value("host", "")}, {"port", random.between(30000, 39999)}}}};
+  // Under --postgres the endpoint is served: it reaches the database's server.
+  const int port = databases->reserve_port();
+  databases->enable_pooler(id, port);
+  return {{"endpoint", {{"host", databases->host()}, {"port", port}}}};
 }
 
 void Simulator::Impl::new_database(sim::SimService& service, const std::string& fork_of) {
