@@ -14,6 +14,10 @@
 5. Every ```json block is JSON, and a plan document among them validates against
    schemas/plan.schema.json; every line of a ```jsonl block is an `apply --json` event that
    validates against schemas/events.schema.json.
+6. docs/pipelines.md's table of `apply --json` events names every event type of
+   schemas/events.schema.json, and its `summary` row every field of the summary event.
+7. Statements once found untrue stay corrected, and the ones that replaced them stay (CLAIMS below:
+   each says which behaviour, tested elsewhere, makes it true or false).
 
 Usage: docs_test.py --dbform BIN --root DIR --man DIR
 """
@@ -93,6 +97,58 @@ def check_man_pages(cli, man, problems):
         problems.append(f"no man page {manifest}")
     elif "read_replicas" not in man_text(manifest.read_text()):
         problems.append(f"{manifest.name} does not document read_replicas")
+
+
+# (document, regular expression, whether it must match, why). Matched against the text with line
+# breaks and runs of spaces as one space.
+CLAIMS = [
+    ("docs/using.md", r"import --project ID --generate FILE` lists the project[^.]* records every", False,
+     "`import --project --generate` records nothing; the apply of a plan with FILE does"),
+    ("docs/using.md", r"--generate FILE` .{0,600}It records nothing and takes no lock", True,
+     "`import --project --generate` records nothing (tests/e2e/lifecycle_test.cpp)"),
+    ("docs/pipelines.md", r"stale, and run with a database role that has only `SELECT`", False,
+     "the example workflow gives pull requests and main the same state secret"),
+    ("docs/pipelines.md", r"the same secret, `DBFORM_STATE_URL`", True,
+     "examples/ci/github-actions.yml has one state secret for pull requests and main"),
+    ("docs/pipelines.md", r"`dbform-ci.sh plan` exits 0 whenever it planned", True,
+     "examples/ci/dbform-ci.sh maps dbform's exit 2 to 0 (tests/ci_example.py)"),
+    ("docs/simulator.md", r"\(no body needed: PAUSED or READY at once, a pause", False,
+     "under --postgres a console stop is PAUSING until the server has stopped"),
+    ("docs/simulator.md", r"under `--postgres` PAUSING or RESUMING first", True,
+     "the console's stop and start wait for the server under --postgres"),
+    ("docs/simulator.md", r"under `--postgres` CONFIGURING until its server accepts connections", True,
+     "the console's create waits for the server under --postgres"),
+    ("docs/simulator.md", r"`enablePooler` / `disablePooler` \(service or replica set\) \| the pooler's endpoint is served", True,
+     "sim --postgres serves the pooler (tests/e2e/postgres_pooler_test.cpp)"),
+    ("docs/simulator.md", r"real service's last snapshot may be hours old", True,
+     "the simulator forks the data as it is now for LAST_SNAPSHOT too"),
+    ("docs/previews.md", r"`LAST_SNAPSHOT` forks from the source's most recent snapshot, which on the real service may be hours old", True,
+     "a LAST_SNAPSHOT preview may lack recent writes; the simulator's has them"),
+]
+
+
+def check_claims(root, problems):
+    for doc, pattern, must, why in CLAIMS:
+        text = re.sub(r"\s+", " ", (root / doc).read_text())
+        if bool(re.search(pattern, text)) != must:
+            problems.append(f"{doc}: {'lacks' if must else 'still says'} /{pattern}/: {why}")
+
+
+def check_event_table(root, problems):
+    schema = json.loads((root / "schemas/events.schema.json").read_text())
+    rows = {}
+    for line in (root / "docs/pipelines.md").read_text().splitlines():
+        cells = line.split("|")
+        if len(cells) > 3 and line.startswith("| `"):
+            for name in re.findall(r"`([a-z_]+)`", cells[1]):
+                rows[name] = cells[2]
+    for event in schema["properties"]["type"]["enum"]:
+        if event not in rows:
+            problems.append(f"docs/pipelines.md: the `apply --json` event table has no row for `{event}`")
+    fields = [f for f in schema["$defs"]["summary"]["properties"] if f not in ("type", "time")]
+    for field in fields:
+        if f"`{field}`" not in rows.get("summary", ""):
+            problems.append(f"docs/pipelines.md: the `summary` event's row does not name `{field}`")
 
 
 def check_json_examples(root, documents, problems):
@@ -219,6 +275,8 @@ def main():
                             problems.append(f"{where}: `dbform {command}` has no flag {flag}")
 
     check_man_pages(cli, Path(args.man), problems)
+    check_event_table(root, problems)
+    check_claims(root, problems)
     json_examples = check_json_examples(root, documents, problems)
 
     with tempfile.TemporaryDirectory(prefix="docs-test-") as d:
