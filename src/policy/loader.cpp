@@ -206,7 +206,7 @@ std::optional<PolicyCondition> PolicyReader::condition(const Entry& e, const Pol
     const Location at = values_.location(*key);
     auto op = key->is_scalar() ? operators().find(key->scalar) : operators().end();
     if (op == operators().end()) {
-      values_.error(at, e.path, "unknown comparison " + values_.describe(*key),
+      values_.error(at, e.path, "unknown comparison " + (key->is_scalar() ? "`" + key->scalar + "`" : values_.describe(*key)),
                     "expected one of: " + join(names, ", ") + " (quote the symbols: \">=\")");
       ok = false;
       continue;
