@@ -107,23 +107,23 @@ std::string waiver_field(const PolicyWaiver& w) {
 // What a waiver found wrong, as a violation; nullopt for a waiver in force.
 std::optional<PolicyViolation> waiver_problem(const PolicySet& set, const PolicyWaiver& w, const std::string& address,
                                               SysSeconds now) {
+  const std::string field = waiver_field(w);
   const PolicyRule* rule = set.find(w.rule);
   if (!rule) {
     std::vector<std::string> ids;
     for (const auto& r : set.rules) ids.push_back(r.id);
     const std::string guess = closest_match(w.rule, ids);
-    return PolicyViolation{w.rule, true, address, waiver_field(w), w.rule, "the id of a rule of the policy files",
+    return PolicyViolation{w.rule, true, address, field + ".rule", w.rule, "the id of a rule of the policy files",
                            "the waiver names rule `" + w.rule + "`, which no policy file defines" +
                                (guess.empty() ? "" : " (did you mean `" + guess + "`?)") +
                                "; correct it or remove the waiver (" + w.location.str() + ")"};
   }
   if (!rule->waivable)
-    return PolicyViolation{w.rule, rule->mandatory, address, waiver_field(w), "waived", "no waiver (the rule is not waivable)",
+    return PolicyViolation{w.rule, rule->mandatory, address, field + ".rule", w.rule, "a rule marked waivable",
                            "rule `" + w.rule + "` may not be waived: remove the waiver at " + w.location.str() +
                                " and bring the resource into line"};
   if (w.expires_at <= now)
-    return PolicyViolation{w.rule, rule->mandatory, address, waiver_field(w), "expires " + w.expires,
-                           "an expiry after now (UTC)",
+    return PolicyViolation{w.rule, rule->mandatory, address, field + ".expires", w.expires, "an expiry after now (UTC)",
                            "the waiver of `" + w.rule + "` expired (" + w.expires + "): renew it with a reason and a new "
                                "expiry at " + w.location.str() + ", or bring the resource into line"};
   return std::nullopt;
@@ -141,9 +141,8 @@ void check_subject(const PolicySet& set, const PolicySubject& s, SysSeconds now,
                     [&](const PolicyWaiver& w) { return w.rule == rule.id && w.expires_at > now; }))
       continue;  // in force: listed with the waivers
     const auto violation = [&](std::string field, json found, std::string required) {
-      std::string message = rule.message.empty() ? "rule `" + rule.id + "`: " + field + " must be " + required : rule.message;
       out.violations.push_back({rule.id, rule.mandatory, s.address, std::move(field), std::move(found),
-                                std::move(required), std::move(message)});
+                                std::move(required), rule.message});
     };
     if (!leaving)
       for (const auto& c : rule.require)

@@ -161,7 +161,8 @@ TEST_CASE("a waiver exempts a resource from a waivable rule until it expires; ot
   Plan expired = checked(service(waiver), "2027-02-01T00:00:00Z");
   CHECK(expired.policy.waivers.empty());
   REQUIRE(expired.policy.violations.size() == 3);  // the rule's two fields, and the waiver
-  CHECK(expired.policy.violations[2].field == "policy_waivers[0]");
+  CHECK(expired.policy.violations[2].field == "policy_waivers[0].expires");
+  CHECK(expired.policy.violations[2].found == "2027-01-31");
   CHECK_THAT(expired.policy.violations[2].message, Catch::Contains("expired (2027-01-31)"));
 
   Plan not_waivable = checked(service("        replica_count: 1\n        deletion_protection: true\n        policy_waivers:\n"
