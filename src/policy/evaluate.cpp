@@ -66,8 +66,11 @@ bool holds(const PolicyComparison& c, const json& found) {
 
 const json& field_of(const PolicySubject& s, const std::string& field) {
   static const json none;
-  auto it = s.fields.find(field);
-  return it == s.fields.end() ? none : *it;
+  if (auto it = s.fields.find(field); it != s.fields.end()) return *it;
+  for (auto layer = s.layers.rbegin(); layer != s.layers.rend(); ++layer)
+    if ((*layer)->is_object())
+      if (auto it = (*layer)->find(field); it != (*layer)->end()) return *it;
+  return none;
 }
 
 bool condition_holds(const PolicyCondition& c, const PolicySubject& s) {
@@ -89,11 +92,6 @@ const char* kind_of(ResourceKind k) { return kind_name(k); }  // the plan's kind
 
 void add_action(PolicySubject& s, const std::string& action) {
   if (std::find(s.actions.begin(), s.actions.end(), action) == s.actions.end()) s.actions.push_back(action);
-}
-
-void merge(json& into, const json& from) {
-  if (!from.is_object()) return;
-  for (auto it = from.begin(); it != from.end(); ++it) into[it.key()] = it.value();
 }
 
 // The field naming the resource a read replica set or a peering lives in.
@@ -194,13 +192,8 @@ std::vector<PolicySubject> plan_subjects(const Plan& plan, const State& state, c
     s.address = a.address;
     const ResourceRecord* rec = state.find(a.address);
     if (!rec && !a.renamed_from.empty()) rec = state.find(a.renamed_from);
-    if (rec) {
-      merge(s.fields, rec->settings);
-      merge(s.fields, rec->observed);
-    } else {
-      merge(s.fields, a.before);
-    }
-    merge(s.fields, a.after);
+    if (rec) s.layers = {&rec->settings, &rec->observed, &a.after};
+    else s.layers = {&a.before, &a.after};
     s.fields["project_id"] = a.project_id;
     s.fields["name"] = a.name;
     if (!a.parent.empty()) s.fields[parent_field(a.kind)] = a.parent;
@@ -232,8 +225,7 @@ std::vector<PolicySubject> state_subjects(const State& state, const DeclaredWaiv
     if (rec.id.empty()) continue;  // only an intent: nothing exists yet to audit
     PolicySubject s;
     s.address = rec.address;
-    merge(s.fields, rec.settings);
-    merge(s.fields, rec.observed);
+    s.layers = {&rec.settings, &rec.observed};
     s.fields["project_id"] = rec.project_id;
     s.fields["name"] = rec.name;
     if (auto mark = preview_mark(rec)) {

@@ -21,7 +21,11 @@ namespace dbform {
 struct PolicySubject {
   std::string kind;  // a policy kind: service, vpc, replica_set, peering, preview
   std::string address;
-  nlohmann::json fields = nlohmann::json::object();  // field -> value after the plan; absent: not set
+  // Field -> value after the plan; absent: not set. `fields` first, then each of `layers` from the
+  // last (the settings objects of the plan and the state, not copied: a plan of 10,000 services
+  // is checked at the cost of its lookups).
+  nlohmann::json fields = nlohmann::json::object();
+  std::vector<const nlohmann::json*> layers;
   std::vector<std::string> actions;                   // what the plan does to it, as forbid_actions names them
   const std::vector<PolicyWaiver>* waivers = nullptr;  // its declaration's, if any
 };
@@ -41,6 +45,7 @@ class DeclaredWaivers {
 // record's and only forbid_actions applies to it (it will not be dbform's after the plan).
 std::vector<PolicySubject> plan_subjects(const Plan& plan, const State& state, const DeclaredWaivers& waivers);
 // Each record of the state (a preview's fork as kind `preview`), with no action: an audit.
+// Subjects point into `plan` and `state`: evaluate them while those live.
 std::vector<PolicySubject> state_subjects(const State& state, const DeclaredWaivers& waivers);
 
 // The rules checked, the violations and the waivers in force (`now`: what expires).
