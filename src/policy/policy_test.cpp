@@ -148,7 +148,7 @@ TEST_CASE("a plan is checked against what each resource will be, and each violat
   CHECK(checked(service("        replica_count: 1\n        deletion_protection: true\n")).policy.violations.empty());
 }
 
-TEST_CASE("a waiver exempts a resource from a waivable rule until it expires; others are violations themselves") {
+TEST_CASE("a waiver exempts a resource from a waivable rule until it expires, and other waivers are violations themselves") {
   const std::string waiver = "        policy_waivers:\n          - rule: prod-needs-ha\n            reason: migration\n"
                              "            expires: 2027-01-31\n";
   Plan waived = checked(service(waiver), "2027-01-31T23:59:59Z");

@@ -126,7 +126,7 @@ TEST_CASE("e2e: policies: forbid_actions refuses a pruned PROD service's delete,
   CHECK(find_resource(sb.state(), service_address("orders")).is_object());
 }
 
-TEST_CASE("e2e: policies: waivers are honoured and shown until they expire; expired, non-waivable and unknown ones are violations") {
+TEST_CASE("e2e: policies: waivers are honoured and shown until they expire - expired, non-waivable and unknown ones are violations") {
   Sandbox sb;
   sb.write("rules/policy.yaml", kRules);
 
@@ -204,7 +204,7 @@ TEST_CASE("e2e: policies: a saved plan is stale under other rules, under none, o
   CHECK(sb.count(kPostService) == 2);
 }
 
-TEST_CASE("e2e: policies: policy check audits what the state records, without a key or a call; -f's waivers count") {
+TEST_CASE("e2e: policies: policy check audits what the state records, without a key or a call, and -f brings the waivers") {
   Sandbox sb;
   sb.write("dbform.yaml", prod_manifest());
   REQUIRE(sb.apply().exit_code == 0);
