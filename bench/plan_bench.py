@@ -13,6 +13,9 @@ Then a no-op `dbform apply` of everything: a simulator is filled by one apply (n
 the no-op apply, which reads every key and lists every project (its refresh), is timed beside the
 parse floors plus the time curl takes to make the same calls (as many at once as --parallelism).
 
+Then the cost of the policies: the same `--no-refresh` plan of every service with and without
+examples/policies/baseline.yaml (goal: at most 10% more), run side by side.
+
 Reports the median wall and CPU time of RUNS runs, the wall time's ratio to the floors' sum, and
 the peak resident memory beside the floors' summed peaks.
 
@@ -177,6 +180,24 @@ class NoOpApply:
         self.sim.stop()
 
 
+BASELINE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "policies", "baseline.yaml")
+
+
+def policies(args, manifests, state):
+    """The --no-refresh plan of every service without rules and with the baseline, side by side
+    (the baseline's five rules over 10,000 PROD services, each of which breaks prod-needs-protection:
+    the plan lists 10,000 violations). Goal: at most 10% more."""
+    plan_cmd = [args.dbform, "plan", "-f", manifests, "--state", state, "--no-refresh"]
+    bare, checked = [], []
+    for _ in range(args.runs):
+        bare.append(measure(args.launcher, plan_cmd, 1)["wall"])
+        checked.append(measure(args.launcher, plan_cmd + ["--policy", BASELINE], 1)["wall"])
+    ratio = statistics.median(checked) / statistics.median(bare)
+    print(f"  --no-refresh plan with examples/policies/baseline.yaml {statistics.median(checked) * 1000:.0f} ms vs "
+          f"without rules {statistics.median(bare) * 1000:.0f} ms: {(ratio - 1) * 100:+.1f}% "
+          f"(goal <= +10%: {'met' if ratio <= 1.10 else 'NOT met'})")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--dbform", required=True)
@@ -248,6 +269,7 @@ def main():
             print(f"  refreshed plan {statistics.median(refreshed) * 1000:.0f} ms ({calls} calls, new connections "
                   f"{args.connection_delay * 1000:.0f} ms) vs --no-refresh {statistics.median(offline) * 1000:.0f} ms: "
                   f"{ratio:.2f}x (goal <= 1.5x: {'met' if ratio <= 1.5 else 'NOT met'})")
+            policies(args, manifests, states["all"])
         finally:
             noop.stop()
 

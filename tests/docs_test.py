@@ -9,7 +9,8 @@
 3. Every command line written in a ```sh block of README.md or docs/*.md (the examples of
    docs/commands.md included) that runs dbform names a command there is and only flags that
    command (or dbform itself) has.
-4. Every example manifest (a ```yaml block whose first line, comments aside, is `version: 1`) is
+4. Every example manifest (a ```yaml block whose first line, comments aside, is `version: 1`; a rule
+   file when it holds `rules:`, read as `--policy` reads it) is
    valid for `dbform validate`.
 5. Every ```json block is JSON, and a plan document among them validates against
    schemas/plan.schema.json; every line of a ```jsonl block is an `apply --json` event that
@@ -286,8 +287,12 @@ def main():
                 env[var] = "example"
             path = Path(d) / "manifest.yaml"
             path.write_text(text)
-            p = subprocess.run([os.path.abspath(args.dbform), "validate", "-f", str(path)], cwd=d, env=env,
-                               capture_output=True, text=True, timeout=30)
+            command = [os.path.abspath(args.dbform), "validate", "-f", str(path)]
+            # A rule file (`rules:` at the top, docs/policies.md): read as --policy reads it.
+            if re.search(r"^rules:", text, re.M):
+                command = [os.path.abspath(args.dbform), "policy", "check", "--policy", str(path),
+                           "--state", str(Path(d) / "no-state.json")]
+            p = subprocess.run(command, cwd=d, env=env, capture_output=True, text=True, timeout=30)
             if p.returncode != 0:
                 problems.append(f"{where}: the example manifest is not valid:\n{p.stderr}")
 

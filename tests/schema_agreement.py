@@ -1,5 +1,7 @@
 #!/usr/bin/python3
-"""Keeps schemas/manifest.schema.json and `dbform validate` in agreement.
+"""Keeps schemas/manifest.schema.json and `dbform validate` in agreement (and, with --policy,
+schemas/policy.schema.json and dbform's reader of rule files: `dbform policy check --policy FILE`
+against no state, which reads the file and checks nothing else).
 
 For every manifest of the corpus (valid/ and invalid/) and every example, the JSON Schema's verdict
 (Draft 2020-12) and the exit code of `dbform validate -f FILE` (0 valid, 1 invalid) must agree, and
@@ -9,7 +11,7 @@ whose first line is `# expect: LINE:COL FIELD` must also get an error at FILE:LI
 YAML is read the way dbform reads it: the YAML 1.2 core schema (`yes` and `on` are text, `0x1F` an
 integer), duplicate keys refused. PyYAML implements YAML 1.1, so its resolvers are replaced here.
 
-Usage: schema_agreement.py --dbform BIN --schema FILE --corpus DIR --examples DIR
+Usage: schema_agreement.py --dbform BIN --schema FILE --corpus DIR --examples DIR [--policy]
 Needs python3-jsonschema and python3-yaml (Debian packages).
 """
 import argparse
@@ -19,6 +21,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import yaml
@@ -89,11 +92,19 @@ def schema_verdict(validator, path):
     return False, f"{where}: {error.message}"
 
 
+POLICY = False  # --policy: the files are rule files
+NO_STATE = os.path.join(tempfile.gettempdir(), f"dbform-schema-agreement-{os.getpid()}-none.json")
+
+
 def dbform_verdict(dbform, path):
     """(is_valid or None when dbform failed in another way, its output)."""
     env = dict(os.environ, NO_COLOR="1")
+    env.pop("DBFORM_POLICY", None)
+    command = [dbform, "validate", "-f", str(path)]
+    if POLICY:
+        command = [dbform, "policy", "check", "--policy", str(path), "--state", NO_STATE]
     try:
-        run = subprocess.run([dbform, "validate", "-f", str(path)], capture_output=True, text=True,
+        run = subprocess.run(command, capture_output=True, text=True,
                              timeout=60, env=env, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired) as e:
         return None, str(e)
@@ -149,7 +160,10 @@ def main():
     parser.add_argument("--schema", required=True, help="schemas/manifest.schema.json")
     parser.add_argument("--corpus", required=True, help="tests/manifests, holding valid/ and invalid/")
     parser.add_argument("--examples", required=True, help="examples/, every *.yaml of which is valid")
+    parser.add_argument("--policy", action="store_true", help="the schema and files are of rule files")
     args = parser.parse_args()
+    global POLICY
+    POLICY = args.policy
 
     with open(args.schema, encoding="utf-8") as f:
         schema = json.load(f)

@@ -15,6 +15,9 @@
 #   DBFORM             the dbform binary                                    (default: dbform)
 #   DBFORM_MANIFESTS   manifest files or directories, separated by spaces   (default: manifests)
 #   DBFORM_OUT         where the plan, summary and logs go                  (default: dbform-out)
+#   DBFORM_POLICY      rule files every plan is checked against (docs/policies.md), read by dbform
+#                      itself; in merge requests take them from the target branch, and give `apply`
+#                      the same rules as `plan` (other rules make the saved plan stale)
 #   DBFORM_STATE       the state: postgres://... for the team backend (recommended), or a file
 #                      that the CI system keeps between runs; save it after every apply, also a
 #                      failed one: it records what was created

@@ -19,6 +19,7 @@ struct ApplyFlowOptions {
   bool no_wait = false;
   bool wait_connectable = false;  // after READY, until each changed service accepts connections
   PlanningOptions planning;  // without a plan file: how the plan is made
+  PolicyOptions policy;      // the rules the plan is checked against (a saved plan: the same rules)
 };
 
 // Plan (or load and check a saved plan), confirm, preflight, apply, report. Returns the exit code

@@ -67,6 +67,7 @@ int execute(const ApplyFlowOptions& opts, const ApplyOptions& engine_opts, Apply
   install_stop_signals();  // from here on a signal ends every wait, the refresh's included
   auto api = make_api();
   api->client->stop_waits_on(&g_stop);
+  const PolicySet policies = load_policies_or_throw(opts.policy);  // a mistake in them costs nothing
   std::optional<PlanDocument> saved;
   std::string plan_again;
   ManifestOptions manifests = opts.manifests;
@@ -93,7 +94,8 @@ int execute(const ApplyFlowOptions& opts, const ApplyOptions& engine_opts, Apply
                              .saved_from = opts.plan_file,
                              .plan_again = plan_again,
                              .auto_approve = opts.auto_approve,
-                             .engine = engine};
+                             .engine = engine,
+                             .policies = &policies};
   const ApplyOutcome done = apply_operation(request, output, [&] { return confirmed(opts, out); });
   switch (done.end) {
     case ApplyOutcome::End::Conflicts: return 1;
@@ -132,9 +134,11 @@ Independent operations run in parallel up to `--parallelism`; what needs another
 
 `dbform apply PLANFILE` applies a plan saved by `dbform plan --out`, exactly as saved and without asking: it is refused when the state's lineage or serial, the manifests, or their `${VAR}` values changed since, and with `-f`, `--target`, `--prune`, `--max-deletes` or `--no-refresh` beside it (the plan carries them).
 
+With `--policy FILE` (or `DBFORM_POLICY`) the plan is checked against those rules as `dbform plan` checks it (see dbform-policy(1)): a mandatory violation stops the apply before anything is sent. A saved plan records the digest of the rules it was checked against, and is refused as stale under other rules, under none when it had some, or under some when it had none; it is checked again (a waiver may have expired since).
+
 ## Exit status
 
-0 when everything planned is done, 1 on an error, a conflict or a failed resource, 130 when stopped by a signal.)",
+0 when everything planned is done, 1 on an error, a conflict (a mandatory policy violation included) or a failed resource, 130 when stopped by a signal.)",
                     .environment = kApiEnvironment,
                     .examples = {{"Apply the manifests of a directory, asking first", "dbform apply -f manifests/"},
                                  {"In a pipeline: the plan reviewed in the pull request", "dbform apply --auto-approve --json tfplan > events.jsonl"},
@@ -153,6 +157,7 @@ Independent operations run in parallel up to `--parallelism`; what needs another
                 "after READY, wait until each new, resumed, renamed or password-changed service accepts a connection "
                 "as tsdbadmin with the recorded password (within --wait-timeout)");
   add_planning_options(*cmd, opts->planning);
+  add_policy_options(*cmd, opts->policy);
   cmd->callback([opts, cmd, &exit_code] {
     opts->planning_flags_given.clear();
     for (const char* flag : {"--file", "--target", "--prune", "--max-deletes", "--no-refresh"})

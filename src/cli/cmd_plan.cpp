@@ -27,8 +27,9 @@ constexpr int kPlanReads = 32;
 
 // A plan with conflicts is never saved: nothing in it could be applied.
 void save_plan(const PlanDocument& doc, const std::string& path, std::ostream& notes) {
-  if (doc.plan.summary.conflict) {
-    std::cerr << "The plan was not saved to " << path << ": it has conflicts.\n";
+  if (doc.plan.summary.has_conflicts()) {
+    std::cerr << "The plan was not saved to " << path << ": it has conflicts"
+              << (doc.plan.summary.policy ? " (mandatory policy violations)" : "") << ".\n";
     return;
   }
   write_file_atomically(path, dump_json(plan_document_json(doc), 2) + "\n", 0644);
@@ -86,6 +87,7 @@ void add_plan_command(CLI::App& app, int& exit_code) {
     std::string format = "text";
     std::string out;
     PlanningOptions planning;
+    PolicyOptions policy;
   };
   auto opts = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("plan", "show what apply would do");
@@ -95,6 +97,8 @@ First it refreshes, as Terraform does: with each declared project's key (checked
 
 Nothing is ever deleted without `--prune`; with it, at most `--max-deletes` deletes and replacements (default 3) are planned, or none is. `--target` plans only the named resources and what they need. `--out FILE` saves the plan for `dbform apply FILE`, which applies exactly that plan or refuses when the state or the manifests changed since; `dbform show FILE` renders it again. The plan never holds a password or a key.
 
+`--policy FILE` (repeatable; default `DBFORM_POLICY`, a `:`-separated list) checks the plan against a platform team's rules (see dbform-policy(1)): each resource as it will be after the plan (declared, else recorded) and the plan's actions, without any API call. The plan lists the rules checked, every violation (rule, level, address, field, the value found and what the rule requires, its message) and the waivers in force. A mandatory violation is a conflict: the plan is not saved and the exit status is 1. An advisory one is a warning.
+
 ## Exit status
 
 0 when the plan has no conflict (with `--detailed-exitcode`: and no changes), 1 on an error or a conflict, 2 with `--detailed-exitcode` when there are changes to apply.)",
@@ -103,7 +107,8 @@ Nothing is ever deleted without `--prune`; with it, at most `--max-deletes` dele
                                  {"Save the plan for review, then apply exactly it", "dbform plan -f manifests/ --out tfplan\ndbform apply tfplan"},
                                  {"A pull request's comment, from the state alone", "dbform plan --no-refresh --format markdown > plan.md"},
                                  {"Delete what is no longer declared, at most 5", "dbform plan --prune --max-deletes 5"},
-                                 {"Only one service and what it needs", "dbform plan --target acme/services/orders"}}});
+                                 {"Only one service and what it needs", "dbform plan --target acme/services/orders"},
+                                 {"Checked against the base branch's rules", "dbform plan --policy base/policies/baseline.yaml"}}});
   add_manifest_options(*cmd, opts->manifests);
   add_state_options(*cmd, opts->state, false);
   cmd->add_option("--lock-timeout", opts->state.lock_timeout,
@@ -112,8 +117,10 @@ Nothing is ever deleted without `--prune`; with it, at most `--max-deletes` dele
   add_format_option(*cmd, opts->format);
   cmd->add_option("--out", opts->out, "also save the plan to FILE, for `dbform apply FILE` (whatever --format is)");
   add_planning_options(*cmd, opts->planning);
+  add_policy_options(*cmd, opts->policy);
   cmd->callback([opts, &exit_code] {
     PlanDocument doc;
+    const PolicySet policies = load_policies_or_throw(opts->policy);
     Manifest manifest = load_manifests_or_throw(opts->manifests, &doc.diagnostics);
     auto store = open_state_store(opts->state);
     const PlanSettings settings = planning_settings(opts->planning);
@@ -127,7 +134,8 @@ Nothing is ever deleted without `--prune`; with it, at most `--max-deletes` dele
                              .clock = clock,
                              .env = process_env(),
                              .settings = settings,
-                             .parallelism = kPlanReads});
+                             .parallelism = kPlanReads,
+                             .policies = &policies});
     } catch (const MissingKeyError& e) {
       throw MissingKeyError(std::string(e.what()) +
                             "\nA plan lists what exists first, with each project's key. `dbform plan --no-refresh` "
@@ -151,7 +159,7 @@ Nothing is ever deleted without `--prune`; with it, at most `--max-deletes` dele
     // Notes go where they cannot spoil a document on stdout.
     if (!opts->out.empty()) save_plan(doc, opts->out, opts->format == "text" ? std::cout : std::cerr);
 
-    if (doc.plan.summary.conflict) exit_code = 1;
+    if (doc.plan.summary.has_conflicts()) exit_code = 1;
     else if (opts->detailed_exitcode && doc.plan.summary.has_changes()) exit_code = 2;
     else exit_code = 0;
   });

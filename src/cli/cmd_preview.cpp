@@ -9,8 +9,10 @@
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "cli/manual.h"
+#include "ops/policy.h"
 #include "ops/recovery.h"
 #include "cli/render_events.h"
+#include "cli/render_policy.h"
 #include "cli/render_preview.h"
 #include "cli/signals.h"
 #include "engine/keys.h"
@@ -33,6 +35,7 @@ struct PreviewOptions {
   WaitOptions wait;
   std::vector<std::string> keep;
   int max_deletes = kDefaultMaxDeletes;
+  PolicyOptions policy;  // up: the rules of kind `preview` its forks must keep
 };
 
 // What the engine's run left undone, on stderr; the exit code.
@@ -70,6 +73,7 @@ void print_preview(const PreviewOptions& opts, const RecordedPreview& p, WallTim
 int run_up(const PreviewOptions& opts) {
   require_preview_name(opts.name);
   const ApplyOptions engine_opts = engine_options(opts.wait, &stop_flag());
+  const PolicySet policies = load_policies_or_throw(opts.policy);
   const Manifest manifest = load_manifests_or_throw(opts.manifests);
   std::vector<const DesiredProject*> projects;
   for (const auto& p : manifest.projects)
@@ -84,6 +88,12 @@ int run_up(const PreviewOptions& opts) {
   const auto now = std::chrono::system_clock::now();
   std::vector<PreviewUpPlan> plans;  // every guard of every project before any call
   for (const DesiredProject* p : projects) plans.push_back(plan_preview_up(*p, opts.name, state, now, opts.reset));
+  // The rules of kind `preview`, before any call: a mandatory one broken refuses (UsageError).
+  const PolicyCheck preview_rules =
+      check_preview_policies(plans, state, policies, std::chrono::time_point_cast<std::chrono::seconds>(now));
+  for (const auto& v : preview_rules.violations)  // the mandatory ones refused above: these are advisory
+    std::cerr << "warning: [advisory] " << v.rule << ": " << v.address << " " << violation_text(v)
+              << (v.message.empty() ? "" : " (" + v.message + ")") << "\n";
   std::vector<std::string> with_calls;
   for (const auto& up : plans)
     if (up.needs_calls(state)) with_calls.push_back(up.project_id);
@@ -217,7 +227,7 @@ Forks go through the engine apply uses: each create's intent is journaled before
                                  {"Nightly: expired previews and closed pull requests", "dbform preview sweep --keep pr-123 --keep pr-124"}}});
 
   auto* up = cmd->add_subcommand("up", "fork the `previews:` services for NAME (or report the preview that exists)");
-  set_manual(*up, {.text = R"(Makes preview NAME (1-32 lowercase letters, digits and '-') in every project of the manifests that has a `previews:` block (or in `--project`), or reports it when it exists: a second `up` makes no call that changes anything. Refused before any call: a new preview beyond the block's `max` (the message names the previews there and their ages), a listed service that is not recorded or not READY, a fork name that the project declares or records already, a fork being deleted (`preview down` finishes it), and with `--reset` a protected fork; and before any change in any project, a fork name that a live service of the project has, or a source not READY now. `--reset` deletes the preview's forks and forks them again (fresh data), once every check has passed. Every fork that became READY gets its own password, even when another failed; until then `dbform output` and `dbform connect` refuse its password.
+  set_manual(*up, {.text = R"(Makes preview NAME (1-32 lowercase letters, digits and '-') in every project of the manifests that has a `previews:` block (or in `--project`), or reports it when it exists: a second `up` makes no call that changes anything. Refused before any call: a new preview beyond the block's `max` (the message names the previews there and their ages), a listed service that is not recorded or not READY, a fork name that the project declares or records already, a fork being deleted (`preview down` finishes it), a fork that breaks a mandatory rule of kind `preview` of the `--policy` files (or `DBFORM_POLICY`; see dbform-policy(1)), and with `--reset` a protected fork; and before any change in any project, a fork name that a live service of the project has, or a source not READY now. `--reset` deletes the preview's forks and forks them again (fresh data), once every check has passed. Every fork that became READY gets its own password, even when another failed; until then `dbform output` and `dbform connect` refuse its password.
 
 The report: `text`; `json`; `markdown`, a pull request's comment (services, hosts, expiry, the `dbform output` and `dbform connect` commands; never a password); `env`, `DATABASE_URL_SERVICE='postgres://...'` lines, shell-quoted, for the next step of a pipeline (the one form with the password in it). Progress goes to stderr. Exit 0 once every fork is READY with its own password, 1 on an error or a failed fork (`up` again finishes it), 130 when stopped by a signal.)",
                    .environment = kApiEnvironment,
@@ -228,6 +238,7 @@ The report: `text`; `json`; `markdown`, a pull request's comment (services, host
   up->add_option("--format", opts->format, "text (default), json, markdown (no password) or env (connection strings)")
       ->check(CLI::IsMember({"text", "json", "markdown", "env"}));
   up->add_flag("--reset", opts->reset, "delete the preview's forks and fork them again");
+  add_policy_options(*up, opts->policy);
   add_wait_options(*up, opts->wait);
   up->callback([opts, &exit_code] { exit_code = run_up(*opts); });
 

@@ -22,6 +22,7 @@ void add_sim_command(CLI::App& app, int& exit_code);
 void add_demo_command(CLI::App& app, int& exit_code);
 void add_completion_command(CLI::App& app, int& exit_code);
 void add_preview_command(CLI::App& app, int& exit_code);
+void add_policy_command(CLI::App& app, int& exit_code);
 
 // The fields of `dbform output ADDRESS.FIELD`.
 const std::vector<std::string>& output_fields();

@@ -14,6 +14,7 @@
 
 #include "http/curl_transport.h"
 #include "manifest/loader.h"
+#include "policy/loader.h"
 #include "state/codec.h"
 #include "state/file_store.h"
 #include "state/pg_store.h"
@@ -97,6 +98,25 @@ void add_planning_options(CLI::App& cmd, PlanningOptions& opts) {
                  "only this resource (an address, KIND/NAME or NAME) and what it needs; repeat for more")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+}
+
+void add_policy_options(CLI::App& cmd, PolicyOptions& opts) {
+  cmd.add_option("--policy", opts.files,
+                 "a rule file every plan must keep (repeat for more; default $DBFORM_POLICY, ':'-separated)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+}
+
+PolicySet load_policies_or_throw(const PolicyOptions& opts) {
+  std::vector<std::string> files = opts.files;
+  if (files.empty())
+    if (auto value = checked_env(process_env(), "DBFORM_POLICY")) files = split_policy_path(*value);
+  Diagnostics diags;
+  PolicySet set = load_policy_files(files, diags);
+  if (!diags.items().empty()) std::cerr << scrub(diags.str());
+  if (diags.has_errors())
+    throw UsageError(std::to_string(diags.error_count()) + " error(s) in the policy files; nothing was done");
+  return set;
 }
 
 Manifest load_manifests_or_throw(const ManifestOptions& opts, std::vector<Diagnostic>* warnings) {

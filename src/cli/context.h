@@ -13,6 +13,7 @@
 #include "manifest/model.h"
 #include "ops/planning.h"
 #include "plan/model.h"
+#include "policy/rules.h"
 #include "state/store.h"
 #include "util/clock.h"
 
@@ -57,6 +58,16 @@ struct PlanningOptions {
 void add_planning_options(CLI::App& cmd, PlanningOptions& opts);
 // The settings of the command line's planning options.
 PlanSettings planning_settings(const PlanningOptions& opts, Duration settle_window = std::chrono::seconds(30));
+
+// The rule files every plan is checked against: --policy FILE (repeatable), else DBFORM_POLICY (a
+// ':'-separated list). The flag replaces the variable, as -f replaces the working directory.
+struct PolicyOptions {
+  std::vector<std::string> files;
+};
+void add_policy_options(CLI::App& cmd, PolicyOptions& opts);
+// Loads and validates the rule files; prints every diagnostic to stderr and throws UsageError if
+// any is an error. No file: an empty set (nothing is checked).
+PolicySet load_policies_or_throw(const PolicyOptions& opts);
 
 // Loads and validates; prints every diagnostic to stderr and throws UsageError if any is an error.
 // The warnings are also handed to `warnings` when given (the JSON and markdown plans carry them).

@@ -167,6 +167,7 @@ dbform never creates a database twice (an unknown outcome is looked up by name, 
   dbform::cli::add_rotate_password_command(app, exit_code);
   dbform::cli::add_state_command(app, exit_code);
   dbform::cli::add_preview_command(app, exit_code);
+  dbform::cli::add_policy_command(app, exit_code);
   dbform::cli::add_whoami_command(app, exit_code);
   dbform::cli::add_sim_command(app, exit_code);
   dbform::cli::add_demo_command(app, exit_code);

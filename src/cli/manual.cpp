@@ -51,6 +51,8 @@ const std::vector<Variable> kEnvironment = {
     {"DBFORM_STATE_KEY_FILE", "a file of exactly 32 random bytes the state is encrypted with"},
     {"DBFORM_STATE_NEW_PASSPHRASE", "`state rekey`: the new passphrase"},
     {"DBFORM_STATE_NEW_KEY_FILE", "`state rekey`: the new key file"},
+    {"DBFORM_POLICY", "the rule files every plan is checked against, instead of `--policy`: a `:`-separated list "
+                      "of paths (see dbform-policy(1))"},
     {"DBFORM_LOG", "the log level on stderr: `trace` (HTTP bodies, secrets masked), `debug` (every HTTP exchange), "
                    "`info`, `warn` (the default), `error`, `off`; or `--log-level`"},
     {"NO_COLOR", "set to anything: no colour even on a terminal; or `--no-color`"},
@@ -177,6 +179,7 @@ Page command_page(const CLI::App& cmd) {
     if (opt->get_positional()) arguments += "- `" + upper(opt->get_name()) + "`: " + opt->get_description() + "\n";
     else options += "- " + flag_names(*opt) + ": " + opt->get_description() + "\n";
     if (opt->get_name() == "--state") environment.insert(environment.end(), kStateEnvironment.begin(), kStateEnvironment.end());
+    if (opt->get_name() == "--policy") environment.push_back("DBFORM_POLICY");
   }
   if (root)
     for (const auto& v : kEnvironment) environment.push_back(v.name);

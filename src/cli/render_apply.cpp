@@ -109,8 +109,9 @@ class JsonApplyOutput : public ApplyOutput {
   }
   void note(const std::string&) override {}
   void conflicts(const Plan& plan) override {
-    json_.error(std::to_string(plan.summary.conflict) +
-                " conflict(s): nothing can be applied until they are resolved (see the plan's conflict actions)");
+    json_.error(std::to_string(plan.summary.conflict + plan.summary.policy) +
+                " conflict(s): nothing can be applied until they are resolved (see the plan's conflict actions" +
+                (plan.summary.policy ? std::string(" and its policies' mandatory violations)") : std::string(")")));
   }
   void nothing_to_do() override { json_.summary(ApplyResult{}, 0); }
   void cancelled() override {}  // --json never asks

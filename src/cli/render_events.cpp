@@ -79,7 +79,8 @@ void JsonLinesEventRenderer::plan(const Plan& plan, const std::string& source) {
         {"state", {{"lineage", plan.state_lineage.empty() ? json() : json(plan.state_lineage)},
                    {"serial", plan.state_serial}}},
         {"summary", plan_summary_json(plan.summary)},
-        {"actions", plan_actions_json(plan)}});
+        {"actions", plan_actions_json(plan)},
+        {"policies", policies_json(plan.policy)}});
 }
 
 void JsonLinesEventRenderer::on_event(const Event& e) {

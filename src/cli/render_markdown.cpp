@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "cli/render_plan.h"
+#include "cli/render_policy.h"
 #include "util/text.h"
 #include "util/json_limits.h"
 
@@ -76,6 +77,7 @@ std::string calls_text(const PlannedAction& a) {
 std::string heading(const PlanSummary& s) {
   std::string h = "### dbform plan: ";
   if (s.conflict) return h + count(s.conflict, "conflict", "conflicts") + ", nothing can be applied";
+  if (s.policy) return h + count(s.policy, "mandatory policy violation", "mandatory policy violations") + ", nothing can be applied";
   std::vector<std::string> parts;  // as the text plan's summary line counts them (an import's update is both)
   if (s.import) parts.push_back(std::to_string(s.import) + " to import");
   if (s.create) parts.push_back(std::to_string(s.create) + " to create");
@@ -307,6 +309,16 @@ std::string render_plan_markdown(const PlanDocument& doc, size_t limit) {
             "replacements", [](size_t n) { return "- *" + std::to_string(n) + " more replacements*\n"; });
   c.section("\n#### Conflicts\n\n", list_items(plan, Action::Conflict), "", "conflicts",
             [](size_t n) { return "- *" + std::to_string(n) + " more conflicts*\n"; });
+  if (!plan.policy.files.empty()) {
+    c.add("\n#### Policies\n\n" + md(policy_summary(plan.policy)) + ".\n" +
+          (s.policy ? "\n> [!CAUTION]\n> A mandatory rule is broken, so nothing is applied until each violation is "
+                      "resolved (or, where the rule is waivable, waived).\n"
+                    : ""));
+    c.section("\n", policy_violation_items(plan.policy), "", "policy violations",
+              [](size_t n) { return "- *" + std::to_string(n) + " more violations*\n"; });
+    c.section("\nWaivers in force:\n\n", policy_waiver_items(plan.policy), "", "waivers",
+              [](size_t n) { return "- *" + std::to_string(n) + " more waivers*\n"; });
+  }
   c.section("\n#### Orphans: recorded, no longer declared, kept\n\n", list_items(plan, Action::Orphan), "", "orphans",
             [](size_t n) { return "- *" + std::to_string(n) + " more orphans*\n"; });
   project_tables(c, plan);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "cli/render_policy.h"
 #include "plan/kinds.h"
 #include "util/json_limits.h"
 #include "util/text.h"
@@ -186,6 +187,11 @@ std::string render_plan_text(const Plan& plan, const Terminal& term) {
   if (plan.summary.conflict)
     out += paint(term, kRed, "Error: " + std::to_string(plan.summary.conflict) +
                                  " conflict(s): nothing can be applied until they are resolved.") + "\n";
+  if (!plan.policy.files.empty()) out += "\n" + render_policies_text(plan.policy, term);
+  if (plan.summary.policy)
+    out += paint(term, kRed, "Error: " + std::to_string(plan.summary.policy) +
+                                 " mandatory policy violation(s): nothing can be applied until each is resolved (or, "
+                                 "where the rule is waivable, waived with policy_waivers).") + "\n";
   return out;
 }
 

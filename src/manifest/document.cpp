@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <optional>
 
+#include "manifest/mapping_reader.h"
 #include "manifest/value_reader.h"
+#include "util/calendar.h"
 #include "util/duration.h"
 #include "util/text.h"
 
@@ -11,34 +13,31 @@ namespace dbform {
 
 namespace {
 
-// The keys one kind of mapping may hold. Kept in the order the schema lists them, which is also
+// The keys each kind of mapping may hold, kept in the order the schema lists them, which is also
 // the order "expected one of" names them in.
-struct MappingSpec {
-  const char* what;  // "a service", for messages
-  std::vector<std::string> keys;
-  std::vector<std::string> required;
-};
-
 const MappingSpec kTopLevel{"the manifest", {"version", "projects"}, {"version", "projects"}};
 const MappingSpec kProject{"a project", {"id", "api_key_env", "wait_connectable", "vpcs", "services", "removed", "previews"}, {"id"}};
 const MappingSpec kPreviews{"a `previews:` block",
                             {"services", "strategy", "ttl", "max", "cpu_millis", "memory_gbs"},
                             {"services", "ttl", "max"}};
 const MappingSpec kVpc{"a VPC",
-                       {"name", "cidr", "region_code", "deletion_protection", "renamed_from", "import_id", "peerings"},
+                       {"name", "cidr", "region_code", "deletion_protection", "renamed_from", "import_id", "policy_waivers",
+                        "peerings"},
                        {"name", "cidr", "region_code"}};
 const MappingSpec kPeering{"a peering",
-                           {"peer_account_id", "peer_region_code", "peer_vpc_id", "deletion_protection", "import_id"},
+                           {"peer_account_id", "peer_region_code", "peer_vpc_id", "deletion_protection", "import_id",
+                            "policy_waivers"},
                            {"peer_account_id", "peer_region_code", "peer_vpc_id"}};
 const MappingSpec kReplicaSet{"a read replica set",
                               {"name", "nodes", "cpu_millis", "memory_gbs", "connection_pooler", "environment_tag",
-                               "deletion_protection", "import_id"},
+                               "deletion_protection", "import_id", "policy_waivers"},
                               {"name", "nodes", "cpu_millis", "memory_gbs"}};
+const MappingSpec kWaiver{"a policy waiver", {"rule", "reason", "expires"}, {"rule", "reason", "expires"}};
 const MappingSpec kFork{"a fork", {"from", "strategy", "target_time"}, {"from", "strategy"}};
 const MappingSpec kService{"a service",
                            {"name", "addons", "cpu_millis", "memory_gbs", "environment_tag", "region_code",
                             "replica_count", "sync_replica_count", "vpc", "connection_pooler", "deletion_protection",
-                            "paused", "renamed_from", "import_id", "fork", "read_replicas"},
+                            "paused", "renamed_from", "import_id", "policy_waivers", "fork", "read_replicas"},
                            {"name"}};
 
 // How to add a missing required key, for the error's hint.
@@ -50,39 +49,6 @@ std::string how_to_add(const std::string& key) {
   if (key == "region_code") return "add a region, like `region_code: us-east-1`";
   return "add `" + key + ": ...`";
 }
-
-// The known key an unknown one was probably meant to be: a likely typo (`regoin_code`), else the
-// key sharing the longest start with it (`region`, `cidr_block`, `replicas`), or "" when none fits.
-std::string suggest_key(const std::string& key, const std::vector<std::string>& known) {
-  std::string typo = closest_match(key, known);
-  if (!typo.empty()) return typo;
-  std::string best;
-  size_t best_shared = 0;
-  for (const auto& k : known) {
-    size_t shared = 0;
-    while (shared < k.size() && shared < key.size() && k[shared] == key[shared]) ++shared;
-    if (shared > best_shared) {
-      best_shared = shared;
-      best = k;
-    }
-  }
-  bool plausible = best_shared >= 3 && best_shared * 2 >= std::min(key.size(), best.size());
-  return plausible ? best : "";
-}
-
-// The known keys of one mapping, each with its value, in document order.
-class Fields {
- public:
-  void add(const std::string& key, Entry e) { entries_.emplace_back(key, std::move(e)); }
-  const Entry* find(std::string_view key) const {
-    for (const auto& [k, e] : entries_)
-      if (k == key) return &e;
-    return nullptr;
-  }
-
- private:
-  std::vector<std::pair<std::string, Entry>> entries_;
-};
 
 class DocumentReader {
  public:
@@ -103,63 +69,65 @@ class DocumentReader {
   std::optional<DesiredReplicaSet> replica_set(const Entry& e);
   std::optional<DesiredPeering> peering(const Entry& e);
   std::optional<DesiredPreviews> previews(const Entry& e);
+  std::vector<PolicyWaiver> waivers(const Fields& fields);
 
   ValueReader values_;
 };
 
 std::optional<Fields> DocumentReader::mapping(const Entry& e, const MappingSpec& spec) {
-  if (!e.value->is_map()) {
-    values_.error(e.where, e.path,
-                  std::string("expected a mapping (KEY: VALUE lines) describing ") + spec.what + ", found " +
-                      values_.describe(*e.value));
-    return std::nullopt;
-  }
-  auto field_path = [&](const std::string& key) { return e.path.empty() ? key : e.path + "." + key; };
-  Fields fields;
-  std::vector<std::pair<std::string, Location>> seen;
-  for (const auto& [key_ptr, value] : e.value->pairs) {
-    const YamlNode& key_node = *key_ptr;
-    Location key_at = values_.location(key_node);
-    if (!key_node.is_scalar()) {
-      values_.error(key_at, e.path, "expected a key name, found " + values_.describe(key_node));
-      continue;
-    }
-    const std::string& key = key_node.scalar;
-    if (std::find(spec.keys.begin(), spec.keys.end(), key) == spec.keys.end()) {
-      std::string guess = suggest_key(key, spec.keys);
-      values_.error(key_at, field_path(key), "unknown key `" + key + "` in " + spec.what,
-                    guess.empty() ? "expected one of: " + join(spec.keys, ", ") : "did you mean `" + guess + "`?");
-      continue;
-    }
-    auto previous = std::find_if(seen.begin(), seen.end(), [&](const auto& s) { return s.first == key; });
-    if (previous != seen.end()) {
-      values_.error(key_at, field_path(key), "key `" + key + "` appears twice in " + spec.what,
-                    "the first is at " + previous->second.str() + "; keep one");
-      continue;
-    }
-    seen.emplace_back(key, key_at);
-    fields.add(key, values_.entry(key_node, *value, field_path(key)));
-  }
-  for (const auto& key : spec.required) {
-    if (!fields.find(key))
-      values_.error(e.where, field_path(key), std::string(spec.what) + " needs `" + key + "`", how_to_add(key));
-  }
-  return fields;
+  return read_mapping(values_, e, spec, how_to_add);
 }
 
 template <typename ReadItem>
 void DocumentReader::list(const Fields& fields, const char* key, const char* expected, ReadItem read_item) {
-  const Entry* e = fields.find(key);
-  if (!e) return;
-  if (!e->value->is_sequence()) {
-    values_.error(e->where, e->path,
-                  std::string("expected a list of ") + expected + " (lines starting with `- `), found " +
-                      values_.describe(*e->value));
-    return;
-  }
-  size_t index = 0;
-  for (const YamlNode* item : e->value->items)
-    read_item(values_.item(*item, e->path + "[" + std::to_string(index++) + "]"));
+  read_list(values_, fields, key, expected, read_item);
+}
+
+// A declaration's `policy_waivers`: each exempts it from one rule of the policies (src/policy),
+// which decide whether the rule exists and may be waived; here only the form is checked.
+std::vector<PolicyWaiver> DocumentReader::waivers(const Fields& fields) {
+  std::vector<PolicyWaiver> out;
+  list(fields, "policy_waivers", "waivers (rule, reason, expires)", [&](const Entry& e) {
+    auto w = mapping(e, kWaiver);
+    if (!w) return;
+    PolicyWaiver waiver;
+    waiver.location = e.where;
+    waiver.path = e.path;
+    bool usable = true;
+    if (const Entry* f = w->find("rule")) {
+      auto rule = values_.text(*f, "a rule's id (lowercase letters, digits and '-')");
+      if (rule && !is_policy_rule_id(*rule))
+        values_.error(f->where, f->path, "expected a rule's id (lowercase letters, digits and '-'), found `" + *rule + "`",
+                      "write the `id` of a rule of the policy files");
+      if (rule && is_policy_rule_id(*rule)) waiver.rule = *rule;
+      else usable = false;
+    }
+    if (const Entry* f = w->find("reason")) {
+      auto reason = values_.text(*f, "text saying why the rule does not hold here");
+      if (reason && reason->find_first_not_of(" \t") == std::string::npos) {
+        values_.error(f->where, f->path, "a waiver's reason is empty", "say why the rule does not hold here, and until when");
+        reason.reset();
+      }
+      if (reason) waiver.reason = *reason;
+      else usable = false;
+    }
+    if (const Entry* f = w->find("expires")) {
+      constexpr std::string_view expected = "a date like 2027-01-31 or a UTC time like 2027-01-31T12:00:00Z (years 1970-9999)";
+      auto text = values_.text(*f, expected);
+      auto at = text ? parse_expiry(*text) : std::nullopt;
+      if (text && !at)
+        values_.error(f->where, f->path, "expected " + std::string(expected) + ", found `" + *text + "`",
+                      "a date is valid through its last second, UTC");
+      if (at) {
+        waiver.expires = *text;
+        waiver.expires_at = *at;
+      } else {
+        usable = false;
+      }
+    }
+    if (usable && w->find("rule") && w->find("reason") && w->find("expires")) out.push_back(std::move(waiver));
+  });
+  return out;
 }
 
 std::vector<DesiredProject> DocumentReader::read(const YamlNode& root) {
@@ -278,6 +246,7 @@ std::optional<DesiredVpc> DocumentReader::vpc(const Entry& e) {
   if (const Entry* f = fields->find("deletion_protection")) v.deletion_protection = values_.boolean(*f).value_or(false);
   if (const Entry* f = fields->find("renamed_from")) v.renamed_from = values_.name(*f);
   if (const Entry* f = fields->find("import_id")) v.import_id = values_.peer_id(*f);
+  v.policy_waivers = waivers(*fields);
   list(*fields, "peerings", "peerings", [&](const Entry& item) {
     if (auto p = peering(item)) v.peerings.push_back(std::move(*p));
   });
@@ -297,6 +266,7 @@ std::optional<DesiredPeering> DocumentReader::peering(const Entry& e) {
   if (const Entry* f = fields->find("peer_vpc_id")) vpc = values_.peer_id(*f);
   if (const Entry* f = fields->find("deletion_protection")) p.deletion_protection = values_.boolean(*f).value_or(false);
   if (const Entry* f = fields->find("import_id")) p.import_id = values_.peer_id(*f);
+  p.policy_waivers = waivers(*fields);
   if (!account || !region || !vpc) return std::nullopt;
   p.peer_account_id = std::move(*account);
   p.peer_region_code = std::move(*region);
@@ -321,6 +291,7 @@ std::optional<DesiredReplicaSet> DocumentReader::replica_set(const Entry& e) {
   if (const Entry* f = fields->find("environment_tag")) r.environment_tag = values_.environment_tag(*f);
   if (const Entry* f = fields->find("deletion_protection")) r.deletion_protection = values_.boolean(*f).value_or(false);
   if (const Entry* f = fields->find("import_id")) r.import_id = values_.peer_id(*f);
+  r.policy_waivers = waivers(*fields);
   if (!name || !nodes || !cpu || !memory) return std::nullopt;
   r.name = std::move(*name);
   r.nodes = *nodes;
@@ -386,6 +357,7 @@ std::optional<DesiredService> DocumentReader::service(const Entry& e) {
   if (const Entry* f = fields->find("deletion_protection")) s.deletion_protection = values_.boolean(*f).value_or(false);
   if (const Entry* f = fields->find("renamed_from")) s.renamed_from = values_.name(*f);
   if (const Entry* f = fields->find("import_id")) s.import_id = values_.peer_id(*f);
+  s.policy_waivers = waivers(*fields);
   if (const Entry* f = fields->find("fork")) s.fork = fork(*f);
   list(*fields, "read_replicas", "read replica sets", [&](const Entry& item) {
     if (auto r = replica_set(item)) s.read_replicas.push_back(std::move(*r));

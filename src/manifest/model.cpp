@@ -46,6 +46,12 @@ nlohmann::json settings_json(const DesiredPeering& p) {
           {"peer_vpc_id", p.peer_vpc_id}};
 }
 
+bool is_policy_rule_id(std::string_view s) {
+  auto lower_or_digit = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  if (s.empty() || s.size() > 64 || !lower_or_digit(s[0])) return false;
+  return std::all_of(s.begin(), s.end(), [&](char c) { return lower_or_digit(c) || c == '-'; });
+}
+
 bool is_valid_name(std::string_view s) {
   auto alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
   if (s.empty() || s.size() > kMaxNameLength || !alnum(s[0])) return false;

@@ -2,6 +2,7 @@
 // The desired model: what the manifests declare, validated and normalised. Every field keeps the
 // location it was declared at, so later stages (the differ's duplicate and conflict messages) can
 // point back at the manifest.
+#include <chrono>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,6 +27,19 @@ const char* kind_noun(ResourceKind k);
 // The kind a resource of this kind lives in; none for a project's own resources.
 std::optional<ResourceKind> parent_kind(ResourceKind k);
 
+// A declaration's exemption from one rule of the policies (`policy_waivers`): honoured only for a
+// rule marked `waivable`, until it expires; the policies' evaluator (src/policy) decides.
+struct PolicyWaiver {
+  std::string rule;    // the rule's id
+  std::string reason;
+  std::string expires;  // as written: 2027-01-31 (through that day, UTC) or 2027-01-31T12:00:00Z
+  std::chrono::time_point<std::chrono::system_clock, std::chrono::seconds> expires_at;  // when it ends
+  Location location;
+  std::string path;  // "projects[0].services[1].policy_waivers[0]"
+};
+// A rule's id: 1-64 of lowercase letters, digits and '-', starting with a letter or digit.
+bool is_policy_rule_id(std::string_view s);
+
 // A peering of a VPC with a peer VPC (another cloud account's); it has no name and is known by
 // its peer VPC's id.
 struct DesiredPeering {
@@ -34,6 +48,7 @@ struct DesiredPeering {
   std::string peer_vpc_id;
   bool deletion_protection = false;
   std::optional<std::string> import_id;  // adopt this existing peering instead of creating one
+  std::vector<PolicyWaiver> policy_waivers;
   Location location;
 };
 
@@ -48,6 +63,7 @@ struct DesiredVpc {
   // Not recorded yet: the existing resource of this id is read and recorded by apply (SPEC section
   // 3, `import_id`) instead of a create; ignored once recorded.
   std::optional<std::string> import_id;
+  std::vector<PolicyWaiver> policy_waivers;
   std::vector<DesiredPeering> peerings;
   Location location;
   std::string path;  // "projects[0].vpcs[1]"
@@ -63,6 +79,7 @@ struct DesiredReplicaSet {
   std::optional<std::string> environment_tag;  // "DEV" or "PROD"
   bool deletion_protection = false;
   std::optional<std::string> import_id;  // as for VPCs
+  std::vector<PolicyWaiver> policy_waivers;
   Location location;
 };
 
@@ -94,6 +111,7 @@ struct DesiredService {
   bool deletion_protection = false;  // as for VPCs
   std::optional<std::string> renamed_from;  // as for VPCs
   std::optional<std::string> import_id;     // as for VPCs
+  std::vector<PolicyWaiver> policy_waivers;
   std::optional<DesiredFork> fork;
   std::vector<DesiredReplicaSet> read_replicas;
   Location location;

@@ -6,9 +6,40 @@
 #include "engine/keys.h"
 #include "ops/recovery.h"
 #include "plan/differ.h"
+#include "policy/evaluate.h"
 #include "util/text.h"
 
 namespace dbform {
+
+namespace {
+
+const PolicySet kNoPolicies;
+
+// The policies' check of a plan made now (or saved and found to hold): what each resource will be,
+// against the rules, at the wall clock's time (waivers expire).
+void check_policies(Plan& plan, const State& state, const Manifest& manifest, const PolicySet* policies, Clock& clock) {
+  check_plan_policies(plan, state, manifest, policies ? *policies : kNoPolicies,
+                      std::chrono::time_point_cast<std::chrono::seconds>(clock.wall_now()));
+}
+
+// Why a saved plan's rules are not this apply's, or "".
+std::string policy_change(const PolicyCheck& saved, const PolicySet* now) {
+  const std::string digest = now ? now->digest : "";
+  if (saved.digest == digest) return "";
+  auto named = [](const std::vector<std::string>& files, const std::string& d) {
+    return join(files, ", ") + " (digest " + d.substr(0, 12) + ")";
+  };
+  if (saved.digest.empty())
+    return "the plan was checked against no policy, and this apply is given " + named(now->files, digest) +
+           ": plan again with the same --policy files (or DBFORM_POLICY)";
+  if (digest.empty())
+    return "the plan was checked against the policies " + named(saved.files, saved.digest) +
+           ", and this apply is given none: give it the same --policy files (or DBFORM_POLICY)";
+  return "the plan was checked against the policies " + named(saved.files, saved.digest) + ", and this apply's " +
+         named(now->files, digest) + " hold other rules";
+}
+
+}  // namespace
 
 PlanOutcome plan_operation(const PlanRequest& request) {
   PlanOutcome out;
@@ -34,13 +65,14 @@ PlanOutcome plan_operation(const PlanRequest& request) {
     out.plan = plan_of(request.manifest, state, request.settings);  // needs no API key
   }
   if (out.state_missing) out.plan.state_lineage.clear();  // "no state yet", which apply checks again
+  check_policies(out.plan, state, request.manifest, request.policies, request.clock);
   return out;
 }
 
 void refuse_conflicting_plan(PlanDocument& saved, const std::string& file, const std::string& plan_again) {
   limit_deletes(saved.plan);  // a plan file edited to delete more than its limit has conflicts now
-  if (saved.plan.summary.conflict)
-    throw UsageError(file + " has " + std::to_string(saved.plan.summary.conflict) +
+  if (saved.plan.summary.has_conflicts())
+    throw UsageError(file + " has " + std::to_string(saved.plan.summary.conflict + saved.plan.summary.policy) +
                      " conflict(s), so nothing in it can be applied. Resolve them and run `" + plan_again +
                      "` again");
 }
@@ -72,6 +104,7 @@ Prepared plan_now(const ApplyRequest& r, ApplyReporter& reporter) {
   p.plan = std::move(refreshed.plan);
   p.preflight = std::move(refreshed.preflight);
   p.imports = std::move(refreshed.imports);
+  check_policies(p.plan, p.state, r.manifest, r.policies, r.clock);
   for (const auto& warning : refreshed.warnings) reporter.warning(warning);
   return p;
 }
@@ -94,6 +127,7 @@ Prepared load_saved_plan(const ApplyRequest& r) {
   as_saved.settle_window = r.settings.settle_window;
   const State as_stored = p.state;
   auto problems = saved_plan_problems(saved, r.manifest, stored ? &as_stored : nullptr, nullptr);
+  if (std::string changed = policy_change(saved.plan.policy, r.policies); !changed.empty()) problems.push_back(changed);
   RefreshedPlan now;
   if (problems.empty()) {
     now = plan_refreshed(r.manifest, p.state, as_saved, r.api, r.clock, r.env, r.engine.parallelism);
@@ -107,6 +141,7 @@ Prepared load_saved_plan(const ApplyRequest& r) {
   p.preflight = std::move(now.preflight);
   p.imports = std::move(now.imports);
   p.plan = saved.plan;
+  check_policies(p.plan, p.state, r.manifest, r.policies, r.clock);  // a waiver may have expired since
   return p;
 }
 
@@ -123,7 +158,7 @@ ApplyOutcome apply_operation(const ApplyRequest& r, ApplyReporter& reporter, con
     out.state = std::move(p.state);
     return std::move(out);
   };
-  if (p.plan.summary.conflict) {
+  if (p.plan.summary.has_conflicts()) {
     reporter.conflicts(p.plan);
     return ended(ApplyOutcome::End::Conflicts);
   }

@@ -14,6 +14,7 @@
 #include "ops/planning.h"
 #include "plan/model.h"
 #include "plan/plan_file.h"
+#include "policy/rules.h"
 #include "state/store.h"
 #include "util/diagnostics.h"
 #include "util/env.h"
@@ -29,6 +30,7 @@ struct PlanRequest {
   EnvLookup env;
   PlanSettings settings;
   int parallelism = 10;  // reads at once
+  const PolicySet* policies = nullptr;  // the rules the plan is checked against (--policy); null: none
 };
 
 struct PlanOutcome {
@@ -79,6 +81,9 @@ struct ApplyRequest {
   std::string plan_again;             // the command that makes the saved plan anew (said when it is stale)
   bool auto_approve = false;
   ApplyOptions engine;                // names_checked is decided here
+  // The rules the plan is checked against; a saved plan must have been checked against the same
+  // (their digest), and is checked again (a waiver may have expired since). Null: none.
+  const PolicySet* policies = nullptr;
 };
 
 struct ApplyOutcome {

@@ -8,6 +8,7 @@
 
 #include "engine/test_support.h"
 #include "ops/operation.h"
+#include "policy/loader.h"
 
 using namespace dbform;
 using namespace dbform::test;
@@ -344,4 +345,41 @@ TEST_CASE("ops: a refreshing plan reads the state again when the lists show a de
     CHECK(out.plan.summary.conflict == 1);
     CHECK(h.store.writes() == 0);
   }
+}
+
+TEST_CASE("ops: the policies are checked by the operation: a mandatory violation stops apply before any call") {
+  Harness h;
+  h.service("p1", "orders").environment_tag = "PROD";
+  empty_project(h);
+  Diagnostics diags;
+  const PolicySet rules = load_policy_text("base.yaml",
+                                           "version: 1\nrules:\n  - id: prod-protected\n    level: mandatory\n"
+                                           "    kind: service\n    where: {environment_tag: PROD}\n"
+                                           "    require: {deletion_protection: true}\n",
+                                           diags);
+  REQUIRE(!diags.has_errors());
+  Reporter reporter(h.events);
+
+  PlanOutcome planned = plan_operation({.manifest = h.manifest, .store = h.store, .api = nullptr, .clock = h.clock,
+                                        .env = env_with(), .settings = from_state_alone(), .policies = &rules});
+  REQUIRE(planned.plan.policy.violations.size() == 1);
+  CHECK(planned.plan.summary.has_conflicts());
+
+  ApplyRequest request = request_of(h, h.store, from_state_alone(), env_with());
+  request.policies = &rules;
+  request.auto_approve = true;
+  ApplyOutcome done = apply_operation(request, reporter, [] { return true; });
+  CHECK(done.end == ApplyOutcome::End::Conflicts);
+  CHECK(reporter.said == std::vector<std::string>{"no state", "plan ", "conflicts"});
+  CHECK(h.fake.requests().empty());
+  CHECK(h.store.writes() == 0);
+
+  // Planned without rules and saved, then applied under some: stale, nothing sent.
+  PlanDocument saved = saved_plan(h, h.store, from_state_alone());
+  request.saved = &saved;
+  request.saved_from = "tfplan";
+  request.plan_again = "dbform plan --out tfplan";
+  CHECK_THAT(message_of([&] { apply_operation(request, reporter, [] { return true; }); }),
+             Catch::Contains("the plan was checked against no policy, and this apply is given base.yaml"));
+  CHECK(h.fake.requests().empty());
 }

@@ -1,5 +1,7 @@
 #include "plan/model.h"
 
+#include <algorithm>
+
 namespace dbform {
 
 const char* action_name(Action a) {
@@ -35,6 +37,12 @@ PlannedAction action_on(const ResourceRecord& rec, Action action) {
 bool is_unrecorded_removal(const PlannedAction& a) {
   return a.action == Action::NoOp && a.before.is_null() && a.after.is_null() && a.resource_id.empty();
 }
+
+int PolicyCheck::mandatory() const {
+  return static_cast<int>(std::count_if(violations.begin(), violations.end(), [](const auto& v) { return v.mandatory; }));
+}
+
+int PolicyCheck::advisory() const { return static_cast<int>(violations.size()) - mandatory(); }
 
 PlanSummary summarize(const std::vector<PlannedAction>& actions) {
   PlanSummary s;

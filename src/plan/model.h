@@ -83,6 +83,38 @@ using Imports = std::map<std::string, ImportFinding>;
 // declared resource with a namesake is never created beside it.
 using Namesakes = std::map<std::string, std::vector<std::string>>;
 
+// What the policies (src/policy) found in a plan or a state: the rules checked, each violation, the
+// waivers in force. Plain data, so that the plan document carries it and every renderer shows it.
+struct PolicyViolation {
+  std::string rule;     // the rule's id
+  bool mandatory = true;  // mandatory (the plan is refused) or advisory (a warning)
+  std::string address;
+  std::string field;     // the field the rule looks at; "action" for forbid_actions, the waiver's path for a waiver
+  nlohmann::json found;  // its value after the plan (declared, else recorded); null: not set
+  std::string required;  // what the rule requires: ">= 1", "true", "not delete"
+  std::string message;
+};
+struct WaiverInForce {
+  std::string rule, address, reason, expires;
+};
+struct PolicyRuleInfo {
+  std::string id;
+  bool mandatory = true;
+  std::string kind;  // service, vpc, replica_set, peering, preview
+  bool waivable = false;
+};
+struct PolicyCheck {
+  std::vector<std::string> files;  // as given (--policy, DBFORM_POLICY)
+  // sha256 of the rule files' contents (their order and names aside); "" when none was given. A
+  // saved plan is applied only under the same rules.
+  std::string digest;
+  std::vector<PolicyRuleInfo> rules;
+  std::vector<PolicyViolation> violations;
+  std::vector<WaiverInForce> waivers;
+  int mandatory() const;
+  int advisory() const;
+};
+
 struct PlanSummary {
   int create = 0, wait = 0, adopt = 0, update = 0, del = 0, replace = 0, noop = 0, conflict = 0, orphan = 0;
   int prunable = 0;  // orphans that --prune would delete (not protected)
@@ -91,6 +123,10 @@ struct PlanSummary {
   // `removed:` entries whose address is not recorded: nothing to forget, and not a resource (so not
   // among the unchanged either). Shown, since a mistyped address would otherwise pass unnoticed.
   int nothing_to_forget = 0;
+  // Mandatory policy violations: each stops the plan as a conflict does (nothing applied, no plan
+  // file saved, exit 1). Set by the policies' check, after summarize().
+  int policy = 0;
+  bool has_conflicts() const { return conflict + policy > 0; }
   bool has_changes() const { return create + wait + adopt + update + del + replace + import + forget > 0; }
 };
 
@@ -119,6 +155,7 @@ struct Plan {
   int max_deletes = kDefaultMaxDeletes;
   // Made with --target: only these addresses and what they need; empty: every declared resource.
   std::vector<std::string> targets;
+  PolicyCheck policy;  // the rules it was checked against, and what they found
 };
 
 }  // namespace dbform

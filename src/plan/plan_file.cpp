@@ -65,6 +65,31 @@ ordered_json diagnostic_json(const Diagnostic& d) {
   return j;
 }
 
+ordered_json policies_json_of(const PolicyCheck& c) {
+  ordered_json rules = ordered_json::array();
+  for (const auto& r : c.rules)
+    rules.push_back({{"id", r.id}, {"level", r.mandatory ? "mandatory" : "advisory"}, {"kind", r.kind}, {"waivable", r.waivable}});
+  ordered_json violations = ordered_json::array();
+  for (const auto& v : c.violations)
+    violations.push_back({{"rule", v.rule},
+                          {"level", v.mandatory ? "mandatory" : "advisory"},
+                          {"address", v.address},
+                          {"field", v.field},
+                          {"found", v.found},
+                          {"required", v.required},
+                          {"message", v.message}});
+  ordered_json waivers = ordered_json::array();
+  for (const auto& w : c.waivers)
+    waivers.push_back({{"rule", w.rule}, {"address", w.address}, {"reason", w.reason}, {"expires", w.expires}});
+  return {{"files", c.files},
+          {"digest", c.digest.empty() ? ordered_json() : ordered_json(c.digest)},
+          {"rules", std::move(rules)},
+          {"violations", std::move(violations)},
+          {"waivers", std::move(waivers)},
+          {"mandatory", c.mandatory()},
+          {"advisory", c.advisory()}};
+}
+
 // Reads one JSON object's fields, naming the document and the field's path in every error.
 class Reader {
  public:
@@ -184,6 +209,32 @@ PlannedAction read_action(const Reader& r) {
   return a;
 }
 
+bool read_level(const Reader& r) {
+  const std::string level = r.str("level", true);
+  if (level != "mandatory" && level != "advisory") r.fail("level", "`mandatory` or `advisory`");
+  return level == "mandatory";
+}
+
+PolicyCheck read_policies(const Reader& r) {
+  PolicyCheck c;
+  c.files = r.strings("files");
+  c.digest = r.str("digest");
+  for (size_t i = 0; i < r.array("rules").size(); ++i) {
+    Reader rule = r.item("rules", i);
+    c.rules.push_back({rule.str("id", true), read_level(rule), rule.str("kind", true), rule.any("waivable") == true});
+  }
+  for (size_t i = 0; i < r.array("violations").size(); ++i) {
+    Reader v = r.item("violations", i);
+    c.violations.push_back({v.str("rule", true), read_level(v), v.str("address", true), v.str("field"), v.any("found"),
+                            v.str("required"), v.str("message")});
+  }
+  for (size_t i = 0; i < r.array("waivers").size(); ++i) {
+    Reader w = r.item("waivers", i);
+    c.waivers.push_back({w.str("rule", true), w.str("address", true), w.str("reason"), w.str("expires")});
+  }
+  return c;
+}
+
 Diagnostic read_diagnostic(const Reader& r) {
   Diagnostic d;
   d.severity = r.str("severity", true) == "error" ? Severity::Error : Severity::Warning;
@@ -223,6 +274,8 @@ std::string file_list_change(const std::vector<std::string>& then, const std::ve
 
 }  // namespace
 
+ordered_json policies_json(const PolicyCheck& check) { return policies_json_of(check); }
+
 ordered_json plan_actions_json(const Plan& plan) {
   ordered_json actions = ordered_json::array();
   for (const auto& a : plan.actions) actions.push_back(action_json(a));
@@ -234,8 +287,8 @@ ordered_json plan_summary_json(const PlanSummary& s) {
           {"update", s.update},          {"delete", s.del}, {"replace", s.replace},
           {"wait", s.wait},         {"adopt", s.adopt},            {"no_op", s.noop},
           {"conflict", s.conflict}, {"orphan", s.orphan},          {"prunable", s.prunable},
-          {"nothing_to_forget", s.nothing_to_forget},
-          {"has_changes", s.has_changes()}, {"has_conflicts", s.conflict > 0}};
+          {"nothing_to_forget", s.nothing_to_forget}, {"policy_violations", s.policy},
+          {"has_changes", s.has_changes()}, {"has_conflicts", s.has_conflicts()}};
 }
 
 ordered_json plan_document_json(const PlanDocument& doc) {
@@ -254,6 +307,7 @@ ordered_json plan_document_json(const PlanDocument& doc) {
       {"targets", p.targets},
       {"summary", plan_summary_json(p.summary)},
       {"actions", plan_actions_json(p)},
+      {"policies", policies_json_of(p.policy)},
       {"diagnostics", std::move(diagnostics)},
   };
 }
@@ -290,8 +344,11 @@ PlanDocument parse_plan_document(const std::string& text, const std::string& sou
   for (size_t i = 0; i < r.array("actions").size(); ++i) doc.plan.actions.push_back(read_action(r.item("actions", i)));
   for (size_t i = 0; i < r.array("diagnostics").size(); ++i)
     doc.diagnostics.push_back(read_diagnostic(r.item("diagnostics", i)));
+  // A plan saved before policies existed was checked against none.
+  if (r.find("policies")) doc.plan.policy = read_policies(r.child("policies"));
   // The counts follow from the actions; recomputing them means a hand-edited summary cannot lie.
   doc.plan.summary = summarize(doc.plan.actions);
+  doc.plan.summary.policy = doc.plan.policy.mandatory();
   return doc;
 }
 

@@ -33,6 +33,8 @@ nlohmann::ordered_json plan_document_json(const PlanDocument& doc);
 // The actions and the counts alone, as they appear in the document.
 nlohmann::ordered_json plan_actions_json(const Plan& plan);
 nlohmann::ordered_json plan_summary_json(const PlanSummary& summary);
+// The document's `policies`: the rule files and their digest, the rules, violations and waivers.
+nlohmann::ordered_json policies_json(const PolicyCheck& check);
 
 // Parses a document written by plan_document_json. Throws UsageError naming `source` and the bad
 // field for anything that is not a plan document of a version this build reads.

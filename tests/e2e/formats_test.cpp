@@ -56,7 +56,7 @@ TEST_CASE("e2e: plan --format json is one versioned document on stdout, also wit
   CHECK(doc["format"] == "dbform-plan");
   CHECK(doc["format_version"] == 1);
   CHECK(doc["summary"] == json({{"create", 1}, {"import", 0}, {"forget", 0}, {"update", 1}, {"delete", 0}, {"replace", 0}, {"wait", 1}, {"adopt", 0},
-                                {"no_op", 1}, {"conflict", 1}, {"orphan", 1}, {"prunable", 1}, {"nothing_to_forget", 0},
+                                {"no_op", 1}, {"conflict", 1}, {"orphan", 1}, {"prunable", 1}, {"nothing_to_forget", 0}, {"policy_violations", 0},
                                 {"has_changes", true}, {"has_conflicts", true}}));
   CHECK(doc["prune"] == false);
   std::map<std::string, json> by_address;
