@@ -15,8 +15,8 @@
 #   DBFORM_STATE       the state the services were applied to (postgres://... for the team backend)
 #
 # Files in $DBFORM_OUT after `up`:
-#   preview.md     the pull request's comment: services, hosts, expiry, the commands to connect;
-#                  never a password (its first line is `<!-- dbform-preview PROJECT/pr-N -->`)
+#   preview.md     the pull request's comment: services, hosts, expiry, the commands to connect,
+#                  the migrations applied and the schema diff; never a password (its first line is `<!-- dbform-preview PROJECT/pr-N -->`)
 #   preview.env    DATABASE_URL_<SERVICE>='postgres://...' lines for `set -a; . preview.env`:
 #                  they hold the passwords, so keep the file out of artifacts and logs (mode 0600)
 set -euo pipefail
@@ -37,7 +37,12 @@ case "${1:-}" in
     name=$(number "${2:-}")
     mkdir -p "$OUT"
     # The first `up` forks and waits; the second reports the same preview and makes no call.
-    "$DBFORM" preview up "$name" "${files[@]}" --format markdown > "$OUT/preview.md"
+    # With `migrations:` in the block, each push applies the new files to the forks, and the comment
+    # shows them and the schema diff. Failed migrations still leave the comment (which file, which
+    # line, PostgreSQL's message): then no connection strings, and the job fails.
+    status=0
+    "$DBFORM" preview up "$name" "${files[@]}" --format markdown > "$OUT/preview.md" || status=$?
+    [ "$status" = 0 ] || exit "$status"
     (umask 077; "$DBFORM" preview up "$name" "${files[@]}" --format env > "$OUT/preview.env")
     ;;
   down)
