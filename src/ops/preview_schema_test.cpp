@@ -62,7 +62,7 @@ bool sent(const FakeSqlSession& s, const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("ops: migrations go to every fork of the preview; a second run applies only new files", "[ops]") {
+TEST_CASE("ops: migrations go to every fork of the preview - a second run applies only new files", "[ops]") {
   const State state = preview_state();
   const auto all = files();
   FakeSqlConnector connector;

@@ -66,7 +66,7 @@ TEST_CASE("a failing statement stops the run: rolled back, located at its line a
   for (const auto& s : session.sent) CHECK_THAT(s, !Catch::Contains("CREATE TABLE c"));
 }
 
-TEST_CASE("the ledger: a changed or vanished applied file is a problem naming it; pending files are the rest",
+TEST_CASE("the ledger: a changed or vanished applied file is a problem naming it - pending files are the rest",
           "[sql]") {
   auto files = files_of({{"0001_a.sql", "CREATE TABLE a (v int);"}, {"0002_b.sql", "CREATE TABLE b (v int);"},
                          {"0003_c.sql", "CREATE TABLE c (v int);"}});

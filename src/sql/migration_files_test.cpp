@@ -61,7 +61,7 @@ TEST_CASE("statements that cannot run inside the file's transaction are refused 
   CHECK_FALSE(fine.has_errors());
 }
 
-TEST_CASE("a file that is not UTF-8 is refused; one of comments only has no statement", "[sql]") {
+TEST_CASE("a file that is not UTF-8 is refused - one of comments only has no statement", "[sql]") {
   Diagnostics diags;
   parsed("SELECT '\xff';", diags);
   CHECK(diags.error_count() == 1);

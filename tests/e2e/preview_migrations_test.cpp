@@ -67,8 +67,8 @@ std::string hashed(const std::string& name, const std::string& text) { return na
 
 }  // namespace
 
-TEST_CASE("postgres: preview up applies the migrations to the fork with a ledger; a second up applies only new files "
-          "without an API call; a changed file stops everything",
+TEST_CASE("postgres: preview up applies the migrations to the fork with a ledger - a second up applies only new files "
+          "without an API call - a changed file stops everything",
           "[e2e][postgres]") {
   Sandbox sb;
   PostgresSim sim(sb);
@@ -121,7 +121,7 @@ TEST_CASE("postgres: preview up applies the migrations to the fork with a ledger
   CHECK(sql(fork, "SELECT count(*) FROM dbform_migrations").value == "3");
 }
 
-TEST_CASE("postgres: a failing migration keeps the fork and names file and line; a syntax error touches nothing",
+TEST_CASE("postgres: a failing migration keeps the fork and names file and line - a syntax error touches nothing",
           "[e2e][postgres]") {
   Sandbox sb;
   PostgresSim sim(sb);
@@ -168,8 +168,8 @@ TEST_CASE("postgres: a failing migration keeps the fork and names file and line;
   CHECK(preview(sb, {"down", "pr-1"}).exit_code == 0);
 }
 
-TEST_CASE("postgres: preview diff shows the fork's schema against its source's with destructive marks; the source is "
-          "only read; the markdown comment holds no secret",
+TEST_CASE("postgres: preview diff shows the fork's schema against its source's with destructive marks - the source is "
+          "only read - the markdown comment holds no secret",
           "[e2e][postgres]") {
   Sandbox sb;
   PostgresSim sim(sb);
