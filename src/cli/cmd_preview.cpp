@@ -97,15 +97,19 @@ struct MigrationProgress : MigrationReporter {
 // passwords) and, for the markdown comment, diffs the schemas. Failed migrations are on stderr too.
 std::map<std::string, SchemaReport> migrate(const PreviewOptions& opts, const std::vector<PreviewUpPlan>& plans,
                                             const std::map<std::string, std::vector<MigrationFile>>& files,
-                                            const State& state) {
+                                            const State& state, Duration connect_wait) {
   std::map<std::string, SchemaReport> reports;
   const auto connector = libpq_connector();
   MigrationProgress progress;
+  SystemClock clock;
   for (const auto& up : plans) {
     const auto f = files.find(up.project_id);
     if (f == files.end()) continue;
     SchemaReport& report = reports[up.project_id];
-    report.migrations = migrate_preview({state, up.project_id, up.name, f->second, *connector, &stop_flag()}, progress);
+    MigrateRequest request{state, up.project_id, up.name, f->second, *connector, &stop_flag()};
+    request.clock = &clock;
+    request.connect_wait = connect_wait;  // --wait-timeout, as apply --wait-connectable waits
+    report.migrations = migrate_preview(request, progress);
     for (const auto& fork : report.migrations->forks)
       if (fork.failure) std::cerr << "error: " << fork.fork_name << ": migrations failed: " << scrub(fork.failure->str()) << "\n";
     if (opts.format == "markdown") report.diff = diff_preview({state, up.project_id, up.name, *connector});
@@ -151,7 +155,7 @@ int run_up(const PreviewOptions& opts) {
     store->compact(state);
   }
   if (exit_code != 0) return exit_code;  // a preview is reported once it is whole
-  const auto schema = migrate(opts, plans, migration_files, state);
+  const auto schema = migrate(opts, plans, migration_files, state, engine_opts.wait_timeout);
   for (const auto& up : plans)
     for (const auto& p : recorded_previews(state, up.project_id))
       if (p.name == opts.name) {

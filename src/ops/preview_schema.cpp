@@ -58,6 +58,18 @@ std::string login_problem(const ResourceRecord& rec) {
   return "";
 }
 
+std::unique_ptr<SqlSession> connect_when_ready(const MigrateRequest& r, const ConnectTarget& target) {
+  const auto deadline = r.clock ? r.clock->now() + r.connect_wait : Clock::TimePoint{};
+  for (;;) {
+    try {
+      return r.connector.connect(target, {});
+    } catch (const Error& e) {
+      if (!r.clock || login_refused(e.what()) || r.clock->now() >= deadline) throw;
+      if (!r.clock->sleep_for_unless(Duration(500), r.stop)) throw;
+    }
+  }
+}
+
 struct OpenFork {
   const ResourceRecord* rec;
   std::unique_ptr<SqlSession> session;
@@ -74,7 +86,7 @@ MigrateOutcome migrate_preview(const MigrateRequest& request, MigrationReporter&
     if (const std::string why = login_problem(*rec); !why.empty()) throw Error(why + nothing);
     OpenFork fork{rec, nullptr, {}};
     try {
-      fork.session = request.connector.connect(connect_target(*rec), {});
+      fork.session = connect_when_ready(request, connect_target(*rec));
       fork.ledger = read_ledger(*fork.session);
     } catch (const Error& e) {
       throw Error(rec->address + " (" + rec->name + "): " + e.what() + nothing +

@@ -14,6 +14,7 @@
 #include "sql/session.h"
 #include "manifest/model.h"
 #include "state/model.h"
+#include "util/clock.h"
 
 namespace dbform {
 
@@ -35,6 +36,11 @@ struct MigrateRequest {
   const std::vector<MigrationFile>& files;
   const SqlConnector& connector;
   const std::atomic<bool>* stop = nullptr;  // looked at between files
+  // A fork reported READY may refuse connections for a moment (the real service now and then
+  // does): connecting is tried again every half second within `connect_wait`, unless the login
+  // itself is refused. No clock: one attempt.
+  Clock* clock = nullptr;
+  Duration connect_wait{std::chrono::minutes(1)};
 };
 
 struct ForkMigrations {

@@ -155,3 +155,35 @@ TEST_CASE("ops: the diff reads each fork and its source through read-only sessio
   }
   CHECK_THROWS_WITH(diff_preview({state, "", "pr-9", connector}), Catch::Contains("no preview `pr-9` is recorded"));
 }
+
+TEST_CASE("ops: a fork that refuses connections right after READY is tried again - a refused login is final", "[ops]") {
+  const State state = preview_state();
+  const auto all = files();
+  FakeClock clock;
+  Progress progress;
+  FakeSqlConnector slow;
+  slow.prepare = [](FakeSqlSession& s, const ConnectTarget&) { s.rows["to_regclass"] = {{std::string("f")}}; };
+  slow.refusals = 3;
+  MigrateRequest request{state, "acme", "pr-1", all, slow};
+  request.clock = &clock;
+  MigrateOutcome out = migrate_preview(request, progress);
+  CHECK_FALSE(out.failed());
+  CHECK(slow.attempts == 5);  // three refused, then the two forks
+  CHECK(out.forks[0].applied.size() == 2);
+
+  FakeSqlConnector wrong;
+  wrong.refusals = 100;
+  wrong.refusal = "FATAL:  password authentication failed for user \"tsdbadmin\"";
+  MigrateRequest refused{state, "acme", "pr-1", all, wrong};
+  refused.clock = &clock;
+  CHECK_THROWS_WITH(migrate_preview(refused, progress), Catch::Contains("password authentication failed"));
+  CHECK(wrong.attempts == 1);
+
+  FakeSqlConnector down;
+  down.refusals = 1000;
+  MigrateRequest gone{state, "acme", "pr-1", all, down};
+  gone.clock = &clock;
+  gone.connect_wait = std::chrono::seconds(10);
+  CHECK_THROWS_WITH(migrate_preview(gone, progress), Catch::Contains("Connection refused"));
+  CHECK(down.attempts == 21);  // every half second for 10 s, and once more at the end
+}

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sql/session.h"
+#include "util/error.h"
 
 namespace dbform {
 
@@ -47,8 +48,16 @@ class FakeSqlConnector : public SqlConnector {
   std::function<void(FakeSqlSession&, const ConnectTarget&)> prepare;  // scripts each new session
   mutable std::vector<std::pair<std::string, std::shared_ptr<FakeSqlSession>>> made;
   mutable std::vector<SqlSessionOptions> options;
+  mutable int refusals = 0;  // the next this many connections fail with `refusal`
+  std::string refusal = "connection to server at \"127.0.0.1\", port 5101 failed: Connection refused";
+  mutable int attempts = 0;
 
   std::unique_ptr<SqlSession> connect(const ConnectTarget& target, const SqlSessionOptions& opts) const override {
+    ++attempts;
+    if (refusals > 0) {
+      --refusals;
+      throw Error("could not connect to " + target.host + ":" + std::to_string(target.port) + ": " + refusal);
+    }
     auto session = std::make_shared<FakeSqlSession>();
     if (prepare) prepare(*session, target);
     made.emplace_back(target.host + ":" + std::to_string(target.port), session);

@@ -49,7 +49,7 @@ struct Preview {
 
 Preview prepared(Sandbox& sb) {
   sb.write("dbform.yaml", manifest({}, {service_yaml("orders")}) + kBlock);
-  RunResult applied = sb.apply();
+  RunResult applied = sb.apply({"--wait-connectable"});  // the source takes the test's SQL at once
   INFO(applied.describe());
   REQUIRE(applied.exit_code == 0);
   Preview p{sb, connection_string(sb, service_address("orders"))};
@@ -228,4 +228,16 @@ TEST_CASE("postgres: preview diff shows the fork's schema against its source's w
   INFO(same.describe());
   CHECK(same.exit_code == 0);
   CHECK_THAT(same.out, Catch::Contains("orders-pr-2 against orders: no schema change"));
+}
+
+TEST_CASE("postgres: migrations wait for a fork reported READY before it accepts connections", "[e2e][postgres]") {
+  Sandbox sb;
+  PostgresSim sim(sb, {"--ready-before-connectable", "2s"});
+  Preview p = prepared(sb);
+  sb.write("db/migrations/0001_a.sql", "CREATE TABLE a (v int);\n");
+  RunResult up = preview(sb, {"up", "pr-1"});
+  INFO(up.describe());
+  REQUIRE(up.exit_code == 0);
+  CHECK_THAT(up.out, Catch::Contains("orders-pr-1: applied 0001_a.sql (1 in all)"));
+  CHECK(sql(p.fork(), "SELECT count(*) FROM dbform_migrations").value == "1");
 }
