@@ -10,6 +10,7 @@ packages=(
   g++ cmake ninja-build pkg-config ccache
   libyaml-cpp-dev libcurl4-openssl-dev nlohmann-json3-dev libspdlog-dev catch2 libcli11-dev
   libcpp-httplib-dev libssl-dev libpq-dev
+  libpg-query-dev  # PostgreSQL's parser as a library: preview migrations are parsed before they run
   postgresql  # the server binaries for the tests' throwaway cluster (tests/pg/start.sh)
   python3 python3-jsonschema python3-yaml
   curl  # tests/e2e/wording_test.cpp pauses a service outside dbform with curl, as a person would

@@ -14,10 +14,12 @@
 #   DBFORM_OUT         where the comment and the env file go                (default: dbform-out)
 #   DBFORM_STATE       the state the services were applied to (postgres://... for the team backend)
 #
-# Files in $DBFORM_OUT after an `up` that succeeded (after one that failed, e.g. refused by the
-# block's `max`, neither: there is nothing to post, and the exit status is dbform's):
-#   preview.md     the pull request's comment: services, hosts, expiry, the commands to connect;
-#                  never a password (its first line is `<!-- dbform-preview PROJECT/pr-N -->`)
+# Files in $DBFORM_OUT after an `up` that reported (after one refused before it made anything,
+# e.g. by the block's `max`, neither: there is nothing to post, and the exit status is dbform's):
+#   preview.md     the pull request's comment: services, hosts, expiry, the commands to connect,
+#                  the migrations applied and the schema diff; never a password (its first line is
+#                  `<!-- dbform-preview PROJECT/pr-N -->`). Failed migrations still leave it (which
+#                  file, which line, PostgreSQL's message), with no preview.env, and the job fails.
 #   preview.env    DATABASE_URL_<SERVICE>='postgres://...' lines for `set -a; . preview.env`:
 #                  they hold the passwords, so keep the file out of artifacts and logs (mode 0600)
 set -euo pipefail
@@ -40,10 +42,13 @@ case "${1:-}" in
     # No comment unless there is a report: a refused `up` (the `max` cap, a service not READY)
     # leaves no file behind, not an empty one or an earlier run's, for a later step to post.
     rm -f "$OUT/preview.md" "$OUT/preview.env" "$OUT/preview.md.part"
-    # The first `up` forks and waits; the second reports the same preview and makes no call.
-    "$DBFORM" preview up "$name" "${files[@]}" --format markdown > "$OUT/preview.md.part" ||
-      { rc=$?; rm -f "$OUT/preview.md.part"; exit "$rc"; }
-    mv "$OUT/preview.md.part" "$OUT/preview.md"
+    # The first `up` forks and waits; the second reports the same preview and makes no call. With
+    # `migrations:` in the block, each push applies the new files to the forks, and the comment
+    # shows them and the schema diff.
+    status=0
+    "$DBFORM" preview up "$name" "${files[@]}" --format markdown > "$OUT/preview.md.part" || status=$?
+    if [ -s "$OUT/preview.md.part" ]; then mv "$OUT/preview.md.part" "$OUT/preview.md"; else rm -f "$OUT/preview.md.part"; fi
+    [ "$status" = 0 ] || exit "$status"
     (umask 077; "$DBFORM" preview up "$name" "${files[@]}" --format env > "$OUT/preview.env") ||
       { rc=$?; rm -f "$OUT/preview.env"; exit "$rc"; }
     ;;

@@ -14,9 +14,11 @@
 #include "cli/render_events.h"
 #include "cli/render_policy.h"
 #include "cli/render_preview.h"
+#include "cli/render_schema.h"
 #include "cli/signals.h"
 #include "engine/keys.h"
 #include "engine/preview.h"
+#include "ops/preview_schema.h"
 #include "util/env.h"
 #include "util/json_limits.h"
 #include "util/text.h"
@@ -36,6 +38,7 @@ struct PreviewOptions {
   std::vector<std::string> keep;
   int max_deletes = kDefaultMaxDeletes;
   PolicyOptions policy;  // up: the rules of kind `preview` its forks must keep
+  bool detailed_exitcode = false;
 };
 
 // What the engine's run left undone, on stderr; the exit code.
@@ -63,11 +66,58 @@ std::map<std::string, ProjectKey> keys_for(const PreviewOptions& opts, bool mani
   return resolve_keys(manifests_if_any(opts.manifests, manifests_given), projects, process_env());
 }
 
-void print_preview(const PreviewOptions& opts, const RecordedPreview& p, WallTime now) {
-  if (opts.format == "json") std::cout << dump_json(preview_json(p, now), 2) << "\n";
-  else if (opts.format == "markdown") std::cout << render_preview_markdown(p, now);
-  else if (opts.format == "env") std::cout << render_preview_env(p);
-  else std::cout << render_preview_text(p, now);
+// What `up` adds to a preview's report when its block has `migrations:`: the migrations applied,
+// and (for the pull request's comment) the diff of each fork's schema against its source's.
+struct SchemaReport {
+  std::optional<MigrateOutcome> migrations;
+  std::optional<DiffOutcome> diff;
+};
+
+void print_preview(const PreviewOptions& opts, const RecordedPreview& p, WallTime now, const SchemaReport& schema) {
+  if (opts.format == "json") {
+    nlohmann::json j = preview_json(p, now);
+    if (schema.migrations) j["migrations"] = migrations_json(*schema.migrations);
+    std::cout << dump_json(j, 2) << "\n";
+  } else if (opts.format == "markdown") {
+    std::cout << render_preview_markdown(p, now);
+    if (schema.migrations) std::cout << render_migrations_markdown(*schema.migrations);
+    if (schema.diff) std::cout << render_diff_markdown(*schema.diff);
+  } else if (opts.format == "env") {
+    std::cout << render_preview_env(p);
+  } else {
+    std::cout << render_preview_text(p, now);
+    if (schema.migrations) std::cout << render_migrations_text(*schema.migrations);
+  }
+}
+
+struct MigrationProgress : MigrationReporter {
+  void applying(const std::string&, const std::string& fork, const MigrationFile& file) override {
+    std::cerr << fork << ": applying " << scrub(file.path) << "\n";
+  }
+};
+
+// Applies the migrations of each project's preview (no API call: the forks are READY with their own
+// passwords) and, for the markdown comment, diffs the schemas. Failed migrations are on stderr too.
+std::map<std::string, SchemaReport> migrate(const PreviewOptions& opts, const std::vector<PreviewUpPlan>& plans,
+                                            const std::map<std::string, std::vector<MigrationFile>>& files,
+                                            const State& state, Duration connect_wait) {
+  std::map<std::string, SchemaReport> reports;
+  const auto connector = libpq_connector();
+  MigrationProgress progress;
+  SystemClock clock;
+  for (const auto& up : plans) {
+    const auto f = files.find(up.project_id);
+    if (f == files.end()) continue;
+    SchemaReport& report = reports[up.project_id];
+    MigrateRequest request{state, up.project_id, up.name, f->second, *connector, &stop_flag()};
+    request.clock = &clock;
+    request.connect_wait = connect_wait;  // --wait-timeout, as apply --wait-connectable waits
+    report.migrations = migrate_preview(request, progress);
+    for (const auto& fork : report.migrations->forks)
+      if (fork.failure) std::cerr << "error: " << fork.fork_name << ": migrations failed: " << scrub(fork.failure->str()) << "\n";
+    if (opts.format == "markdown") report.diff = diff_preview({state, up.project_id, up.name, *connector});
+  }
+  return reports;
 }
 
 int run_up(const PreviewOptions& opts) {
@@ -94,6 +144,10 @@ int run_up(const PreviewOptions& opts) {
   for (const auto& v : preview_rules.violations)  // the mandatory ones refused above: these are advisory
     std::cerr << "warning: [advisory] " << v.rule << ": " << v.address << " " << violation_text(v)
               << (v.message.empty() ? "" : " (" + v.message + ")") << "\n";
+  // Every migration file parsed before any call: a syntax error touches neither the API nor a fork.
+  std::map<std::string, std::vector<MigrationFile>> migration_files;
+  for (const DesiredProject* p : projects)
+    if (p->previews && p->previews->migrations) migration_files[p->id] = preview_migration_files(*p->previews);
   std::vector<std::string> with_calls;
   for (const auto& up : plans)
     if (up.needs_calls(state)) with_calls.push_back(up.project_id);
@@ -111,10 +165,32 @@ int run_up(const PreviewOptions& opts) {
     store->compact(state);
   }
   if (exit_code != 0) return exit_code;  // a preview is reported once it is whole
+  const auto schema = migrate(opts, plans, migration_files, state, engine_opts.wait_timeout);
   for (const auto& up : plans)
     for (const auto& p : recorded_previews(state, up.project_id))
-      if (p.name == opts.name) print_preview(opts, p, std::chrono::system_clock::now());
-  return 0;
+      if (p.name == opts.name) {
+        const auto report = schema.find(up.project_id);
+        print_preview(opts, p, std::chrono::system_clock::now(), report == schema.end() ? SchemaReport{} : report->second);
+        if (report != schema.end() && report->second.migrations->interrupted) exit_code = 130;
+        else if (report != schema.end() && report->second.migrations->failed()) exit_code = std::max(exit_code, 1);
+      }
+  return exit_code;  // 1 when a fork's migrations failed: the fork is kept, and reported so
+}
+
+int run_diff(const PreviewOptions& opts) {
+  require_preview_name(opts.name);
+  auto store = open_state_store(opts.state);
+  const State state = read_recorded_state(*store, false);
+  const auto connector = libpq_connector();
+  const DiffOutcome diff = diff_preview({state, opts.project, opts.name, *connector});
+  const std::string heading = "Preview " + opts.name + (opts.project.empty() ? "" : " of project " + opts.project);
+  if (opts.format == "json") std::cout << dump_json(diff_json(diff, opts.name), 2) << "\n";
+  else if (opts.format == "markdown") std::cout << "### " << heading << "\n" << render_diff_markdown(diff);
+  else std::cout << render_diff_text(diff, heading);
+  for (const auto& fork : diff.forks)
+    if (!fork.error.empty()) std::cerr << "error: " << fork.fork_name << ": " << scrub(fork.error) << "\n";
+  if (diff.failed()) return 1;
+  return opts.detailed_exitcode && diff.differs() ? 2 : 0;
 }
 
 int run_down(const PreviewOptions& opts, bool manifests_given) {
@@ -229,10 +305,13 @@ Forks go through the engine apply uses: each create's intent is journaled before
   auto* up = cmd->add_subcommand("up", "fork the `previews:` services for NAME (or report the preview that exists)");
   set_manual(*up, {.text = R"(Makes preview NAME (1-32 lowercase letters, digits and '-') in every project of the manifests that has a `previews:` block (or in `--project`), or reports it when it exists: a second `up` makes no call that changes anything. Refused before any call: a new preview beyond the block's `max` (the message names the previews there and their ages), a listed service that is not recorded or not READY, a fork name that the project declares or records already, a fork being deleted (`preview down` finishes it), a fork that breaks a mandatory rule of kind `preview` of the `--policy` files (or `DBFORM_POLICY`; see dbform-policy(1)), and with `--reset` a protected fork; and before any change in any project, a fork name that a live service of the project has, or a source not READY now. `--reset` deletes the preview's forks and forks them again (fresh data), once every check has passed. Every fork that became READY gets its own password, even when another failed; until then `dbform output` and `dbform connect` refuse its password.
 
-The report: `text`; `json`; `markdown`, a pull request's comment (services, hosts, expiry, the `dbform output` and `dbform connect` commands; never a password); `env`, `DATABASE_URL_SERVICE='postgres://...'` lines, shell-quoted, for the next step of a pipeline (the one form with the password in it). Progress goes to stderr. Exit 0 once every fork is READY with its own password, 1 on an error or a failed fork (`up` again finishes it), 130 when stopped by a signal.)",
+With `migrations: DIR` in the block, every `*.sql` file of DIR is parsed by PostgreSQL's parser before anything is sent (a syntax error is reported at its file:line:col, touching nothing), and once every fork is READY with its own password each fork gets, over TLS, the files its ledger `dbform_migrations` does not hold, in name order, each in one transaction with its ledger row. A file changed (or removed) after it was applied is an error naming it, and nothing is applied anywhere. A failing file stops that fork's migrations: reported as `migrations failed` with the file, the line of the statement, PostgreSQL's position and message, exit 1, the fork kept for inspection. Run again for a newer commit, `up` makes no API call for a preview that stands and applies the new files.
+
+The report: `text`; `json`; `markdown`, a pull request's comment (services, hosts, expiry, the `dbform output` and `dbform connect` commands, the migrations applied and `preview diff`'s changes with their destructive marks; never a password); `env`, `DATABASE_URL_SERVICE='postgres://...'` lines, shell-quoted, for the next step of a pipeline (the one form with the password in it). Progress goes to stderr. Exit 0 once every fork is READY with its own password (and its migrations applied), 1 on an error, a failed fork (`up` again finishes it) or failed migrations, 130 when stopped by a signal.)",
                    .environment = kApiEnvironment,
                    .examples = {{"Make or report pr-7", "dbform preview up pr-7"},
-                                {"Fresh data for pr-7", "dbform preview up pr-7 --reset"}}});
+                                {"Fresh data for pr-7", "dbform preview up pr-7 --reset"},
+                                {"A new commit: apply its new migration files", "dbform preview up pr-7 --format markdown"}}});
   add_common(*up, *opts, true);
   up->add_option("name", opts->name, "the preview's name, like pr-123")->required();
   up->add_option("--format", opts->format, "text (default), json, markdown (no password) or env (connection strings)")
@@ -264,6 +343,21 @@ The report: `text`; `json`; `markdown`, a pull request's comment (services, host
       ->check(whole_number(0, std::numeric_limits<int>::max(), "a whole number, 0 or more"));
   add_wait_options(*sweep, opts->wait);
   sweep->callback([opts, sweep, &exit_code] { exit_code = run_sweep(*opts, sweep->count("--file") > 0); });
+
+  auto* diff = cmd->add_subcommand("diff", "each fork's schema against its source's: + - ~ lines, destructive changes marked");
+  set_manual(*diff, {.text = R"(Compares the schema of each fork of preview NAME (in every project, or in `--project`) with its source's, read from both servers' catalogs: schemas, extensions, tables, columns (type, nullability, default), indexes, constraints and views (not the ledger `dbform_migrations`). Each side is read in one transaction of a session that is read-only from its login on, with a statement timeout of 30s: the source is only ever read. Changes print as `+` (in the fork only), `-` (in the source only) and `~` (changed) lines; a new or dropped table is one line with its columns. Those that lose data when they reach the source are marked destructive: a dropped table or column, and a column whose type narrows (any change of type not known to widen it, like integer to bigint or varchar(20) to text).
+
+It makes no API call and takes no lock: it connects with the endpoints and passwords the state records (TLS, as `dbform output` writes connection strings). Formats: `text`, `json`, `markdown` (a pull request's comment; no password, no connection string). Exit 0, or with `--detailed-exitcode` 2 when a schema differs; 1 when a fork or its source could not be read.)",
+                     .environment = {},
+                     .examples = {{"What pr-7 changes", "dbform preview diff pr-7"},
+                                  {"Fail a pipeline step on any change", "dbform preview diff pr-7 --detailed-exitcode"}}});
+  add_state_options(*diff, opts->state, false);
+  diff->add_option("name", opts->name, "the preview's name")->required();
+  diff->add_option("--project", opts->project, "only this project's preview");
+  diff->add_option("--format", opts->format, "text (default), json or markdown")
+      ->check(CLI::IsMember({"text", "json", "markdown"}));
+  diff->add_flag("--detailed-exitcode", opts->detailed_exitcode, "exit 2 when a fork's schema differs from its source's");
+  diff->callback([opts, &exit_code] { exit_code = run_diff(*opts); });
 
   auto* list = cmd->add_subcommand("list", "every preview: services, status, age, expiry");
   set_manual(*list, {.text = R"(Prints every recorded preview with its services and their status, its age and its expiry, from the state alone: no API call, no lock. `-f` is taken as by the other subcommands: the manifests named are read and must be valid, and the list is the same.)",

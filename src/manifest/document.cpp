@@ -1,6 +1,7 @@
 #include "manifest/document.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <optional>
 
 #include "manifest/mapping_reader.h"
@@ -18,7 +19,7 @@ namespace {
 const MappingSpec kTopLevel{"the manifest", {"version", "projects"}, {"version", "projects"}};
 const MappingSpec kProject{"a project", {"id", "api_key_env", "wait_connectable", "vpcs", "services", "removed", "previews"}, {"id"}};
 const MappingSpec kPreviews{"a `previews:` block",
-                            {"services", "strategy", "ttl", "max", "cpu_millis", "memory_gbs"},
+                            {"services", "strategy", "ttl", "max", "migrations", "cpu_millis", "memory_gbs"},
                             {"services", "ttl", "max"}};
 const MappingSpec kVpc{"a VPC",
                        {"name", "cidr", "region_code", "deletion_protection", "renamed_from", "import_id", "policy_waivers",
@@ -229,6 +230,16 @@ std::optional<DesiredPreviews> DocumentReader::previews(const Entry& e) {
   }
   if (const Entry* f = fields->find("cpu_millis")) p.cpu_millis = values_.cpu_millis(*f);
   if (const Entry* f = fields->find("memory_gbs")) p.memory_gbs = values_.memory_gbs(*f);
+  if (const Entry* f = fields->find("migrations")) {
+    auto dir = values_.text(*f, "a directory of SQL files, relative to this manifest file");
+    if (dir && dir->empty())
+      values_.error(f->where, f->path, "expected a directory of SQL files, found an empty value",
+                    "write the directory, like `migrations: db/migrations`");
+    else if (dir)  // relative to the file that says it, wherever dbform runs from
+      p.migrations = (std::filesystem::path(f->where.file).parent_path() / *dir).lexically_normal().string();
+    p.migrations_location = f->where;
+    if (!dir || dir->empty()) usable = false;
+  }
   if (!usable || !fields->find("services") || !fields->find("ttl") || !fields->find("max")) return std::nullopt;
   return p;
 }

@@ -136,6 +136,10 @@ struct DesiredPreviews {
   long long max = 1;  // at most this many previews of the project at once
   std::optional<std::string> cpu_millis;  // each fork's size; unset: its source's
   std::optional<std::string> memory_gbs;
+  // `migrations: DIR`: the directory of SQL files applied to each fork (SPEC section 13), as written
+  // joined to its manifest file's directory (an absolute DIR stays as it is); unset: none.
+  std::optional<std::string> migrations;
+  Location migrations_location;
   Location location;
   std::string path;  // "projects[0].previews"
 };

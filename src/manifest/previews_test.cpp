@@ -82,3 +82,20 @@ TEST_CASE("manifest: a project's previews: block in two files is an error naming
   REQUIRE(diags.has_errors());
   CHECK(diags.str().find("has a `previews:` block here and at") != std::string::npos);
 }
+
+TEST_CASE("manifest: previews: migrations is a directory relative to the manifest file - an empty one is an error") {
+  Diagnostics diags;
+  const std::string block = "    previews:\n      services: [orders]\n      ttl: 72h\n      max: 2\n      migrations: ";
+  const Manifest m = load_manifest_text("deploy/m.yaml", kProject + block + "db/migrations\n", no_env(), diags);
+  INFO(diags.str());
+  REQUIRE(!diags.has_errors());
+  REQUIRE(m.projects[0].previews);
+  CHECK(m.projects[0].previews->migrations == "deploy/db/migrations");
+  CHECK(m.projects[0].previews->migrations_location.line == 11);
+  const Manifest absolute = load_manifest_text("deploy/m.yaml", kProject + block + "/srv/sql\n", no_env(), diags);
+  CHECK(absolute.projects[0].previews->migrations == "/srv/sql");
+  auto errors = errors_of(kProject + block + "''\n");
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].field == "projects[0].previews.migrations");
+  CHECK(errors[0].location.line == 11);
+}

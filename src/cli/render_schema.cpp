@@ -1,0 +1,141 @@
+#include "cli/render_schema.h"
+
+#include "util/text.h"
+
+namespace dbform::cli {
+
+namespace {
+
+std::string clean(const std::string& text) { return scrub(valid_utf8(text)); }
+
+std::string failure_line(const ForkMigrations& f) {
+  std::string s = "migrations failed: " + clean(f.failure->str());
+  if (!f.applied.empty()) s += "; applied before it: " + join(f.applied, ", ");
+  return s;
+}
+
+// A fence longer than any run of backticks in `text`, so that nothing in it ends the block.
+std::string schema_fence(const std::string& text) {
+  size_t longest = 0, run = 0;
+  for (char c : text) {
+    run = c == '`' ? run + 1 : 0;
+    longest = std::max(longest, run);
+  }
+  return std::string(std::max<size_t>(3, longest + 1), '`');
+}
+
+std::string against(const ForkDiff& f) {
+  return clean(f.fork_name) + " against " + (f.source_name.empty() ? std::string("its source") : clean(f.source_name));
+}
+
+}  // namespace
+
+std::string render_migrations_text(const MigrateOutcome& m) {
+  std::string out = "Migrations:\n";
+  for (const auto& f : m.forks) {
+    const size_t total = f.before + f.applied.size();
+    if (f.failure) out += "  " + f.fork_name + ": " + failure_line(f) + "\n";
+    else if (f.applied.empty()) out += "  " + f.fork_name + ": up to date (" + std::to_string(total) + " applied)\n";
+    else
+      out += "  " + f.fork_name + ": applied " + join(f.applied, ", ") + " (" + std::to_string(total) + " in all)\n";
+  }
+  if (m.interrupted) out += "  stopped by a signal: run the same command again to finish\n";
+  return out;
+}
+
+nlohmann::json migrations_json(const MigrateOutcome& m) {
+  nlohmann::json forks = nlohmann::json::array();
+  for (const auto& f : m.forks) {
+    nlohmann::json j = {{"address", f.address}, {"fork", f.fork_name}, {"applied", f.applied}, {"applied_before", f.before}};
+    if (f.failure) {
+      const MigrationFailure& x = *f.failure;
+      j["failure"] = {{"file", clean(x.file)},          {"line", x.statement.line},
+                      {"column", x.statement.column},   {"message", clean(x.server.message)},
+                      {"detail", clean(x.server.detail)}, {"hint", clean(x.server.hint)},
+                      {"sqlstate", x.server.sqlstate}};
+      if (x.error) j["failure"]["error_position"] = {{"line", x.error->line}, {"column", x.error->column}};
+    }
+    forks.push_back(std::move(j));
+  }
+  return {{"forks", forks}, {"failed", m.failed()}, {"interrupted", m.interrupted}};
+}
+
+std::string render_migrations_markdown(const MigrateOutcome& m) {
+  std::string out = "\n#### Migrations\n\n";
+  for (const auto& f : m.forks) {
+    if (f.failure) {
+      const std::string text = failure_line(f);
+      const std::string fence = schema_fence(text);
+      out += "- **" + clean(f.fork_name) + ": migrations failed** (the fork is kept for inspection)\n\n  " + fence +
+             "\n  " + text + "\n  " + fence + "\n";
+    } else if (f.applied.empty()) {
+      out += "- " + clean(f.fork_name) + ": up to date (" + std::to_string(f.before) + " applied)\n";
+    } else {
+      out += "- " + clean(f.fork_name) + ": applied ";
+      std::vector<std::string> names;
+      for (const auto& name : f.applied) names.push_back("`" + clean(name) + "`");
+      out += join(names, ", ") + " (" + std::to_string(f.before + f.applied.size()) + " in all)\n";
+    }
+  }
+  return out;
+}
+
+std::string render_diff_text(const DiffOutcome& d, const std::string& heading) {
+  std::string out = heading + ": schema against its source\n";
+  size_t changes = 0;
+  for (const auto& f : d.forks) {
+    if (!f.error.empty()) {
+      out += against(f) + ": could not be compared: " + clean(f.error) + "\n";
+      continue;
+    }
+    out += against(f) + (f.changes.empty() ? ": no schema change\n" : ":\n");
+    for (const auto& c : f.changes)
+      out += "  " + clean(c.line()) + (c.destructive ? "  (destructive: " + c.why + ")" : "") + "\n";
+    changes += f.changes.size();
+  }
+  out += std::to_string(changes) + " change(s), " + std::to_string(d.destructive()) + " destructive.\n";
+  return out;
+}
+
+nlohmann::json diff_json(const DiffOutcome& d, const std::string& name) {
+  nlohmann::json forks = nlohmann::json::array();
+  for (const auto& f : d.forks) {
+    nlohmann::json changes = nlohmann::json::array();
+    for (const auto& c : f.changes)
+      changes.push_back({{"op", std::string(1, c.op)}, {"kind", kind_word(c.kind)}, {"name", clean(c.name)},
+                         {"before", clean(c.before)}, {"after", clean(c.after)}, {"destructive", c.destructive},
+                         {"why", c.why}, {"line", clean(c.line())}});
+    nlohmann::json j = {{"project_id", f.project_id}, {"address", f.address}, {"fork", f.fork_name},
+                        {"source_address", f.source_address}, {"changes", changes}};
+    if (!f.error.empty()) j["error"] = clean(f.error);
+    forks.push_back(std::move(j));
+  }
+  return {{"name", name}, {"differs", d.differs()}, {"destructive", d.destructive()}, {"forks", forks}};
+}
+
+std::string render_diff_markdown(const DiffOutcome& d) {
+  std::string out = "\n#### Schema changes\n";
+  for (const auto& f : d.forks) {
+    out += "\n**" + against(f) + "**";
+    if (!f.error.empty()) {
+      out += ": could not be compared: " + clean(f.error) + "\n";
+      continue;
+    }
+    if (f.changes.empty()) {
+      out += ": no schema change\n";
+      continue;
+    }
+    std::string block, destructive;
+    for (const auto& c : f.changes) {
+      block += clean(c.line()) + (c.destructive ? "  # DESTRUCTIVE" : "") + "\n";
+      if (c.destructive) destructive += "- **destructive**: `" + clean(c.name) + "`: " + c.why + "\n";
+    }
+    const std::string fence = schema_fence(block);
+    out += "\n\n" + (destructive.empty() ? "" : destructive + "\n") + fence + "diff\n" + block + fence + "\n";
+  }
+  const size_t n = d.destructive();
+  if (n > 0) out += "\n> **" + std::to_string(n) + " destructive change(s)**: data is lost when they reach production.\n";
+  return out;
+}
+
+}  // namespace dbform::cli
