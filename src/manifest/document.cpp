@@ -6,7 +6,7 @@
 
 #include "manifest/mapping_reader.h"
 #include "manifest/value_reader.h"
-#include "util/calendar.h"
+#include "util/clock.h"
 #include "util/duration.h"
 #include "util/text.h"
 

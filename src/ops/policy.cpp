@@ -8,7 +8,7 @@ namespace dbform {
 
 namespace {
 
-SysSeconds seconds_of(std::chrono::system_clock::time_point t) {
+UtcTime seconds_of(std::chrono::system_clock::time_point t) {
   return std::chrono::time_point_cast<std::chrono::seconds>(t);
 }
 
@@ -57,7 +57,7 @@ PolicyCheckOutcome policy_check_operation(const PolicyCheckRequest& r) {
 }
 
 PolicyCheck check_preview_policies(const std::vector<PreviewUpPlan>& plans, const State& state,
-                                   const PolicySet& policies, SysSeconds now) {
+                                   const PolicySet& policies, UtcTime now) {
   std::vector<PolicySubject> subjects;
   for (const auto& up : plans)
     for (const auto& a : up.forks.actions) subjects.push_back(fork_subject(up, a, state));

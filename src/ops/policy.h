@@ -9,7 +9,6 @@
 #include "plan/model.h"
 #include "policy/rules.h"
 #include "state/store.h"
-#include "util/calendar.h"
 #include "util/clock.h"
 
 namespace dbform {
@@ -35,6 +34,6 @@ PolicyCheckOutcome policy_check_operation(const PolicyCheckRequest& request);
 // else their source's as recorded). Throws UsageError naming each mandatory violation, before any
 // call; returns the check (its advisory violations are warnings).
 PolicyCheck check_preview_policies(const std::vector<PreviewUpPlan>& plans, const State& state,
-                                   const PolicySet& policies, SysSeconds now);
+                                   const PolicySet& policies, UtcTime now);
 
 }  // namespace dbform

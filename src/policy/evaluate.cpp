@@ -104,7 +104,7 @@ std::string waiver_field(const PolicyWaiver& w) {
 
 // What a waiver found wrong, as a violation; nullopt for a waiver in force.
 std::optional<PolicyViolation> waiver_problem(const PolicySet& set, const PolicyWaiver& w, const std::string& address,
-                                              SysSeconds now) {
+                                              UtcTime now) {
   const std::string field = waiver_field(w);
   const PolicyRule* rule = set.find(w.rule);
   if (!rule) {
@@ -127,7 +127,7 @@ std::optional<PolicyViolation> waiver_problem(const PolicySet& set, const Policy
   return std::nullopt;
 }
 
-void check_subject(const PolicySet& set, const PolicySubject& s, SysSeconds now, PolicyCheck& out) {
+void check_subject(const PolicySet& set, const PolicySubject& s, UtcTime now, PolicyCheck& out) {
   const bool leaving = std::any_of(s.actions.begin(), s.actions.end(),
                                    [](const std::string& a) { return a == "delete" || a == "forget"; });
   for (const auto& rule : set.rules) {
@@ -245,7 +245,7 @@ std::vector<PolicySubject> state_subjects(const State& state, const DeclaredWaiv
   return out;
 }
 
-PolicyCheck evaluate_policies(const PolicySet& set, const std::vector<PolicySubject>& subjects, SysSeconds now) {
+PolicyCheck evaluate_policies(const PolicySet& set, const std::vector<PolicySubject>& subjects, UtcTime now) {
   PolicyCheck out;
   out.files = set.files;
   out.digest = set.digest;
@@ -256,7 +256,7 @@ PolicyCheck evaluate_policies(const PolicySet& set, const std::vector<PolicySubj
 }
 
 void check_plan_policies(Plan& plan, const State& state, const Manifest& manifest, const PolicySet& set,
-                         SysSeconds now) {
+                         UtcTime now) {
   if (!set.given()) {
     plan.policy = PolicyCheck{};
     plan.summary.policy = 0;

@@ -13,7 +13,7 @@
 #include "plan/model.h"
 #include "policy/rules.h"
 #include "state/model.h"
-#include "util/calendar.h"
+#include "util/clock.h"
 
 namespace dbform {
 
@@ -49,12 +49,12 @@ std::vector<PolicySubject> plan_subjects(const Plan& plan, const State& state, c
 std::vector<PolicySubject> state_subjects(const State& state, const DeclaredWaivers& waivers);
 
 // The rules checked, the violations and the waivers in force (`now`: what expires).
-PolicyCheck evaluate_policies(const PolicySet& set, const std::vector<PolicySubject>& subjects, SysSeconds now);
+PolicyCheck evaluate_policies(const PolicySet& set, const std::vector<PolicySubject>& subjects, UtcTime now);
 
 // Checks the plan: sets plan.policy and plan.summary.policy (its mandatory violations, each
 // refusing the plan as a conflict does). Nothing is checked, not even waivers, without rule files.
 void check_plan_policies(Plan& plan, const State& state, const Manifest& manifest, const PolicySet& set,
-                         SysSeconds now);
+                         UtcTime now);
 
 // "== PROD", ">= 1 and <= 4", "in [DEV, PROD]", "present": what a condition requires, for messages.
 std::string describe_condition(const PolicyCondition& c);

@@ -4,7 +4,7 @@
 #include "plan/differ.h"
 #include "policy/evaluate.h"
 #include "policy/loader.h"
-#include "util/calendar.h"
+#include "util/clock.h"
 
 using namespace dbform;
 
@@ -34,7 +34,7 @@ Manifest manifest_of(const std::string& text) {
   return m;
 }
 
-SysSeconds at(const std::string& text) { return *parse_expiry(text); }
+UtcTime at(const std::string& text) { return *parse_expiry(text); }
 
 const char* kBaseline = R"(version: 1
 rules:
@@ -76,7 +76,7 @@ TEST_CASE("an expiry is a date (through its last second, UTC) or a UTC time, in 
   CHECK(parse_expiry("2027-01-31") == at("2027-02-01T00:00:00Z"));
   CHECK(parse_expiry("9999-12-31T23:59:59Z").has_value());
   CHECK(parse_expiry("9999-12-31").has_value());
-  CHECK(parse_expiry("1970-01-01T00:00:00Z") == SysSeconds{});
+  CHECK(parse_expiry("1970-01-01T00:00:00Z") == UtcTime{});
   CHECK_FALSE(parse_expiry("1969-12-31"));
   CHECK_FALSE(parse_expiry("2027-02-29"));
   CHECK(parse_expiry("2028-02-29"));

@@ -80,4 +80,11 @@ std::optional<UtcTime> parse_utc(const std::string& text) {
   return sys_days(ymd) + hours(h) + minutes(m) + seconds(s);
 }
 
+std::optional<UtcTime> parse_expiry(const std::string& text) {
+  if (text.size() != 10) return parse_utc(text);
+  auto midnight = parse_utc(text + "T00:00:00Z");
+  if (!midnight) return std::nullopt;
+  return *midnight + std::chrono::days{1};
+}
+
 }  // namespace dbform

@@ -64,5 +64,9 @@ std::string format_utc(std::chrono::system_clock::time_point t);
 // The moment format_utc wrote, 1970-01-01T00:00:00Z to 9999-12-31T23:59:59Z; nullopt for other
 // text, a date that does not exist (2026-02-30) or one outside those years.
 std::optional<UtcTime> parse_utc(const std::string& text);
+// The moment a written expiry ends: a date `2027-01-31` (a whole day, UTC: it ends at the next
+// midnight) or a UTC time as parse_utc reads it (that moment). nullopt for other text, a date that
+// does not exist (2027-02-30), or a year outside 1970..9999.
+std::optional<UtcTime> parse_expiry(const std::string& text);
 
 }  // namespace dbform
