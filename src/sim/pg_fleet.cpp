@@ -31,7 +31,6 @@ struct PostgresFleet::Db {
   std::string password;
   bool standby = false;
   int pending = 0;             // calls whose work has not settled yet
-  bool settled_early = false;  // the running task counted itself settled (the fault)
   bool failed = false;         // a task failed: it never settles (the simulator's log says why)
   bool running = false;
   bool removed = false;
@@ -40,6 +39,12 @@ struct PostgresFleet::Db {
 };
 
 namespace {
+
+// Whether the task running on this worker thread has counted itself settled already (the
+// ready-before-connectable fault). Per task, not per database: a fork's copy runs on its source's
+// worker while its start may already run on its own, and a flag on the fork shared by the two once
+// let the copy skip its own decrement, so the fork never settled (CONFIGURING for ever).
+thread_local bool* running_task_settled = nullptr;
 
 // The superuser only through the socket; everyone else only over TLS with a SCRAM password, once
 // `open`: a server starts closed, and opens once tsdbadmin has its password (a login in between
@@ -226,8 +231,9 @@ void PostgresFleet::work(Db& db) {
       if (stopping_) return;
       next = std::move(db.tasks.front());
       db.tasks.pop_front();
-      if (next.first) next.first->settled_early = false;
     }
+    bool settled_early = false;
+    running_task_settled = &settled_early;
     try {
       next.second(db);
     } catch (const std::exception& e) {
@@ -235,16 +241,18 @@ void PostgresFleet::work(Db& db) {
       std::lock_guard<std::mutex> lock(mu_);
       if (next.first) next.first->failed = true;
     }
+    running_task_settled = nullptr;
     std::lock_guard<std::mutex> lock(mu_);
-    if (next.first && !next.first->settled_early) --next.first->pending;
+    if (next.first && !settled_early) --next.first->pending;
     if (db.removed) return;
   }
 }
 
 void PostgresFleet::mark_settled(Db& db) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (!db.settled_early) --db.pending;
-  db.settled_early = true;
+  if (!running_task_settled || *running_task_settled) return;
+  --db.pending;
+  *running_task_settled = true;
 }
 
 ProgramResult PostgresFleet::tool(const std::vector<std::string>& argv) const { return run_program(argv, account_); }
