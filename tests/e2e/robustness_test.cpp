@@ -103,7 +103,12 @@ TEST_CASE("e2e: an apply killed (SIGKILL) with a create in flight is finished by
 }
 
 TEST_CASE("e2e: apply --no-wait records the creates, and the next apply waits for them without creating") {
-  Sandbox sb;
+  // READY 4 s after its create: the plan between the two applies must find the services still
+  // waiting (with the harness's 150 ms, a slow build, e.g. under a sanitizer, found them READY).
+  dbform::SimConfig slow = default_sim_config();
+  slow.queued_delay = dbform::Duration(2000);
+  slow.configuring_delay = dbform::Duration(2000);
+  Sandbox sb(slow);
   sb.write("dbform.yaml", base_manifest());
   RunResult r = sb.apply({"--no-wait"});
   INFO(r.describe());
