@@ -2,12 +2,22 @@
 // call before it is sent, results saved before they are reported, one failure rule.
 #include "engine/apply_run.h"
 
+#include "engine/apply_guards.h"
+
 #include <algorithm>
 
 #include "util/log.h"
 #include "util/text.h"
 
 namespace dbform::scheduling {
+
+namespace {
+
+// The resources one list answers for: one kind in one project (in one parent, for the kinds that
+// live in another).
+std::string together(const PlannedAction& a) { return a.project_id + "/" + kind_name(a.kind) + "/" + a.parent; }
+
+}  // namespace
 
 bool deliver(EventSink& sink, const Event& event) {
   try {
@@ -20,12 +30,13 @@ bool deliver(EventSink& sink, const Event& event) {
 }
 
 ApplyResult ApplyRun::execute(const Plan& plan) {
-  move_renamed(plan);
-  record_imports_and_forgets(plan);
+  Guards guards(*this);  // what they record is saved with the first write, before any call
+  guards.move_renamed(plan);
+  guards.record_imports_and_forgets(plan);
   build(plan);
-  record_protection(plan);  // saved with the first write, before any call
-  guard_names(plan);
-  guard_deletes(plan);
+  guards.record_protection(plan);
+  guards.guard_names(plan);
+  guards.guard_deletes(plan);
   for (size_t o = 0; o < ops_.size(); ++o)
     if (ops_[o].step == OpStep::Blocked && ops_[o].unmet == 0) make_ready(o);
   for (auto& item : items_)  // nothing to call (a change of protection): done at once
@@ -47,8 +58,8 @@ ApplyResult ApplyRun::execute(const Plan& plan) {
     dispatch(workers);
     save();
     flush_events();
-    dispatch_due_polls(workers);
-    if (workers.in_flight() == 0 && live_timers_ == 0 && ready_.empty()) break;
+    send_checks(workers);
+    if (workers.in_flight() == 0 && watcher_.idle() && ready_.empty()) break;
     wait_for_progress(workers);
   }
   // A stop: let what is in flight finish and record it, start nothing new.
@@ -75,7 +86,7 @@ void ApplyRun::build(const Plan& plan) {
     if (!keys_.count(a.project_id))  // before anything is sent, not as a crash half-way
       throw Error("no API key was resolved for project `" + a.project_id + "`");
     item_of[i] = items_.size();
-    if (type_of(a.kind).watched) watched_together_[together(a)].push_back(items_.size());
+    watcher_.add(together(a), a.kind, type_of(a.kind).watched);
     items_.emplace_back().action = &a;
   }
   ops_.reserve(graph.ops.size());
@@ -94,10 +105,10 @@ void ApplyRun::build(const Plan& plan) {
 }
 
 void ApplyRun::wait_for_progress(WorkQueue<Outcome>& workers) {
-  drop_stale_timers();
+  const std::optional<Clock::TimePoint> next_check = watcher_.next_due();
   const auto now = clock_.now();
-  const bool can_poll = polls_in_flight_ < kPollLane && !timers_.empty();
-  const auto until = can_poll ? std::min(timers_.top().at, now + kStopCheck) : now + kStopCheck;
+  const bool can_poll = next_check.has_value();
+  const auto until = can_poll ? std::min(*next_check, now + kStopCheck) : now + kStopCheck;
   if (workers.in_flight() == 0) return clock_.sleep_until(until);
   // No poll can be made: only a result can change anything, so block on it (waiting with a zero
   // timeout here would spin). Calls never wait on time: they go as soon as a worker is free.
@@ -118,10 +129,8 @@ void ApplyRun::apply_outcomes(WorkQueue<Outcome>& workers, std::vector<Outcome> 
       worker_failure_ = "a worker failed";
     }
   }
-  for (const auto& outcome : outcomes) {
+  for (const auto& outcome : outcomes)  // a status check's answer leaves the watcher's lane as it is handled
     if (outcome.to == AnswerTo::Step) --sends_in_flight_;
-    else --polls_in_flight_;
-  }
   for (auto& outcome : outcomes) handle(outcome);
 }
 
@@ -132,10 +141,6 @@ void ApplyRun::flush_events() {
 
 bool ApplyRun::stopping() const {
   return (options_.stop && options_.stop->load()) || !result_.save_error.empty() || !worker_failure_.empty();
-}
-
-std::string ApplyRun::together(const PlannedAction& a) {
-  return a.project_id + "/" + kind_name(a.kind) + "/" + a.parent;
 }
 
 void ApplyRun::make_ready(size_t o) {
@@ -150,8 +155,7 @@ void ApplyRun::dispatch(WorkQueue<Outcome>& workers, bool may_start) {
     const size_t o = ready_.front();
     ready_.pop_front();
     if (ops_[o].step != OpStep::Ready) continue;  // failed since it was queued
-    const StepRow& step = step_of(o);
-    if (!needs_call(o) && (may_start || ops_[o].what.type != OpType::Settle)) (this->*step.without_call)(o);
+    if (!steps_.needs_call(o) && (may_start || ops_[o].what.type != OpType::Settle)) steps_.without_call(o);
     else if (may_start && sends_in_flight_ + batch.size() < static_cast<size_t>(options_.parallelism))
       batch.push_back(o);
     else later.push_back(o);
@@ -161,10 +165,10 @@ void ApplyRun::dispatch(WorkQueue<Outcome>& workers, bool may_start) {
   const auto unsaved_before = changed_;
   std::vector<size_t> sending;
   for (size_t o : batch)
-    if ((this->*step_of(o).journal)(o)) sending.push_back(o);
+    if (steps_.journal(o)) sending.push_back(o);
   save();
   if (!result_.save_error.empty()) {
-    for (size_t o : sending) (this->*step_of(o).unjournal)(o);
+    for (size_t o : sending) steps_.unjournal(o);
     changed_ = unsaved_before;  // the memory holds nothing the store lacks but what was unsaved before
     return flush_events();
   }
@@ -172,14 +176,14 @@ void ApplyRun::dispatch(WorkQueue<Outcome>& workers, bool may_start) {
     ops_[o].step = OpStep::Sent;
     ++sends_in_flight_;
     if (!item_of(o).first_call) item_of(o).first_call = clock_.now();
-    (this->*step_of(o).send)(workers, o);
+    steps_.send(workers, o);
   }
   flush_events();
 }
 
 void ApplyRun::handle(const Outcome& out) {
   switch (out.to) {
-    case AnswerTo::Step: return (this->*step_of(out.item).handle)(out.item, out);
+    case AnswerTo::Step: return steps_.handle(out.item, out);
     case AnswerTo::Poll: return handle_poll(out.item, out);
     case AnswerTo::PollList: return handle_poll_list(out);
     case AnswerTo::Connect: return handle_connection(out.item, out);
@@ -223,29 +227,13 @@ void ApplyRun::fail_op(size_t o, const std::string& why) {
   if (over(op)) return;
   op.step = OpStep::Failed;
   if (op.item != kNone) {
-    end_probe_if_failed(o);
+    if (op.what.type == OpType::Create) watcher_.create_failed(op.item);
     Item& item = items_[op.item];
-    if (item.watched == o) cancel_timer(op.item);
+    if (item.watched == o) watcher_.cancel(op.item);
     if (!why.empty()) report_failure(item, why);
   }
   for (size_t d : op.dependants)
-    fail_op(d, op.item != kNone && ops_[d].item == op.item ? "" : blocked_reason(d, o));
-}
-
-std::string ApplyRun::blocked_reason(size_t o, size_t need) {
-  if (ops_[o].what.type == OpType::Delete)
-    return "not deleted: other changes of this apply failed (see above), and deletes are made only after all of "
-           "them succeeded. Run apply --prune again once they do";
-  if (ops_[o].what.type == OpType::Barrier) return "";
-  const PlannedAction& a = *item_of(o).action;
-  const PlannedAction& needed = *item_of(need).action;
-  std::string role = kind_noun(needed.kind);
-  for (const Dependency& d : type_of(a.kind).needs(a))
-    if (d.address == needed.address) role = d.role;
-  const bool call = ops_[o].what.type == OpType::Call;
-  return (call ? "`" + call_of(o).call + "` not sent" : std::string("not created")) + ": its " + role + " `" +
-         needed.name + "` " + (ops_[need].what.type == OpType::Create ? "was not created" : "is not as declared") +
-         " (see above); the next apply " + (call ? "sends it" : "creates it");
+    fail_op(d, op.item != kNone && ops_[d].item == op.item ? "" : steps_.blocked_reason(d, o));
 }
 
 void ApplyRun::report_failure(Item& item, const std::string& why) {
@@ -290,7 +278,8 @@ void ApplyRun::fail_unfinished() {
 
 void ApplyRun::finish_interrupted() {
   for (const auto& item : items_)
-    if (unfinished(item) || item.connecting) result_.pending.push_back(item.action->address);
+    if (unfinished(item) || watcher_.connecting(static_cast<size_t>(&item - items_.data())))
+      result_.pending.push_back(item.action->address);
   if (result_.pending.empty()) return;
   result_.interrupted = true;
   emit({EventKind::Interrupted, "", "", "", Duration(0),

@@ -1,0 +1,166 @@
+#pragma once
+// The watching of one apply run (engine/apply_run.h): when each resource the run waits for is
+// looked at next, and how (a GET, a list that answers for several, a connection attempt). It holds
+// the timers, the wait timeouts, the pauses of quiet projects, the READY forecast and the probe;
+// it never calls the API and never touches the state: the run sends the checks it names, records
+// what they saw, and tells it what that was.
+#include <functional>
+#include <optional>
+#include <queue>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/poll_schedule.h"
+#include "plan/kinds.h"
+#include "util/clock.h"
+
+namespace dbform::scheduling {
+
+// Status checks have their own workers, so that creates, however many, cannot hold them up; and
+// where several resources of a kind in one project are waited for, one list answers for all of them.
+inline constexpr int kPollLane = 4;
+inline constexpr size_t kListAtLeast = 3;
+
+// One check that is due: a connection attempt or a GET of one resource, or a list of its kind
+// in its project that answers for every resource in `slots`.
+struct Check {
+  enum class Kind { Connect, Get, List };
+  Kind kind = Kind::Get;
+  std::vector<size_t> slots;  // the first is the one whose timer was due
+};
+
+// What a connection attempt's answer means for the wait.
+enum class ConnectVerdict { Accepted, Refused, TimedOut, TryAgain };
+
+// Polling scales with the projects (and parents) watched: with a few, each resource is checked
+// every interval, so READY is seen within one. With more, every 25 of them allow one more interval
+// between a project's rounds (up to 4): its first round comes after 2 intervals, and each round that
+// shows no resource of it in a new status doubles the pause (a round that shows a change keeps it).
+// Most rounds of many projects whose resources are still being made see nothing new, and each costs
+// a call. PollSchedule's pause wins when it is longer.
+//
+// With 50 or more (a spread above 1), the first project to have a service created is the probe:
+// until a service of that kind is seen READY it is looked at every quarter interval, and the
+// others' creates wait (at least twice their longest pause); a probe whose create fails ends
+// probing. From then on, the forecast (ReadyForecast) says when a project's last create so far will
+// be READY, and its round comes then if that is sooner than its usual one (a project still sending
+// creates moves it on). Only creates sent by this run teach or use it.
+class Watcher {
+ public:
+  Watcher(Clock& clock, PollSchedule polls, Duration wait_timeout)
+      : clock_(clock), polls_(polls), wait_timeout_(wait_timeout) {}
+
+  // One slot per resource of the run, in the run's order. `group`: the resources one list answers
+  // for (one kind in one project, in one parent); `listed`: its kind has statuses to wait for.
+  void add(const std::string& group, ResourceKind kind, bool listed);
+
+  // --- The wait of one operation ----------------------------------------------------------------
+
+  // An operation's wait begins (a create's or a delete's call, an update's answer, a settle): its
+  // wait timeout counts from `at`. `of_create`: it waits for a create, which the forecast may tell.
+  void start(size_t i, Clock::TimePoint at, bool of_create);
+  Clock::TimePoint deadline(size_t i) const { return slots_[i].deadline; }
+  // How long the current wait has lasted.
+  Duration elapsed(size_t i) const;
+
+  // --- What the forecast and the probe learn ----------------------------------------------------
+
+  // This run's create of it was answered (not adopted); `ready`: READY in that answer.
+  void created(size_t i, bool ready);
+  // A status check saw it READY.
+  void saw_ready(size_t i);
+  // A create of it failed: a probe that taught nothing ends probing.
+  void create_failed(size_t i);
+
+  // --- Timers -----------------------------------------------------------------------------------
+
+  // Checked again after its pause (never past its deadline); `now` is the moment the last check's
+  // answer was taken in.
+  void check_later(size_t i, Clock::TimePoint now);
+  void check_now(size_t i);
+  // Its queued timer, if any, no longer counts (it is dropped when it reaches the top).
+  void cancel(size_t i);
+  // No check is queued: nothing left to watch.
+  bool idle() const { return live_timers_ == 0; }
+  // When the next check is due, or nothing when none can be sent (none queued, or the lane full).
+  std::optional<Clock::TimePoint> next_due();
+  // The checks that are due now, as many as the lane has room for; each is counted in flight until
+  // its answer is taken in. `watching`: whether a slot is still waited for (the run's operations
+  // say): only those ride along in a list, and only those are brought forward to the forecast.
+  std::vector<Check> due(const std::function<bool(size_t)>& watching);
+
+  // --- Answers ----------------------------------------------------------------------------------
+
+  // A GET of it came back.
+  void answered(size_t i);
+  // A list came back for `slots`; `quiet`: it showed none of them in a new status.
+  void listed(const std::vector<size_t>& slots, bool quiet);
+  // The last list did not show it (lists lag behind writes): its next check is a GET by id.
+  void ask_by_id(size_t i) { slots_[i].get_next = true; }
+  // Status checks of it answered so far.
+  int checks(size_t i) const { return slots_[i].checks; }
+
+  // --- Connections (engine/connectable.h) -------------------------------------------------------
+
+  // READY, and now waited for until it accepts connections: checked at once, then again after
+  // each refusal until its wait timeout (or a full one, counted from now, when that has passed).
+  void start_connecting(size_t i);
+  ConnectVerdict connection_answered(size_t i, bool accepted, bool transient);
+  bool connecting(size_t i) const { return slots_[i].connecting; }
+
+ private:
+  struct Slot {
+    std::string group;
+    ResourceKind kind{};
+    Clock::TimePoint start{}, deadline{};
+    bool of_create = false;     // the current wait is of a create
+    bool created_here = false;  // created (not adopted) by this run: its wait teaches the forecast
+    int checks = 0;
+    int timer_generation = 0;     // a timer of an older generation was cancelled
+    bool timer_live = false;      // a timer of the current generation is queued
+    Clock::TimePoint timer_at{};  // when its live timer is due
+    bool polling = false;         // a check of it is in flight
+    bool get_next = false;        // the last list did not show it: ask for it by id next
+    // Checks are connection attempts until `connect_deadline`.
+    bool connecting = false;
+    Clock::TimePoint connect_deadline{};
+  };
+  struct Timer {
+    Clock::TimePoint at;
+    size_t slot;
+    int generation;
+    bool operator>(const Timer& other) const { return at > other.at; }
+  };
+
+  void push(size_t i, Clock::TimePoint at);
+  void drop_stale();
+  Duration::rep spread() const;
+  Duration quiet_pause(const Slot& s) const;
+  // The pause before the next status check of a watched resource.
+  Duration pause(const Slot& s) const;
+  // Whether it waits for the create this run sent: what the forecast learns from and tells.
+  bool forecast_applies(const Slot& s) const { return s.created_here && s.of_create; }
+  bool probing(ResourceKind kind) const;
+  bool is_probe(const Slot& s) const;
+  void learn_ready(const Slot& s);
+  // The forecast became sooner: timers due later than it are brought forward.
+  void retime(const std::function<bool(size_t)>& watching);
+
+  Clock& clock_;
+  const PollSchedule polls_;
+  const Duration wait_timeout_;
+  std::vector<Slot> slots_;
+  std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
+  int live_timers_ = 0;
+  int in_flight_ = 0;  // checks sent and not answered, at most kPollLane
+  // The slots of one group, watched by one list when several are.
+  std::unordered_map<std::string, std::vector<size_t>> groups_;
+  std::unordered_map<std::string, Duration> quiet_for_;  // group -> the pause of a quiet project
+  std::unordered_map<ResourceKind, ReadyForecast> forecasts_;
+  std::unordered_map<std::string, Clock::TimePoint> last_create_;  // group -> its last create's send
+  std::unordered_map<ResourceKind, std::string> probe_;           // the probe's group, by kind
+  bool forecast_changed_ = false;
+};
+
+}  // namespace dbform::scheduling
