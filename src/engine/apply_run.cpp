@@ -2,10 +2,9 @@
 // call before it is sent, results saved before they are reported, one failure rule.
 #include "engine/apply_run.h"
 
-#include "engine/apply_guards.h"
-
 #include <algorithm>
 
+#include "engine/apply_guards.h"
 #include "util/log.h"
 #include "util/text.h"
 

@@ -88,7 +88,7 @@ TEST_CASE("watcher: a cancelled check never comes due") {
   CHECK(f.watcher.idle());
 }
 
-TEST_CASE("watcher: at most four checks are in flight; an answer makes room for the next") {
+TEST_CASE("watcher: at most four checks are in flight, and an answer makes room for the next") {
   Fixture f;
   f.projects(6);
   f.created_all(6);
@@ -103,7 +103,7 @@ TEST_CASE("watcher: at most four checks are in flight; an answer makes room for 
   CHECK_FALSE(slots_of(first).count(more[0].slots[0]));
 }
 
-TEST_CASE("watcher: three or more waited for in one project are one list; one missing from it is asked for by id") {
+TEST_CASE("watcher: three or more waited for in one project share a list, and one not listed goes by id") {
   Fixture f;
   for (int n = 0; n < 4; ++n) f.watcher.add("p1/service/", ResourceKind::Service, true);
   f.watcher.add("p2/service/", ResourceKind::Service, true);
@@ -158,7 +158,7 @@ TEST_CASE("watcher: the forecast brings forward the checks of creates due as soo
   CHECK(watcher.next_due() == f.clock.now() + seconds(10));
 }
 
-TEST_CASE("watcher: with many projects, the first created is the probe; its failure ends probing") {
+TEST_CASE("watcher: with many projects, the first created is the probe, and its failure ends probing") {
   Fixture f;
   f.projects(50);  // a spread of 2: two intervals between a quiet project's rounds
   f.created_all(50);
