@@ -7,7 +7,7 @@
 #include "cli/render_markdown.h"
 #include "cli/suggest.h"
 #include "cli/render_plan.h"
-#include "engine/keys.h"
+#include "ops/keys.h"
 #include "manifest/loader.h"
 #include "ops/operation.h"
 #include "plan/differ.h"

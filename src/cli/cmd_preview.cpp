@@ -16,7 +16,7 @@
 #include "cli/render_preview.h"
 #include "cli/render_schema.h"
 #include "cli/signals.h"
-#include "engine/keys.h"
+#include "ops/keys.h"
 #include "engine/preview.h"
 #include "ops/preview_schema.h"
 #include "util/env.h"

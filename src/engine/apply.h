@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "api/client.h"
+#include "api/project_key.h"
 #include "engine/connectable.h"
 #include "engine/events.h"
-#include "engine/keys.h"
 #include "engine/poll_schedule.h"
 #include "plan/model.h"
 #include "state/store.h"

@@ -201,4 +201,11 @@ std::vector<ResourceRecord> unrecorded_resources(const ProjectListing& listing, 
   return out;
 }
 
+std::vector<FoundResource> found_resources(const std::vector<ResourceRecord>& records) {
+  std::vector<FoundResource> found;
+  found.reserve(records.size());
+  for (const auto& r : records) found.push_back({r.kind, r.parent, r.name, r.id, r.settings});
+  return found;
+}
+
 }  // namespace dbform

@@ -6,9 +6,10 @@
 #include <vector>
 
 #include "api/client.h"
-#include "engine/keys.h"
+#include "api/project_key.h"
 #include "plan/kinds.h"
 #include "engine/namesakes.h"
+#include "manifest/manifest_writer.h"
 #include "manifest/model.h"
 #include "plan/model.h"
 #include "state/model.h"
@@ -45,5 +46,7 @@ void list_children(ApiClient& api, const std::string& key, const std::string& pr
 // or VPC the state records).
 std::vector<ResourceRecord> unrecorded_resources(const ProjectListing& listing, const std::string& project_id,
                                                  const State& state, const std::string& now);
+// Those records as the manifest `import --generate` writes declares them (manifest_writer.h).
+std::vector<FoundResource> found_resources(const std::vector<ResourceRecord>& records);
 
 }  // namespace dbform

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "api/client.h"
+#include "api/project_key.h"
 #include "engine/apply.h"
-#include "engine/keys.h"
 #include "manifest/model.h"
 #include "plan/model.h"
 #include "state/previews.h"

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "api/client.h"
-#include "engine/keys.h"
+#include "api/project_key.h"
 #include "engine/namesakes.h"
 #include "plan/model.h"
 #include "state/model.h"

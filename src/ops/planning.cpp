@@ -4,9 +4,9 @@
 #include <set>
 
 #include "engine/import.h"
-#include "engine/keys.h"
+#include "ops/keys.h"
 #include "engine/refresh.h"
-#include "engine/targets.h"
+#include "plan/targets.h"
 #include "ops/address.h"
 #include "plan/differ.h"
 #include "util/text.h"

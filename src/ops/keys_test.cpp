@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 #include <map>
 
-#include "engine/keys.h"
+#include "ops/keys.h"
 #include "util/error.h"
 
 using namespace dbform;

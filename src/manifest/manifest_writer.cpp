@@ -1,4 +1,4 @@
-#include "engine/manifest_writer.h"
+#include "manifest/manifest_writer.h"
 
 #include <algorithm>
 #include <cctype>
@@ -82,7 +82,7 @@ const std::vector<Declared> kDeclared = {
 
 // The records of `kind` in `parent` (its name; "" for a project's own), as one list under `list`.
 void emit_list(YAML::Emitter& out, const Declared& d, const std::string& parent,
-               const std::vector<ResourceRecord>& records) {
+               const std::vector<FoundResource>& records) {
   bool any = false;
   for (const auto& r : records) {
     if (r.kind != d.kind || r.parent != parent) continue;
@@ -107,7 +107,7 @@ void emit_list(YAML::Emitter& out, const Declared& d, const std::string& parent,
   if (any) out << YAML::EndSeq;
 }
 
-std::string emit(const std::string& project_id, const std::vector<ResourceRecord>& records) {
+std::string emit(const std::string& project_id, const std::vector<FoundResource>& records) {
   YAML::Emitter out;
   out.SetIndent(2);
   out.SetOutputCharset(YAML::EscapeNonAscii);
@@ -129,13 +129,14 @@ std::string emit(const std::string& project_id, const std::vector<ResourceRecord
 
 // "projects[0].services[2].cpu_millis" -> the third service emitted (a path into one of its
 // read replica sets names the service too); "" when the path names none.
-std::string address_of_field(const std::string& field, const std::vector<ResourceRecord>& records) {
+std::string address_of_field(const std::string& field, const std::string& project_id,
+                             const std::vector<FoundResource>& records) {
   for (const Declared& d : kDeclared) {
     const std::string prefix = "projects[0]." + std::string(d.list) + "[";
     if (parent_kind(d.kind) || field.rfind(prefix, 0) != 0) continue;
     size_t index = std::strtoul(field.c_str() + prefix.size(), nullptr, 10);
     for (const auto& r : records)
-      if (r.kind == d.kind && index-- == 0) return r.address;
+      if (r.kind == d.kind && index-- == 0) return resource_address(project_id, r.kind, r.name, r.parent);
   }
   return "";
 }
@@ -167,7 +168,7 @@ std::map<std::string, nlohmann::json> declarations(const DesiredProject& project
 
 }  // namespace
 
-std::string generated_manifest(const std::string& project_id, const std::vector<ResourceRecord>& records,
+std::string generated_manifest(const std::string& project_id, const std::vector<FoundResource>& records,
                                const std::string& file) {
   const std::string text = emit(project_id, records);
   Diagnostics diags;
@@ -176,7 +177,7 @@ std::string generated_manifest(const std::string& project_id, const std::vector<
   std::vector<std::string> problems;
   for (const auto& d : diags.items()) {
     if (d.severity != Severity::Error) continue;
-    const std::string address = address_of_field(d.field, records);
+    const std::string address = address_of_field(d.field, project_id, records);
     problems.push_back((address.empty() ? file : address) + ": " + d.message);
   }
   if (problems.empty()) {
@@ -191,10 +192,11 @@ std::string generated_manifest(const std::string& project_id, const std::vector<
     for (const auto& r : records) {
       nlohmann::json found = r.settings;
       found["import_id"] = r.id;
-      auto it = declared.find(r.address);
-      if (it == declared.end()) problems.push_back(r.address + ": not declared when read back");
+      const std::string address = resource_address(project_id, r.kind, r.name, r.parent);
+      auto it = declared.find(address);
+      if (it == declared.end()) problems.push_back(address + ": not declared when read back");
       else if (it->second != found)
-        problems.push_back(r.address + ": would read back as " + dump_json(it->second) + ", not as found " +
+        problems.push_back(address + ": would read back as " + dump_json(it->second) + ", not as found " +
                            dump_json(found));
     }
   }
