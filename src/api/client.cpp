@@ -212,7 +212,7 @@ HttpResponse ApiClient::call(CallKind kind, const std::string& method, const std
       std::string detail = scrub(e.what());
       seen.error = detail;
       const bool outcome_unknown = is_create && e.may_have_reached_server();
-      // A refused certificate is refused again on every try (SPEC section 8): no retry.
+      // A refused certificate is refused again on every try: no retry.
       const bool given_up = last_attempt || !e.worth_retrying();
       if (given_up || outcome_unknown) log(Duration(0), "");
       if (outcome_unknown) {

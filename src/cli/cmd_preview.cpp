@@ -1,4 +1,4 @@
-// `dbform preview up NAME | down NAME | list | sweep`: a database per pull request (SPEC section 9).
+// `dbform preview up NAME | down NAME | list | sweep`: a database per pull request (docs/previews.md).
 // Flags are parsed here and the report rendered; the flow (guards, engine, passwords) is
 // engine/preview.h's.
 #include <algorithm>

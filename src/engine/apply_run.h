@@ -178,7 +178,7 @@ class ApplyRun {
   // Imports (their records put in the state by the caller from what its refresh read) and records
   // forgotten (`removed:`) are saved with the first write, before any call; neither calls the API.
   void record_imports_and_forgets(const Plan& plan);
-  // Declared deletion protection, recorded at every apply (SPEC section 3): whatever else the run
+  // Declared deletion protection, recorded at every apply: whatever else the run
   // did, every declared resource the state records carries it.
   void record_protection(const Plan& plan);
   // The name guard: a planned create or rename whose name exists unrecorded in the API is not sent.
@@ -235,7 +235,7 @@ class ApplyRun {
   void forget_unsent_intent(const PlannedAction& a);
   // Whether what an adoption found differs from the create's declared fields.
   static bool differs_from_declared(const ResourceRecord& rec);
-  // Whether PAUSED is what the operation may find (SPEC section 6): the service is declared paused,
+  // Whether PAUSED is what the operation may find (anywhere else, PAUSED fails the watch): the service is declared paused,
   // or the plan starts it (a start, and the watch before it), or this is its stop.
   bool expects_pause(size_t o);
   // A call's change is made: the settings it brings about are recorded as set (and as observed),

@@ -1,5 +1,5 @@
 #pragma once
-// The refresh (SPEC section 4): one list call per project and kind reads every recorded resource
+// The refresh: one list call per project and kind reads every recorded resource
 // there; what the API shows is recorded, so the plan compares the declarations with the API's view.
 #include <map>
 #include <string>

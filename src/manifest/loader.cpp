@@ -27,7 +27,8 @@ namespace {
 
 
 // Why a manifest path cannot be read as a file ("" when it is a regular file, or a link to one).
-// A declaration that cannot be read must never count as "no longer declared" (SPEC section 8).
+// A declaration that cannot be read must never count as "no longer declared":
+// every command stops, naming it, and nothing is planned as deleted (docs/safety.md).
 std::string unreadable_reason(const std::string& path) {
   std::error_code ec, link_ec;
   const auto status = fs::status(path, ec);

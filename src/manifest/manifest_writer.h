@@ -1,6 +1,6 @@
 #pragma once
 // The manifest `import --project --generate` writes: what the API showed, declared so that reading
-// it back declares exactly that (SPEC section 8), whatever text the API sent.
+// it back declares exactly that, whatever text the API sent.
 #include <string>
 #include <vector>
 

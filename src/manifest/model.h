@@ -60,8 +60,8 @@ struct DesiredVpc {
   bool deletion_protection = false;
   // The name it is recorded under: its record moves to this name, and one rename call is made.
   std::optional<std::string> renamed_from;
-  // Not recorded yet: the existing resource of this id is read and recorded by apply (SPEC section
-  // 3, `import_id`) instead of a create; ignored once recorded.
+  // Not recorded yet: the existing resource of this id is read and recorded by apply instead of a
+  // create (docs/using.md, "Bringing existing databases in"); ignored once recorded.
   std::optional<std::string> import_id;
   std::vector<PolicyWaiver> policy_waivers;
   std::vector<DesiredPeering> peerings;
@@ -103,7 +103,7 @@ struct DesiredService {
   std::optional<long long> sync_replica_count;  // synchronous HA replicas, at most replica_count
   std::optional<bool> paused;                   // true: stopped (PAUSED); false: running
   // The project's VPC it is attached to. Unlike the other optional fields, no `vpc` is managed
-  // too: it means "in no VPC" (SPEC section 2).
+  // too: it means "in no VPC" (docs/manifest.md, "What is managed").
   std::optional<std::string> vpc;
   Location vpc_location;
   std::string vpc_path;  // "projects[0].services[2].vpc"
@@ -125,7 +125,7 @@ struct RemovedAddress {
   Location location;
 };
 
-// A project's `previews:` block (SPEC section 9): what `dbform preview up NAME` forks for a pull
+// A project's `previews:` block (docs/previews.md): what `dbform preview up NAME` forks for a pull
 // request. Previews belong to the block, not to the declarations: no plan acts on them.
 struct DesiredPreviews {
   std::vector<std::string> services;  // declared services of the project, each forked once per preview
@@ -136,7 +136,7 @@ struct DesiredPreviews {
   long long max = 1;  // at most this many previews of the project at once
   std::optional<std::string> cpu_millis;  // each fork's size; unset: its source's
   std::optional<std::string> memory_gbs;
-  // `migrations: DIR`: the directory of SQL files applied to each fork (SPEC section 13), as written
+  // `migrations: DIR`: the directory of SQL files applied to each fork (docs/previews.md), as written
   // joined to its manifest file's directory (an absolute DIR stays as it is); unset: none.
   std::optional<std::string> migrations;
   Location migrations_location;
@@ -151,7 +151,7 @@ struct DesiredProject {
   std::vector<DesiredService> services;
   Location location;
   std::vector<RemovedAddress> removed;
-  // apply waits after READY until its services accept connections (SPEC section 10); unset: false.
+  // apply waits after READY until its services accept connections (docs/pipelines.md); unset: false.
   std::optional<bool> wait_connectable;
   std::optional<DesiredPreviews> previews;
 };

@@ -1,5 +1,5 @@
 #pragma once
-// The kinds of resource and the calls that change them, as data (SPEC sections 1, 3 and 6): how
+// The kinds of resource and the calls that change them, as data: how
 // each kind is created, read, changed, watched and deleted, what it needs first, which changes it
 // takes in place and which need a new one. One table below the differ and the engine: the differ,
 // the plan file, the scheduler, the refresh, the import and the name guard read it; none of them
@@ -71,7 +71,7 @@ using VpcNames = std::map<std::string, std::string>;
 struct ResourceType {
   ResourceKind kind;
   // A create's answer carries the password, and a lost answer's is replaced by a pending one
-  // (SPEC section 5), set by a Password operation after the create.
+  // (docs/safety.md), set by a Password operation after the create.
   bool has_password = false;
   // Its create, calls and delete are watched until its status shows them; else each is done
   // when its call is answered.
@@ -89,7 +89,8 @@ struct ResourceType {
   const char* deleting_status = "";
   const char* deleted_status = "";
   StatusVerdict (*verdict)(const std::string& status) = nullptr;
-  // A change it cannot take in place (SPEC section 3): it needs a new resource.
+  // A change it cannot take in place: it needs a new resource, which only a `replaceable` kind gets
+  // (dbform never replaces a database: docs/using.md).
   bool (*needs_replacement)(const FieldChange& change) = nullptr;
   // It holds no data of its own, so `--prune` replaces it (deleted, then created) where a change
   // needs a new one; a kind that holds data is never replaced.

@@ -42,7 +42,7 @@ struct ResourceRecord {
   std::string pending_password;
   // An update call recorded before it was sent ({"call": "resize", "body": {...}}) and cleared
   // after its result: a run that stopped in between left its outcome unknown, so the next run
-  // checks the service before it sends anything (SPEC section 5).
+  // checks the service before it sends anything.
   nlohmann::json pending_call;
   // The last refresh found it gone (404, absent, or DELETED): the next apply creates it again.
   bool deleted_outside = false;
@@ -66,7 +66,7 @@ struct ResourceRecord {
   bool delete_pending() const { return pending_call.is_object() && pending_call.value("call", "") == "delete"; }
 };
 
-// The statuses from which a service will not become READY by itself (SPEC section 6): DELETING and
+// The statuses from which a service will not become READY by itself: DELETING and
 // DELETED. The one list the differ, the watcher and the lookups share.
 bool is_failed_status(const std::string& status);
 // PAUSED, and PAUSING (on its way there): what the differ, the watcher and the observed settings
