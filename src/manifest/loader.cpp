@@ -287,20 +287,9 @@ class ProjectMerger {
                    "a project has one `previews:` block: keep one of the two");
     else if (p.previews)
       target.previews = std::move(p.previews);
-    for (auto& v : p.vpcs) {
-      if (!first_declaration(p.id, ResourceKind::Vpc, v.name, v.location)) continue;
-      std::erase_if(v.peerings, [&](const DesiredPeering& peering) {
-        return !first_declaration(p.id, ResourceKind::Peering, peering.peer_vpc_id, peering.location, v.name);
-      });
-      target.vpcs.push_back(std::move(v));
-    }
-    for (auto& s : p.services) {
-      if (!first_declaration(p.id, ResourceKind::Service, s.name, s.location)) continue;
-      std::erase_if(s.read_replicas, [&](const DesiredReplicaSet& set) {
-        return !first_declaration(p.id, ResourceKind::ReplicaSet, set.name, set.location, s.name);
-      });
-      target.services.push_back(std::move(s));
-    }
+    move_declarations(p, target, [&](const Declaration& d) {
+      return first_declaration(p.id, d.kind, d.name, d.location, d.parent);
+    });
   }
 
  private:

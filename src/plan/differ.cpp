@@ -469,10 +469,8 @@ Plan make_plan(const Manifest& manifest, const State& recorded, const Namesakes*
     move_record(*renamed, old, now, name);
     moved_from[now] = old;
   };
-  for (const auto& project : manifest.projects) {
-    for (const auto& v : project.vpcs) rename(project.id, ResourceKind::Vpc, v.name, v.renamed_from);
-    for (const auto& s : project.services) rename(project.id, ResourceKind::Service, s.name, s.renamed_from);
-  }
+  for (const auto& project : manifest.projects)
+    for_each_declaration(project, [&](const Declaration& d) { rename(project.id, d.kind, d.name, d.renamed_from); });
   if (imports)  // planned as if recorded, in the copy: apply records them the same way
     for (const auto& [address, found] : *imports)
       if (found.record && !recorded.find(address)) {
@@ -486,32 +484,18 @@ Plan make_plan(const Manifest& manifest, const State& recorded, const Namesakes*
   plan.manifest_digest = manifest.digest;
   plan.prune = prune;
   size_t at_most = state.resources.size();
-  for (const auto& project : manifest.projects) {
-    at_most += project.vpcs.size() + project.services.size();
-    for (const auto& v : project.vpcs) at_most += v.peerings.size();
-    for (const auto& s : project.services) at_most += s.read_replicas.size();
-  }
+  for (const auto& project : manifest.projects)
+    for_each_declaration(project, [&](const Declaration&) { ++at_most; });
   plan.actions.reserve(at_most);
   std::unordered_set<std::string> declared;
   std::map<std::string, std::string> import_ids;  // address -> its declared import_id
-  for (const auto& project : manifest.projects) {
-    auto add = [&](Declared d, const std::optional<std::string>& import_id) {
-      plan.actions.push_back(plan_declared(project.id, std::move(d), state, namesakes, prune));
-      if (import_id) import_ids[plan.actions.back().address] = *import_id;
-    };
-    for (const auto& v : project.vpcs) {
-      add({ResourceKind::Vpc, "", v.name, settings_json(v), v.deletion_protection, v.location}, v.import_id);
-      for (const auto& p : v.peerings)
-        add({ResourceKind::Peering, v.name, p.peer_vpc_id, settings_json(p), p.deletion_protection, p.location},
-            p.import_id);
-    }
-    for (const auto& s : project.services) {
-      add({ResourceKind::Service, "", s.name, settings_json(s), s.deletion_protection, s.location}, s.import_id);
-      for (const auto& r : s.read_replicas)
-        add({ResourceKind::ReplicaSet, s.name, r.name, settings_json(r), r.deletion_protection, r.location},
-            r.import_id);
-    }
-  }
+  for (const auto& project : manifest.projects)
+    for_each_declaration(project, [&](const Declaration& d) {
+      plan.actions.push_back(plan_declared(
+          project.id, {d.kind, d.parent, d.name, d.settings(), d.deletion_protection, d.location}, state, namesakes,
+          prune));
+      if (d.import_id) import_ids[plan.actions.back().address] = *d.import_id;
+    });
   for (auto& a : plan.actions) {
     if (auto stuck = unmovable.find(a.address); stuck != unmovable.end()) {
       a.action = Action::Conflict;

@@ -1,6 +1,7 @@
 #include "plan/kinds.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "util/json_limits.h"
 
@@ -444,13 +445,9 @@ const ResourceType kPeeringType = {
 }  // namespace
 
 const ResourceType& type_of(ResourceKind kind) {
-  switch (kind) {
-    case ResourceKind::Vpc: return kVpcType;
-    case ResourceKind::ReplicaSet: return kReplicaSetType;
-    case ResourceKind::Peering: return kPeeringType;
-    case ResourceKind::Service: break;
-  }
-  return kServiceType;
+  for (const ResourceType* type : resource_types())
+    if (type->kind == kind) return *type;
+  throw std::logic_error(std::string("no row in resource_types() for kind ") + kind_name(kind));
 }
 
 const std::vector<const ResourceType*>& resource_types() {

@@ -53,15 +53,19 @@ struct ResourceRecord {
   std::string updated_at;
   nlohmann::json last_response;  // last API object seen, initial_password removed
 
-  // A service READY, a read replica set active; a VPC or a peering exists (a peering's acceptance is
-  // not waited for).
+  // In its kind's ready status (KindForm::ready_status: a service READY, a read replica set
+  // active); a kind without statuses once it exists (a VPC; a peering, whose acceptance is not
+  // waited for).
   bool is_ready() const {
-    if (kind == ResourceKind::Vpc || kind == ResourceKind::Peering) return !id.empty();
-    return status == (kind == ResourceKind::ReplicaSet ? "active" : "READY");
+    const char* ready = kind_form(kind).ready_status;
+    return *ready ? status == ready : !id.empty();
   }
-  // READY, or PAUSED: nothing is under way, and calls may be planned (a paused service's are
-  // wrapped in start and stop).
-  bool is_settled() const { return is_ready() || (kind == ResourceKind::Service && status == "PAUSED"); }
+  // Ready, or in the status that settles it besides (a service PAUSED): nothing is under way, and
+  // calls may be planned (a paused service's are wrapped in start and stop).
+  bool is_settled() const {
+    const char* settled = kind_form(kind).settled_status;
+    return is_ready() || (*settled && status == settled);
+  }
   // Its delete was journaled (sent, or about to be) and not yet seen to take effect.
   bool delete_pending() const { return pending_call.is_object() && pending_call.value("call", "") == "delete"; }
 };
