@@ -69,7 +69,7 @@ TEST_CASE("model: the walk shows each declaration before what lives in it, VPCs 
   CHECK_FALSE(declares_any(DesiredProject{}));
 }
 
-TEST_CASE("model: moving declarations keeps what is accepted; what lives in a refused one goes unasked") {
+TEST_CASE("model: moving declarations keeps what is accepted, and what lives in a refused one goes unasked") {
   Manifest m = tree();
   DesiredProject into;
   std::vector<std::string> asked;
