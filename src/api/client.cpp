@@ -69,12 +69,14 @@ std::string status_text(int status) {
   return reason.empty() ? std::to_string(status) : std::to_string(status) + " " + reason;
 }
 
-json parse_body(const std::string& method, const std::string& path, const HttpResponse& response) {
+json parse_body(const std::string& method, const std::string& path, const HttpResponse& response,
+                const std::unordered_set<std::string>* names = nullptr) {
   // No excerpt of the body and no parser message: a service body holds a password, and the
   // parser's "last read" text could quote it.
   std::string problem;
   JsonProblem kind;
-  json body = parse_json_within(response.body, JsonLimits{response.body.size(), kMaxAnswerDepth, &api_field_names()},
+  json body = parse_json_within(response.body,
+                                JsonLimits{response.body.size(), kMaxAnswerDepth, names ? names : &api_field_names()},
                                 problem, &kind);
   if (kind == JsonProblem::TooDeep)
     throw Error(method + " " + path + ": the API answered " + std::to_string(response.status) +
@@ -110,8 +112,9 @@ T map_response(const std::string& method, const std::string& path, json j, Parse
 
 // The items of a list answer, each mapped with `parse`.
 template <typename T, typename Parse>
-std::vector<T> map_list(const std::string& path, const HttpResponse& response, Parse parse, const char* items) {
-  json body = parse_body("GET", path, response);
+std::vector<T> map_list(const std::string& path, const HttpResponse& response, Parse parse, const char* items,
+                        const std::unordered_set<std::string>* names = nullptr) {
+  json body = parse_body("GET", path, response, names);
   std::vector<T> out;
   for (json& item : require_array("GET", path, body, items)) out.push_back(map_response<T>("GET", path, std::move(item), parse));
   return out;
@@ -121,9 +124,10 @@ std::vector<T> map_list(const std::string& path, const HttpResponse& response, P
 // report it as an unknown outcome so the caller adopts by name instead of creating it twice.
 template <typename T, typename Parse>
 T map_create_response(const std::string& path, const HttpResponse& response, Parse parse,
-                             std::string T::*id_field, const char* id_name) {
+                             std::string T::*id_field, const char* id_name,
+                             const std::unordered_set<std::string>* names = nullptr) {
   try {
-    T created = map_response<T>("POST", path, parse_body("POST", path, response), parse);
+    T created = map_response<T>("POST", path, parse_body("POST", path, response, names), parse);
     if ((created.*id_field).empty()) throw Error("POST " + path + ": the response has no `" + id_name + "`");
     return created;
   } catch (const ApiError&) {
@@ -132,6 +136,15 @@ T map_create_response(const std::string& path, const HttpResponse& response, Par
     throw ApiError(std::string(e.what()) + "; the resource may have been created", response.status, "POST", path,
                    "", true);
   }
+}
+
+// The typed view of an object read by its route, with the id as it was sent (its texts scrubbed
+// already; mapping them again changes nothing).
+template <typename T>
+T typed(ApiObject o, T (*parse)(json), std::string T::*id) {
+  T t = parse(std::move(o.raw));
+  t.*id = std::move(o.id);
+  return t;
 }
 
 }  // namespace
@@ -212,7 +225,7 @@ HttpResponse ApiClient::call(CallKind kind, const std::string& method, const std
       std::string detail = scrub(e.what());
       seen.error = detail;
       const bool outcome_unknown = is_create && e.may_have_reached_server();
-      // A refused certificate is refused again on every try (SPEC section 8): no retry.
+      // A refused certificate is refused again on every try: no retry.
       const bool given_up = last_attempt || !e.worth_retrying();
       if (given_up || outcome_unknown) log(Duration(0), "");
       if (outcome_unknown) {
@@ -310,22 +323,18 @@ std::vector<Service> ApiClient::list_services(const std::string& key, const std:
 }
 
 Vpc ApiClient::create_vpc(const std::string& key, const std::string& project_id, const VpcCreateRequest& req) {
-  const std::string path = project_path(project_id, "/vpcs");
-  const std::string body = to_json(req).dump();
-  HttpResponse response = call(CallKind::Create, "POST", path, key, &body);
-  return map_create_response<Vpc>(path, response, parse_vpc, &Vpc::id, "id");
+  return typed(create_at(key, kVpcRoute, project_id, "", to_json(req)), parse_vpc, &Vpc::id);
 }
 
 std::optional<Vpc> ApiClient::get_vpc(const std::string& key, const std::string& project_id, const std::string& vpc_id) {
-  const std::string path = project_path(project_id, "/vpcs/" + escape_path_segment(vpc_id));
-  HttpResponse response = call(CallKind::Read, "GET", path, key, nullptr, /*allow_404=*/true);
-  if (response.status == 404) return std::nullopt;
-  return map_response<Vpc>("GET", path, parse_body("GET", path, response), parse_vpc);
+  auto found = get_at(key, kVpcRoute, project_id, "", vpc_id);
+  return found ? std::optional<Vpc>(typed(std::move(*found), parse_vpc, &Vpc::id)) : std::nullopt;
 }
 
 std::vector<Vpc> ApiClient::list_vpcs(const std::string& key, const std::string& project_id) {
-  const std::string path = project_path(project_id, "/vpcs");
-  return map_list<Vpc>(path, call(CallKind::Read, "GET", path, key, nullptr), parse_vpc, "VPCs");
+  std::vector<Vpc> out;
+  for (ApiObject& o : list_at(key, kVpcRoute, project_id, "")) out.push_back(typed(std::move(o), parse_vpc, &Vpc::id));
+  return out;
 }
 
 void ApiClient::update_password(const std::string& key, const std::string& project_id, const std::string& service_id,
@@ -341,8 +350,7 @@ bool ApiClient::delete_service(const std::string& key, const std::string& projec
 }
 
 bool ApiClient::delete_vpc(const std::string& key, const std::string& project_id, const std::string& vpc_id) {
-  const std::string path = project_path(project_id, "/vpcs/" + escape_path_segment(vpc_id));
-  return call(CallKind::Read, "DELETE", path, key, nullptr, /*allow_404=*/true).status != 404;
+  return delete_at(key, kVpcRoute, project_id, "", vpc_id);
 }
 
 std::optional<Service> ApiClient::update_service(const std::string& key, const std::string& project_id,
@@ -370,10 +378,6 @@ namespace {
 
 std::string replica_sets_path(const std::string& project_id, const std::string& service_id) {
   return project_path(project_id, "/services/" + escape_path_segment(service_id) + "/replicaSets");
-}
-
-std::string peerings_path(const std::string& project_id, const std::string& vpc_id) {
-  return project_path(project_id, "/vpcs/" + escape_path_segment(vpc_id) + "/peerings");
 }
 
 }  // namespace
@@ -407,29 +411,77 @@ bool ApiClient::delete_replica_set(const std::string& key, const std::string& pr
 
 Peering ApiClient::create_peering(const std::string& key, const std::string& project_id, const std::string& vpc_id,
                                   const PeeringCreateRequest& req) {
-  const std::string path = peerings_path(project_id, vpc_id), body = to_json(req).dump();
-  HttpResponse response = call(CallKind::Create, "POST", path, key, &body);
-  return map_create_response<Peering>(path, response, parse_peering, &Peering::id, "id");
+  return typed(create_at(key, kPeeringRoute, project_id, vpc_id, to_json(req)), parse_peering, &Peering::id);
 }
 
 std::vector<Peering> ApiClient::list_peerings(const std::string& key, const std::string& project_id,
                                               const std::string& vpc_id) {
-  const std::string path = peerings_path(project_id, vpc_id);
-  return map_list<Peering>(path, call(CallKind::Read, "GET", path, key, nullptr), parse_peering, "peerings");
+  std::vector<Peering> out;
+  for (ApiObject& o : list_at(key, kPeeringRoute, project_id, vpc_id))
+    out.push_back(typed(std::move(o), parse_peering, &Peering::id));
+  return out;
 }
 
 std::optional<Peering> ApiClient::get_peering(const std::string& key, const std::string& project_id,
                                               const std::string& vpc_id, const std::string& peering_id) {
-  const std::string path = peerings_path(project_id, vpc_id) + "/" + escape_path_segment(peering_id);
-  HttpResponse response = call(CallKind::Read, "GET", path, key, nullptr, /*allow_404=*/true);
-  if (response.status == 404) return std::nullopt;
-  return map_response<Peering>("GET", path, parse_body("GET", path, response), parse_peering);
+  auto found = get_at(key, kPeeringRoute, project_id, vpc_id, peering_id);
+  return found ? std::optional<Peering>(typed(std::move(*found), parse_peering, &Peering::id)) : std::nullopt;
 }
 
 bool ApiClient::delete_peering(const std::string& key, const std::string& project_id, const std::string& vpc_id,
                                const std::string& peering_id) {
-  const std::string path = peerings_path(project_id, vpc_id) + "/" + escape_path_segment(peering_id);
-  return call(CallKind::Read, "DELETE", path, key, nullptr, /*allow_404=*/true).status != 404;
+  return delete_at(key, kPeeringRoute, project_id, vpc_id, peering_id);
 }
 
+namespace {
+
+std::string route_path(const ApiRoute& route, const std::string& project_id, const std::string& parent_id) {
+  std::string rest = route.collection;
+  if (const size_t at = rest.find("{parent}"); at != std::string::npos)
+    rest.replace(at, 8, escape_path_segment(parent_id));
+  return project_path(project_id, rest);
+}
+
+}  // namespace
+
+ApiObject ApiClient::create_at(const std::string& key, const ApiRoute& route, const std::string& project_id,
+                               const std::string& parent_id, const json& body) {
+  const std::string path = route_path(route, project_id, parent_id), text = body.dump();
+  HttpResponse response = call(CallKind::Create, "POST", path, key, &text);
+  return map_create_response<ApiObject>(
+      path, response, [&](json j) { return parse_api_object(std::move(j), route.what, route.id_field); },
+      &ApiObject::id, route.id_field, route.fields);
+}
+
+std::vector<ApiObject> ApiClient::list_at(const std::string& key, const ApiRoute& route, const std::string& project_id,
+                                          const std::string& parent_id) {
+  const std::string path = route_path(route, project_id, parent_id);
+  return map_list<ApiObject>(
+      path, call(CallKind::Read, "GET", path, key, nullptr),
+      [&](json j) { return parse_api_object(std::move(j), route.what, route.id_field); }, route.items, route.fields);
+}
+
+std::optional<ApiObject> ApiClient::get_at(const std::string& key, const ApiRoute& route, const std::string& project_id,
+                                           const std::string& parent_id, const std::string& id) {
+  const std::string path = route_path(route, project_id, parent_id) + "/" + escape_path_segment(id);
+  HttpResponse response = call(CallKind::Read, "GET", path, key, nullptr, /*allow_404=*/true);
+  if (response.status == 404) return std::nullopt;
+  return map_response<ApiObject>("GET", path, parse_body("GET", path, response, route.fields),
+                                 [&](json j) { return parse_api_object(std::move(j), route.what, route.id_field); });
+}
+
+void ApiClient::act_at(const std::string& key, const ApiRoute& route, const std::string& project_id,
+                       const std::string& parent_id, const std::string& id, const std::string& action,
+                       const json& body) {
+  const std::string path =
+      route_path(route, project_id, parent_id) + "/" + escape_path_segment(id) + "/" + action;
+  const std::string text = body.is_null() ? std::string() : body.dump();
+  call(CallKind::Read, "POST", path, key, body.is_null() ? nullptr : &text);
+}
+
+bool ApiClient::delete_at(const std::string& key, const ApiRoute& route, const std::string& project_id,
+                          const std::string& parent_id, const std::string& id) {
+  const std::string path = route_path(route, project_id, parent_id) + "/" + escape_path_segment(id);
+  return call(CallKind::Read, "DELETE", path, key, nullptr, /*allow_404=*/true).status != 404;
+}
 }  // namespace dbform

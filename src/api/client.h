@@ -10,6 +10,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "api/models.h"
@@ -65,6 +66,21 @@ struct Exchange {
   std::string request_body, response_body;
 };
 using ExchangeLog = std::function<void(const Exchange&)>;
+
+// Where the calls of a kind go whose API is the plain REST shape (VPCs, peerings): the path of its
+// list below its project, "{parent}" standing for the id of what it lives in ("/vpcs",
+// "/vpcs/{parent}/peerings"); the field of an object's id; how messages name one and a list; and
+// the field names its answers are read with (nullptr: api_field_names(); a kind with fields that
+// list does not hold names every field it reads here).
+struct ApiRoute {
+  const char* collection = nullptr;
+  const char* id_field = "id";
+  const char* what = "";
+  const char* items = "";
+  const std::unordered_set<std::string>* fields = nullptr;
+};
+inline constexpr ApiRoute kVpcRoute{"/vpcs", "id", "VPC", "VPCs", nullptr};
+inline constexpr ApiRoute kPeeringRoute{"/vpcs/{parent}/peerings", "id", "peering", "peerings", nullptr};
 
 class ApiClient {
  public:
@@ -128,6 +144,24 @@ class ApiClient {
                                      const std::string& peering_id);
   bool delete_peering(const std::string& key, const std::string& project_id, const std::string& vpc_id,
                       const std::string& peering_id);
+
+  // A kind's calls by its route (ApiRoute), `parent_id` the id of what it lives in ("" for a
+  // project's own). The create is a create (sent at most once, never replayed; an answer without
+  // the id is an unknown outcome); the list, the get (nullopt on 404), an action (POST
+  // .../{id}/{action} with `body`, or none when null; its answer is not read) and the delete (false
+  // when it was gone already) are retried like reads. The typed VPC and peering calls above are
+  // these with their routes.
+  ApiObject create_at(const std::string& key, const ApiRoute& route, const std::string& project_id,
+                      const std::string& parent_id, const nlohmann::json& body);
+  std::vector<ApiObject> list_at(const std::string& key, const ApiRoute& route, const std::string& project_id,
+                                 const std::string& parent_id);
+  std::optional<ApiObject> get_at(const std::string& key, const ApiRoute& route, const std::string& project_id,
+                                  const std::string& parent_id, const std::string& id);
+  void act_at(const std::string& key, const ApiRoute& route, const std::string& project_id,
+              const std::string& parent_id, const std::string& id, const std::string& action,
+              const nlohmann::json& body);
+  bool delete_at(const std::string& key, const ApiRoute& route, const std::string& project_id,
+                 const std::string& parent_id, const std::string& id);
 
   const std::string& base_url() const { return base_url_; }
   // A set flag ends every back-off and Retry-After wait at once: the call fails instead of waiting.

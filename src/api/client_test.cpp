@@ -440,3 +440,45 @@ TEST_CASE("api: peerings: create once with the peer, get maps 404 to nullopt, de
   f.transport.on("GET", "/vpcs/v1/peerings", FakeTransport::response(200, R"({"not":"a list"})"));
   CHECK_THROWS_WITH(f.client.list_peerings(kKey, "p1", "v1"), Catch::Contains("GET /projects/p1/vpcs/v1/peerings"));
 }
+
+// A kind the typed calls do not know, by its route alone: its path with the parent's id escaped
+// in, its own id field, and the fields of its own its answers keep (api_field_names() drops them).
+TEST_CASE("api: a kind by its route: its path, its id field, the fields it names kept, a create without the id unknown") {
+  Fixture f;
+  static const std::unordered_set<std::string> fields = {"exporter_id", "name", "status", "endpoint_url"};
+  const dbform::ApiRoute route{"/services/{parent}/exporters", "exporter_id", "metric exporter", "metric exporters",
+                               &fields};
+  f.transport.on("POST", "/projects/p1/services/s%2F1/exporters",
+                 FakeTransport::response(201, R"({"exporter_id":"e1","name":"m","endpoint_url":"https://x","other":1})"));
+  const dbform::ApiObject made = f.client.create_at(kKey, route, "p1", "s/1", json{{"name", "m"}});
+  CHECK(made.id == "e1");
+  CHECK(made.raw == json{{"exporter_id", "e1"}, {"name", "m"}, {"endpoint_url", "https://x"}});
+  CHECK(json::parse(f.transport.requests()[0].body) == json{{"name", "m"}});
+  // Without the route's fields, the answer is read with api_field_names(): the kind's own fields
+  // (its id field too) are dropped.
+  for (int i = 0; i < 2; ++i)
+    f.transport.on("GET", "/projects/p1/services/s%2F1/exporters",
+                   FakeTransport::response(200, R"([{"exporter_id":"e1","name":"m","endpoint_url":"u"}])"));
+  dbform::ApiRoute plain = route;
+  plain.fields = nullptr;
+  CHECK(f.client.list_at(kKey, plain, "p1", "s/1").at(0).raw == json{{"name", "m"}});
+  const dbform::ApiObject listed = f.client.list_at(kKey, route, "p1", "s/1").at(0);
+  CHECK(listed.id == "e1");
+  CHECK(listed.raw == json{{"exporter_id", "e1"}, {"name", "m"}, {"endpoint_url", "u"}});
+  f.transport.on("GET", "/exporters/e1", FakeTransport::response(404, "{}"));
+  CHECK_FALSE(f.client.get_at(kKey, route, "p1", "s/1", "e1"));
+  f.transport.on("POST", "/exporters/e1/rename", FakeTransport::response(200, "{}"));
+  f.client.act_at(kKey, route, "p1", "s/1", "e1", "rename", json{{"name", "n"}});
+  CHECK(f.transport.requests().back().body == R"({"name":"n"})");
+  f.transport.on("DELETE", "/exporters/e1", FakeTransport::response(404, "{}"));
+  CHECK_FALSE(f.client.delete_at(kKey, route, "p1", "s/1", "e1"));
+  // A create answered without its id may still have made one: an unknown outcome, never sent again.
+  f.transport.on("POST", "/projects/p1/services/s%2F1/exporters", FakeTransport::response(201, R"({"name":"m"})"));
+  try {
+    f.client.create_at(kKey, route, "p1", "s/1", json{{"name", "m"}});
+    FAIL("no error");
+  } catch (const ApiError& e) {
+    CHECK(e.outcome_unknown());
+    CHECK(std::string(e.what()).find("no `exporter_id`") != std::string::npos);
+  }
+}

@@ -203,6 +203,17 @@ Peering parse_peering(json j) {
   return p;
 }
 
+ApiObject parse_api_object(json j, const char* what, const char* id_field) {
+  require_object(j, what);
+  ApiObject o;
+  o.id = required_type_string(j, id_field, what);
+  o.raw = std::move(j);
+  scrub_strings(o.raw);
+  return o;
+}
+
+std::string text_field(const json& object, const char* name) { return string_field(object, name); }
+
 json to_json(const ReplicaSetCreateRequest& r) {
   return {{"name", r.name}, {"nodes", r.nodes}, {"cpu_millis", r.cpu_millis}, {"memory_gbs", r.memory_gbs}};
 }

@@ -107,6 +107,13 @@ struct PeeringCreateRequest {
   std::string peer_vpc_id;
 };
 
+// An object of a kind the client reads by its route (ApiClient's *_at calls), as the API sent it:
+// its id and the object itself, every text in it scrubbed.
+struct ApiObject {
+  std::string id;
+  nlohmann::json raw;
+};
+
 // Every field name the mappings below read, at any depth: an answer is parsed keeping only these
 // (unknown fields, however large or deep, are skipped unbuilt).
 const std::unordered_set<std::string>& api_field_names();
@@ -119,6 +126,10 @@ Service parse_service(nlohmann::json j);  // `raw` takes `j` over
 Vpc parse_vpc(nlohmann::json j);
 ReplicaSet parse_replica_set(nlohmann::json j);
 Peering parse_peering(nlohmann::json j);
+// An object whose `id_field` is a string when present; `what` names it in messages ("VPC").
+ApiObject parse_api_object(nlohmann::json j, const char* what, const char* id_field);
+// A text field of an API object as the mappings read one: "" when absent or not text, scrubbed.
+std::string text_field(const nlohmann::json& object, const char* name);
 nlohmann::json to_json(const ServiceCreateRequest& r);  // unset fields omitted, never null
 nlohmann::json to_json(const VpcCreateRequest& r);
 nlohmann::json to_json(const ReplicaSetCreateRequest& r);

@@ -216,20 +216,11 @@ std::vector<std::string> address_candidates(const std::string& command, const st
   if (command == "import" || command == "target") {
     Diagnostics diags;
     const Manifest manifest = load_manifests({"."}, process_env(), diags);
-    for (const auto& p : manifest.projects) {
-      auto add = [&](ResourceKind kind, const std::string& name, const std::string& parent = "") {
-        const std::string address = resource_address(p.id, kind, name, parent);
-        if (!state.find(address)) resources.emplace_back(address, kind, name);  // recorded ones come below
-      };
-      for (const auto& v : p.vpcs) {
-        add(ResourceKind::Vpc, v.name);
-        for (const auto& peering : v.peerings) add(ResourceKind::Peering, peering.peer_vpc_id, v.name);
-      }
-      for (const auto& s : p.services) {
-        add(ResourceKind::Service, s.name);
-        for (const auto& set : s.read_replicas) add(ResourceKind::ReplicaSet, set.name, s.name);
-      }
-    }
+    for (const auto& p : manifest.projects)
+      for_each_declaration(p, [&](const Declaration& d) {
+        const std::string address = resource_address(p.id, d.kind, d.name, d.parent);
+        if (!state.find(address)) resources.emplace_back(address, d.kind, d.name);  // recorded ones come below
+      });
   }
   if (command != "import") {
     for (const auto& r : state.resources)

@@ -1,5 +1,5 @@
 // `dbform connect ADDRESS [--check] [-- PSQL_ARGS...]`: psql with the recorded connection, or one
-// checked connection (SPEC section 10). Reads the state like `output`: no lock, no API call.
+// checked connection (docs/pipelines.md). Reads the state like `output`: no lock, no API call.
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>

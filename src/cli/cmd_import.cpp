@@ -7,8 +7,8 @@
 #include "cli/context.h"
 #include "cli/manual.h"
 #include "engine/import.h"
-#include "engine/keys.h"
-#include "engine/manifest_writer.h"
+#include "ops/keys.h"
+#include "manifest/manifest_writer.h"
 #include "ops/address.h"
 #include "state/file_store.h"
 #include "util/atomic_file.h"
@@ -101,7 +101,7 @@ int import_project(const ImportOptions& opts, const Manifest& manifest) {
               << " was not written.\n";
     return 0;
   }
-  write_file_atomically(opts.generate, generated_manifest(opts.project, records, opts.generate), 0644);
+  write_file_atomically(opts.generate, generated_manifest(opts.project, found_resources(records), opts.generate), 0644);
   bool services = false;
   std::cout << "Declared " << records.size() << " resource(s) of project " << opts.project << " in " << opts.generate
             << ", each with its import_id:\n";

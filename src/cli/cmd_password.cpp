@@ -5,7 +5,7 @@
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "cli/manual.h"
-#include "engine/keys.h"
+#include "ops/keys.h"
 #include "engine/password.h"
 #include "ops/address.h"
 #include "util/env.h"

@@ -7,7 +7,7 @@
 #include "cli/render_markdown.h"
 #include "cli/suggest.h"
 #include "cli/render_plan.h"
-#include "engine/keys.h"
+#include "ops/keys.h"
 #include "manifest/loader.h"
 #include "ops/operation.h"
 #include "plan/differ.h"
@@ -64,13 +64,10 @@ void add_validate_command(CLI::App& app, int& exit_code) {
   add_manifest_options(*cmd, *opts);
   cmd->callback([opts, &exit_code] {
     Manifest m = load_manifests_or_throw(*opts);
-    size_t services = 0, vpcs = 0, sets = 0, peerings = 0;
-    for (const auto& p : m.projects) {
-      services += p.services.size();
-      vpcs += p.vpcs.size();
-      for (const auto& v : p.vpcs) peerings += v.peerings.size();
-      for (const auto& s : p.services) sets += s.read_replicas.size();
-    }
+    std::map<ResourceKind, size_t> declared;
+    for (const auto& p : m.projects) for_each_declaration(p, [&](const Declaration& d) { ++declared[d.kind]; });
+    const size_t services = declared[ResourceKind::Service], vpcs = declared[ResourceKind::Vpc],
+                 sets = declared[ResourceKind::ReplicaSet], peerings = declared[ResourceKind::Peering];
     std::cout << "The manifests are valid: " << m.files.size() << " file(s), " << m.projects.size()
               << " project(s), " << vpcs << " VPC(s), " << services << " service(s)";
     if (sets + peerings > 0) std::cout << ", " << sets << " read replica set(s), " << peerings << " peering(s)";

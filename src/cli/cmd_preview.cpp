@@ -1,4 +1,4 @@
-// `dbform preview up NAME | down NAME | list | sweep`: a database per pull request (SPEC section 9).
+// `dbform preview up NAME | down NAME | list | sweep`: a database per pull request (docs/previews.md).
 // Flags are parsed here and the report rendered; the flow (guards, engine, passwords) is
 // engine/preview.h's.
 #include <algorithm>
@@ -16,7 +16,7 @@
 #include "cli/render_preview.h"
 #include "cli/render_schema.h"
 #include "cli/signals.h"
-#include "engine/keys.h"
+#include "ops/keys.h"
 #include "engine/preview.h"
 #include "ops/preview_schema.h"
 #include "util/env.h"

@@ -1,4 +1,4 @@
-// `dbform sim`: the local API simulator (SPEC section 7) on a port, until SIGINT or SIGTERM.
+// `dbform sim`: the local API simulator (docs/simulator.md) on a port, until SIGINT or SIGTERM.
 #include <signal.h>
 #include <sys/prctl.h>
 #include <unistd.h>

@@ -1,5 +1,6 @@
 #pragma once
-// What `apply` needs to wait for services to accept connections (SPEC section 10).
+// What `apply` needs to wait for services to accept connections (--wait-connectable,
+// `wait_connectable: true`).
 #include "engine/connectable.h"
 #include "manifest/model.h"
 

@@ -47,7 +47,7 @@ void add_wait_options(CLI::App& cmd, WaitOptions& opts);
 // The engine's options from them, each checked (UsageError naming the flag); stopped by `stop`.
 ApplyOptions engine_options(const WaitOptions& opts, const std::atomic<bool>* stop);
 
-// What plan and apply plan with (SPEC section 4).
+// What plan and apply plan with: the flags they share.
 struct PlanningOptions {
   bool no_refresh = false;  // plan from the state alone, with no API key
   bool prune = false;       // unprotected orphans are deletes

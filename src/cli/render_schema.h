@@ -1,5 +1,5 @@
 #pragma once
-// What a preview's migrations and its schema diff look like (SPEC section 13): text, JSON and
+// What a preview's migrations and its schema diff look like (docs/previews.md): text, JSON and
 // markdown (the pull request's comment: PostgreSQL's messages and the schema's text, never a
 // password or a connection string).
 #include <string>

@@ -1,5 +1,5 @@
 #pragma once
-// Terraform's spellings of dbform's flags (SPEC section 4): every long flag also with one dash
+// Terraform's spellings of dbform's flags: every long flag also with one dash
 // (`-out=p.plan`, `-detailed-exitcode`, `-target=orders`, `-auto-approve`, `-lock-timeout=30s`,
 // `-no-color`), and `-refresh=false` for `--no-refresh`, so that a pipeline written for Terraform
 // reads the same. Rewritten to dbform's own spelling before the command line is parsed.

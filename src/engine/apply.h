@@ -1,7 +1,7 @@
 #pragma once
 // The apply engine: executes a plan against the API, recording every step in the state.
 //
-// Safety rules (SPEC section 5): an intent (create_pending) is written before each create call and
+// Safety rules (docs/safety.md): an intent (create_pending) is written before each create call and
 // the result right after it; only the engine's main thread touches the state, workers only talk to
 // the API. A create whose outcome is unknown is resolved by listing the project's resources by name
 // before anything is sent again.
@@ -11,16 +11,16 @@
 #include <vector>
 
 #include "api/client.h"
+#include "api/project_key.h"
 #include "engine/connectable.h"
 #include "engine/events.h"
-#include "engine/keys.h"
 #include "engine/poll_schedule.h"
 #include "plan/model.h"
 #include "state/store.h"
 
 namespace dbform {
 
-// The most API calls at once that --parallelism may ask for (SPEC section 8): each is a thread.
+// The most API calls at once that --parallelism may ask for (docs/commands.md): each is a thread.
 constexpr int kMaxParallelism = 64;
 
 struct ApplyOptions {
@@ -28,12 +28,12 @@ struct ApplyOptions {
   Duration wait_timeout = std::chrono::minutes(30);  // per service, from its create (or the run's start)
   bool wait = true;                                  // false: record the create and move on
   PollSchedule polls;
-  Duration settle_window = std::chrono::seconds(30);  // lookups after an unknown create outcome (SPEC section 1)
+  Duration settle_window = std::chrono::seconds(30);  // lookups after an unknown create outcome (--settle-window)
   // The plan was made by this run from a refresh under the lock it still holds, and nothing waited
   // since (no prompt): the refresh's listing was the name guard (a declared name it found is a
   // conflict), so it is not listed again.
   bool names_checked = false;
-  // After READY, wait until these services accept connections (--wait-connectable, SPEC section 10).
+  // After READY, wait until these services accept connections (--wait-connectable).
   ConnectableOptions connectable;
   // At the end, everything journaled is folded into one document (StateStore::compact); a run of
   // one small change (rotate-password) leaves it appended, for the next apply to fold.

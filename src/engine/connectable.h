@@ -1,6 +1,6 @@
 #pragma once
-// The apply engine's wait for services to accept connections (SPEC section 10: `apply
-// --wait-connectable`, `wait_connectable: true`): which services it applies to, the check a worker
+// The apply engine's wait for services to accept connections (`apply --wait-connectable`,
+// `wait_connectable: true`; docs/pipelines.md): which services it applies to, the check a worker
 // makes, and what its failures say. The engine (apply.cpp) schedules the checks like status polls.
 #include <optional>
 #include <set>

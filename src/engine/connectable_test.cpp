@@ -1,4 +1,4 @@
-// apply's wait for connections (SPEC section 10) against a fake ConnectionCheck and a fake clock.
+// apply's wait for connections (--wait-connectable) against a fake ConnectionCheck and a fake clock.
 #include <catch2/catch.hpp>
 
 #include <mutex>

@@ -1,5 +1,5 @@
 #pragma once
-// Whether a database accepts connections (SPEC section 10): one attempt to log in as tsdbadmin with
+// Whether a database accepts connections: one attempt to log in as tsdbadmin with
 // the recorded password and run SELECT 1. A seam: the apply engine and `dbform connect --check`
 // call it; LibpqConnectionCheck makes the attempt through libpq, the tests use a fake.
 #include <memory>

@@ -99,12 +99,8 @@ Imports read_imports(ApiClient& api, const Manifest& manifest, const State& stat
       }
       found[address] = std::move(f);
     };
-    for (const auto& v : project.vpcs) read(ResourceKind::Vpc, v.name, "", v.import_id);
-    for (const auto& s : project.services) read(ResourceKind::Service, s.name, "", s.import_id);
-    for (const auto& v : project.vpcs)
-      for (const auto& p : v.peerings) read(ResourceKind::Peering, p.peer_vpc_id, v.name, p.import_id);
-    for (const auto& s : project.services)
-      for (const auto& r : s.read_replicas) read(ResourceKind::ReplicaSet, r.name, s.name, r.import_id);
+    // Each declaration before what lives in it: a set's service, a peering's VPC is imported first.
+    for_each_declaration(project, [&](const Declaration& d) { read(d.kind, d.name, d.parent, d.import_id); });
   }
   return found;
 }
@@ -199,6 +195,13 @@ std::vector<ResourceRecord> unrecorded_resources(const ProjectListing& listing, 
   if (!problems.empty())
     throw Error("nothing was imported:\n  " + join(problems, "\n  "));
   return out;
+}
+
+std::vector<FoundResource> found_resources(const std::vector<ResourceRecord>& records) {
+  std::vector<FoundResource> found;
+  found.reserve(records.size());
+  for (const auto& r : records) found.push_back({r.kind, r.parent, r.name, r.id, r.settings});
+  return found;
 }
 
 }  // namespace dbform

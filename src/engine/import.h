@@ -1,14 +1,15 @@
 #pragma once
-// Bringing existing resources under dbform (SPEC section 4, `import`): records made from what the
+// Bringing existing resources under dbform (`dbform import`, and `import_id`): records made from what the
 // API shows, with the settings as they are now, so that the next plan compares the declaration
 // with the resource itself.
 #include <string>
 #include <vector>
 
 #include "api/client.h"
-#include "engine/keys.h"
+#include "api/project_key.h"
 #include "plan/kinds.h"
 #include "engine/namesakes.h"
+#include "manifest/manifest_writer.h"
 #include "manifest/model.h"
 #include "plan/model.h"
 #include "state/model.h"
@@ -20,7 +21,7 @@ namespace dbform {
 ResourceRecord import_by_id(ApiClient& api, const std::string& key, const std::string& address, const State& state,
                             const std::string& id, const std::string& now);
 
-// What a refresh reads for `import_id` (SPEC section 3): for each declaration with one that
+// What a refresh reads for `import_id` (docs/using.md): for each declaration with one that
 // `state` does not record, the record the resource of that id makes, or why it cannot be imported
 // (no such id, another project, another name, recorded already). Parents first, so that a read
 // replica set or a peering is imported with its service or VPC. Throws ApiError or TransportError
@@ -45,5 +46,7 @@ void list_children(ApiClient& api, const std::string& key, const std::string& pr
 // or VPC the state records).
 std::vector<ResourceRecord> unrecorded_resources(const ProjectListing& listing, const std::string& project_id,
                                                  const State& state, const std::string& now);
+// Those records as the manifest `import --generate` writes declares them (manifest_writer.h).
+std::vector<FoundResource> found_resources(const std::vector<ResourceRecord>& records);
 
 }  // namespace dbform

@@ -67,10 +67,10 @@ ProjectListings list_projects(ApiClient& api, const std::vector<std::string>& pr
 
 ListedKinds kinds_in(const Manifest& manifest, const State& state) {
   auto used = std::make_shared<std::set<std::pair<std::string, ResourceKind>>>();
-  for (const auto& p : manifest.projects) {
-    if (!p.services.empty()) used->emplace(p.id, ResourceKind::Service);
-    if (!p.vpcs.empty()) used->emplace(p.id, ResourceKind::Vpc);
-  }
+  for (const auto& p : manifest.projects)
+    for_each_declaration(p, [&](const Declaration& d) {
+      if (!parent_kind(d.kind)) used->emplace(p.id, d.kind);
+    });
   for (const auto& rec : state.resources)
     if (!parent_kind(rec.kind)) used->emplace(rec.project_id, rec.kind);
   return [used](const std::string& project_id, ResourceKind kind) { return used->count({project_id, kind}) > 0; };

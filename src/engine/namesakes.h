@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "api/client.h"
+#include "api/project_key.h"
 #include "manifest/model.h"
 #include "plan/kinds.h"
-#include "engine/keys.h"
 #include "plan/model.h"
 #include "state/model.h"
 

@@ -1,6 +1,7 @@
 #pragma once
 // A plan as the engine runs it: a graph of operations, each acting on one resource and waiting for
-// what it needs (SPEC section 3, "Order"). A pure function of the plan and the state it was made
+// what it needs (a service its VPC, a fork its source, a set its service, the delete of a VPC the
+// deletes of what is in it). A pure function of the plan and the state it was made
 // from, so that plan and apply cannot disagree; the engine keeps one ready queue over it (ninja's
 // edges whose inputs are ready, Terraform's graph walk).
 #include <cstddef>

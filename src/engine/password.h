@@ -1,5 +1,5 @@
 #pragma once
-// Setting a service's password (SPEC section 4, `rotate-password`): journaled, sent and recorded
+// Setting a service's password (`rotate-password`): journaled, sent and recorded
 // by the apply engine's scheduler, as the password step of an apply.
 #include <string>
 

@@ -1,5 +1,6 @@
 #pragma once
-// How often a watcher asks for a resource's status (SPEC section 6).
+// How often a watcher asks for a resource's status: the pause between two
+// checks (--poll-interval), and when a forecast says the next one is worth making.
 #include <optional>
 
 #include "util/clock.h"

@@ -1,5 +1,5 @@
 #pragma once
-// Previews (SPEC section 9): a database per pull request. `preview up` forks the services of a
+// Previews (docs/previews.md): a database per pull request. `preview up` forks the services of a
 // project's `previews:` block through the apply engine (intent first, never twice, watched until
 // READY) and then gives each fork a password of its own; `down` and `sweep` delete them through
 // the engine too. Every refusal (the guards) comes before any API call. The CLI parses, locks,
@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "api/client.h"
+#include "api/project_key.h"
 #include "engine/apply.h"
-#include "engine/keys.h"
 #include "manifest/model.h"
 #include "plan/model.h"
 #include "state/previews.h"
@@ -39,7 +39,7 @@ struct PreviewUpPlan {
 // A preview name (1-32 of a-z, 0-9 and '-'), else UsageError saying so.
 void require_preview_name(const std::string& name);
 
-// The guards that need no call (SPEC section 9), as UsageError: a name that would exceed `max`
+// The guards that need no call, as UsageError: a name that would exceed `max`
 // (naming the previews and their ages), a listed service not recorded or not READY, a fork name
 // that the project declares or records already. A project without a `previews:` block is refused.
 PreviewUpPlan plan_preview_up(const DesiredProject& project, const std::string& name, const State& state,

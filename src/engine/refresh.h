@@ -1,12 +1,12 @@
 #pragma once
-// The refresh (SPEC section 4): one list call per project and kind reads every recorded resource
+// The refresh: one list call per project and kind reads every recorded resource
 // there; what the API shows is recorded, so the plan compares the declarations with the API's view.
 #include <map>
 #include <string>
 #include <vector>
 
 #include "api/client.h"
-#include "engine/keys.h"
+#include "api/project_key.h"
 #include "engine/namesakes.h"
 #include "plan/model.h"
 #include "state/model.h"

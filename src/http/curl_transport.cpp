@@ -38,7 +38,8 @@ using EasyHandle = std::unique_ptr<CURL, EasyHandleDeleter>;
 
 // Easy handles kept between requests, so that each one's connection cache keeps connections to the
 // API alive: a request takes an idle one (or a new one) and gives it back. Not thread_local: glibc
-// aborts the process when it has no memory to register a thread's destructors (SPEC section 8).
+// aborts the process when it has no memory to register a thread's destructors, and running
+// out of memory or threads fails calls by name, never aborts (docs/safety.md).
 struct CurlTransport::Handles {
   std::mutex mu;
   std::vector<EasyHandle> idle;

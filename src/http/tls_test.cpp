@@ -1,7 +1,7 @@
 // CurlTransport against a real HTTPS server on loopback (cpp-httplib's SSLServer) with a CA made for
 // the test: a certificate of a trusted CA works; an unknown issuer, a self-signed certificate, a
 // wrong host and an expired certificate fail at once, saying which, before the request is sent.
-// And the rule for plain http:// base URLs (SPEC section 8).
+// And the rule for plain http:// base URLs: loopback only, unless DBFORM_ALLOW_HTTP=1.
 #include <catch2/catch.hpp>
 #include <httplib.h>
 

@@ -15,7 +15,8 @@ struct HttpRequest {
   std::string url;     // absolute
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
-  // Sent at most once by the transport (creates: at most once per decision, SPEC section 1). libcurl
+  // Sent at most once by the transport (creates: at most once per decision; a lost
+  // answer is looked up by name, never sent again blindly). libcurl
   // silently re-sends a request whose reused keep-alive connection closes before any answer; such a
   // request's body can be read once and never rewound, so that re-send fails instead (an unknown
   // outcome, which the caller resolves), while the request still rides a kept-alive connection.

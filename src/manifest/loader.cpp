@@ -27,7 +27,8 @@ namespace {
 
 
 // Why a manifest path cannot be read as a file ("" when it is a regular file, or a link to one).
-// A declaration that cannot be read must never count as "no longer declared" (SPEC section 8).
+// A declaration that cannot be read must never count as "no longer declared":
+// every command stops, naming it, and nothing is planned as deleted (docs/safety.md).
 std::string unreadable_reason(const std::string& path) {
   std::error_code ec, link_ec;
   const auto status = fs::status(path, ec);
@@ -286,20 +287,9 @@ class ProjectMerger {
                    "a project has one `previews:` block: keep one of the two");
     else if (p.previews)
       target.previews = std::move(p.previews);
-    for (auto& v : p.vpcs) {
-      if (!first_declaration(p.id, ResourceKind::Vpc, v.name, v.location)) continue;
-      std::erase_if(v.peerings, [&](const DesiredPeering& peering) {
-        return !first_declaration(p.id, ResourceKind::Peering, peering.peer_vpc_id, peering.location, v.name);
-      });
-      target.vpcs.push_back(std::move(v));
-    }
-    for (auto& s : p.services) {
-      if (!first_declaration(p.id, ResourceKind::Service, s.name, s.location)) continue;
-      std::erase_if(s.read_replicas, [&](const DesiredReplicaSet& set) {
-        return !first_declaration(p.id, ResourceKind::ReplicaSet, set.name, set.location, s.name);
-      });
-      target.services.push_back(std::move(s));
-    }
+    move_declarations(p, target, [&](const Declaration& d) {
+      return first_declaration(p.id, d.kind, d.name, d.location, d.parent);
+    });
   }
 
  private:

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <stdexcept>
 
 namespace dbform {
 
@@ -58,40 +59,104 @@ bool is_valid_name(std::string_view s) {
   return std::all_of(s.begin(), s.end(), [&](char c) { return alnum(c) || c == '-' || c == '_'; });
 }
 
-namespace {
+const std::vector<KindForm>& kind_forms() {
+  // The order of the walk and of a generated manifest: VPCs (which services name) first.
+  static const std::vector<KindForm> all = {
+      {ResourceKind::Vpc, "vpc", "vpcs", "VPC", std::nullopt, "vpcs", "name", {"cidr", "region_code"}, "", ""},
+      {ResourceKind::Service, "service", "services", "service", std::nullopt, "services", "name",
+       {"addons", "cpu_millis", "memory_gbs", "environment_tag", "region_code", "replica_count", "sync_replica_count",
+        "vpc", "connection_pooler", "paused"},
+       "READY", "PAUSED"},
+      {ResourceKind::ReplicaSet, "replica_set", "replicas", "read replica set", ResourceKind::Service,
+       "read_replicas", "name", {"nodes", "cpu_millis", "memory_gbs", "environment_tag", "connection_pooler"},
+       "active", ""},
+      {ResourceKind::Peering, "peering", "peerings", "VPC peering", ResourceKind::Vpc, "peerings", "",
+       {"peer_account_id", "peer_region_code", "peer_vpc_id"}, "", ""},
+  };
+  return all;
+}
 
-struct KindNames {
-  ResourceKind kind;
-  const char* name;
-  const char* plural;
-  const char* noun;
-};
+const KindForm& kind_form(ResourceKind k) {
+  for (const KindForm& form : kind_forms())
+    if (form.kind == k) return form;
+  throw std::logic_error("a resource kind without a row in kind_forms()");
+}
 
-constexpr KindNames kKinds[] = {
-    {ResourceKind::Service, "service", "services", "service"},
-    {ResourceKind::Vpc, "vpc", "vpcs", "VPC"},
-    {ResourceKind::ReplicaSet, "replica_set", "replicas", "read replica set"},
-    {ResourceKind::Peering, "peering", "peerings", "VPC peering"},
-};
-
-const KindNames& names_of(ResourceKind k) { return kKinds[static_cast<size_t>(k)]; }
-
-}  // namespace
-
-const char* kind_name(ResourceKind k) { return names_of(k).name; }
-const char* kind_plural(ResourceKind k) { return names_of(k).plural; }
-const char* kind_noun(ResourceKind k) { return names_of(k).noun; }
+const char* kind_name(ResourceKind k) { return kind_form(k).name; }
+const char* kind_plural(ResourceKind k) { return kind_form(k).plural; }
+const char* kind_noun(ResourceKind k) { return kind_form(k).noun; }
+std::optional<ResourceKind> parent_kind(ResourceKind k) { return kind_form(k).parent; }
 
 std::optional<ResourceKind> kind_named(std::string_view name) {
-  for (const auto& k : kKinds)
+  for (const auto& k : kind_forms())
     if (name == k.name) return k.kind;
   return std::nullopt;
 }
 
-std::optional<ResourceKind> parent_kind(ResourceKind k) {
-  if (k == ResourceKind::ReplicaSet) return ResourceKind::Service;
-  if (k == ResourceKind::Peering) return ResourceKind::Vpc;
-  return std::nullopt;
+namespace {
+
+const std::string kNoParent;
+const std::optional<std::string> kNotRenamed;
+
+Declaration declaration_of(const DesiredVpc& v) {
+  return {ResourceKind::Vpc, kNoParent, v.name, v.deletion_protection, v.import_id, v.renamed_from,
+          v.policy_waivers, v.location, &v};
+}
+Declaration declaration_of(const DesiredPeering& p, const DesiredVpc& in) {
+  return {ResourceKind::Peering, in.name, p.peer_vpc_id, p.deletion_protection, p.import_id, kNotRenamed,
+          p.policy_waivers, p.location, &p};
+}
+Declaration declaration_of(const DesiredService& s) {
+  return {ResourceKind::Service, kNoParent, s.name, s.deletion_protection, s.import_id, s.renamed_from,
+          s.policy_waivers, s.location, &s};
+}
+Declaration declaration_of(const DesiredReplicaSet& r, const DesiredService& in) {
+  return {ResourceKind::ReplicaSet, in.name, r.name, r.deletion_protection, r.import_id, kNotRenamed,
+          r.policy_waivers, r.location, &r};
+}
+
+// Moves the items of `from` that `keep` accepts to the end of `into`, each after `children(item)`
+// has dropped what lives in it that `keep` refuses.
+template <typename T, typename Children>
+void move_kept(std::vector<T>& from, std::vector<T>& into, const std::function<bool(const Declaration&)>& keep,
+               Children children) {
+  for (auto& item : from) {
+    if (!keep(declaration_of(item))) continue;
+    children(item);
+    into.push_back(std::move(item));
+  }
+}
+
+}  // namespace
+
+nlohmann::json Declaration::settings() const {
+  return std::visit([](const auto* d) { return settings_json(*d); }, declared);
+}
+
+void for_each_declaration(const DesiredProject& project, const DeclarationVisitor& visit) {
+  for (const auto& v : project.vpcs) {
+    visit(declaration_of(v));
+    for (const auto& p : v.peerings) visit(declaration_of(p, v));
+  }
+  for (const auto& s : project.services) {
+    visit(declaration_of(s));
+    for (const auto& r : s.read_replicas) visit(declaration_of(r, s));
+  }
+}
+
+bool declares_any(const DesiredProject& project) {
+  bool any = false;
+  for_each_declaration(project, [&](const Declaration&) { any = true; });
+  return any;
+}
+
+void move_declarations(DesiredProject& from, DesiredProject& into, const std::function<bool(const Declaration&)>& keep) {
+  move_kept(from.vpcs, into.vpcs, keep, [&](DesiredVpc& v) {
+    std::erase_if(v.peerings, [&](const DesiredPeering& p) { return !keep(declaration_of(p, v)); });
+  });
+  move_kept(from.services, into.services, keep, [&](DesiredService& s) {
+    std::erase_if(s.read_replicas, [&](const DesiredReplicaSet& r) { return !keep(declaration_of(r, s)); });
+  });
 }
 
 std::string resource_address(const std::string& project_id, ResourceKind kind, const std::string& name,
@@ -112,8 +177,8 @@ std::optional<AddressParts> parse_address(std::string_view address) {
   if (parts.size() != 3 && parts.size() != 5) return std::nullopt;
   for (const auto& part : parts)
     if (!is_valid_name(part)) return std::nullopt;
-  for (const auto& k : kKinds) {
-    const auto outer = parent_kind(k.kind);
+  for (const auto& k : kind_forms()) {
+    const auto outer = k.parent;
     const bool nested = parts.size() == 5;
     if (nested != outer.has_value() || parts[parts.size() - 2] != k.plural) continue;
     if (nested && parts[1] != kind_plural(*outer)) continue;

@@ -3,9 +3,11 @@
 // location it was declared at, so later stages (the differ's duplicate and conflict messages) can
 // point back at the manifest.
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -17,14 +19,33 @@ namespace dbform {
 // Read replica sets live in a service and peerings in a VPC (their parent).
 enum class ResourceKind { Service, Vpc, ReplicaSet, Peering };
 
-// As states and plans store it: "service", "vpc", "replica_set", "peering".
+// A kind as the manifest, the state and messages know it: one row each (model.cpp); how its calls
+// are made is plan/kinds.h's row.
+struct KindForm {
+  ResourceKind kind;
+  const char* name;    // as states and plans store it: "service", "vpc", "replica_set", "peering"
+  const char* plural;  // address segment: "services", "vpcs", "replicas", "peerings"
+  const char* noun;    // as messages name it: "service", "VPC", "read replica set", "VPC peering"
+  std::optional<ResourceKind> parent;  // the kind it lives in; none for a project's own resources
+  // Its list's key, in its project or in its parent's declaration ("read_replicas"), and the key of
+  // its name ("" for a peering, which its peer VPC's id names).
+  const char* list;
+  const char* name_key;
+  std::vector<const char*> fields;  // its settings, in the order a generated manifest writes them
+  // The status a record of it has once it is made and ready ("" for a kind without statuses: made
+  // once it has an id), and the one that counts as settled besides (a stopped service).
+  const char* ready_status;
+  const char* settled_status;
+};
+
+const KindForm& kind_form(ResourceKind k);
+// Every kind: VPCs, services, then those that live in another (the order of a generated manifest).
+const std::vector<KindForm>& kind_forms();
+
 const char* kind_name(ResourceKind k);
 std::optional<ResourceKind> kind_named(std::string_view name);
-// Address segment: "services", "vpcs", "replicas", "peerings".
 const char* kind_plural(ResourceKind k);
-// As messages name it: "service", "VPC", "read replica set", "VPC peering".
 const char* kind_noun(ResourceKind k);
-// The kind a resource of this kind lives in; none for a project's own resources.
 std::optional<ResourceKind> parent_kind(ResourceKind k);
 
 // A declaration's exemption from one rule of the policies (`policy_waivers`): honoured only for a
@@ -60,8 +81,8 @@ struct DesiredVpc {
   bool deletion_protection = false;
   // The name it is recorded under: its record moves to this name, and one rename call is made.
   std::optional<std::string> renamed_from;
-  // Not recorded yet: the existing resource of this id is read and recorded by apply (SPEC section
-  // 3, `import_id`) instead of a create; ignored once recorded.
+  // Not recorded yet: the existing resource of this id is read and recorded by apply instead of a
+  // create (docs/using.md, "Bringing existing databases in"); ignored once recorded.
   std::optional<std::string> import_id;
   std::vector<PolicyWaiver> policy_waivers;
   std::vector<DesiredPeering> peerings;
@@ -103,7 +124,7 @@ struct DesiredService {
   std::optional<long long> sync_replica_count;  // synchronous HA replicas, at most replica_count
   std::optional<bool> paused;                   // true: stopped (PAUSED); false: running
   // The project's VPC it is attached to. Unlike the other optional fields, no `vpc` is managed
-  // too: it means "in no VPC" (SPEC section 2).
+  // too: it means "in no VPC" (docs/manifest.md, "What is managed").
   std::optional<std::string> vpc;
   Location vpc_location;
   std::string vpc_path;  // "projects[0].services[2].vpc"
@@ -125,7 +146,7 @@ struct RemovedAddress {
   Location location;
 };
 
-// A project's `previews:` block (SPEC section 9): what `dbform preview up NAME` forks for a pull
+// A project's `previews:` block (docs/previews.md): what `dbform preview up NAME` forks for a pull
 // request. Previews belong to the block, not to the declarations: no plan acts on them.
 struct DesiredPreviews {
   std::vector<std::string> services;  // declared services of the project, each forked once per preview
@@ -136,7 +157,7 @@ struct DesiredPreviews {
   long long max = 1;  // at most this many previews of the project at once
   std::optional<std::string> cpu_millis;  // each fork's size; unset: its source's
   std::optional<std::string> memory_gbs;
-  // `migrations: DIR`: the directory of SQL files applied to each fork (SPEC section 13), as written
+  // `migrations: DIR`: the directory of SQL files applied to each fork (docs/previews.md), as written
   // joined to its manifest file's directory (an absolute DIR stays as it is); unset: none.
   std::optional<std::string> migrations;
   Location migrations_location;
@@ -151,10 +172,38 @@ struct DesiredProject {
   std::vector<DesiredService> services;
   Location location;
   std::vector<RemovedAddress> removed;
-  // apply waits after READY until its services accept connections (SPEC section 10); unset: false.
+  // apply waits after READY until its services accept connections (docs/pipelines.md); unset: false.
   std::optional<bool> wait_connectable;
   std::optional<DesiredPreviews> previews;
 };
+
+// One declaration of any kind, as the walk of a project's declarations shows it: a view into the
+// manifest, valid while it is. What reads the declarations of every kind (the differ, the imports,
+// the generated manifest's check, addresses, completion, the namesake listing, the policies'
+// waivers) takes them from the walk, so that only the walk knows the tree.
+struct Declaration {
+  ResourceKind kind;
+  const std::string& parent;  // the name of what it lives in; empty for a project's own resources
+  const std::string& name;    // a peering: its peer VPC's id
+  bool deletion_protection;
+  const std::optional<std::string>& import_id;
+  const std::optional<std::string>& renamed_from;  // never set for a kind that is not renamed
+  const std::vector<PolicyWaiver>& policy_waivers;
+  const Location& location;
+  std::variant<const DesiredVpc*, const DesiredService*, const DesiredReplicaSet*, const DesiredPeering*> declared;
+
+  nlohmann::json settings() const;  // settings_json() of the declaration
+};
+using DeclarationVisitor = std::function<void(const Declaration&)>;
+
+// Every declaration of `project`, each followed by those that live in it: the VPCs with their
+// peerings, then the services with their read replica sets (the order plans list them in).
+void for_each_declaration(const DesiredProject& project, const DeclarationVisitor& visit);
+// Whether `project` declares anything.
+bool declares_any(const DesiredProject& project);
+// Moves into `into` the declarations of `from` that `keep` accepts (asked in the walk's order);
+// what lives in one it refuses goes with it, unasked.
+void move_declarations(DesiredProject& from, DesiredProject& into, const std::function<bool(const Declaration&)>& keep);
 
 struct Manifest {
   std::vector<DesiredProject> projects;  // merged by id, in order of first appearance

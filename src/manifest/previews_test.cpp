@@ -1,4 +1,4 @@
-// The `previews:` block of a project (SPEC sections 2 and 9): read, validated with located errors,
+// The `previews:` block of a project (docs/manifest.md, docs/previews.md): read, validated with located errors,
 // merged across files.
 #include <catch2/catch.hpp>
 #include <filesystem>

@@ -57,19 +57,10 @@ const ResourceRecord& resolve_address(const State& state, const std::string& tex
 
 std::string declared_address(const Manifest& manifest, const std::string& text) {
   std::vector<Named> among;
-  auto add = [&](const std::string& project, ResourceKind kind, const std::string& name, const std::string& parent = "") {
-    among.push_back({resource_address(project, kind, name, parent), kind, name});
-  };
-  for (const auto& p : manifest.projects) {
-    for (const auto& v : p.vpcs) {
-      add(p.id, ResourceKind::Vpc, v.name);
-      for (const auto& peering : v.peerings) add(p.id, ResourceKind::Peering, peering.peer_vpc_id, v.name);
-    }
-    for (const auto& s : p.services) {
-      add(p.id, ResourceKind::Service, s.name);
-      for (const auto& set : s.read_replicas) add(p.id, ResourceKind::ReplicaSet, set.name, s.name);
-    }
-  }
+  for (const auto& p : manifest.projects)
+    for_each_declaration(p, [&](const Declaration& d) {
+      among.push_back({resource_address(p.id, d.kind, d.name, d.parent), d.kind, d.name});
+    });
   return among[pick(among, text, [&](const std::string& close) {
            return "`" + text + "` is not declared in the manifests" +
                   (close.empty() ? std::string() : " (did you mean `" + close + "`?)") +

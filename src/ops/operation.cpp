@@ -3,7 +3,7 @@
 #include <memory>
 #include <optional>
 
-#include "engine/keys.h"
+#include "ops/keys.h"
 #include "ops/recovery.h"
 #include "plan/differ.h"
 #include "policy/evaluate.h"

@@ -1,5 +1,5 @@
 #pragma once
-// `plan` and `apply` as operations of the core (SPEC sections 4 and 5), as Terraform's
+// `plan` and `apply` as operations of the core, as Terraform's
 // backend/local runs them for its commands: the command line parses flags, opens the store, calls
 // one of these and renders what it returns. Every safety decision of the flow is here: the lock,
 // the read, the refresh, the saved plan's checks, the blast radius, the keys, whether the refresh
@@ -39,7 +39,7 @@ struct PlanOutcome {
   std::vector<Diagnostic> warnings;  // duplicates the refresh found, at their declarations
 };
 
-// Read-only and lock-free (SPEC section 4): one consistent snapshot, and nothing written, so that
+// Read-only and lock-free: one consistent snapshot, and nothing written, so that
 // pull requests plan as often as they like while main applies. Throws Error (MissingKeyError for
 // a key the refresh needs) before anything is planned.
 PlanOutcome plan_operation(const PlanRequest& request);

@@ -4,9 +4,9 @@
 #include <set>
 
 #include "engine/import.h"
-#include "engine/keys.h"
+#include "ops/keys.h"
 #include "engine/refresh.h"
-#include "engine/targets.h"
+#include "plan/targets.h"
 #include "ops/address.h"
 #include "plan/differ.h"
 #include "util/text.h"
@@ -30,7 +30,7 @@ EarlyReads::EarlyReads(const Manifest& manifest, const State& state, const PlanS
   for (const auto& t : settings.targets) targeted.insert(t.substr(0, t.find('/')));
   std::vector<std::string> projects;
   for (const auto& p : manifest.projects)
-    if ((!p.services.empty() || !p.vpcs.empty()) && (targeted.empty() || targeted.count(p.id)))
+    if (declares_any(p) && (targeted.empty() || targeted.count(p.id)))
       projects.push_back(p.id);
   api_.stop_waits_on(&stop_);
   ListedKinds kinds = kinds_in(manifest, state);

@@ -2,7 +2,7 @@
 // Plans, and with a refresh first reads what exists: every recorded resource is taken as the API
 // shows it, and a declared resource the state does not record but whose name exists is planned as
 // a conflict, never as a second create. A refresh changes the caller's copy of the state only: `plan`
-// writes nothing (SPEC section 4), and `apply` records what it read with record_refresh().
+// writes nothing, and `apply` records what it read with record_refresh().
 #include <atomic>
 #include <exception>
 #include <functional>

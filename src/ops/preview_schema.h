@@ -1,5 +1,5 @@
 #pragma once
-// A preview's schema (SPEC section 13) as operations: `preview up` applies the `previews:` block's
+// A preview's schema (docs/previews.md) as operations: `preview up` applies the `previews:` block's
 // migration files to each fork once it is READY with its own password, and `preview diff` (and up's
 // markdown report) compares each fork's schema with its source's. The SQL goes through the
 // SqlConnector seam (libpq for real, a fake in the tests); the CLI only renders the outcomes.

@@ -139,7 +139,7 @@ CallPlan calls_between(const json& current, const json& declared, const json& ob
       out.calls.push_back({"attachToVPC", {{"vpc_id", vpc_id_of(state, project_id, to.get<std::string>())}},
                            to.get<std::string>(), {{"vpc", to}}});
   }
-  // A paused service is changed while it runs: started first, stopped last (SPEC section 3), so
+  // A paused service is changed while it runs: started first, stopped last (docs/using.md), so
   // one declared paused, or whose pause is not managed, is paused again afterwards.
   const bool paused = value(current, "paused") == true;
   const json want = value(declared, "paused");

@@ -1,6 +1,6 @@
 #pragma once
 // What a recorded resource has now, and the calls that bring it to its declaration (the differ's
-// part that speaks in calls; SPEC section 3).
+// part that speaks in calls; docs/using.md lists them).
 #include <string>
 #include <vector>
 

@@ -311,7 +311,7 @@ std::string needs_running(const PlannedAction& a, std::string& what) {
 }
 
 // A service that is paused is started for what needs it running and stopped again, as it is for
-// its own changes (SPEC section 3): one rule for every change that needs a running service. The
+// its own changes (docs/using.md): one rule for every change that needs a running service. The
 // stop is made after everything of the run that needs the service (engine/operations.cpp).
 void start_paused_services(Plan& plan, const State& state) {
   std::unordered_map<std::string, size_t> by_address;
@@ -333,7 +333,7 @@ void start_paused_services(Plan& plan, const State& state) {
   for (auto& [i, whats] : started_for) {
     PlannedAction& s = plan.actions[i];
     auto at = s.calls.begin();
-    if (at != s.calls.end() && at->call == "rename") ++at;  // rename first, then start (SPEC section 3)
+    if (at != s.calls.end() && at->call == "rename") ++at;  // rename first, then start (docs/using.md)
     s.calls.insert(at, {"start", json(), "", {{"paused", false}}});
     if (s.calls.back().call != "stop") s.calls.push_back({"stop", json(), "", {{"paused", true}}});
     s.action = Action::Update;
@@ -399,7 +399,7 @@ std::string namesake_reason(ResourceKind kind, const std::string& address, const
 
 namespace {
 
-// `import_id` (SPEC section 3): an unrecorded resource is planned from what the refresh read of
+// `import_id` (docs/using.md): an unrecorded resource is planned from what the refresh read of
 // that id, as if recorded (apply records it before its calls); once recorded, the line is history.
 void plan_import(PlannedAction& a, const std::string& id, const State& recorded, const Imports* imports) {
   if (const ResourceRecord* rec = recorded.find(a.address)) {
@@ -457,7 +457,7 @@ Plan make_plan(const Manifest& manifest, const State& recorded, const Namesakes*
     if (recorded.find(now)) return;  // renamed already: the line is history
     if (!rec) {
       // Naming nothing recorded (a leftover of an earlier rename, a typo): never a create beside
-      // the record it was meant to move, which would then be an orphan (SPEC section 3).
+      // the record it was meant to move, which would then be an orphan.
       unmovable[now] = {old, unrecorded_origin(recorded, project_id, kind, *from)};
       return;
     }
@@ -469,10 +469,8 @@ Plan make_plan(const Manifest& manifest, const State& recorded, const Namesakes*
     move_record(*renamed, old, now, name);
     moved_from[now] = old;
   };
-  for (const auto& project : manifest.projects) {
-    for (const auto& v : project.vpcs) rename(project.id, ResourceKind::Vpc, v.name, v.renamed_from);
-    for (const auto& s : project.services) rename(project.id, ResourceKind::Service, s.name, s.renamed_from);
-  }
+  for (const auto& project : manifest.projects)
+    for_each_declaration(project, [&](const Declaration& d) { rename(project.id, d.kind, d.name, d.renamed_from); });
   if (imports)  // planned as if recorded, in the copy: apply records them the same way
     for (const auto& [address, found] : *imports)
       if (found.record && !recorded.find(address)) {
@@ -486,32 +484,18 @@ Plan make_plan(const Manifest& manifest, const State& recorded, const Namesakes*
   plan.manifest_digest = manifest.digest;
   plan.prune = prune;
   size_t at_most = state.resources.size();
-  for (const auto& project : manifest.projects) {
-    at_most += project.vpcs.size() + project.services.size();
-    for (const auto& v : project.vpcs) at_most += v.peerings.size();
-    for (const auto& s : project.services) at_most += s.read_replicas.size();
-  }
+  for (const auto& project : manifest.projects)
+    for_each_declaration(project, [&](const Declaration&) { ++at_most; });
   plan.actions.reserve(at_most);
   std::unordered_set<std::string> declared;
   std::map<std::string, std::string> import_ids;  // address -> its declared import_id
-  for (const auto& project : manifest.projects) {
-    auto add = [&](Declared d, const std::optional<std::string>& import_id) {
-      plan.actions.push_back(plan_declared(project.id, std::move(d), state, namesakes, prune));
-      if (import_id) import_ids[plan.actions.back().address] = *import_id;
-    };
-    for (const auto& v : project.vpcs) {
-      add({ResourceKind::Vpc, "", v.name, settings_json(v), v.deletion_protection, v.location}, v.import_id);
-      for (const auto& p : v.peerings)
-        add({ResourceKind::Peering, v.name, p.peer_vpc_id, settings_json(p), p.deletion_protection, p.location},
-            p.import_id);
-    }
-    for (const auto& s : project.services) {
-      add({ResourceKind::Service, "", s.name, settings_json(s), s.deletion_protection, s.location}, s.import_id);
-      for (const auto& r : s.read_replicas)
-        add({ResourceKind::ReplicaSet, s.name, r.name, settings_json(r), r.deletion_protection, r.location},
-            r.import_id);
-    }
-  }
+  for (const auto& project : manifest.projects)
+    for_each_declaration(project, [&](const Declaration& d) {
+      plan.actions.push_back(plan_declared(
+          project.id, {d.kind, d.parent, d.name, d.settings(), d.deletion_protection, d.location}, state, namesakes,
+          prune));
+      if (d.import_id) import_ids[plan.actions.back().address] = *d.import_id;
+    });
   for (auto& a : plan.actions) {
     if (auto stuck = unmovable.find(a.address); stuck != unmovable.end()) {
       a.action = Action::Conflict;
@@ -556,7 +540,7 @@ Plan make_plan(const Manifest& manifest, const State& recorded, const Namesakes*
       plan.actions.push_back(std::move(shown));
     }
   for (const auto& rec : state.resources)
-    // A preview's forks belong to the `previews:` block: never orphans, never pruned (SPEC section 9).
+    // A preview's forks belong to the `previews:` block: never orphans, never pruned (docs/previews.md).
     if (!declared.count(rec.address) && !is_preview_record(rec)) plan.actions.push_back(plan_undeclared(rec, prune));
   refuse_deletes_of_holders(plan, state);
   plan.summary = summarize(plan.actions);

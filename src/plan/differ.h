@@ -12,7 +12,7 @@ namespace dbform {
 Plan make_plan(const Manifest& manifest, const State& state, const Namesakes* namesakes = nullptr,
                bool prune = false, const Imports* imports = nullptr);
 
-// The blast radius (SPEC section 3): when the plan's deletes and replacements outnumber
+// The blast radius (--max-deletes): when the plan's deletes and replacements outnumber
 // `plan.max_deletes`, each of them becomes a conflict naming them all and the flag, so that the
 // plan deletes nothing. Recounts the summary.
 void limit_deletes(Plan& plan);

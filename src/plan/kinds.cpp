@@ -1,6 +1,7 @@
 #include "plan/kinds.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "util/json_limits.h"
 
@@ -34,15 +35,10 @@ Shown shown_of(Service s) {
           std::move(s.pooler_endpoint), std::move(s.initial_password), std::move(s.raw)};
 }
 
-Shown shown_of(Vpc v) { return {std::move(v.id), std::move(v.name), "", {}, {}, "", std::move(v.raw)}; }
-
 Shown shown_of(ReplicaSet r) {
   return {std::move(r.id), std::move(r.name), std::move(r.status), std::move(r.endpoint), std::move(r.pooler_endpoint),
           "", std::move(r.raw)};
 }
-
-// A peering has no name: it is known by its peer VPC's id.
-Shown shown_of(Peering p) { return {std::move(p.id), std::move(p.peer_vpc_id), std::move(p.status), {}, {}, "", std::move(p.raw)}; }
 
 Scope scope_of(const State& state, const std::string& project_id, ResourceKind kind, const std::string& parent) {
   Scope scope{project_id, ""};
@@ -280,25 +276,17 @@ const ResourceType kVpcType = {
       return seen;
     },
     .took_effect = [](const std::string&, const nlohmann::json&, const nlohmann::json&) { return false; },
-    .create = [](ApiClient& api, const std::string& key, const Scope& scope, const PlannedAction& a,
-                 const std::string&) {
-      return shown_of(api.create_vpc(key, scope.project_id,
-                                     {a.name, a.after.value("cidr", ""), a.after.value("region_code", "")}));
+    .route = kVpcRoute,
+    .name_field = "name",
+    .status_field = "",
+    .create_body = [](const PlannedAction& a) {
+      return to_json(VpcCreateRequest{a.name, a.after.value("cidr", ""), a.after.value("region_code", "")});
     },
-    .list = [](ApiClient& api, const std::string& key, const Scope& scope) {
-      return shown_all(api.list_vpcs(key, scope.project_id));
-    },
-    .get = [](ApiClient& api, const std::string& key, const Scope& scope, const std::string& id) {
-      return shown_if(api.get_vpc(key, scope.project_id, id));
-    },
-    .update = [](ApiClient& api, const std::string& key, const Scope& scope, const std::string& id,
-                 const std::string& call, const nlohmann::json& body) {
-      api.update_vpc(key, scope.project_id, id, call, body);
-      return std::optional<Shown>();
-    },
-    .remove = [](ApiClient& api, const std::string& key, const Scope& scope, const std::string& id) {
-      return api.delete_vpc(key, scope.project_id, id);
-    },
+    .create = routed_create<ResourceKind::Vpc>,
+    .list = routed_list<ResourceKind::Vpc>,
+    .get = routed_get<ResourceKind::Vpc>,
+    .update = routed_update<ResourceKind::Vpc>,  // rename
+    .remove = routed_remove<ResourceKind::Vpc>,
 };
 
 // --- Read replica sets (in a service) ---------------------------------------------------------
@@ -420,37 +408,38 @@ const ResourceType kPeeringType = {
       return seen;
     },
     .took_effect = [](const std::string&, const nlohmann::json&, const nlohmann::json&) { return false; },
-    .create = [](ApiClient& api, const std::string& key, const Scope& scope, const PlannedAction& a,
-                 const std::string&) {
-      const PeeringCreateRequest request{a.after.value("peer_account_id", ""), a.after.value("peer_region_code", ""),
-                                         a.after.value("peer_vpc_id", "")};
-      return shown_of(api.create_peering(key, scope.project_id, scope.parent_id, request));
+    .route = kPeeringRoute,
+    .name_field = "peer_vpc_id",  // a peering has no name: it is known by its peer VPC's id
+    .status_field = "status",
+    .create_body = [](const PlannedAction& a) {
+      return to_json(PeeringCreateRequest{a.after.value("peer_account_id", ""), a.after.value("peer_region_code", ""),
+                                          a.after.value("peer_vpc_id", "")});
     },
-    .list = [](ApiClient& api, const std::string& key, const Scope& scope) {
-      return shown_all(api.list_peerings(key, scope.project_id, scope.parent_id));
-    },
-    .get = [](ApiClient& api, const std::string& key, const Scope& scope, const std::string& id) {
-      return shown_if(api.get_peering(key, scope.project_id, scope.parent_id, id));
-    },
+    .create = routed_create<ResourceKind::Peering>,
+    .list = routed_list<ResourceKind::Peering>,
+    .get = routed_get<ResourceKind::Peering>,
     .update = [](ApiClient&, const std::string&, const Scope&, const std::string&, const std::string& call,
                  const nlohmann::json&) -> std::optional<Shown> {
       throw Error("a VPC peering has no `" + call + "` call: a change of its peer replaces it");
     },
-    .remove = [](ApiClient& api, const std::string& key, const Scope& scope, const std::string& id) {
-      return api.delete_peering(key, scope.project_id, scope.parent_id, id);
-    },
+    .remove = routed_remove<ResourceKind::Peering>,
 };
 
 }  // namespace
 
+Shown shown_at(const ResourceType& type, ApiObject object) {
+  Shown s;
+  s.id = std::move(object.id);
+  s.name = text_field(object.raw, type.name_field);
+  if (*type.status_field) s.status = text_field(object.raw, type.status_field);
+  s.raw = std::move(object.raw);
+  return s;
+}
+
 const ResourceType& type_of(ResourceKind kind) {
-  switch (kind) {
-    case ResourceKind::Vpc: return kVpcType;
-    case ResourceKind::ReplicaSet: return kReplicaSetType;
-    case ResourceKind::Peering: return kPeeringType;
-    case ResourceKind::Service: break;
-  }
-  return kServiceType;
+  for (const ResourceType* type : resource_types())
+    if (type->kind == kind) return *type;
+  throw std::logic_error(std::string("no row in resource_types() for kind ") + kind_name(kind));
 }
 
 const std::vector<const ResourceType*>& resource_types() {

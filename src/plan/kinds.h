@@ -1,5 +1,5 @@
 #pragma once
-// The kinds of resource and the calls that change them, as data (SPEC sections 1, 3 and 6): how
+// The kinds of resource and the calls that change them, as data: how
 // each kind is created, read, changed, watched and deleted, what it needs first, which changes it
 // takes in place and which need a new one. One table below the differ and the engine: the differ,
 // the plan file, the scheduler, the refresh, the import and the name guard read it; none of them
@@ -71,7 +71,7 @@ using VpcNames = std::map<std::string, std::string>;
 struct ResourceType {
   ResourceKind kind;
   // A create's answer carries the password, and a lost answer's is replaced by a pending one
-  // (SPEC section 5), set by a Password operation after the create.
+  // (docs/safety.md), set by a Password operation after the create.
   bool has_password = false;
   // Its create, calls and delete are watched until its status shows them; else each is done
   // when its call is answered.
@@ -89,7 +89,8 @@ struct ResourceType {
   const char* deleting_status = "";
   const char* deleted_status = "";
   StatusVerdict (*verdict)(const std::string& status) = nullptr;
-  // A change it cannot take in place (SPEC section 3): it needs a new resource.
+  // A change it cannot take in place: it needs a new resource, which only a `replaceable` kind gets
+  // (dbform never replaces a database: docs/using.md).
   bool (*needs_replacement)(const FieldChange& change) = nullptr;
   // It holds no data of its own, so `--prune` replaces it (deleted, then created) where a change
   // needs a new one; a kind that holds data is never replaced.
@@ -108,6 +109,14 @@ struct ResourceType {
   // Whether the resource as last shown (`shown`, an API object) has the change `call` with `body`
   // makes: for a call whose answer was lost, or one still being made.
   bool (*took_effect)(const std::string& call, const nlohmann::json& body, const nlohmann::json& shown) = nullptr;
+
+  // For a kind whose API is the plain REST shape: where its calls go (its route), the fields of an
+  // object's name and status ("" for a kind without statuses), and a create's body. Its row's calls
+  // are then routed_calls<its kind> (below) but for those it makes its own (a peering's update).
+  ApiRoute route = {};
+  const char* name_field = "name";
+  const char* status_field = "";
+  nlohmann::json (*create_body)(const PlannedAction& a) = nullptr;
 
   // The API. `source_id` is the id of the dependency marked `source` ("" without one).
   Shown (*create)(ApiClient& api, const std::string& key, const Scope& scope, const PlannedAction& a,
@@ -128,13 +137,45 @@ struct ResourceType {
 };
 
 const ResourceType& type_of(ResourceKind kind);
+
+// The calls of a kind with a route (ResourceType::route), made through ApiClient's *_at calls with
+// what its row says: a row sets .create = routed_create<KIND> and so on.
+Shown shown_at(const ResourceType& type, ApiObject object);
+template <ResourceKind K>
+Shown routed_create(ApiClient& api, const std::string& key, const Scope& scope, const PlannedAction& a,
+                    const std::string&) {
+  const ResourceType& t = type_of(K);
+  return shown_at(t, api.create_at(key, t.route, scope.project_id, scope.parent_id, t.create_body(a)));
+}
+template <ResourceKind K>
+std::vector<Shown> routed_list(ApiClient& api, const std::string& key, const Scope& scope) {
+  const ResourceType& t = type_of(K);
+  std::vector<Shown> out;
+  for (ApiObject& o : api.list_at(key, t.route, scope.project_id, scope.parent_id)) out.push_back(shown_at(t, std::move(o)));
+  return out;
+}
+template <ResourceKind K>
+std::optional<Shown> routed_get(ApiClient& api, const std::string& key, const Scope& scope, const std::string& id) {
+  const ResourceType& t = type_of(K);
+  auto found = api.get_at(key, t.route, scope.project_id, scope.parent_id, id);
+  return found ? std::optional<Shown>(shown_at(t, std::move(*found))) : std::nullopt;
+}
+// The call's answer is not read: the resource is read back.
+template <ResourceKind K>
+std::optional<Shown> routed_update(ApiClient& api, const std::string& key, const Scope& scope, const std::string& id,
+                                   const std::string& call, const nlohmann::json& body) {
+  api.act_at(key, type_of(K).route, scope.project_id, scope.parent_id, id, call, body);
+  return std::nullopt;
+}
+template <ResourceKind K>
+bool routed_remove(ApiClient& api, const std::string& key, const Scope& scope, const std::string& id) {
+  return api.delete_at(key, type_of(K).route, scope.project_id, scope.parent_id, id);
+}
 // Every kind, those that others refer to (VPCs) first, and those that live in another last.
 const std::vector<const ResourceType*>& resource_types();
 
 Shown shown_of(Service s);
-Shown shown_of(Vpc v);
 Shown shown_of(ReplicaSet r);
-Shown shown_of(Peering p);
 
 // The scope of a resource of `kind` in `parent` (its name): the parent's recorded id, "" while it
 // has none.

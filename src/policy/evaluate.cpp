@@ -94,8 +94,8 @@ void add_action(PolicySubject& s, const std::string& action) {
   if (std::find(s.actions.begin(), s.actions.end(), action) == s.actions.end()) s.actions.push_back(action);
 }
 
-// The field naming the resource a read replica set or a peering lives in.
-const char* parent_field(ResourceKind k) { return k == ResourceKind::ReplicaSet ? "service" : "vpc"; }
+// The field naming the resource a read replica set or a peering lives in: its kind's name.
+const char* parent_field(ResourceKind k) { return kind_name(*parent_kind(k)); }
 
 std::string waiver_field(const PolicyWaiver& w) {
   const size_t at = w.path.rfind("policy_waivers");
@@ -160,21 +160,10 @@ void check_subject(const PolicySet& set, const PolicySubject& s, UtcTime now, Po
 
 DeclaredWaivers::DeclaredWaivers(const Manifest* manifest) {
   if (!manifest) return;
-  auto add = [&](const std::string& address, const std::vector<PolicyWaiver>& w) {
-    if (!w.empty()) by_address_[address] = &w;
-  };
-  for (const auto& p : manifest->projects) {
-    for (const auto& v : p.vpcs) {
-      add(resource_address(p.id, ResourceKind::Vpc, v.name), v.policy_waivers);
-      for (const auto& peer : v.peerings)
-        add(resource_address(p.id, ResourceKind::Peering, peer.peer_vpc_id, v.name), peer.policy_waivers);
-    }
-    for (const auto& s : p.services) {
-      add(resource_address(p.id, ResourceKind::Service, s.name), s.policy_waivers);
-      for (const auto& r : s.read_replicas)
-        add(resource_address(p.id, ResourceKind::ReplicaSet, r.name, s.name), r.policy_waivers);
-    }
-  }
+  for (const auto& p : manifest->projects)
+    for_each_declaration(p, [&](const Declaration& d) {
+      if (!d.policy_waivers.empty()) by_address_[resource_address(p.id, d.kind, d.name, d.parent)] = &d.policy_waivers;
+    });
 }
 
 const std::vector<PolicyWaiver>* DeclaredWaivers::of(const std::string& address) const {

@@ -1,5 +1,5 @@
 #pragma once
-// The databases behind the simulator's services (`dbform sim --postgres`, SPEC section 7): the
+// The databases behind the simulator's services (`dbform sim --postgres`, docs/simulator.md): the
 // simulator's state machine calls this seam as the API calls come; PostgresFleet (pg_fleet.h)
 // drives real PostgreSQL servers with PostgreSQL's own tools, the tests use a fake, and without
 // --postgres there is none (the simulator stays in memory only).

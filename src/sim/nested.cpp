@@ -1,5 +1,5 @@
-// The resources that live inside others: a service's read replica sets and a VPC's peerings
-// (SPEC sections 1 and 7), as the vendor's document shapes them.
+// The resources that live inside others: a service's read replica sets and a VPC's peerings,
+// as the vendor's document shapes them.
 #include <algorithm>
 
 #include "sim/impl.h"

@@ -1,6 +1,6 @@
 #pragma once
-// Real PostgreSQL servers behind the simulator's services (`dbform sim --postgres`, SPEC section
-// 7), driven only with PostgreSQL's own tools (initdb, pg_ctl, pg_basebackup) and libpq.
+// Real PostgreSQL servers behind the simulator's services (`dbform sim --postgres`,
+// docs/simulator.md), driven only with PostgreSQL's own tools (initdb, pg_ctl, pg_basebackup) and libpq.
 //
 // Everything lives under one directory: a lock (one simulator per directory), the TLS certificate,
 // one `initdb` template made when the fleet starts (each new database is a copy of it, not a new

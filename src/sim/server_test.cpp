@@ -287,7 +287,7 @@ TEST_CASE("sim: --connection-delay charges each new connection once, before its 
   server.stop();
 }
 
-// SPEC section 8: the API over TLS. The client is what every command uses (ApiClient, CurlTransport
+// The API over TLS. The client is what every command uses (ApiClient, CurlTransport
 // with the CA bundle SSL_CERT_FILE names); a refused certificate fails the first call at once,
 // without the retries and back-off a network failure gets, and nothing reaches the simulator.
 TEST_CASE("sim: SimServer over HTTPS serves ApiClient trusting its CA, and a refused certificate fails at once, unretried") {

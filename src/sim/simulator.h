@@ -1,5 +1,5 @@
 #pragma once
-// The local API simulator: the calls of SPEC section 1, in memory, with seeded fault
+// The local API simulator: the vendor API's calls that dbform makes, in memory, with seeded fault
 // injection. Simulator is the transport-free core (testable without sockets); SimServer serves it
 // over HTTP on loopback with cpp-httplib.
 #include <functional>
@@ -49,7 +49,7 @@ struct SimFaults {
   std::vector<std::string> deleted;   // end DELETED instead of READY
   std::vector<std::string> unstable;  // UNSTABLE for one configuring_delay before READY
   int drop_create_every = 0;        // every Nth create (of any kind) is performed but its connection dropped
-  // The faults of real networks (SPEC section 7). Every Nth create (of any kind, counted together
+  // The faults of real networks (docs/simulator.md). Every Nth create (of any kind, counted together
   // with drop_create_every; the first that matches decides) is performed, and then:
   int lose_answer_every = 0;      // the connection closes before one byte of the answer (a client that
                                   // re-sends on a reused connection performs it twice)

@@ -1,5 +1,5 @@
 #pragma once
-// A database's schema as the catalogs show it (SPEC section 13's `preview diff`): schemas,
+// A database's schema as the catalogs show it (what `preview diff` compares; docs/previews.md): schemas,
 // extensions, tables with their columns (type, nullability, default), indexes, constraints and
 // views of every schema but the system's and TimescaleDB's internal ones, without the migrations'
 // ledger. Read in one read-only transaction bounded by a statement timeout: it never writes.

@@ -1,5 +1,5 @@
 #pragma once
-// Applying a preview's migration files to one database (SPEC section 13): each file not applied
+// Applying a preview's migration files to one database (docs/previews.md): each file not applied
 // there yet, in name order, in its own transaction together with its row in the ledger
 // `public.dbform_migrations` (name, sha256, applied_at) that lives in the database itself, so a
 // fork carries it and a second run applies only what is new.

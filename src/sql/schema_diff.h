@@ -1,5 +1,5 @@
 #pragma once
-// A fork's schema against its source's (SPEC section 13): what was added (+), removed (-) and
+// A fork's schema against its source's (`preview diff`): what was added (+), removed (-) and
 // changed (~), the changes that lose data marked destructive (a dropped table or column, a column
 // whose type narrows). Pure: the catalogs are read by catalog.h.
 #include <string>

@@ -96,7 +96,7 @@ std::string through_links(const std::string& path) {
 FileStateStore::FileStateStore(std::string path)
     : given_(std::move(path)), path_(through_links(given_)), journal_path_(path_ + ".journal") {
   // Refused before anything is read or written: a FIFO would hang the read, a directory or device
-  // is no state, and dbform's own files are never written through a link (SPEC section 5). A link
+  // is no state, and dbform's own files are never written through a link (docs/state.md). A link
   // is named as given, with what it points to.
   try {
     require_regular_or_absent(path_, Links::Follow);

@@ -42,7 +42,7 @@ struct ResourceRecord {
   std::string pending_password;
   // An update call recorded before it was sent ({"call": "resize", "body": {...}}) and cleared
   // after its result: a run that stopped in between left its outcome unknown, so the next run
-  // checks the service before it sends anything (SPEC section 5).
+  // checks the service before it sends anything.
   nlohmann::json pending_call;
   // The last refresh found it gone (404, absent, or DELETED): the next apply creates it again.
   bool deleted_outside = false;
@@ -53,20 +53,24 @@ struct ResourceRecord {
   std::string updated_at;
   nlohmann::json last_response;  // last API object seen, initial_password removed
 
-  // A service READY, a read replica set active; a VPC or a peering exists (a peering's acceptance is
-  // not waited for).
+  // In its kind's ready status (KindForm::ready_status: a service READY, a read replica set
+  // active); a kind without statuses once it exists (a VPC; a peering, whose acceptance is not
+  // waited for).
   bool is_ready() const {
-    if (kind == ResourceKind::Vpc || kind == ResourceKind::Peering) return !id.empty();
-    return status == (kind == ResourceKind::ReplicaSet ? "active" : "READY");
+    const char* ready = kind_form(kind).ready_status;
+    return *ready ? status == ready : !id.empty();
   }
-  // READY, or PAUSED: nothing is under way, and calls may be planned (a paused service's are
-  // wrapped in start and stop).
-  bool is_settled() const { return is_ready() || (kind == ResourceKind::Service && status == "PAUSED"); }
+  // Ready, or in the status that settles it besides (a service PAUSED): nothing is under way, and
+  // calls may be planned (a paused service's are wrapped in start and stop).
+  bool is_settled() const {
+    const char* settled = kind_form(kind).settled_status;
+    return is_ready() || (*settled && status == settled);
+  }
   // Its delete was journaled (sent, or about to be) and not yet seen to take effect.
   bool delete_pending() const { return pending_call.is_object() && pending_call.value("call", "") == "delete"; }
 };
 
-// The statuses from which a service will not become READY by itself (SPEC section 6): DELETING and
+// The statuses from which a service will not become READY by itself: DELETING and
 // DELETED. The one list the differ, the watcher and the lookups share.
 bool is_failed_status(const std::string& status);
 // PAUSED, and PAUSING (on its way there): what the differ, the watcher and the observed settings

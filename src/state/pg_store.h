@@ -18,7 +18,7 @@ bool is_postgres_url(const std::string& where);
 // Whether a state location (`source` names where it came from: --state, DBFORM_STATE) selects this
 // backend: such a URL, or libpq's keyword form ("host=db dbname=states user=ci"), as libpq's own
 // parser reads it. A location holding `=` that libpq cannot read is refused (Error, quoting none of
-// it): taken for a file name, it could put a password into one (SPEC section 8).
+// it): taken for a file name, it could put a password into one.
 bool names_postgres_state(const std::string& where, const std::string& source);
 // The location fit to show: a URL as redact_url shows it, the keyword form rebuilt by libpq's
 // parser without password or sslpassword.

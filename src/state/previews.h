@@ -1,5 +1,5 @@
 #pragma once
-// Previews (SPEC section 9): a database per pull request. Each preview's forks are recorded as
+// Previews (docs/previews.md): a database per pull request. Each preview's forks are recorded as
 // services under PROJECT/previews/NAME/services/SERVICE, named SERVICE-NAME in the API, and marked
 // by the `preview` object of their settings (the preview's name, the source, the expiry recorded at
 // creation). They belong to the `previews:` block, not to the declarations: no plan acts on them.

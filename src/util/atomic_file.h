@@ -29,7 +29,7 @@ std::string write_new_private_file(const std::string& dir, const std::string& pr
 void fsync_directory_of(const std::string& path);
 
 // Whether a symbolic link at the path itself is followed. dbform's own files (journal, backup, lock,
-// recovery) are never read or written through one (SPEC section 5).
+// recovery) are never read or written through one (docs/state.md).
 enum class Links { Follow, Refuse };
 
 // A file that holds more than a reader's limit.

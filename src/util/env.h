@@ -18,7 +18,7 @@ bool has_control_character(std::string_view text);
 
 // `name`'s value (nullopt when unset or empty), refused with a UsageError that names the variable
 // and never quotes the value when it holds a control character: a trailing newline from a secret
-// file must never reach an HTTP header, a connection string or a file name (SPEC section 8).
+// file must never reach an HTTP header, a connection string or a file name (docs/using.md).
 std::optional<std::string> checked_env(const EnvLookup& env, const std::string& name);
 
 // The first executable `program` in the directories of $PATH (/usr/bin:/bin when it is unset), as

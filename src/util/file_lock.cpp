@@ -72,7 +72,7 @@ FileLock::~FileLock() {
 std::unique_ptr<FileLock> FileLock::acquire(const std::string& path, const std::string& holder, Duration timeout,
                                             Clock& clock, std::string& holder_out) {
   // Never through a link, and never anything but a regular file: the lock is truncated and written,
-  // and a link would have that done to its target (SPEC section 5). O_NONBLOCK: a FIFO must not
+  // and a link would have that done to its target (docs/state.md). O_NONBLOCK: a FIFO must not
   // hang the open before it is refused.
   const int fd = open_own_file(path, O_RDWR);
   const auto deadline = clock.now() + timeout;

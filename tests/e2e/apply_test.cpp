@@ -245,7 +245,7 @@ TEST_CASE("e2e: a service that ends DELETED fails by name, a rerun reports it de
   check_ready_service(state, "orders");
   check_ready_service(state, "billing");
 
-  // DELETED is gone (SPEC section 3): the refresh says so and the service is created again, once.
+  // DELETED is gone: the refresh says so and the service is created again, once.
   RunResult again = sb.apply({"--wait-timeout", "30s"});
   INFO(again.describe() << "\ncounts: " << count_summary(sb));
   CHECK(again.exit_code == 1);

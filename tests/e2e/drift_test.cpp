@@ -26,7 +26,7 @@ TEST_CASE("e2e: a change made outside dbform is drift: every plan shows it and a
   CHECK(contains(plan.out, "changed outside dbform"));
   CHECK(contains(plan.out, R"(resize {"cpu_millis":"1000","memory_gbs":"4"})"));
   CHECK(contains(plan.out, R"(setEnvironment {"environment":"PROD"})"));
-  // A plan is read-only (SPEC section 4): what its refresh read is recorded by the next apply, so a
+  // A plan is read-only: what its refresh read is recorded by the next apply, so a
   // plan from the state alone still cannot see the drift.
   CHECK(find_resource(sb.state(), service_address("orders"))["observed"]["cpu_millis"] != "4000");
   RunResult offline = sb.run({"plan", "--no-refresh", "--detailed-exitcode"});
@@ -120,7 +120,7 @@ TEST_CASE("e2e: a refresh that reads every record anew writes the state whole, o
   CHECK(journal_lines() == 0);  // the apply folded its journal in at the end
   const long long serial = sb.state()["serial"];
 
-  // A plan writes nothing (SPEC section 4): the plan it saves is for the state as it is.
+  // A plan writes nothing: the plan it saves is for the state as it is.
   RunResult first = sb.run({"plan", "--refresh", "--out", "tfplan"});
   INFO(first.describe());
   REQUIRE(first.exit_code == 0);

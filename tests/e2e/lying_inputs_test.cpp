@@ -1,4 +1,4 @@
-// Guards that hold when the inputs lie (SPEC sections 5 and 8), through the real binary: unreadable
+// Guards that hold when the inputs lie (docs/safety.md), through the real binary: unreadable
 // manifests, hand-edited states, lost password answers, state locations in libpq's keyword form or
 // looking like URLs, links, hard links and FIFOs where dbform keeps its files, hostile environment
 // values and flags, API text written into a generated manifest, and manifest file names in any case.

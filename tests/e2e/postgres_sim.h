@@ -1,5 +1,5 @@
 #pragma once
-// The real simulator binary with --postgres (`dbform sim --postgres`, SPEC section 7), for the
+// The real simulator binary with --postgres (`dbform sim --postgres`, docs/simulator.md), for the
 // tests that connect to what dbform made: every service a PostgreSQL server on 127.0.0.1.
 #include <signal.h>
 

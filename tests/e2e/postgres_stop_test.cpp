@@ -1,4 +1,4 @@
-// `dbform sim --postgres` never leaves a PostgreSQL server of its own running (SPEC section 7):
+// `dbform sim --postgres` never leaves a PostgreSQL server of its own running (docs/simulator.md):
 // SIGINT, SIGTERM, its parent's death, and a restart on the same directory after SIGKILL all end
 // with no server left and (but after SIGKILL) the directory removed.
 #include <fstream>

@@ -1,6 +1,6 @@
 // What a pipeline does after apply, offline: `dbform sim --postgres` makes every service a real
-// PostgreSQL server (SPEC section 7), and `dbform connect` / `apply --wait-connectable` use them
-// (SPEC section 10). These start the real simulator binary; CI runs them (they need the Debian
+// PostgreSQL server (docs/simulator.md), and `dbform connect` / `apply --wait-connectable` use
+// them (docs/pipelines.md). These start the real simulator binary; CI runs them (they need the Debian
 // packages postgresql and libpq-dev, as the state backend's tests do).
 #include "postgres_sim.h"
 

@@ -1,4 +1,4 @@
-// A preview that carries the pull request's schema (SPEC section 13), against `dbform sim
+// A preview that carries the pull request's schema (docs/previews.md), against `dbform sim
 // --postgres`: the migrations applied on each fork with their ledger, a second `up` that applies
 // only new files without an API call, a changed file, a failing file (the fork kept, exit 1, file
 // and line named), a syntax error that touches nothing, the schema diff with its destructive marks,

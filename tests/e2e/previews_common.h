@@ -1,5 +1,5 @@
 #pragma once
-// What the e2e tests of previews (SPEC section 9) share: the manifest with a `previews:` block, the
+// What the e2e tests of previews (docs/previews.md) share: the manifest with a `previews:` block, the
 // `preview` runs, and the checks of a fork.
 #include <signal.h>
 

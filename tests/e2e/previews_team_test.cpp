@@ -1,4 +1,4 @@
-// Previews in a team (SPEC sections 5 and 9): two pipelines running `preview up` on one shared state
+// Previews in a team: two pipelines running `preview up` on one shared state
 // at once are serialized by the state's lock, and `preview up --reset` across several projects
 // deletes nothing anywhere unless every project's checks pass. Through the real binary against the
 // simulator; the overlap of two runs is made with a held answer and observed through /proc, never

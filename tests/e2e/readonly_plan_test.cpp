@@ -1,4 +1,4 @@
-// Plans a pull request can run (SPEC sections 4 and 5): a plan writes nothing and takes no lock,
+// Plans a pull request can run: a plan writes nothing and takes no lock,
 // whatever its refresh finds; main's reviewed saved plan stays good while pull requests plan; the
 // next apply records what the refresh found; Terraform's spellings of the flags.
 #include <fstream>
@@ -165,7 +165,7 @@ TEST_CASE("e2e: Terraform's spellings of the flags: one dash, `=`, -refresh=fals
 TEST_CASE("e2e: a refreshing plan reads each project once, its key refused included") {
   Sandbox sb;
   apply_base(sb);
-  // The key check and the lists begin while the plan is made (SPEC section 4's cost): once each.
+  // The key check and the lists begin while the plan is made: once each.
   json before = sb.counts();
   RunResult r = sb.run({"plan"});
   INFO(r.describe());

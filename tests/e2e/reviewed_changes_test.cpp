@@ -1,4 +1,4 @@
-// Changes a pull request can review (SPEC sections 2-4): `import_id` imports an existing resource
+// Changes a pull request can review: `import_id` imports an existing resource
 // through the plan (recorded by apply), `removed:` forgets a record and leaves the resource alone,
 // a `renamed_from` naming nothing recorded is refused, and `state mv` says what else it needs.
 #include "common.h"

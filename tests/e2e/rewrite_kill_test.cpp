@@ -1,4 +1,4 @@
-// Every whole rewrite of the state survives SIGKILL at any point (SPEC section 5): compaction,
+// Every whole rewrite of the state survives SIGKILL at any point (docs/safety.md): compaction,
 // `state encrypt | decrypt | rekey | push | rm` and import. Each command first runs once under
 // strace to count its file-changing system calls; then, for every one of them, a fresh copy of the
 // state is rewritten again by the same command, killed (strace delivers SIGKILL just before that

@@ -1,4 +1,4 @@
-#include "engine/keys.h"
+#include "ops/keys.h"
 
 #include "util/env.h"
 #include "util/error.h"

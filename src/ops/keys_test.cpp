@@ -1,8 +1,9 @@
-// Which variable a project's API key comes from (SPEC section 1).
+// Which variable a project's API key comes from: its `api_key_env`, else
+// DBFORM_API_KEY_<PROJECT>, else DBFORM_API_KEY (docs/commands.md, "Environment").
 #include <catch2/catch.hpp>
 #include <map>
 
-#include "engine/keys.h"
+#include "ops/keys.h"
 #include "util/error.h"
 
 using namespace dbform;

@@ -3,16 +3,12 @@
 #include <string>
 #include <vector>
 
+#include "api/project_key.h"
 #include "manifest/model.h"
 #include "util/env.h"
 #include "util/error.h"
 
 namespace dbform {
-
-struct ProjectKey {
-  std::string key;
-  std::string variable;  // where it came from, for messages (never the key itself)
-};
 
 // No key is set for a project that needs one.
 class MissingKeyError : public Error {

@@ -1,4 +1,4 @@
-#include "engine/manifest_writer.h"
+#include "manifest/manifest_writer.h"
 
 #include <algorithm>
 #include <cctype>
@@ -62,27 +62,9 @@ void emit_value(YAML::Emitter& out, const std::string& key, const nlohmann::json
   }
 }
 
-// How each kind is declared: its list's key (in the project, or in its parent's declaration), the
-// key of its name ("" for a peering, known by its peer VPC's id, a field of its own) and its fields.
-struct Declared {
-  ResourceKind kind;
-  const char* list;
-  const char* name_key;
-  std::vector<const char*> fields;
-};
-const std::vector<Declared> kDeclared = {
-    {ResourceKind::Vpc, "vpcs", "name", {"cidr", "region_code"}},
-    {ResourceKind::Service, "services", "name",
-     {"addons", "cpu_millis", "memory_gbs", "environment_tag", "region_code", "replica_count", "sync_replica_count",
-      "vpc", "connection_pooler", "paused"}},
-    {ResourceKind::ReplicaSet, "read_replicas", "name",
-     {"nodes", "cpu_millis", "memory_gbs", "environment_tag", "connection_pooler"}},
-    {ResourceKind::Peering, "peerings", "", {"peer_account_id", "peer_region_code", "peer_vpc_id"}},
-};
-
 // The records of `kind` in `parent` (its name; "" for a project's own), as one list under `list`.
-void emit_list(YAML::Emitter& out, const Declared& d, const std::string& parent,
-               const std::vector<ResourceRecord>& records) {
+void emit_list(YAML::Emitter& out, const KindForm& d, const std::string& parent,
+               const std::vector<FoundResource>& records) {
   bool any = false;
   for (const auto& r : records) {
     if (r.kind != d.kind || r.parent != parent) continue;
@@ -100,14 +82,14 @@ void emit_list(YAML::Emitter& out, const Declared& d, const std::string& parent,
         out << YAML::Key << key << YAML::Value;
         emit_value(out, key, *v);
       }
-    for (const Declared& child : kDeclared)
-      if (parent_kind(child.kind) == d.kind) emit_list(out, child, r.name, records);
+    for (const KindForm& child : kind_forms())
+      if (child.parent == d.kind) emit_list(out, child, r.name, records);
     out << YAML::EndMap;
   }
   if (any) out << YAML::EndSeq;
 }
 
-std::string emit(const std::string& project_id, const std::vector<ResourceRecord>& records) {
+std::string emit(const std::string& project_id, const std::vector<FoundResource>& records) {
   YAML::Emitter out;
   out.SetIndent(2);
   out.SetOutputCharset(YAML::EscapeNonAscii);
@@ -115,8 +97,8 @@ std::string emit(const std::string& project_id, const std::vector<ResourceRecord
   out << YAML::Key << "projects" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
   out << YAML::Key << "id" << YAML::Value;
   emit_text(out, project_id);
-  for (const Declared& d : kDeclared)
-    if (!parent_kind(d.kind)) emit_list(out, d, "", records);
+  for (const KindForm& d : kind_forms())
+    if (!d.parent) emit_list(out, d, "", records);
   out << YAML::EndMap << YAML::EndSeq << YAML::EndMap;
   if (!out.good())
     throw Error("the manifest of project " + valid_utf8(project_id) + " could not be written: " + out.GetLastError() +
@@ -129,45 +111,32 @@ std::string emit(const std::string& project_id, const std::vector<ResourceRecord
 
 // "projects[0].services[2].cpu_millis" -> the third service emitted (a path into one of its
 // read replica sets names the service too); "" when the path names none.
-std::string address_of_field(const std::string& field, const std::vector<ResourceRecord>& records) {
-  for (const Declared& d : kDeclared) {
+std::string address_of_field(const std::string& field, const std::string& project_id,
+                             const std::vector<FoundResource>& records) {
+  for (const KindForm& d : kind_forms()) {
     const std::string prefix = "projects[0]." + std::string(d.list) + "[";
-    if (parent_kind(d.kind) || field.rfind(prefix, 0) != 0) continue;
+    if (d.parent || field.rfind(prefix, 0) != 0) continue;
     size_t index = std::strtoul(field.c_str() + prefix.size(), nullptr, 10);
     for (const auto& r : records)
-      if (r.kind == d.kind && index-- == 0) return r.address;
+      if (r.kind == d.kind && index-- == 0) return resource_address(project_id, r.kind, r.name, r.parent);
   }
   return "";
-}
-
-// A declaration's settings with its import_id, as compared with what was found.
-template <typename D>
-nlohmann::json with_import_id(const D& declared) {
-  nlohmann::json j = settings_json(declared);
-  if (declared.import_id) j["import_id"] = *declared.import_id;
-  return j;
 }
 
 // Every resource the manifest declares, address -> its settings and import_id.
 std::map<std::string, nlohmann::json> declarations(const DesiredProject& project) {
   std::map<std::string, nlohmann::json> declared;
-  const std::string& id = project.id;
-  for (const auto& v : project.vpcs) {
-    declared[resource_address(id, ResourceKind::Vpc, v.name)] = with_import_id(v);
-    for (const auto& p : v.peerings)
-      declared[resource_address(id, ResourceKind::Peering, p.peer_vpc_id, v.name)] = with_import_id(p);
-  }
-  for (const auto& s : project.services) {
-    declared[resource_address(id, ResourceKind::Service, s.name)] = with_import_id(s);
-    for (const auto& set : s.read_replicas)
-      declared[resource_address(id, ResourceKind::ReplicaSet, set.name, s.name)] = with_import_id(set);
-  }
+  for_each_declaration(project, [&](const Declaration& d) {
+    nlohmann::json j = d.settings();
+    if (d.import_id) j["import_id"] = *d.import_id;
+    declared[resource_address(project.id, d.kind, d.name, d.parent)] = std::move(j);
+  });
   return declared;
 }
 
 }  // namespace
 
-std::string generated_manifest(const std::string& project_id, const std::vector<ResourceRecord>& records,
+std::string generated_manifest(const std::string& project_id, const std::vector<FoundResource>& records,
                                const std::string& file) {
   const std::string text = emit(project_id, records);
   Diagnostics diags;
@@ -176,7 +145,7 @@ std::string generated_manifest(const std::string& project_id, const std::vector<
   std::vector<std::string> problems;
   for (const auto& d : diags.items()) {
     if (d.severity != Severity::Error) continue;
-    const std::string address = address_of_field(d.field, records);
+    const std::string address = address_of_field(d.field, project_id, records);
     problems.push_back((address.empty() ? file : address) + ": " + d.message);
   }
   if (problems.empty()) {
@@ -191,10 +160,11 @@ std::string generated_manifest(const std::string& project_id, const std::vector<
     for (const auto& r : records) {
       nlohmann::json found = r.settings;
       found["import_id"] = r.id;
-      auto it = declared.find(r.address);
-      if (it == declared.end()) problems.push_back(r.address + ": not declared when read back");
+      const std::string address = resource_address(project_id, r.kind, r.name, r.parent);
+      auto it = declared.find(address);
+      if (it == declared.end()) problems.push_back(address + ": not declared when read back");
       else if (it->second != found)
-        problems.push_back(r.address + ": would read back as " + dump_json(it->second) + ", not as found " +
+        problems.push_back(address + ": would read back as " + dump_json(it->second) + ", not as found " +
                            dump_json(found));
     }
   }

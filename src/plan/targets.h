@@ -1,5 +1,5 @@
 #pragma once
-// --target (SPEC section 4): a plan narrowed to some of its resources, as Terraform's -target.
+// --target: a plan narrowed to some of its resources, as Terraform's -target.
 #include <string>
 #include <vector>
 

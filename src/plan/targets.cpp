@@ -1,4 +1,4 @@
-#include "engine/targets.h"
+#include "plan/targets.h"
 
 #include <algorithm>
 #include <set>
