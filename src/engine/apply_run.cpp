@@ -19,9 +19,10 @@ bool deliver(EventSink& sink, const Event& event) {
   }
 }
 
-ApplyResult ApplyRun::execute(const Plan& plan) {
+ApplyResult ApplyRun::execute(const Plan& plan, const std::vector<std::string>& settled) {
   move_renamed(plan);
   record_imports_and_forgets(plan);
+  changed_.insert(settled.begin(), settled.end());
   build(plan);
   record_protection(plan);  // saved with the first write, before any call
   guard_names(plan);

@@ -111,7 +111,8 @@ class ApplyRun {
   ApplyRun(ApiClient& api, StateStore& store, Clock& clock, EventSink& events, const ApplyOptions& options,
            const std::map<std::string, ProjectKey>& keys, State& state)
       : api_(api), store_(store), clock_(clock), events_(events), options_(options), keys_(keys), state_(state) {}
-  ApplyResult execute(const Plan& plan);
+  // `settled`: records the caller changed before the run (ApplyEngine::apply), saved with its first write.
+  ApplyResult execute(const Plan& plan, const std::vector<std::string>& settled = {});
 
  private:
   // How long the main thread waits before looking at the stop flag again.
