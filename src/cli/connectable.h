@@ -1,6 +1,6 @@
 #pragma once
 // What `apply` needs to wait for services to accept connections (SPEC section 10).
-#include "engine/connectable.h"
+#include "ops/connections.h"
 #include "manifest/model.h"
 
 namespace dbform::cli {
