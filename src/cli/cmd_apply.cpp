@@ -12,7 +12,6 @@
 #include "cli/render_apply.h"
 #include "cli/signals.h"
 #include "cli/suggest.h"
-#include "engine/apply.h"
 #include "ops/operation.h"
 #include "plan/plan_file.h"
 #include "util/env.h"

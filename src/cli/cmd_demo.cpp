@@ -12,7 +12,7 @@
 #include "cli/commands.h"
 #include "cli/manual.h"
 #include "cli/render_plan.h"
-#include "plan/differ.h"
+#include "ops/operation.h"
 #include "sim/pg_fleet.h"
 #include "sim/simulator.h"
 
@@ -134,7 +134,11 @@ void add_demo_command(CLI::App& app, int& exit_code) {
     section("dbform plan (again): nothing left to do");
     std::cout << "\n";
     auto store = open_state_store(opts.state);
-    Plan again = make_plan(load_manifests_or_throw(opts.manifests), read_state(*store));
+    SystemClock plan_clock;
+    PlanSettings from_state;
+    from_state.refresh = false;
+    const Manifest declared = load_manifests_or_throw(opts.manifests);
+    Plan again = plan_operation({declared, *store, nullptr, plan_clock, process_env(), from_state}).plan;
     std::cout << render_plan_text(again, detect_terminal());
     int queried = 0;
     if (fleet) {

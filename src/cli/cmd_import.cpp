@@ -1,17 +1,11 @@
 // `dbform import`: bring an existing resource (or every unrecorded one of a project) under dbform,
 // recording it as it is.
-#include <filesystem>
 #include <iostream>
 
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "cli/manual.h"
-#include "engine/import.h"
-#include "ops/keys.h"
-#include "manifest/manifest_writer.h"
-#include "ops/address.h"
-#include "state/file_store.h"
-#include "util/atomic_file.h"
+#include "ops/import.h"
 #include "util/env.h"
 #include "util/text.h"
 #include "util/json_limits.h"
@@ -30,39 +24,23 @@ struct ImportOptions {
   bool force = false;
 };
 
-// --generate FILE must not be the state, its journal, backup or lock (`--force` or not): the
-// manifest would replace what it records.
-void refuse_own_file(const StateStore& store, const std::string& file) {
-  const auto* files = dynamic_cast<const FileStateStore*>(&store);
-  if (!files) return;
-  std::error_code ec;
-  const auto target = std::filesystem::weakly_canonical(file, ec);
-  for (const auto& own : files->own_files()) {
-    std::error_code own_ec, same_ec;
-    if ((!ec && std::filesystem::weakly_canonical(own, own_ec) == target && !own_ec) ||
-        std::filesystem::equivalent(own, file, same_ec))
-      throw UsageError("--generate " + file + " is " + own + ", a file of the state " + store.describe() +
-                       "; nothing was changed. Write the manifest elsewhere");
-  }
+// The API, made when the operation first needs it.
+ApiSource api_of(std::unique_ptr<ApiSetup>& api) {
+  return [&api]() -> ApiClient& {
+    if (!api) api = make_api();
+    return *api->client;
+  };
 }
 
 int import_one(const ImportOptions& opts, const Manifest& manifest) {
-  const std::string address = declared_address(manifest, opts.address);
-  const std::string project = address.substr(0, address.find('/'));
   auto store = open_state_store(opts.state);
-  auto lock = lock_state(*store, "import", opts.state);
-  State state = read_state(*store);
-  if (const ResourceRecord* rec = state.find(address))
-    throw UsageError(address + " is recorded already (id " + (rec->id.empty() ? "unknown" : rec->id) +
-                     "); nothing was changed. `dbform state rm " + address + "` forgets it first");
-  const std::string key = resolve_keys(manifest, {project}, process_env()).at(project).key;
-  auto api = make_api();
-  ResourceRecord rec = import_by_id(*api->client, key, address, state, opts.id, format_utc(api->clock.wall_now()));
-  state.upsert(rec);
-  std::vector<std::string> changed = {address};
-  if (rec.kind == ResourceKind::Vpc)  // services recorded as attached to it by id now name it
-    for (auto& a : name_attachments(state, project, rec.id, rec.name)) changed.push_back(std::move(a));
-  store->write_changes(state, changed);
+  std::unique_ptr<ApiSetup> api;
+  SystemClock clock;
+  const ImportOutcome out = import_operation(
+      {StateAccess{*store, "import", lock_timeout(opts.state), lock_wait_on_stderr(), process_env()}, manifest,
+       api_of(api), clock, opts.address, opts.id});
+  const ResourceRecord& rec = out.record;
+  const std::string& address = rec.address;
   std::cout << "Imported " << address << " (id " << rec.id << (rec.status.empty() ? "" : ", " + rec.status) << ").\n";
   if (type_of(rec.kind).has_password)
     std::cout << "Its password is not known (the API gives it only to its create): `dbform rotate-password " << address
@@ -77,31 +55,17 @@ int import_one(const ImportOptions& opts, const Manifest& manifest) {
 int import_project(const ImportOptions& opts, const Manifest& manifest) {
   if (opts.generate.empty()) throw UsageError("--project needs --generate FILE: the manifest to write");
   if (!opts.address.empty()) throw UsageError("give either ADDRESS ID or --project ID --generate FILE, not both");
-  if (std::filesystem::exists(opts.generate) && !opts.force)
-    throw UsageError(opts.generate + " exists; nothing was changed. Choose another file, or --force to replace it");
   auto store = open_state_store(opts.state);
-  refuse_own_file(*store, opts.generate);
-  // Records nothing (the imports are reviewed as manifest changes and recorded by apply): no lock.
-  State state = read_state(*store);
-  const auto keys = resolve_keys(manifest, {opts.project}, process_env());
-  auto api = make_api();
-  ProjectListings listings = list_projects(*api->client, {opts.project}, keys, 1);
-  if (!listings.errors.empty())
-    throw Error("project " + opts.project + " could not be listed, nothing was changed: " + listings.errors.begin()->second);
-  ProjectListing& listing = listings.listed[opts.project];
-  try {
-    list_children(*api->client, keys.at(opts.project).key, opts.project, listing);
-  } catch (const std::exception& e) {
-    throw Error("project " + opts.project + " could not be listed, nothing was changed: " + describe_exception(e));
-  }
-  std::vector<ResourceRecord> records = unrecorded_resources(listing, opts.project, state,
-                                                             format_utc(api->clock.wall_now()));
+  std::unique_ptr<ApiSetup> api;
+  SystemClock clock;
+  const GenerateImportsOutcome out = generate_imports_operation(
+      {*store, manifest, api_of(api), clock, process_env(), opts.project, opts.generate, opts.force});
+  const std::vector<ResourceRecord>& records = out.records;
   if (records.empty()) {
     std::cout << "Project " << opts.project << " has nothing the state does not record; " << opts.generate
               << " was not written.\n";
     return 0;
   }
-  write_file_atomically(opts.generate, generated_manifest(opts.project, found_resources(records), opts.generate), 0644);
   bool services = false;
   std::cout << "Declared " << records.size() << " resource(s) of project " << opts.project << " in " << opts.generate
             << ", each with its import_id:\n";
@@ -113,7 +77,7 @@ int import_project(const ImportOptions& opts, const Manifest& manifest) {
             << "them): the plan shows the imports for review, and apply records them.";
   if (services)
     std::cout << " The services' passwords are not known (the API returns one only when it creates a service): "
-              << "`dbform rotate-password ADDRESS` sets one once they are recorded.";
+              << "`dbform rotate-password ADDRESS` sets one.";
   std::cout << "\n";
   return 0;
 }

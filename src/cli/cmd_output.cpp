@@ -10,7 +10,7 @@
 #include "cli/context.h"
 #include "state/previews.h"
 #include "cli/manual.h"
-#include "http/curl_transport.h"
+#include "ops/connections.h"
 #include "ops/address.h"
 #include "util/json_limits.h"
 #include "util/text.h"

@@ -5,9 +5,7 @@
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "cli/manual.h"
-#include "ops/keys.h"
-#include "engine/password.h"
-#include "ops/address.h"
+#include "ops/rotate_password.h"
 #include "util/env.h"
 #include "util/text.h"
 
@@ -40,17 +38,17 @@ It is recorded as pending in the state before the call and as the password once 
         opts->from_stdin ? checked_password(std::string(std::istreambuf_iterator<char>(std::cin), {}))
                          : random_password();
     auto store = open_state_store(opts->state);
-    auto lock = lock_state(*store, "rotate-password", opts->state);
-    State state = read_state(*store);
-    const ResourceRecord& rec = resolve_address(state, opts->address);
-    if (rec.kind != ResourceKind::Service) throw UsageError(rec.address + " is a " + kind_noun(rec.kind) + ": only services have passwords" +
-                                                      (rec.kind == ResourceKind::ReplicaSet ? " (a read replica set shares its service's)" : ""));
-    if (rec.id.empty())
-      throw UsageError(rec.address + " has no id yet (its create's outcome is unknown): apply first");
-    const std::string key = resolve_keys(manifest, {rec.project_id}, process_env()).at(rec.project_id).key;
-    auto api = make_api();
-    const std::string address = rec.address;
-    rotate_password(*api->client, *store, state, address, key, password, api->clock);
+    std::unique_ptr<ApiSetup> api;
+    SystemClock clock;
+    const RotatePasswordOutcome out = rotate_password_operation(
+        {StateAccess{*store, "rotate-password", lock_timeout(opts->state), lock_wait_on_stderr(), process_env()},
+         manifest,
+         [&api]() -> ApiClient& {
+           api = make_api();
+           return *api->client;
+         },
+         clock, opts->address, password});
+    const std::string& address = out.address;
     std::cout << "The password of " << address << " was changed and recorded. `dbform output " << address
               << ".password` prints it.\n";
     exit_code = 0;

@@ -1,6 +1,6 @@
 // `dbform preview up NAME | down NAME | list | sweep`: a database per pull request (docs/previews.md).
-// Flags are parsed here and the report rendered; the flow (guards, engine, passwords) is
-// engine/preview.h's.
+// Flags are parsed here and the report rendered; the flow (lock, guards, engine, passwords,
+// migrations) is ops/preview.h's.
 #include <algorithm>
 #include <iostream>
 #include <limits>
@@ -9,16 +9,12 @@
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "cli/manual.h"
-#include "ops/policy.h"
-#include "ops/recovery.h"
+#include "ops/preview.h"
 #include "cli/render_events.h"
 #include "cli/render_policy.h"
 #include "cli/render_preview.h"
 #include "cli/render_schema.h"
 #include "cli/signals.h"
-#include "ops/keys.h"
-#include "engine/preview.h"
-#include "ops/preview_schema.h"
 #include "util/env.h"
 #include "util/json_limits.h"
 #include "util/text.h"
@@ -41,36 +37,55 @@ struct PreviewOptions {
   bool detailed_exitcode = false;
 };
 
-// What the engine's run left undone, on stderr; the exit code.
-int report_result(const ApplyResult& result, const State& state, const StateStore& store) {
-  if (!result.save_error.empty()) throw Error(save_failure_message(result, state, store, process_env()));
-  for (const auto& failure : result.failures) std::cerr << "error: " << scrub(failure) << "\n";
-  if (result.interrupted) std::cerr << "stopped by a signal: run the same command again to finish\n";
-  return result.interrupted ? 130 : result.failures.empty() ? 0 : 1;
+// What a run left undone is said as it comes; a stop once, at the end. The exit code.
+int exit_code_of(bool interrupted, bool failed) {
+  if (interrupted) std::cerr << "stopped by a signal: run the same command again to finish\n";
+  return interrupted ? 130 : failed ? 1 : 0;
 }
 
-// What up, down and sweep call with: the API (its waits end on a stop signal), the progress on
-// stderr, and the runner.
-struct Session {
-  Session(StateStore& store, const ApplyOptions& options)
-      : api(make_api()), events(std::cerr, Terminal{}), runner(*api->client, store, api->clock, events, options) {
-    api->client->stop_waits_on(&stop_flag());
+// The reporter of up, down and sweep: progress and failures on stderr (`failure_word`: "error", or
+// "warning" for a sweep, which makes progress rather than refusing).
+class PreviewProgress : public PreviewReporter {
+ public:
+  explicit PreviewProgress(const char* failure_word) : failure_word_(failure_word) {}
+  void advisory(const PolicyViolation& v) override {
+    std::cerr << "warning: [advisory] " << v.rule << ": " << v.address << " " << violation_text(v)
+              << (v.message.empty() ? "" : " (" + v.message + ")") << "\n";
   }
-  decltype(make_api()) api;
-  LineEventRenderer events;
-  PreviewRunner runner;
+  EventSink& events() override { return events_; }
+  void failed(const std::string& what) override { std::cerr << failure_word_ << ": " << scrub(what) << "\n"; }
+  void applying(const std::string&, const std::string& fork, const MigrationFile& file) override {
+    std::cerr << fork << ": applying " << scrub(file.path) << "\n";
+  }
+
+ private:
+  const char* failure_word_;
+  LineEventRenderer events_{std::cerr, Terminal{}};
 };
 
-std::map<std::string, ProjectKey> keys_for(const PreviewOptions& opts, bool manifests_given,
-                                           const std::vector<std::string>& projects) {
-  return resolve_keys(manifests_if_any(opts.manifests, manifests_given), projects, process_env());
-}
-
-// What `up` adds to a preview's report when its block has `migrations:`: the migrations applied,
-// and (for the pull request's comment) the diff of each fork's schema against its source's.
-struct SchemaReport {
-  std::optional<MigrateOutcome> migrations;
-  std::optional<DiffOutcome> diff;
+// The store, its lock, the API (made on first use; its waits end on a stop signal) and the engine's
+// options that up, down and sweep share.
+struct PreviewSession {
+  PreviewSession(const PreviewOptions& opts, const char* operation)
+      : engine(engine_options(opts.wait, &stop_flag())) {
+    install_stop_signals();
+    store = open_state_store(opts.state);
+    context.emplace(PreviewContext{
+        StateAccess{*store, operation, lock_timeout(opts.state), lock_wait_on_stderr(), process_env()},
+        [this]() -> ApiClient& {
+          if (!api) {
+            api = make_api();
+            api->client->stop_waits_on(&stop_flag());
+          }
+          return *api->client;
+        },
+        clock, engine});
+  }
+  ApplyOptions engine;
+  std::unique_ptr<StateStore> store;
+  std::unique_ptr<ApiSetup> api;
+  SystemClock clock;
+  std::optional<PreviewContext> context;
 };
 
 void print_preview(const PreviewOptions& opts, const RecordedPreview& p, WallTime now, const SchemaReport& schema) {
@@ -90,89 +105,27 @@ void print_preview(const PreviewOptions& opts, const RecordedPreview& p, WallTim
   }
 }
 
-struct MigrationProgress : MigrationReporter {
-  void applying(const std::string&, const std::string& fork, const MigrationFile& file) override {
-    std::cerr << fork << ": applying " << scrub(file.path) << "\n";
-  }
-};
-
-// Applies the migrations of each project's preview (no API call: the forks are READY with their own
-// passwords) and, for the markdown comment, diffs the schemas. Failed migrations are on stderr too.
-std::map<std::string, SchemaReport> migrate(const PreviewOptions& opts, const std::vector<PreviewUpPlan>& plans,
-                                            const std::map<std::string, std::vector<MigrationFile>>& files,
-                                            const State& state, Duration connect_wait) {
-  std::map<std::string, SchemaReport> reports;
-  const auto connector = libpq_connector();
-  MigrationProgress progress;
-  SystemClock clock;
-  for (const auto& up : plans) {
-    const auto f = files.find(up.project_id);
-    if (f == files.end()) continue;
-    SchemaReport& report = reports[up.project_id];
-    MigrateRequest request{state, up.project_id, up.name, f->second, *connector, &stop_flag()};
-    request.clock = &clock;
-    request.connect_wait = connect_wait;  // --wait-timeout, as apply --wait-connectable waits
-    report.migrations = migrate_preview(request, progress);
-    for (const auto& fork : report.migrations->forks)
-      if (fork.failure) std::cerr << "error: " << fork.fork_name << ": migrations failed: " << scrub(fork.failure->str()) << "\n";
-    if (opts.format == "markdown") report.diff = diff_preview({state, up.project_id, up.name, *connector});
-  }
-  return reports;
-}
-
 int run_up(const PreviewOptions& opts) {
   require_preview_name(opts.name);
-  const ApplyOptions engine_opts = engine_options(opts.wait, &stop_flag());
+  (void)engine_options(opts.wait, &stop_flag());  // its flags refused before any file is read
   const PolicySet policies = load_policies_or_throw(opts.policy);
   const Manifest manifest = load_manifests_or_throw(opts.manifests);
-  std::vector<const DesiredProject*> projects;
-  for (const auto& p : manifest.projects)
-    if ((opts.project.empty() && p.previews) || p.id == opts.project) projects.push_back(&p);
-  if (projects.empty())
-    throw UsageError(opts.project.empty() ? "no project of the manifests has a `previews:` block; nothing was changed"
-                                          : "project `" + opts.project + "` is not in the manifests; nothing was changed");
-  install_stop_signals();
-  auto store = open_state_store(opts.state);
-  auto lock = lock_state(*store, "preview up", opts.state);
-  State state = read_state(*store);
-  const auto now = std::chrono::system_clock::now();
-  std::vector<PreviewUpPlan> plans;  // every guard of every project before any call
-  for (const DesiredProject* p : projects) plans.push_back(plan_preview_up(*p, opts.name, state, now, opts.reset));
-  // The rules of kind `preview`, before any call: a mandatory one broken refuses (UsageError).
-  const PolicyCheck preview_rules =
-      check_preview_policies(plans, state, policies, std::chrono::time_point_cast<std::chrono::seconds>(now));
-  for (const auto& v : preview_rules.violations)  // the mandatory ones refused above: these are advisory
-    std::cerr << "warning: [advisory] " << v.rule << ": " << v.address << " " << violation_text(v)
-              << (v.message.empty() ? "" : " (" + v.message + ")") << "\n";
-  // Every migration file parsed before any call: a syntax error touches neither the API nor a fork.
-  std::map<std::string, std::vector<MigrationFile>> migration_files;
-  for (const DesiredProject* p : projects)
-    if (p->previews && p->previews->migrations) migration_files[p->id] = preview_migration_files(*p->previews);
-  std::vector<std::string> with_calls;
-  for (const auto& up : plans)
-    if (up.needs_calls(state)) with_calls.push_back(up.project_id);
+  PreviewSession session(opts, "preview up");
+  const auto connector = libpq_connector();
+  PreviewProgress progress("error");
+  const PreviewUpOutcome out = preview_up_operation(
+      {*session.context, manifest, opts.project, opts.name, opts.reset, policies, *connector, opts.format == "markdown"},
+      progress);
+  // A preview is reported once it is whole.
+  if (out.interrupted || out.failed) return exit_code_of(out.interrupted, out.failed);
   int exit_code = 0;
-  if (!with_calls.empty()) {
-    const auto keys = resolve_keys(manifest, with_calls, process_env());
-    Session session(*store, engine_opts);
-    for (const auto& up : plans)  // every refusal of every project before anything is deleted or forked
-      if (up.needs_calls(state)) session.runner.check_live(up, keys, state);
-    for (const auto& up : plans) {
-      if (!up.needs_calls(state)) continue;
-      exit_code = std::max(exit_code, report_result(session.runner.up(up, keys, state), state, *store));
-      if (exit_code == 130) break;
-    }
-    store->compact(state);
-  }
-  if (exit_code != 0) return exit_code;  // a preview is reported once it is whole
-  const auto schema = migrate(opts, plans, migration_files, state, engine_opts.wait_timeout);
-  for (const auto& up : plans)
-    for (const auto& p : recorded_previews(state, up.project_id))
+  for (const auto& project : out.projects)
+    for (const auto& p : recorded_previews(out.state, project))
       if (p.name == opts.name) {
-        const auto report = schema.find(up.project_id);
-        print_preview(opts, p, std::chrono::system_clock::now(), report == schema.end() ? SchemaReport{} : report->second);
-        if (report != schema.end() && report->second.migrations->interrupted) exit_code = 130;
-        else if (report != schema.end() && report->second.migrations->failed()) exit_code = std::max(exit_code, 1);
+        const auto report = out.schema.find(project);
+        print_preview(opts, p, std::chrono::system_clock::now(), report == out.schema.end() ? SchemaReport{} : report->second);
+        if (report != out.schema.end() && report->second.migrations->interrupted) exit_code = 130;
+        else if (report != out.schema.end() && report->second.migrations->failed()) exit_code = std::max(exit_code, 1);
       }
   return exit_code;  // 1 when a fork's migrations failed: the fork is kept, and reported so
 }
@@ -195,70 +148,42 @@ int run_diff(const PreviewOptions& opts) {
 
 int run_down(const PreviewOptions& opts, bool manifests_given) {
   require_preview_name(opts.name);
-  const ApplyOptions engine_opts = engine_options(opts.wait, &stop_flag());
-  install_stop_signals();
-  auto store = open_state_store(opts.state);
-  auto lock = lock_state(*store, "preview down", opts.state);
-  State state = read_state(*store);
-  std::vector<std::string> forks, projects;
-  for (const auto& p : recorded_previews(state, opts.project))
-    if (p.name == opts.name) {
-      for (const ResourceRecord* rec : p.forks) forks.push_back(rec->address);
-      projects.push_back(p.project_id);
-    }
-  if (forks.empty()) {
+  PreviewSession session(opts, "preview down");
+  const Manifest manifest = manifests_if_any(opts.manifests, manifests_given);
+  PreviewProgress progress("error");
+  const PreviewDownOutcome out = preview_down_operation({*session.context, manifest, opts.project, opts.name}, progress);
+  if (!out.recorded) {
     std::cout << "No preview `" << opts.name << "` is recorded" << (opts.project.empty() ? "" : " in project " + opts.project)
               << ": nothing to delete.\n";
     return 0;
   }
-  const auto keys = keys_for(opts, manifests_given, projects);
-  Session session(*store, engine_opts);
-  const ApplyResult result = session.runner.remove(forks, keys, state);
-  if (result.save_error.empty()) store->compact(state);  // what it folds is what was saved
-  const int exit_code = report_result(result, state, *store);
-  if (exit_code == 0) std::cout << "Preview " << opts.name << " deleted: " << result.deleted << " service(s).\n";
+  for (const auto& failure : out.result.failures) progress.failed(failure);
+  const int exit_code = exit_code_of(out.result.interrupted, !out.result.failures.empty());
+  if (exit_code == 0) std::cout << "Preview " << opts.name << " deleted: " << out.result.deleted << " service(s).\n";
   return exit_code;
 }
 
 int run_sweep(const PreviewOptions& opts, bool manifests_given) {
   for (const auto& name : opts.keep) require_preview_name(name);
-  const ApplyOptions engine_opts = engine_options(opts.wait, &stop_flag());
+  (void)engine_options(opts.wait, &stop_flag());  // its flags refused before any file is read
   const Manifest manifest = manifests_if_any(opts.manifests, manifests_given);
-  install_stop_signals();
-  auto store = open_state_store(opts.state);
-  auto lock = lock_state(*store, "preview sweep", opts.state);
-  State state = read_state(*store);
-  const std::set<std::string> keep(opts.keep.begin(), opts.keep.end());
-  const SweepChoice choice = choose_sweep(state, opts.project, keep, std::chrono::system_clock::now());
-  SweepReport report;
-  int exit_code = 0;
-  if (!choice.due.empty()) {
-    std::map<std::string, ProjectKey> keys;
-    std::map<std::string, std::string> key_problems;
-    for (const auto& item : choice.due) {  // a project without a key is skipped, not the whole sweep
-      if (keys.count(item.project_id) || key_problems.count(item.project_id)) continue;
-      try {
-        keys.merge(resolve_keys(manifest, {item.project_id}, process_env()));
-      } catch (const Error& e) {
-        key_problems[item.project_id] = e.what();
-      }
-    }
-    Session session(*store, engine_opts);
-    report = session.runner.sweep(choice, opts.max_deletes, keys, key_problems, state);
-    if (report.result.save_error.empty()) store->compact(state);
-    // A sweep makes progress; what it could not delete is said, and the next sweep tries again.
-    if (!report.result.save_error.empty()) throw Error(save_failure_message(report.result, state, *store, process_env()));
-    for (const auto& failure : report.result.failures) std::cerr << "warning: " << scrub(failure) << "\n";
-    if (report.result.interrupted) exit_code = 130;
-  }
+  PreviewSession session(opts, "preview sweep");
+  PreviewProgress progress("warning");
+  const PreviewSweepOutcome out = preview_sweep_operation(
+      {*session.context, manifest, opts.project, std::set<std::string>(opts.keep.begin(), opts.keep.end()),
+       opts.max_deletes},
+      progress);
+  const SweepReport& report = out.report;
+  // A sweep makes progress; what it could not delete is said, and the next sweep tries again.
+  for (const auto& failure : report.result.failures) progress.failed(failure);
   std::cout << "Swept " << report.tried.size() << " service(s)" << (report.tried.empty() ? "." : ":") << "\n";
   for (const auto& address : report.tried)
-    std::cout << "  deleted " << address << (state.find(address) ? " (not done, see above)" : "") << "\n";
+    std::cout << "  deleted " << address << (out.state.find(address) ? " (not done, see above)" : "") << "\n";
   if (!report.left.empty()) std::cout << "Left for the next sweep:\n";
   for (const auto& left : report.left) std::cout << "  " << scrub(left) << "\n";
-  if (!choice.kept.empty()) std::cout << "Kept:\n";
-  for (const auto& kept : choice.kept) std::cout << "  " << kept << "\n";
-  return exit_code;
+  if (!out.choice.kept.empty()) std::cout << "Kept:\n";
+  for (const auto& kept : out.choice.kept) std::cout << "  " << kept << "\n";
+  return report.result.interrupted ? 130 : 0;
 }
 
 int run_list(const PreviewOptions& opts, bool manifests_given) {

@@ -7,10 +7,10 @@
 #include "cli/context.h"
 #include "cli/manual.h"
 #include "ops/address.h"
+#include "ops/state_edit.h"
 #include "state/codec.h"
-#include "state/file_store.h"
-#include "state/pg_store.h"
 #include "util/atomic_file.h"
+#include "util/env.h"
 #include "util/text.h"
 #include "util/json_limits.h"
 
@@ -18,44 +18,31 @@ namespace dbform::cli {
 
 namespace {
 
-State read_push_source(const std::string& source, const StateCipher& cipher) {
-  if (names_postgres_state(source, "state push's FILE"))
-    throw UsageError("state push takes a state file, not `" + redacted_conninfo(source) +
-                     "`: pull from that database first (dbform state pull --state URL > FILE), then push FILE");
-  if (source == "-") {
-    std::string text{std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>()};
-    return checked_unique(parse_state(text, "standard input", cipher), "standard input");
-  }
-  auto text = read_file_if_exists(source, Links::Follow, kMaxStateBytes);
-  if (!text) throw UsageError("cannot push " + source + ": no such file");
-  return checked_unique(parse_state(*text, source, cipher), source);
+// How the state's commands reach it: opened from the flags, locked by the operation.
+StateAccess access_of(StateStore& store, const char* operation, const StateOptions& opts) {
+  return {store, operation, lock_timeout(opts), lock_wait_on_stderr(), process_env()};
 }
+
+// The read of the commands that repair a state (read_state_to_repair: duplicates said on stderr).
+std::optional<State> repair_read(StateStore& store) { return read_state_to_repair(store); }
+
+// As read_recorded_state(store, true): an empty state when none is stored, unless other workspaces
+// have one (a workspace name mistyped).
+std::optional<State> recorded_read(StateStore& store) { return read_recorded_state(store, true); }
 
 int push_state(const std::string& source, bool force, const StateOptions& opts) {
   auto store = open_state_store(opts);
-  State incoming = read_push_source(source, store->cipher());
-  auto lock = lock_state(*store, "state push", opts);
+  State incoming = read_push_source(source, store->cipher(),
+                                    [] { return std::string(std::istreambuf_iterator<char>(std::cin), {}); });
   const std::string dest = store->describe();
-  if (auto current = read_state_to_repair(*store)) {
-    const std::string theirs = "lineage " + current->lineage + " serial " + std::to_string(current->serial);
-    const std::string ours = "lineage " + incoming.lineage + " serial " + std::to_string(incoming.serial);
-    if (current->lineage != incoming.lineage && !force)
-      throw UsageError(dest + " holds another state (" + theirs + ") than " + source + " (" + ours +
-                       "); nothing was pushed. Check that you push to the right place; --force replaces it anyway");
-    if (current->serial > incoming.serial && !force)
-      throw UsageError(dest + " is newer (" + theirs + ") than " + source + " (" + ours +
-                       "); nothing was pushed. Pull it first, or pass --force to replace it with the older state");
-    if (serialize_state(*current) == serialize_state(incoming)) {
-      std::cout << "Nothing to push: " << dest << " already holds " << source << " (" << theirs << ").\n";
-      return 0;
-    }
-    // Written over what was just read, under the lock: the compare-and-swap of every write.
-    incoming.lineage = current->lineage;
-    incoming.serial = current->serial;
+  const StatePushOutcome out =
+      state_push_operation({access_of(*store, "state push", opts), repair_read, std::move(incoming), source, force});
+  if (!out.pushed) {
+    std::cout << "Nothing to push: " << dest << " already holds " << source << " (" << out.held << ").\n";
+    return 0;
   }
-  store->write(incoming);
-  std::cout << "Pushed " << source << " (" << incoming.resources.size() << " resource(s)) to " << dest
-            << ": now lineage " << incoming.lineage << " serial " << incoming.serial << ".\n";
+  std::cout << "Pushed " << source << " (" << out.state.resources.size() << " resource(s)) to " << dest
+            << ": now lineage " << out.state.lineage << " serial " << out.state.serial << ".\n";
   return 0;
 }
 
@@ -76,42 +63,24 @@ struct Rekeying {
 
 int rewrite_state(const Rekeying& how, const StateOptions& opts) {
   auto store = open_state_store(opts);
-  store->set_cipher(std::make_shared<StateCipher>(how.read_with, how.write_with));
-  auto lock = lock_state(*store, how.operation, opts);
-  auto state = store->read();
-  if (!state) throw UsageError("there is no state at " + store->describe() + " yet; nothing to " +
-                               std::string(how.operation).substr(6));
-  const std::string before = store->sealed_by();
-  const std::string after = store->cipher().sealing_key_id();
-  if (before == after) {
-    std::cout << store->describe() << (after.empty() ? " is not encrypted" : " is already encrypted with key id " + after)
+  const StateRewriteOutcome out =
+      state_rewrite_operation({access_of(*store, how.operation, opts), how.read_with, how.write_with});
+  if (!out.rewritten) {
+    std::cout << store->describe()
+              << (out.after.empty() ? " is not encrypted" : " is already encrypted with key id " + out.after)
               << "; nothing was changed.\n";
     return 0;
   }
-  store->write(*state);
-  const std::string was = before.empty() ? "plain" : "key id " + before;
-  const std::string now = after.empty() ? "plain (passwords readable by whoever can read it)" : "key id " + after;
-  std::cout << store->describe() << ": " << was << " -> " << now << ", serial " << state->serial
-            << (dynamic_cast<const FileStateStore*>(store.get()) ? "; its .backup too" : "") << ".\n";
-  if (how.write_with && !before.empty())
+  const std::string was = out.before.empty() ? "plain" : "key id " + out.before;
+  const std::string now = out.after.empty() ? "plain (passwords readable by whoever can read it)" : "key id " + out.after;
+  std::cout << store->describe() << ": " << was << " -> " << now << ", serial " << out.serial
+            << (out.backup_too ? "; its .backup too" : "") << ".\n";
+  if (how.write_with && !out.before.empty())
     std::cout << "The old key no longer opens it: from now on give the new key (now in " << how.write_with->origin()
               << ") as DBFORM_STATE_PASSPHRASE or DBFORM_STATE_KEY_FILE.\n";
   if (!how.write_with)
     std::cout << "Unset DBFORM_STATE_PASSPHRASE / DBFORM_STATE_KEY_FILE, or the next write encrypts it again.\n";
   return 0;
-}
-
-// The address `text` names for a record moving from `from`: a full address, `KIND/NAME` or `NAME`,
-// always of the same project and kind.
-std::string moved_address(const ResourceRecord& from, const std::string& text) {
-  const std::string prefix = from.project_id + "/" + kind_plural(from.kind) + "/";
-  std::string name = text;
-  if (text.rfind(prefix, 0) == 0) name = text.substr(prefix.size());
-  else if (text.rfind(std::string(kind_plural(from.kind)) + "/", 0) == 0) name = text.substr(text.find('/') + 1);
-  if (!is_valid_name(name))
-    throw UsageError("`" + text + "` is not a new address for " + from.address + ": give " + prefix +
-                     "NAME (same project and kind) or a bare NAME (letters, digits, - and _)");
-  return prefix + name;
 }
 
 StateKey required_key(const char* operation) {
@@ -190,30 +159,11 @@ void add_state_command(CLI::App& app, int& exit_code) {
   rm->add_flag("--force", *forget_unknown, "forget even a resource whose create's outcome is unknown");
   rm->callback([opts, targets, forget_unknown, &exit_code] {
     auto store = open_state_store(*opts);
-    auto lock = lock_state(*store, "state rm", *opts);
-    State state = read_recorded_state(*store, true);
-    std::vector<std::string> addresses;
-    for (const auto& t : *targets) addresses.push_back(resolve_address(state, t).address);  // all or nothing
-    // What lives in a forgotten service or VPC goes with it: a record whose parent is not recorded
-    // could be neither read nor deleted.
-    for (const auto& r : state.resources)
-      if (auto kind = parent_kind(r.kind);
-          kind && std::count(addresses.begin(), addresses.end(), resource_address(r.project_id, *kind, r.parent)) &&
-          !std::count(addresses.begin(), addresses.end(), r.address))
-        addresses.push_back(r.address);
-    std::vector<std::string> unknown;  // created, perhaps: an apply stopped before the answer
-    for (const auto& a : addresses)
-      if (const ResourceRecord* r = state.find(a); r->create_pending && r->id.empty()) unknown.push_back(a);
-    if (!unknown.empty() && !*forget_unknown)
-      throw UsageError("nothing was removed: the create of " + join(unknown, ", ") +
-                       " stopped before its outcome was known, so it may exist without being listed yet, and "
-                       "forgetting it lets the next apply create a second one. Apply with it declared first (it is "
-                       "looked up by name and adopted), or pass --force to forget it anyway");
-    for (const auto& a : addresses) state.remove(a);
-    store->write(state);
-    for (const auto& a : addresses)
+    const StateRmOutcome out =
+        state_rm_operation({access_of(*store, "state rm", *opts), recorded_read, *targets, *forget_unknown});
+    for (const auto& a : out.removed)
       std::cout << "Removed " << a << " from the state. "
-                << (std::count(unknown.begin(), unknown.end(), a)
+                << (std::count(out.unknown.begin(), out.unknown.end(), a)
                         ? "Its create's outcome was unknown: it may exist in the API, and dbform no longer looks for it.\n"
                         : "It still exists in the API; dbform no longer manages it.\n");
     exit_code = 0;
@@ -237,22 +187,12 @@ void add_state_command(CLI::App& app, int& exit_code) {
   mv->add_option("new", moved->second, "the new address, or the new name")->required();
   mv->callback([opts, moved, &exit_code] {
     auto store = open_state_store(*opts);
-    auto lock = lock_state(*store, "state mv", *opts);
-    State state = read_recorded_state(*store, true);
-    const ResourceRecord& from = resolve_address(state, moved->first);
-    if (parent_kind(from.kind))
-      throw UsageError("`" + from.address + "` is a " + kind_noun(from.kind) + ", which the API cannot rename; move " +
-                       "its " + kind_noun(*parent_kind(from.kind)) + " instead, and it moves along");
-    const std::string to = moved_address(from, moved->second);
-    if (state.find(to)) throw UsageError("`" + to + "` is recorded already: `dbform state rm` it first, or choose another name");
-    if (auto why = unmovable_reason(from); !why.empty()) throw UsageError(why);
-    const std::string old_address = from.address, old_name = from.name, name = to.substr(to.rfind('/') + 1);
-    move_record(state, old_address, to, name);
-    store->write(state);
-    std::cout << "Moved " << old_address << " to " << to << ". The API still names it `" << old_name
-              << "`: once the manifests declare `" << name << "` (and no longer `" << old_name
+    const StateMvOutcome out =
+        state_mv_operation({access_of(*store, "state mv", *opts), recorded_read, moved->first, moved->second});
+    std::cout << "Moved " << out.from << " to " << out.to << ". The API still names it `" << out.old_name
+              << "`: once the manifests declare `" << out.name << "` (and no longer `" << out.old_name
               << "`), the next plan shows the rename call that makes it so; a plan from manifests that still "
-                 "declare `" << old_name << "` shows a conflict there. `renamed_from: " << old_name
+                 "declare `" << out.old_name << "` shows a conflict there. `renamed_from: " << out.old_name
               << "` in the manifest is the reviewable way to do the same.\n";
     exit_code = 0;
   });

@@ -5,7 +5,7 @@
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "cli/manual.h"
-#include "ops/keys.h"
+#include "ops/connections.h"
 #include "util/env.h"
 #include "util/text.h"
 

@@ -1,7 +1,7 @@
 #pragma once
 // What `apply` needs to wait for services to accept connections (--wait-connectable,
 // `wait_connectable: true`).
-#include "engine/connectable.h"
+#include "ops/connections.h"
 #include "manifest/model.h"
 
 namespace dbform::cli {

@@ -8,8 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "api/client.h"
-#include "engine/apply.h"
+#include "ops/connections.h"
 #include "manifest/model.h"
 #include "ops/planning.h"
 #include "plan/model.h"
@@ -86,8 +85,6 @@ std::optional<StateKey> state_key(const std::string& passphrase_variable, const 
 Duration lock_timeout(const StateOptions& opts);
 // Said on stderr when a run waits for another's lock (--lock-timeout): who holds it, how long.
 LockWaitNotice lock_wait_on_stderr();
-// The state's lock for `operation`, waited for up to --lock-timeout (the wait said on stderr).
-std::unique_ptr<StateLock> lock_state(StateStore& store, const std::string& operation, const StateOptions& opts);
 // The stored state, or a new empty one when none exists yet.
 State read_state(StateStore& store);
 // The same for the commands that repair a state two of whose records name one resource (`state
@@ -100,12 +97,7 @@ State read_recorded_state(StateStore& store, bool to_repair);
 // What the top of a plan says when there is no state yet: "No state at PATH: everything is new..."
 std::string no_state_note(const StateStore& store);
 
-// The API client as configured by DBFORM_API_URL and DBFORM_AUTH_SCHEME.
-struct ApiSetup {
-  std::unique_ptr<Transport> transport;
-  SystemClock clock;
-  std::unique_ptr<ApiClient> client;
-};
+// The API client as configured by DBFORM_API_URL and DBFORM_AUTH_SCHEME (ops/connections.h).
 std::unique_ptr<ApiSetup> make_api();
 
 // Parses a duration flag or throws UsageError naming the flag and, for "10 minutes" or "10min", the

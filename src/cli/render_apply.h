@@ -7,7 +7,6 @@
 #include <string>
 
 #include "cli/context.h"
-#include "engine/apply.h"
 #include "ops/operation.h"
 #include "plan/model.h"
 #include "state/model.h"

@@ -6,8 +6,7 @@
 #include <string>
 
 #include "cli/context.h"
-#include "engine/apply.h"
-#include "engine/events.h"
+#include "ops/connections.h"
 #include "plan/model.h"
 
 namespace dbform::cli {

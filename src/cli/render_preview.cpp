@@ -2,7 +2,7 @@
 
 #include <cctype>
 
-#include "http/curl_transport.h"
+#include "ops/connections.h"
 #include "util/clock.h"
 #include "util/error.h"
 #include "util/text.h"

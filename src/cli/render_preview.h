@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/preview.h"
+#include "ops/preview.h"
 #include "state/previews.h"
 
 namespace dbform::cli {

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "cli/context.h"
-#include "engine/events.h"
+#include "ops/connections.h"
 #include "plan/model.h"
 
 namespace dbform::cli {

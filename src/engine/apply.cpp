@@ -83,9 +83,10 @@ void ApplyEngine::report_preflight(const std::vector<PreflightPass>& passed) {
   for (const auto& p : passed) deliver(events_, {EventKind::PreflightPassed, p.project, "", "", Duration(0), p.message});
 }
 
-ApplyResult ApplyEngine::apply(const Plan& plan, const std::map<std::string, ProjectKey>& keys, State& state) {
+ApplyResult ApplyEngine::apply(const Plan& plan, const std::map<std::string, ProjectKey>& keys, State& state,
+                               const std::vector<std::string>& settled) {
   ApplyRun run(api_, store_, clock_, events_, options_, keys, state);
-  return run.execute(plan);
+  return run.execute(plan, settled);
 }
 
 }  // namespace dbform

@@ -85,7 +85,11 @@ class ApplyEngine {
   // `state` is the state the plan was made from; it is written through `store` after every step,
   // and every result is saved before `events` hears of it. Before the first create in a project,
   // its resources are listed: a create whose name exists unrecorded fails by name, unsent.
-  ApplyResult apply(const Plan& plan, const std::map<std::string, ProjectKey>& keys, State& state);
+  // `settled`: records the caller changed in `state` from what it read before the run (an unknown
+  // create settled by name: adopted as found, or forgotten), saved with the run's first write, as
+  // its imports are, so that the run stays the one writer of the state.
+  ApplyResult apply(const Plan& plan, const std::map<std::string, ProjectKey>& keys, State& state,
+                    const std::vector<std::string>& settled = {});
 
  private:
   ApiClient& api_;

@@ -28,10 +28,11 @@ bool deliver(EventSink& sink, const Event& event) {
   }
 }
 
-ApplyResult ApplyRun::execute(const Plan& plan) {
+ApplyResult ApplyRun::execute(const Plan& plan, const std::vector<std::string>& settled) {
   Guards guards(*this);  // what they record is saved with the first write, before any call
   guards.move_renamed(plan);
   guards.record_imports_and_forgets(plan);
+  changed_.insert(settled.begin(), settled.end());
   build(plan);
   guards.record_protection(plan);
   guards.guard_names(plan);

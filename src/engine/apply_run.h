@@ -87,7 +87,8 @@ class ApplyRun {
         state_(state),
         steps_(*this),
         watcher_(clock, options.polls, options.wait_timeout) {}
-  ApplyResult execute(const Plan& plan);
+  // `settled`: records the caller changed before the run (ApplyEngine::apply), saved with its first write.
+  ApplyResult execute(const Plan& plan, const std::vector<std::string>& settled = {});
 
  private:
   // The rows of the steps, and the guards before the first call, act on the run's records and call

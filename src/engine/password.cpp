@@ -15,9 +15,11 @@ class NoEvents : public EventSink {
 
 // Sets the service's recorded pending password through the scheduler, as an apply's password step
 // does: sent, and recorded as the password once the API confirmed it (appended to the journal).
-// Returns why it was not set ("" when it was). Throws Error when the state cannot be saved.
+// `journal`: the record changed in memory before the run (a new pending password), saved by the
+// run with its first write, before the call. Returns why it was not set ("" when it was). Throws
+// Error when the state cannot be saved.
 std::string set_pending(ApiClient& api, StateStore& store, State& state, const ResourceRecord& rec,
-                        const std::string& key, Clock& clock) {
+                        const std::string& key, Clock& clock, const std::vector<std::string>& journal = {}) {
   Plan plan;
   // An update of a settled service: its password step first, nothing else.
   PlannedAction& a = plan.actions.emplace_back(action_on(rec, Action::Update));
@@ -28,7 +30,7 @@ std::string set_pending(ApiClient& api, StateStore& store, State& state, const R
   ApplyOptions options;
   options.fold_journal = false;
   ApplyEngine engine(api, store, clock, events, options);
-  const ApplyResult result = engine.apply(plan, {{rec.project_id, {key, ""}}}, state);
+  const ApplyResult result = engine.apply(plan, {{rec.project_id, {key, ""}}}, state, journal);
   if (!result.save_error.empty()) throw Error(result.save_error);
   return result.failures.empty() ? "" : result.failures.front();
 }
@@ -50,8 +52,9 @@ void rotate_password(ApiClient& api, StateStore& store, State& state, const std:
   ResourceRecord& now = *state.find(address);
   now.pending_password = password;
   now.updated_at = format_utc(clock.wall_now());
-  store.write_changes(state, {address});  // on disk before it is sent: a crash cannot lose it
-  if (const std::string why = set_pending(api, store, state, now, key, clock); !why.empty()) throw Error(why);
+  // On disk before it is sent (the run's first write, with the call's journal): a crash cannot
+  // lose it, and the run stays the one writer of the state.
+  if (const std::string why = set_pending(api, store, state, now, key, clock, {address}); !why.empty()) throw Error(why);
 }
 
 std::string checked_password(std::string text) {

@@ -336,9 +336,11 @@ std::string not_the_fork(const ResourceRecord& rec, const Shown& found, const St
 
 // A fork whose create's outcome is unknown has no id: it is looked up by name over the settle
 // window as the engine does before a create is sent again (lists lag behind writes), adopted when
-// found and provably the fork, forgotten only when every lookup found nothing.
+// found and provably the fork, forgotten only when every lookup found nothing. Only in memory: the
+// addresses it changed go to `settled`, which the engine's run saves with its first write.
 void PreviewRunner::settle_unknown(const std::vector<std::string>& addresses,
-                                   const std::map<std::string, ProjectKey>& keys, State& state, ApplyResult& result) {
+                                   const std::map<std::string, ProjectKey>& keys, State& state, ApplyResult& result,
+                                   std::vector<std::string>& settled) {
   const CreateContext ctx{api_, clock_, options_.settle_window, options_.stop};
   for (const auto& address : addresses) {
     ResourceRecord& rec = *state.find(address);
@@ -364,7 +366,7 @@ void PreviewRunner::settle_unknown(const std::vector<std::string>& addresses,
       result.failures.push_back(address + ": " + out.error + ", then run it again" + kept);
     } else if (!out.adopted) {  // every lookup of the settle window found nothing: it was never made
       state.remove(address);
-      store_.write_changes(state, {address});
+      settled.push_back(address);
       ++result.forgotten;
     } else if (const std::string why = not_the_fork(rec, *out.shown, state); !why.empty()) {
       result.failures.push_back(address + ": a service named `" + rec.name + "` exists (id " + out.shown->id +
@@ -373,7 +375,7 @@ void PreviewRunner::settle_unknown(const std::vector<std::string>& addresses,
     } else {
       record_answer(rec, *out.shown, format_utc(clock_.wall_now()));
       rec.create_pending = false;
-      store_.write_changes(state, {address});
+      settled.push_back(address);
     }
   }
 }
@@ -413,17 +415,19 @@ ApplyResult PreviewRunner::remove(const std::vector<std::string>& forks, const s
 ApplyResult PreviewRunner::delete_forks(const std::vector<std::string>& forks,
                                         const std::map<std::string, ProjectKey>& keys, State& state) {
   ApplyResult result;
-  std::vector<std::string> unsettled;
+  std::vector<std::string> unsettled, settled;
   for (const auto& address : forks)
     if (const ResourceRecord* rec = state.find(address); rec && rec->id.empty()) unsettled.push_back(address);
-  if (!unsettled.empty()) settle_unknown(unsettled, keys, state, result);
-  if (result.interrupted) return result;
+  if (!unsettled.empty()) settle_unknown(unsettled, keys, state, result, settled);
   std::vector<const ResourceRecord*> now;
-  for (const auto& address : forks)
-    if (const ResourceRecord* rec = state.find(address); rec && !rec->id.empty()) now.push_back(rec);
+  if (!result.interrupted)  // stopped while settling: what was settled is saved, nothing is deleted
+    for (const auto& address : forks)
+      if (const ResourceRecord* rec = state.find(address); rec && !rec->id.empty()) now.push_back(rec);
   Plan plan = plan_preview_delete(state, now);
-  if (plan.actions.empty()) return result;
-  ApplyResult deleted = ApplyEngine(api_, store_, clock_, events_, options_).apply(plan, keys, state);
+  if (plan.actions.empty() && settled.empty()) return result;
+  // One run saves the settling (with its first write, before any call) and makes the deletes.
+  ApplyResult deleted = ApplyEngine(api_, store_, clock_, events_, options_).apply(plan, keys, state, settled);
+  deleted.interrupted = deleted.interrupted || result.interrupted;
   deleted.forgotten += result.forgotten;
   deleted.failures.insert(deleted.failures.begin(), result.failures.begin(), result.failures.end());
   return deleted;

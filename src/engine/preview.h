@@ -105,7 +105,7 @@ class PreviewRunner {
   ApplyResult delete_forks(const std::vector<std::string>& forks, const std::map<std::string, ProjectKey>& keys,
                            State& state);
   void settle_unknown(const std::vector<std::string>& addresses, const std::map<std::string, ProjectKey>& keys,
-                      State& state, ApplyResult& result);
+                      State& state, ApplyResult& result, std::vector<std::string>& settled);
   ApiClient& api_;
   StateStore& store_;
   Clock& clock_;

@@ -1,0 +1,27 @@
+#include "ops/rotate_password.h"
+
+#include "ops/keys.h"
+#include "ops/address.h"
+#include "plan/kinds.h"
+
+namespace dbform {
+
+RotatePasswordOutcome rotate_password_operation(const RotatePasswordRequest& r) {
+  RotatePasswordOutcome out;
+  with_locked_state(r.access, [&](State& state) {
+    const ResourceRecord& rec = resolve_address(state, r.address);
+    if (rec.kind != ResourceKind::Service)
+      throw UsageError(rec.address + " is a " + kind_noun(rec.kind) + ": only services have passwords" +
+                       (rec.kind == ResourceKind::ReplicaSet ? " (a read replica set shares its service's)" : ""));
+    if (rec.id.empty()) throw UsageError(rec.address + " has no id yet (its create's outcome is unknown): apply first");
+    const std::string key = resolve_keys(r.manifest, {rec.project_id}, r.access.env).at(rec.project_id).key;
+    out.address = rec.address;
+    // The engine's password step: the pending password journaled before its call, the password
+    // recorded once confirmed; left appended for the next apply to fold.
+    rotate_password(r.api(), r.access.store, state, out.address, key, r.password, r.clock);
+    return Changes{};
+  });
+  return out;
+}
+
+}  // namespace dbform

@@ -1,0 +1,32 @@
+#pragma once
+// `rotate-password` as an operation of the core: in the state's lock (ops/locked_state.h), the
+// service's record is checked, its key resolved and the new password recorded as pending before
+// the engine's password step sends it. Nothing is reported while it runs: the command line renders
+// the outcome.
+#include <string>
+
+#include "engine/password.h"
+#include "manifest/model.h"
+#include "ops/locked_state.h"
+#include "ops/preview.h"
+
+namespace dbform {
+
+struct RotatePasswordRequest {
+  StateAccess access;
+  const Manifest& manifest;  // the keys' variables (and declarations, when there are any)
+  ApiSource api;
+  Clock& clock;
+  std::string address;   // as typed: a full or a short address
+  std::string password;  // the new one, checked (checked_password) or random
+};
+
+struct RotatePasswordOutcome {
+  std::string address;  // the service's full address
+};
+
+// Throws UsageError for an address that is not a recorded service with an id, Error when the call
+// failed (the password stays recorded as pending for the next apply or rotate-password).
+RotatePasswordOutcome rotate_password_operation(const RotatePasswordRequest& request);
+
+}  // namespace dbform
