@@ -20,23 +20,21 @@ const char* kEscapeHint = "write $${ for a literal ${";
 // manifest's input, and DBFORM_VAR_DBFORM_... is surely not what was meant.
 InterpolationProblem own_variable(const std::string& name) {
   const std::string prefix(kManifestVariablePrefix);
-  std::string hint;
   if (name.rfind(prefix, 0) == 0 && name.size() > prefix.size())
-    hint = "write ${" + name.substr(prefix.size()) + "}: it reads " + name;
-  else
-    hint = "a project's API key is named by `api_key_env`, never interpolated; for a value of your own, set " +
-           prefix + "X and write ${X}";
+    return {"`${" + name + "}` would read " + prefix + name + ": `${NAME}` reads " + prefix + "NAME",
+            "write ${" + name.substr(prefix.size()) + "}: it reads " + name};
   return {"`${" + name + "}` names dbform's own variable `" + name +
               "`, which a manifest never reads: `${NAME}` reads only " + prefix + "NAME",
-          hint};
+          "a project's API key is named by `api_key_env`, never interpolated; for a value of your own, set " +
+              prefix + "X and write ${X}"};
 }
 
 InterpolationProblem unset(const std::string& name, const std::string& variable, bool bare_is_set) {
   if (bare_is_set)
     return {"`${" + name + "}` reads `" + variable + "`, which is not set (or is empty); `" + name +
                 "` is set, but a manifest reads only " + std::string(kManifestVariablePrefix) + " variables",
-            "set " + variable + " for the manifest (e.g. `export " + variable + "=\"$" + name +
-                "\"`), or " + kEscapeHint};
+            "set " + variable + " to the value the manifest should read (never a copy of a token or key), or " +
+                kEscapeHint};
   return {"environment variable `" + variable + "` (read by `${" + name + "}`) is not set (or is empty)",
           "set " + variable + " before running dbform, or " + kEscapeHint};
 }

@@ -462,7 +462,9 @@ std::vector<std::pair<std::string, std::string>> secret_values(const Manifest& m
 void check_no_key_interpolated(const std::vector<std::string>& key_variables,
                                const std::vector<std::pair<std::string, std::string>>& key_values,
                                const std::vector<EnvUse>& uses, Diagnostics& diags) {
+  std::unordered_set<std::string> reported;  // once per file and variable, however often it is used
   for (const auto& use : uses) {
+    if (!reported.insert(use.file + '\n' + use.name).second) continue;
     const bool named = std::find(key_variables.begin(), key_variables.end(), use.name) != key_variables.end();
     std::string holds;
     for (const auto& [value, var] : key_values)
