@@ -52,7 +52,7 @@ def write_manifest(path, projects, count):
     lines = ["version: 1", "projects:"]
     for p in range(projects):
         pid = f"proj-{p}"
-        lines += [f"  - id: {pid}", f"    api_key_env: BENCH_KEY_{p}", "    services:"]
+        lines += [f"  - id: {pid}", f"    api_key_env: DBFORM_BENCH_KEY_{p}", "    services:"]
         for s in range(p, count, projects):
             lines += [f"      - name: svc-{s:05d}", "        cpu_millis: 1000", "        memory_gbs: 4",
                       "        region_code: us-east-1"]
@@ -129,7 +129,7 @@ def one_run(args, count, provision, latency):
             write_manifest(manifest, args.projects, count)
             env = dict(os.environ, DBFORM_API_URL=sim.url("/public/api/v1"))
             for p in range(args.projects):
-                env[f"BENCH_KEY_{p}"] = f"{KEY_PREFIX}{p}"
+                env[f"DBFORM_BENCH_KEY_{p}"] = f"{KEY_PREFIX}{p}"
             cmd = [args.dbform, "apply", "-f", manifest, "--state", state, "--auto-approve", "--json",
                    "--parallelism", str(args.parallelism)]
             output = os.path.join(tmp, "output")

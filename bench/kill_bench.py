@@ -48,7 +48,7 @@ def main():
             write_manifest(manifest, projects, args.count)
             env = dict(os.environ, DBFORM_API_URL=sim.url("/public/api/v1"))
             for p in range(projects):
-                env[f"BENCH_KEY_{p}"] = f"{KEY_PREFIX}{p}"
+                env[f"DBFORM_BENCH_KEY_{p}"] = f"{KEY_PREFIX}{p}"
             cmd = [args.dbform, "apply", "-f", manifest, "--state", state, "--auto-approve"]
             killed_running = 0
             for _ in range(args.kills):

@@ -284,7 +284,7 @@ def main():
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": d}
         for where, text in manifests:
             for var in set(re.findall(r"\$\{(\w+)\}", text)):
-                env[var] = "example"
+                env["DBFORM_VAR_" + var] = "example"  # what a manifest's ${NAME} reads
             path = Path(d) / "manifest.yaml"
             path.write_text(text)
             command = [os.path.abspath(args.dbform), "validate", "-f", str(path)]

@@ -14,6 +14,7 @@
 # Environment (besides dbform's own: DBFORM_API_KEY, DBFORM_API_KEY_<PROJECT>, DBFORM_API_URL, ...):
 #   DBFORM             the dbform binary                                    (default: dbform)
 #   DBFORM_MANIFESTS   manifest files or directories, separated by spaces   (default: manifests)
+#   DBFORM_VAR_<NAME>  the value of ${NAME} in the manifests, which read no other variable
 #   DBFORM_OUT         where the plan, summary and logs go                  (default: dbform-out)
 #   DBFORM_POLICY      rule files every plan is checked against (docs/policies.md), read by dbform
 #                      itself; in merge requests take them from the target branch, and give `apply`

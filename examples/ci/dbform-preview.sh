@@ -11,6 +11,7 @@
 # Environment (besides dbform's own: DBFORM_API_KEY, DBFORM_API_KEY_<PROJECT>, DBFORM_API_URL, ...):
 #   DBFORM             the dbform binary                                    (default: dbform)
 #   DBFORM_MANIFESTS   manifest files or directories, separated by spaces   (default: manifests)
+#   DBFORM_VAR_<NAME>  the value of ${NAME} in the manifests, which read no other variable
 #   DBFORM_OUT         where the comment and the env file go                (default: dbform-out)
 #   DBFORM_STATE       the state the services were applied to (postgres://... for the team backend)
 #

@@ -131,7 +131,7 @@ It never creates a database twice. Each create's intent is journaled before it i
 
 Independent operations run in parallel up to `--parallelism`; what needs another waits for it (a service for its VPC, a fork for its source, a read replica set for its service, a delete of a VPC for the deletes of what is in it); a failure fails what depends on it and nothing else, and every failure is listed at the end. The first SIGINT, SIGTERM or SIGHUP starts nothing new, records the calls in flight as their answers arrive and exits 130; run apply again to continue. `--no-wait` records the creates and leaves what needs a READY resource for the next apply.
 
-`dbform apply PLANFILE` applies a plan saved by `dbform plan --out`, exactly as saved and without asking: it is refused when the state's lineage or serial, the manifests, or their `${VAR}` values changed since, and with `-f`, `--target`, `--prune`, `--max-deletes` or `--no-refresh` beside it (the plan carries them).
+`dbform apply PLANFILE` applies a plan saved by `dbform plan --out`, exactly as saved and without asking: it is refused when the state's lineage or serial, the manifests, or the values their `${NAME}` read changed since, and with `-f`, `--target`, `--prune`, `--max-deletes` or `--no-refresh` beside it (the plan carries them).
 
 With `--policy FILE` (or `DBFORM_POLICY`) the plan is checked against those rules as `dbform plan` checks it (see dbform-policy(1)): a mandatory violation stops the apply before anything is sent. A saved plan records the digest of the rules it was checked against, and is refused as stale under other rules, under none when it had some, or under some when it had none; it is checked again (a waiver may have expired since).
 

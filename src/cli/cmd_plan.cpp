@@ -54,7 +54,7 @@ void add_validate_command(CLI::App& app, int& exit_code) {
   set_manual(*cmd, {.text = "Reads the manifests (`-f`, default the working directory) as plan would, and reports "
                             "every error and warning together, each with `file:line:col`, the field, what was found "
                             "and what was expected. Reads no state, calls no API and needs no key: the first step of "
-                            "a pull request's pipeline. `${VAR}` references are resolved from the environment, so an "
+                            "a pull request's pipeline. `${NAME}` reads the variable `DBFORM_VAR_NAME` (and no other), so an "
                             "unset variable is an error here too. Exit status 0 when valid (warnings allowed), 1 "
                             "otherwise. The format is dbform-manifest(5).",
                     .environment = {},

@@ -37,6 +37,7 @@ const std::vector<Variable> kEnvironment = {
     {"DBFORM_API_KEY", "the API key of every project without a key of its own"},
     {"DBFORM_API_KEY_<PROJECT>", "the key of project PROJECT: its id upper-cased, every character other than A-Z "
                                  "and 0-9 turned into `_` (a project's `api_key_env` names another variable instead)"},
+    {"DBFORM_VAR_<NAME>", "the value of `${NAME}` in a manifest, which reads no other variable (dbform-manifest(5))"},
     {"DBFORM_AUTH_SCHEME", "`bearer` (the default: `Authorization: Bearer KEY`) or `basic` (KEY is `public:secret`)"},
     {"SSL_CERT_FILE", "the CA bundle (PEM) the API's certificate must chain to, instead of the system's; a "
                       "certificate that fails (unknown issuer, wrong host, expired) fails the command at once, "
@@ -180,6 +181,7 @@ Page command_page(const CLI::App& cmd) {
     else options += "- " + flag_names(*opt) + ": " + opt->get_description() + "\n";
     if (opt->get_name() == "--state") environment.insert(environment.end(), kStateEnvironment.begin(), kStateEnvironment.end());
     if (opt->get_name() == "--policy") environment.push_back("DBFORM_POLICY");
+    if (opt->get_name() == "--file") environment.push_back("DBFORM_VAR_<NAME>");
   }
   if (root)
     for (const auto& v : kEnvironment) environment.push_back(v.name);

@@ -56,6 +56,7 @@ class DocumentReader {
   DocumentReader(const std::string& file, const EnvLookup& env, Diagnostics& diags) : values_(file, env, diags) {}
 
   std::vector<DesiredProject> read(const YamlNode& root);
+  const std::vector<InterpolatedValue>& interpolated() const { return values_.interpolated(); }
 
  private:
   std::optional<Fields> mapping(const Entry& e, const MappingSpec& spec);
@@ -381,8 +382,12 @@ std::optional<DesiredService> DocumentReader::service(const Entry& e) {
 }  // namespace
 
 std::vector<DesiredProject> read_manifest_document(const YamlNode& root, const std::string& file,
-                                                   const EnvLookup& env, Diagnostics& diags) {
-  return DocumentReader(file, env, diags).read(root);
+                                                   const EnvLookup& env, Diagnostics& diags,
+                                                   std::vector<InterpolatedValue>* interpolated) {
+  DocumentReader reader(file, env, diags);
+  auto projects = reader.read(root);
+  if (interpolated) *interpolated = reader.interpolated();
+  return projects;
 }
 
 }  // namespace dbform

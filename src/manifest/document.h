@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "manifest/model.h"
+#include "manifest/value_reader.h"
 #include "manifest/yaml_tree.h"
 #include "util/diagnostics.h"
 #include "util/env.h"
@@ -13,8 +14,10 @@
 namespace dbform {
 
 // Projects whose id could not be read have an empty id, resources whose name could not be read
-// are left out; the errors are in `diags`.
+// are left out; the errors are in `diags`. `interpolated`, when given, receives every ${NAME}'s place
+// and text.
 std::vector<DesiredProject> read_manifest_document(const YamlNode& root, const std::string& file,
-                                                   const EnvLookup& env, Diagnostics& diags);
+                                                   const EnvLookup& env, Diagnostics& diags,
+                                                   std::vector<InterpolatedValue>* interpolated = nullptr);
 
 }  // namespace dbform

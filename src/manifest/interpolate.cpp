@@ -16,6 +16,29 @@ bool is_variable_name(std::string_view s) {
 
 const char* kEscapeHint = "write $${ for a literal ${";
 
+// `${DBFORM_...}`: dbform's own variables (API keys, the state, its passphrase) are never a
+// manifest's input, and DBFORM_VAR_DBFORM_... is surely not what was meant.
+InterpolationProblem own_variable(const std::string& name) {
+  const std::string prefix(kManifestVariablePrefix);
+  if (name.rfind(prefix, 0) == 0 && name.size() > prefix.size())
+    return {"`${" + name + "}` would read " + prefix + name + ": `${NAME}` reads " + prefix + "NAME",
+            "write ${" + name.substr(prefix.size()) + "}: it reads " + name};
+  return {"`${" + name + "}` names dbform's own variable `" + name +
+              "`, which a manifest never reads: `${NAME}` reads only " + prefix + "NAME",
+          "a project's API key is named by `api_key_env`, never interpolated; for a value of your own, set " +
+              prefix + "X and write ${X}"};
+}
+
+InterpolationProblem unset(const std::string& name, const std::string& variable, bool bare_is_set) {
+  if (bare_is_set)
+    return {"`${" + name + "}` reads `" + variable + "`, which is not set (or is empty); `" + name +
+                "` is set, but a manifest reads only " + std::string(kManifestVariablePrefix) + " variables",
+            "set " + variable + " to the value the manifest should read (never a copy of a token or key), or " +
+                kEscapeHint};
+  return {"environment variable `" + variable + "` (read by `${" + name + "}`) is not set (or is empty)",
+          "set " + variable + " before running dbform, or " + kEscapeHint};
+}
+
 }  // namespace
 
 Interpolated interpolate(std::string_view raw, const EnvLookup& env) {
@@ -48,10 +71,14 @@ Interpolated interpolate(std::string_view raw, const EnvLookup& env) {
                               kEscapeHint});
       continue;
     }
-    auto value = env(name);
+    if (name.rfind("DBFORM_", 0) == 0) {
+      out.problems.push_back(own_variable(name));
+      continue;
+    }
+    const std::string variable = std::string(kManifestVariablePrefix) + name;
+    auto value = env(variable);
     if (!value) {
-      out.problems.push_back({"environment variable `" + name + "` is not set (or is empty)",
-                              "set " + name + " before running dbform, or " + kEscapeHint});
+      out.problems.push_back(unset(name, variable, env(name).has_value()));
       continue;
     }
     out.text += *value;

@@ -14,6 +14,7 @@
 #include <openssl/evp.h>
 
 #include "manifest/document.h"
+#include "manifest/interpolate.h"
 #include "manifest/yaml_tree.h"
 #include "util/atomic_file.h"
 #include "util/parallel.h"
@@ -370,7 +371,7 @@ std::string syntax_hint(const std::string& text, const YAML::Mark& at) {
 }
 
 std::vector<DesiredProject> parse_document(const std::string& name, const std::string& text, const EnvLookup& env,
-                                           Diagnostics& diags) {
+                                           Diagnostics& diags, std::vector<InterpolatedValue>& interpolated) {
   const YamlText yaml(text, kMaxManifestNodes, kMaxManifestAliases);
   switch (yaml.problem()) {
     case YamlText::Problem::None:
@@ -395,7 +396,7 @@ std::vector<DesiredProject> parse_document(const std::string& name, const std::s
   const auto& documents = yaml.documents();
   if (documents.empty()) {  // an empty file reads as one empty document
     const YamlNode empty;
-    return read_manifest_document(empty, name, env, diags);
+    return read_manifest_document(empty, name, env, diags, &interpolated);
   }
   if (documents.size() > 1) {
     const YAML::Mark& m = documents[1]->mark;
@@ -403,53 +404,98 @@ std::vector<DesiredProject> parse_document(const std::string& name, const std::s
                 "a manifest file holds one YAML document, this one has " + std::to_string(documents.size()),
                 "put each document (after a `---` line) in a file of its own");
   }
-  return read_manifest_document(*documents[0], name, env, diags);
+  return read_manifest_document(*documents[0], name, env, diags, &interpolated);
 }
 
-// Every variable a file's ${...} looked up, and what it held.
+// As scrub(): a shorter value would mask ordinary words.
+constexpr size_t kShortestHiddenSecret = 6;
+
+// Every variable a file's ${...} read, and what it held.
 struct EnvUse {
   std::string file, name;
   std::optional<std::string> value;
 };
 
+// Records the DBFORM_VAR_ variables read. interpolate() also asks for NAME when DBFORM_VAR_NAME is
+// unset, only to say what to set: that value is never used, so it is no use of the manifest's.
 EnvLookup recording(const EnvLookup& env, std::vector<EnvUse>& uses, const std::string& file) {
   return [&env, &uses, file](const std::string& name) {
     auto value = env(name);
-    uses.push_back({file, name, value});
+    if (name.rfind(kManifestVariablePrefix, 0) == 0) uses.push_back({file, name, value});
     return value;
   };
 }
 
-// A manifest value is printed in plans and pull-request comments: interpolating a variable that
-// holds an API key (by its name, or by holding the same value as a key variable) is an error.
-void check_no_key_interpolated(const Manifest& manifest, const EnvLookup& env, const std::vector<EnvUse>& uses,
-                               Diagnostics& diags) {
-  if (uses.empty()) return;
-  std::vector<std::string> key_variables{"DBFORM_API_KEY", "DBFORM_STATE_PASSPHRASE", "DBFORM_STATE_NEW_PASSPHRASE"};
+// The values of the variables dbform treats as secret (value, variable): the API keys the
+// manifest's projects would use and the state's passphrases. Each is remembered, so that any
+// text shown later masks it too.
+std::vector<std::pair<std::string, std::string>> secret_values(const Manifest& manifest, const EnvLookup& env,
+                                                               std::vector<std::string>& key_variables) {
+  key_variables = {"DBFORM_API_KEY", "DBFORM_STATE_PASSPHRASE", "DBFORM_STATE_NEW_PASSPHRASE"};
   for (const auto& p : manifest.projects) {
     if (p.api_key_env) key_variables.push_back(*p.api_key_env);
     key_variables.push_back(project_key_variable(p.id));
   }
-  std::vector<std::pair<std::string, std::string>> key_values;  // value, variable
+  std::vector<std::pair<std::string, std::string>> values;
   for (const auto& var : key_variables) {
-    if (auto v = env(var); v && v->size() >= 8) {
-      key_values.emplace_back(*v, var);
-      remember_secret(*v);  // a diagnostic that quotes an interpolated value shows "***" instead
+    if (auto v = env(var); v && v->size() >= kShortestHiddenSecret) {
+      values.emplace_back(*v, var);
+      remember_secret(*v);
     }
   }
+  return values;
+}
+
+// A manifest value is printed in plans and pull-request comments: interpolating a variable that
+// holds an API key (a DBFORM_VAR_ variable an api_key_env names, or one holding the same value as
+// a key variable) is an error.
+void check_no_key_interpolated(const std::vector<std::string>& key_variables,
+                               const std::vector<std::pair<std::string, std::string>>& key_values,
+                               const std::vector<EnvUse>& uses, Diagnostics& diags) {
+  std::unordered_set<std::string> reported;  // once per file and variable, however often it is used
   for (const auto& use : uses) {
-    const bool named = use.name.rfind("DBFORM_API_KEY", 0) == 0 ||
-                       std::find(key_variables.begin(), key_variables.end(), use.name) != key_variables.end();
+    if (!reported.insert(use.file + '\n' + use.name).second) continue;
+    const bool named = std::find(key_variables.begin(), key_variables.end(), use.name) != key_variables.end();
     std::string holds;
     for (const auto& [value, var] : key_values)
       if (use.value && *use.value == value) holds = var;
     if (!named && holds.empty()) continue;
-    diags.error({use.file}, "", "${" + use.name + "} " +
+    diags.error({use.file}, "", use.name + " (read by ${" + use.name.substr(kManifestVariablePrefix.size()) + "}) " +
                                     (named ? "is a secret variable" : "holds the same value as " + holds) +
                                     ": interpolating it would print an API key or passphrase in plans and "
                                     "pull-request comments",
-                "dbform reads keys from the environment itself (api_key_env); remove the ${" + use.name + "}");
+                "dbform reads keys from the environment itself (api_key_env); remove the ${" +
+                    use.name.substr(kManifestVariablePrefix.size()) + "}");
   }
+}
+
+// The places of the values interpolated with a secret in them, and which secret's variable.
+std::unordered_map<std::string, std::string> places_of_secrets(
+    const std::vector<std::pair<std::string, std::string>>& secrets, const std::vector<InterpolatedValue>& interpolated) {
+  std::unordered_map<std::string, std::string> places;
+  for (const auto& value : interpolated)
+    for (const auto& [secret, var] : secrets)
+      if (value.text.find(secret) != std::string::npos) places.emplace(value.where.str(), var);
+  return places;
+}
+
+// `d` fit to show: a diagnostic about a value interpolated with a secret in it is replaced whole
+// (its hints may hold a changed copy of the value: a region's lower-cased suggestion), and any
+// other text holding a secret (a name or id quoted by a check across files) has it as "***".
+Diagnostic hide_secrets(Diagnostic d, const std::vector<std::pair<std::string, std::string>>& secrets,
+                        const std::unordered_map<std::string, std::string>& places) {
+  if (auto it = places.find(d.location.str()); it != places.end()) {
+    d.message = "the value interpolated here holds the value of " + it->second +
+                ", a secret: it is not shown, nor what is wrong with it";
+    d.hint = "interpolate a DBFORM_VAR_ variable that holds no key or passphrase";
+    return d;
+  }
+  for (const auto& [secret, var] : secrets) {
+    for (std::string* text : {&d.message, &d.hint, &d.field})
+      for (size_t at = text->find(secret); at != std::string::npos; at = text->find(secret, at + 3))
+        text->replace(at, secret.size(), "***");
+  }
+  return d;
 }
 
 // One manifest file, read and parsed on its own (possibly on another thread): what it declares,
@@ -460,26 +506,30 @@ struct ParsedFile {
   Diagnostics diags;
   std::optional<std::string> text;
   std::vector<EnvUse> uses;
+  std::vector<InterpolatedValue> interpolated;
   std::vector<DesiredProject> projects;
 };
 
 void parse_file(ParsedFile& f, const EnvLookup& env) {
-  if (f.text) f.projects = parse_document(f.file, *f.text, recording(env, f.uses, f.file), f.diags);
+  if (f.text) f.projects = parse_document(f.file, *f.text, recording(env, f.uses, f.file), f.diags, f.interpolated);
 }
 
 // The files merged in their order into one manifest: what reading them one after another gives.
 Manifest merge_files(std::vector<ParsedFile>& files, const EnvLookup& env, Diagnostics& diags) {
   Manifest manifest;
-  ProjectMerger merger(manifest, diags);
+  Diagnostics found;  // shown once the secrets are known (api_key_env may be in any file)
+  ProjectMerger merger(manifest, found);
   ManifestDigest digest;
   std::vector<EnvUse> uses;
+  std::vector<InterpolatedValue> interpolated;
   for (auto& f : files) {
-    for (const auto& d : f.diags.items()) diags.add(d);
+    for (const auto& d : f.diags.items()) found.add(d);
     if (!f.text) continue;
     manifest.files.push_back(f.file);
     digest.add(f.file, *f.text);
     f.text.reset();
     uses.insert(uses.end(), f.uses.begin(), f.uses.end());
+    interpolated.insert(interpolated.end(), f.interpolated.begin(), f.interpolated.end());
     for (auto& project : f.projects) merger.add(std::move(project));
   }
   merger.check_vpc_references();
@@ -487,7 +537,11 @@ Manifest merge_files(std::vector<ParsedFile>& files, const EnvLookup& env, Diagn
   merger.check_removed_and_imports();
   merger.check_fork_sources();
   merger.check_preview_services();
-  check_no_key_interpolated(manifest, env, uses, diags);
+  std::vector<std::string> key_variables;
+  const auto secrets = secret_values(manifest, env, key_variables);
+  check_no_key_interpolated(key_variables, secrets, uses, found);
+  const auto places = places_of_secrets(secrets, interpolated);
+  for (const auto& d : found.items()) diags.add(secrets.empty() ? d : hide_secrets(d, secrets, places));
   manifest.digest = digest.hex();
   return manifest;
 }

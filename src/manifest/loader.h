@@ -19,9 +19,10 @@ constexpr size_t kMaxManifestAliases = 10'000;
 bool is_manifest_file_name(const std::string& path);
 
 // Reads every manifest named by `paths` (files, or directories meaning every *.yaml / *.yml in
-// them, sorted), interpolates ${VAR} from `env`, validates strictly and merges projects that share
-// an id. Every problem found is added to `diags` (all of them, not just the first); the returned
-// manifest is only meaningful when `diags.has_errors()` is false.
+// them, sorted), interpolates ${NAME} from `env`'s DBFORM_VAR_NAME, validates strictly and merges
+// projects that share an id. Every problem found is added to `diags` (all of them, not just the
+// first), none quoting the value of a secret variable (an API key, the state's passphrase); the
+// returned manifest is only meaningful when `diags.has_errors()` is false.
 Manifest load_manifests(const std::vector<std::string>& paths, const EnvLookup& env, Diagnostics& diags);
 
 // The same, for one in-memory document (`name` is used in locations). For tests and tools.

@@ -74,7 +74,7 @@ TEST_CASE("manifest: a full manifest loads with canonical values") {
   Manifest m = load(R"(version: 1
 projects:
   - id: acme-prod
-    api_key_env: ACME_KEY
+    api_key_env: DBFORM_ACME_KEY
     vpcs:
       - name: main
         cidr: 10.0.0.0/16
@@ -101,7 +101,7 @@ projects:
   REQUIRE(m.projects.size() == 1);
   const auto& p = m.projects[0];
   CHECK(p.id == "acme-prod");
-  CHECK(p.api_key_env == "ACME_KEY");
+  CHECK(p.api_key_env == "DBFORM_ACME_KEY");
   CHECK(p.location.str() == "m.yaml:3:5");
   REQUIRE(p.vpcs.size() == 1);
   CHECK(p.vpcs[0].name == "main");
@@ -168,7 +168,7 @@ TEST_CASE("manifest: connection_pooler is true or false, never yes or a quoted w
   }
   Diagnostics diags;
   Manifest m = load("version: 1\nprojects:\n  - id: p\n    services:\n      - name: s\n        connection_pooler: ${POOL}\n",
-                    diags, env_of({{"POOL", "false"}}));
+                    diags, env_of({{"DBFORM_VAR_POOL", "false"}}));
   REQUIRE_FALSE(diags.has_errors());
   CHECK(m.projects[0].services[0].connection_pooler == false);
 }
@@ -193,8 +193,9 @@ TEST_CASE("manifest: numbers take one canonical form however they are written") 
 
 TEST_CASE("manifest: ${VAR} interpolates any scalar, numbers included") {
   Diagnostics diags;
-  auto env = env_of({{"PROJECT_ID", "acme-prod"}, {"ENV", "eu"}, {"CPU", "2000"}, {"MEM", "0.5"},
-                     {"REPLICAS", "2"}, {"TAG", "PROD"}, {"NUMERIC_NAME", "2024"}});
+  auto env = env_of({{"DBFORM_VAR_PROJECT_ID", "acme-prod"}, {"DBFORM_VAR_ENV", "eu"}, {"DBFORM_VAR_CPU", "2000"},
+                     {"DBFORM_VAR_MEM", "0.5"}, {"DBFORM_VAR_REPLICAS", "2"}, {"DBFORM_VAR_TAG", "PROD"},
+                     {"DBFORM_VAR_NUMERIC_NAME", "2024"}});
   Manifest m = load(R"(version: 1
 projects:
   - id: ${PROJECT_ID}
@@ -234,15 +235,16 @@ TEST_CASE("manifest: an unset ${VAR} is an error at its scalar naming the variab
   REQUIRE(errors.size() == 2);
   CHECK(errors[0]->location.str() == "m.yaml:3:9");
   CHECK(errors[0]->field == "projects[0].id");
-  CHECK(errors[0]->message == "environment variable `PROJECT_ID` is not set (or is empty)");
-  CHECK_THAT(errors[0]->hint, Catch::Contains("set PROJECT_ID"));
+  CHECK(errors[0]->message ==
+        "environment variable `DBFORM_VAR_PROJECT_ID` (read by `${PROJECT_ID}`) is not set (or is empty)");
+  CHECK_THAT(errors[0]->hint, Catch::Contains("set DBFORM_VAR_PROJECT_ID"));
   CHECK(errors[1]->location.str() == "m.yaml:6:21");
   CHECK(errors[1]->field == "projects[0].services[0].cpu_millis");
-  CHECK_THAT(errors[1]->message, Catch::Contains("`CPU`"));
+  CHECK_THAT(errors[1]->message, Catch::Contains("`DBFORM_VAR_CPU`"));
 }
 
 TEST_CASE("manifest: an interpolated value is still validated") {
-  auto e = only_error(kService + "        cpu_millis: ${CPU}\n", env_of({{"CPU", "-5"}}));
+  auto e = only_error(kService + "        cpu_millis: ${CPU}\n", env_of({{"DBFORM_VAR_CPU", "-5"}}));
   CHECK(e.location.str() == "m.yaml:6:21");
   CHECK_THAT(e.message, Catch::Contains("found `-5` (after ${...} interpolation)"));
 }
@@ -356,6 +358,49 @@ TEST_CASE("manifest: an api_key_env that is not a variable name is never echoed"
   CHECK(e.str().find("s3cr3t") == std::string::npos);
 }
 
+TEST_CASE("manifest: api_key_env names only a DBFORM_ variable, and none of dbform's settings") {
+  auto e = only_error("version: 1\nprojects:\n  - id: a\n    api_key_env: GITHUB_TOKEN\n");
+  CHECK(e.location.str() == "m.yaml:4:18");
+  CHECK(e.field == "projects[0].api_key_env");
+  CHECK_THAT(e.message, Catch::Contains("`GITHUB_TOKEN`, which does not begin with DBFORM_"));
+  CHECK_THAT(e.hint, Catch::Contains("rename the variable to DBFORM_GITHUB_TOKEN"));
+  // Not a conventional name: it might be a key pasted here, so it is not shown.
+  auto pasted = only_error("version: 1\nprojects:\n  - id: a\n    api_key_env: ghp_abcdef123456\n");
+  CHECK(pasted.str().find("abcdef") == std::string::npos);
+  auto setting = only_error("version: 1\nprojects:\n  - id: a\n    api_key_env: DBFORM_STATE_PASSPHRASE\n");
+  CHECK_THAT(setting.message, Catch::Contains("one of dbform's own settings"));
+  Diagnostics diags;
+  Manifest m = load("version: 1\nprojects:\n  - id: a\n    api_key_env: DBFORM_TEAM_KEY\n", diags);
+  CHECK_FALSE(diags.has_errors());
+  CHECK(m.projects.at(0).api_key_env == "DBFORM_TEAM_KEY");
+}
+
+TEST_CASE("manifest: an error never shows a secret's value, even through a DBFORM_VAR_ variable") {
+  const std::string key = "sk-live-0123456789abcdef";
+  // The same value as the API key: the error about it is replaced, whatever its reader would say.
+  for (const char* field : {"cpu_millis: ${X}", "region_code: ${X}", "environment_tag: ${X}",
+                                   "memory_gbs: ${X}", "addons: [\"${X}\"]", "vpc: ${X}"}) {
+    Diagnostics diags;
+    load(kService + "        " + std::string(field) + "\n", diags,
+         env_of({{"DBFORM_API_KEY", key}, {"DBFORM_VAR_X", "Sk_Live " + key}}));
+    INFO(field << "\n" << diags.str());
+    CHECK(diags.has_errors());
+    CHECK(diags.str().find("live") == std::string::npos);
+    CHECK(diags.str().find("Live") == std::string::npos);
+  }
+  // A secret that is a valid name is refused and, quoted by another check, masked.
+  Diagnostics diags;
+  load("version: 1\nprojects:\n  - id: p\n    api_key_env: DBFORM_TEAM_KEY\n    services:\n      - name: ${X}\n"
+       "      - name: ${X}\n",
+       diags, env_of({{"DBFORM_TEAM_KEY", key}, {"DBFORM_VAR_X", key}}));
+  INFO(diags.str());
+  CHECK(diags.str().find(key) == std::string::npos);
+  CHECK_THAT(diags.str(), Catch::Contains("DBFORM_VAR_X (read by ${X}) holds the same value as DBFORM_TEAM_KEY"));
+  // A DBFORM_VAR_ value that is no secret is shown: it is the pipeline's input, and helps the fix.
+  auto shown = only_error(kService + "        cpu_millis: ${X}\n", env_of({{"DBFORM_VAR_X", "lots"}}));
+  CHECK_THAT(shown.message, Catch::Contains("found `lots` (after ${...} interpolation)"));
+}
+
 TEST_CASE("manifest: every mistake of a manifest is reported in one pass") {
   Diagnostics diags;
   load(R"(version: 1
@@ -412,7 +457,7 @@ TEST_CASE("manifest: a directory loads its yaml files sorted, projects merge acr
   TempDir dir;
   dir.write("b.yml", "version: 1\nprojects:\n  - id: acme\n    services:\n      - name: billing\n");
   dir.write("a.yaml",
-            "version: 1\nprojects:\n  - id: acme\n    api_key_env: ACME_KEY\n    services:\n      - name: orders\n"
+            "version: 1\nprojects:\n  - id: acme\n    api_key_env: DBFORM_ACME_KEY\n    services:\n      - name: orders\n"
             "  - id: other\n");
   dir.write("c.yaml", "version: 1\nprojects:\n  - id: acme\n    vpcs:\n      - name: main\n        cidr: 10.0.0.0/16\n"
                       "        region_code: us-east-1\n");
@@ -429,7 +474,7 @@ TEST_CASE("manifest: a directory loads its yaml files sorted, projects merge acr
   REQUIRE(m.projects.size() == 2);
   const auto& acme = m.projects[0];
   CHECK(acme.id == "acme");
-  CHECK(acme.api_key_env == "ACME_KEY");
+  CHECK(acme.api_key_env == "DBFORM_ACME_KEY");
   CHECK(acme.location.str() == dir.path() + "/a.yaml:3:5");
   REQUIRE(acme.services.size() == 2);
   CHECK(acme.services[0].name == "orders");
@@ -453,14 +498,14 @@ TEST_CASE("manifest: the same resource in two files is an error naming both plac
 
 TEST_CASE("manifest: different api_key_env for one project is an error") {
   TempDir dir;
-  auto a = dir.write("a.yaml", "version: 1\nprojects:\n  - id: acme\n    api_key_env: KEY_ONE\n");
-  auto b = dir.write("b.yaml", "version: 1\nprojects:\n  - id: acme\n    api_key_env: KEY_TWO\n");
+  auto a = dir.write("a.yaml", "version: 1\nprojects:\n  - id: acme\n    api_key_env: DBFORM_KEY_ONE\n");
+  auto b = dir.write("b.yaml", "version: 1\nprojects:\n  - id: acme\n    api_key_env: DBFORM_KEY_TWO\n");
   Diagnostics diags;
   load_manifests({a, b}, env_of({}), diags);
   auto errors = errors_of(diags);
   REQUIRE(errors.size() == 1);
   CHECK(errors[0]->location.str() == b + ":3:5");
-  CHECK_THAT(errors[0]->message, Catch::Contains("`KEY_TWO` here but `KEY_ONE` at " + a + ":3:5"));
+  CHECK_THAT(errors[0]->message, Catch::Contains("`DBFORM_KEY_TWO` here but `DBFORM_KEY_ONE` at " + a + ":3:5"));
 }
 
 TEST_CASE("manifest: wait_connectable merges across files, and two different values are an error") {

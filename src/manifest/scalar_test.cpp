@@ -99,7 +99,8 @@ TEST_CASE("manifest: CIDR blocks with host bits name the network meant") {
 
 TEST_CASE("manifest: interpolation replaces ${VAR} and keeps $${ literal") {
   EnvLookup env = [](const std::string& name) -> std::optional<std::string> {
-    if (name == "ENV") return "prod";
+    if (name == "DBFORM_VAR_ENV") return "prod";
+    if (name == "ENV") return "bare";  // never read: ${ENV} reads DBFORM_VAR_ENV
     if (name == "EMPTYISH") return std::nullopt;
     return std::nullopt;
   };
@@ -115,8 +116,8 @@ TEST_CASE("manifest: interpolation replaces ${VAR} and keeps $${ literal") {
 
   r = interpolate("${MISSING}-${ENV}-${OTHER}", env);
   REQUIRE(r.problems.size() == 2);
-  CHECK(r.problems[0].message == "environment variable `MISSING` is not set (or is empty)");
-  CHECK_THAT(r.problems[1].message, Catch::Contains("`OTHER`"));
+  CHECK(r.problems[0].message == "environment variable `DBFORM_VAR_MISSING` (read by `${MISSING}`) is not set (or is empty)");
+  CHECK_THAT(r.problems[1].message, Catch::Contains("`DBFORM_VAR_OTHER`"));
 
   r = interpolate("${ENV:-dev}", env);
   REQUIRE(r.problems.size() == 1);
@@ -127,5 +128,27 @@ TEST_CASE("manifest: interpolation replaces ${VAR} and keeps $${ literal") {
   CHECK_THAT(r.problems[0].message, Catch::Contains("unterminated"));
 
   CHECK(interpolate("${1ABC}", env).problems.size() == 1);
+
+  // Only NAME set: the error says what to set, and NAME's value goes nowhere.
+  EnvLookup bare = [](const std::string& name) -> std::optional<std::string> {
+    if (name == "SECRET_TOKEN") return "ghp_abcdef123456";
+    return std::nullopt;
+  };
+  r = interpolate("${SECRET_TOKEN}", bare);
+  REQUIRE(r.problems.size() == 1);
+  CHECK(r.problems[0].message ==
+        "`${SECRET_TOKEN}` reads `DBFORM_VAR_SECRET_TOKEN`, which is not set (or is empty); `SECRET_TOKEN` is set, "
+        "but a manifest reads only DBFORM_VAR_ variables");
+  CHECK_THAT(r.problems[0].hint, Catch::Contains("set DBFORM_VAR_SECRET_TOKEN"));
+  CHECK(r.text.find("ghp_") == std::string::npos);
+
+  // dbform's own variables are never read, not even as DBFORM_VAR_DBFORM_...
+  EnvLookup all = [](const std::string& name) -> std::optional<std::string> { return "value-of-" + name; };
+  r = interpolate("${DBFORM_API_KEY}", all);
+  REQUIRE(r.problems.size() == 1);
+  CHECK_THAT(r.problems[0].message, Catch::Contains("dbform's own variable `DBFORM_API_KEY`"));
+  r = interpolate("${DBFORM_VAR_CPU}", all);
+  REQUIRE(r.problems.size() == 1);
+  CHECK_THAT(r.problems[0].hint, Catch::Contains("write ${CPU}"));
   CHECK(interpolate("${}", env).problems.size() == 1);
 }

@@ -106,7 +106,10 @@ std::string ValueReader::describe(const YamlNode& node) const {
 }
 
 std::string ValueReader::found(const ScalarValue& v) const {
-  if (v.from_env) return "found `" + excerpt(v.text) + "` (after ${...} interpolation)";
+  // Whole, not an excerpt: the loader hides a secret by finding its whole value in the message.
+  if (v.from_env)
+    return v.text.size() <= 200 ? "found `" + v.text + "` (after ${...} interpolation)"
+                                : "found a text of " + std::to_string(v.text.size()) + " characters (after ${...} interpolation)";
   if (v.type == ScalarType::Null) return "found an empty value";
   if (v.text.empty()) return "found an empty text";
   if (v.text.size() > kMaxNameLength) return "found a text of " + std::to_string(v.text.size()) + " characters";
@@ -146,6 +149,7 @@ std::optional<ScalarValue> ValueReader::scalar(const Entry& e, std::string_view 
   if (!result.problems.empty()) return std::nullopt;
   v.text = std::move(result.text);
   v.from_env = result.substituted;
+  if (v.from_env) interpolated_.push_back({e.where, v.text});
   return v;
 }
 
@@ -209,8 +213,30 @@ std::optional<std::string> ValueReader::api_key_env(const Entry& e) {
   if (!is_env_var_name(*value)) {
     // Never echo the value: a person who got this wrong may have pasted the key itself here.
     error(e.where, e.path, "expected " + std::string(expected) + ", found a value that is not one (not shown)",
-          "name the variable that holds the key, e.g. `api_key_env: PROD_DB_KEY`, and put the key in "
+          "name the variable that holds the key, e.g. `api_key_env: DBFORM_PROD_DB_KEY`, and put the key in "
           "that variable, never in the manifest");
+    return std::nullopt;
+  }
+  // A pull request's manifest may not make dbform send any variable of the pipeline (a runner's
+  // token) as an API key: only a DBFORM_ variable, which the pipeline set for dbform, and none of
+  // dbform's own settings. A conventional name (upper case) is shown; another might be a key.
+  const bool conventional = std::all_of(value->begin(), value->end(), [](char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+  });
+  const std::string shown = conventional ? "`" + *value + "`" : "a variable (not shown)";
+  if (value->rfind("DBFORM_", 0) != 0) {
+    error(e.where, e.path, "api_key_env names " + shown + ", which does not begin with DBFORM_: a manifest may name only DBFORM_ variables",
+          conventional ? "rename the variable to DBFORM_" + *value + " where the pipeline sets it, and write `api_key_env: DBFORM_" + *value + "`"
+                       : "name a variable beginning with DBFORM_, e.g. `api_key_env: DBFORM_PROD_DB_KEY`");
+    return std::nullopt;
+  }
+  static const std::unordered_set<std::string> kSettings = {
+      "DBFORM_API_URL", "DBFORM_AUTH_SCHEME", "DBFORM_ALLOW_HTTP", "DBFORM_STATE", "DBFORM_WORKSPACE",
+      "DBFORM_STATE_PASSPHRASE", "DBFORM_STATE_KEY_FILE", "DBFORM_STATE_NEW_PASSPHRASE", "DBFORM_STATE_NEW_KEY_FILE",
+      "DBFORM_POLICY", "DBFORM_LOG"};
+  if (kSettings.count(*value)) {
+    error(e.where, e.path, "api_key_env names `" + *value + "`, one of dbform's own settings, which holds no API key",
+          "name the variable that holds the project's key, e.g. `api_key_env: DBFORM_PROD_DB_KEY`");
     return std::nullopt;
   }
   return value;
@@ -227,7 +253,9 @@ std::optional<std::string> ValueReader::region_code(const Entry& e) {
       if (c == ' ' || c == '_') c = '-';
     }
     std::string hint;
-    if (v->type == ScalarType::String && is_valid_region(suggestion) && suggestion != v->text)
+    // Not for an interpolated value: the suggestion is a changed copy of it, which scrubbing a
+    // secret value out of the message would not find.
+    if (v->type == ScalarType::String && !v->from_env && is_valid_region(suggestion) && suggestion != v->text)
       hint = "did you mean `" + suggestion + "`?";
     wrong(e, expected, *v, hint);
     return std::nullopt;

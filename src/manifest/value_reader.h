@@ -23,6 +23,13 @@ struct Entry {
   Location where;    // of the value; of the key when the value is empty (yaml-cpp marks those badly)
 };
 
+// Where a ${NAME} was replaced, and the text it gave: the loader hides an error about it when
+// the text turns out to hold a secret (which it knows only once every file is read).
+struct InterpolatedValue {
+  Location where;
+  std::string text;
+};
+
 // A scalar after interpolation.
 struct ScalarValue {
   ScalarType type = ScalarType::String;  // as written; interpolated scalars count as String
@@ -64,6 +71,8 @@ class ValueReader {
   std::optional<std::string> fork_strategy(const Entry& e);  // LAST_SNAPSHOT, NOW or PITR
   std::optional<std::string> utc_time(const Entry& e);       // 2026-11-01T00:00:00Z
 
+  const std::vector<InterpolatedValue>& interpolated() const { return interpolated_; }
+
  private:
   std::optional<ScalarValue> scalar(const Entry& e, std::string_view expected);
   std::string found(const ScalarValue& v) const;
@@ -72,6 +81,7 @@ class ValueReader {
   std::string file_;
   const EnvLookup& env_;
   Diagnostics& diags_;
+  std::vector<InterpolatedValue> interpolated_;
 };
 
 // Limits shared with schemas/manifest.schema.json.

@@ -319,8 +319,8 @@ TEST_CASE("e2e: with many projects, one is watched closely and each other is lis
   for (int p = 0; p < projects; ++p) {
     const std::string id = "proj-" + std::to_string(p), key = "e2e-key-" + id;
     config.keys.push_back({key, id, "e2e-key"});
-    keys["KEY_" + std::to_string(p)] = key;
-    manifest += "  - id: " + id + "\n    api_key_env: KEY_" + std::to_string(p) + "\n    services:\n";
+    keys["DBFORM_KEY_" + std::to_string(p)] = key;
+    manifest += "  - id: " + id + "\n    api_key_env: DBFORM_KEY_" + std::to_string(p) + "\n    services:\n";
     for (int s = 0; s < 3; ++s)
       manifest += "      - name: db-" + std::to_string(s) + "\n        cpu_millis: 1000\n        memory_gbs: 4\n        region_code: us-east-1\n";
   }

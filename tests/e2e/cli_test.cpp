@@ -165,17 +165,17 @@ TEST_CASE("e2e: cli: DBFORM_LOG=debug logs every HTTP exchange, trace its bodies
 
 TEST_CASE("e2e: cli: whoami resolves each declared project's key as apply does, and exits 1 for another project's key") {
   Sandbox sb;
-  sb.write("dbform.yaml", "version: 1\nprojects:\n  - id: " + kProject + "\n    api_key_env: TEAM_KEY\n"
+  sb.write("dbform.yaml", "version: 1\nprojects:\n  - id: " + kProject + "\n    api_key_env: DBFORM_TEAM_KEY\n"
                           "  - id: other-project\n");
-  RunResult r = sb.run({"whoami"}, {{"TEAM_KEY", kKey}, {"DBFORM_API_KEY", kKey}});
+  RunResult r = sb.run({"whoami"}, {{"DBFORM_TEAM_KEY", kKey}, {"DBFORM_API_KEY", kKey}});
   INFO(r.describe());
   CHECK(r.exit_code == 1);
   CHECK(contains(r.out, "Project " + kProject + ": ok, key `"));
-  CHECK(contains(r.out, "from TEAM_KEY"));
+  CHECK(contains(r.out, "from DBFORM_TEAM_KEY"));
   CHECK(contains(r.out, "Project other-project: WRONG PROJECT"));
   CHECK(contains(r.out, "belongs to project " + kProject));
   CHECK_FALSE(contains(r.out + r.err, kKey));
-  RunResult one = sb.run({"whoami", "--project", kProject}, {{"TEAM_KEY", kKey}});
+  RunResult one = sb.run({"whoami", "--project", kProject}, {{"DBFORM_TEAM_KEY", kKey}});
   CHECK(one.exit_code == 0);
   CHECK_FALSE(contains(one.out, "other-project"));
 }

@@ -42,7 +42,7 @@ std::vector<BadManifest> bad_manifests() {
        {"dbform.yaml:6:25", "YAML"}},
       {"unset ${VAR}",
        {{"dbform.yaml", "version: 1\nprojects:\n  - id: ${E2E_UNSET_PROJECT}\n"}},
-       {"dbform.yaml:3:", "E2E_UNSET_PROJECT"}},
+       {"dbform.yaml:3:", "DBFORM_VAR_E2E_UNSET_PROJECT"}},
       {"the same service in two files",
        {{"a.yaml", kHead + "    services:\n      - name: orders\n"},
         {"b.yaml", kHead + "    services:\n      - name: orders\n"}},

@@ -101,16 +101,16 @@ TEST_CASE("e2e: a saved plan is refused against another state, or when ${VAR} re
   Sandbox sb;
   apply_base(sb);
   sb.write("vars.yaml", manifest({}, {"      - name: tenant\n        cpu_millis: ${CPU}\n"}));
-  save_plan(sb, {"-f", "dbform.yaml", "-f", "vars.yaml"}, {{"CPU", "1000"}});
+  save_plan(sb, {"-f", "dbform.yaml", "-f", "vars.yaml"}, {{"DBFORM_VAR_CPU", "1000"}});
 
-  require_refused(sb, "read differently", {}, {{"CPU", "2000"}}, true);
-  RunResult r = sb.run({"apply", "tfplan"}, {{"CPU", "2000"}});
+  require_refused(sb, "read differently", {}, {{"DBFORM_VAR_CPU", "2000"}}, true);
+  RunResult r = sb.run({"apply", "tfplan"}, {{"DBFORM_VAR_CPU", "2000"}});
   CHECK(contains(r.err, service_address("tenant")));
 
-  RunResult fresh = sb.apply({"--state", "new.json", "-f", "vars.yaml"}, {{"CPU", "1000"}});
+  RunResult fresh = sb.apply({"--state", "new.json", "-f", "vars.yaml"}, {{"DBFORM_VAR_CPU", "1000"}});
   REQUIRE(fresh.exit_code == 0);
-  require_refused(sb, "the plan was made against another state", {"--state", "new.json"}, {{"CPU", "1000"}});
-  require_refused(sb, "there is no state now", {"--state", "missing.json"}, {{"CPU", "1000"}});
+  require_refused(sb, "the plan was made against another state", {"--state", "new.json"}, {{"DBFORM_VAR_CPU", "1000"}});
+  require_refused(sb, "there is no state now", {"--state", "missing.json"}, {{"DBFORM_VAR_CPU", "1000"}});
 }
 
 TEST_CASE("e2e: plans with conflicts are not saved, and saved plans are refused when damaged or mixed with -f") {

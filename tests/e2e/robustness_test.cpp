@@ -164,17 +164,17 @@ TEST_CASE("e2e: several projects each use their own key, preflighted once each")
   Sandbox sb(config);
   sb.env.erase("DBFORM_API_KEY");
   sb.write("prod.yaml", manifest({vpc_yaml("main")}, {service_yaml("orders")}));
-  sb.write("staging.yaml", "version: 1\nprojects:\n  - id: acme-staging\n    api_key_env: STAGING_DB_KEY\n"
+  sb.write("staging.yaml", "version: 1\nprojects:\n  - id: acme-staging\n    api_key_env: DBFORM_STAGING_DB_KEY\n"
                            "    services:\n" + service_yaml("orders"));
 
   RunResult missing = sb.apply();
   INFO(missing.describe());
   CHECK(missing.exit_code == 1);
-  CHECK(contains(missing.err, "STAGING_DB_KEY"));
+  CHECK(contains(missing.err, "DBFORM_STAGING_DB_KEY"));
   CHECK(contains(missing.err, "DBFORM_API_KEY_ACME_PROD"));
   CHECK(sb.total_requests() == 0);
 
-  RunResult r = sb.apply({}, {{"DBFORM_API_KEY_ACME_PROD", kKey}, {"STAGING_DB_KEY", "e2e-staging-key-991"}});
+  RunResult r = sb.apply({}, {{"DBFORM_API_KEY_ACME_PROD", kKey}, {"DBFORM_STAGING_DB_KEY", "e2e-staging-key-991"}});
   INFO(r.describe() << "\ncounts: " << sb.counts().dump());
   CHECK(r.exit_code == 0);
   CHECK(sb.count(kAuthInfo) == 2);
@@ -253,7 +253,7 @@ TEST_CASE("e2e: DBFORM_STATE, -f with files and directories, and ${VAR} in manif
   sb.write("manifests/20-services.yml", manifest({}, {service_yaml("orders"), service_yaml("billing")}, "${E2E_PROJECT}"));
   sb.write("manifests/notes.txt", "not a manifest: ignored\n");
   sb.write("extra.yaml", manifest({}, {service_yaml("analytics")}));
-  const std::map<std::string, std::string> env = {{"E2E_PROJECT", kProject}, {"DBFORM_STATE", "states/prod.json"}};
+  const std::map<std::string, std::string> env = {{"DBFORM_VAR_E2E_PROJECT", kProject}, {"DBFORM_STATE", "states/prod.json"}};
   sb.write("states/.keep", "");
 
   RunResult validate = sb.run({"validate", "-f", "manifests", "-f", "extra.yaml"}, env);

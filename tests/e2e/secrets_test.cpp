@@ -221,12 +221,12 @@ TEST_CASE("e2e: interpolating an API key into a manifest value is an error that 
   RunResult r = sb.run({"plan", "--format", "markdown"});
   INFO(r.describe());
   CHECK(r.exit_code == 1);
-  CHECK(contains(r.err, "${DBFORM_API_KEY} is a secret variable"));
+  CHECK(contains(r.err, "`${DBFORM_API_KEY}` names dbform's own variable `DBFORM_API_KEY`"));
   CHECK_FALSE(contains(r.out + r.err, kKey));
   sb.write("dbform.yaml", "version: 1\nprojects:\n  - id: " + kProject + "\n    services:\n      - name: ${ALIAS}\n");
-  RunResult alias = sb.run({"plan"}, {{"ALIAS", kKey}});
+  RunResult alias = sb.run({"plan"}, {{"DBFORM_VAR_ALIAS", kKey}});
   CHECK(alias.exit_code == 1);
-  CHECK(contains(alias.err, "holds the same value as DBFORM_API_KEY"));
+  CHECK(contains(alias.err, "DBFORM_VAR_ALIAS (read by ${ALIAS}) holds the same value as DBFORM_API_KEY"));
   CHECK_FALSE(contains(alias.out + alias.err, kKey));
   CHECK(sb.total_requests() == 0);
 }

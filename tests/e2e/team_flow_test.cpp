@@ -48,8 +48,8 @@ TEST_CASE("e2e: a stale saved plan names the resource, the field and its values 
 
   // The same manifest files reading otherwise: the declared value, then and now.
   sb.write("vars.yaml", manifest({}, {"      - name: tenant\n        cpu_millis: ${CPU}\n"}));
-  REQUIRE(sb.run({"plan", "-f", "dbform.yaml", "-f", "vars.yaml", "--out", "vars.plan"}, {{"CPU", "1000"}}).exit_code == 0);
-  RunResult reread = sb.run({"apply", "vars.plan"}, {{"CPU", "4000"}});
+  REQUIRE(sb.run({"plan", "-f", "dbform.yaml", "-f", "vars.yaml", "--out", "vars.plan"}, {{"DBFORM_VAR_CPU", "1000"}}).exit_code == 0);
+  RunResult reread = sb.run({"apply", "vars.plan"}, {{"DBFORM_VAR_CPU", "4000"}});
   INFO(reread.describe());
   CHECK(reread.exit_code == 1);
   CHECK(contains(reread.err, "read differently now (does an environment variable they use have another value?)"));
