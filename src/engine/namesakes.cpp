@@ -116,9 +116,10 @@ Namesakes namesakes_in(const Plan& plan, const ProjectListings& listings) {
 
 Namesakes unrecorded_twins(const Plan& plan, const State& state, const ProjectListings& listings) {
   auto key = [](ResourceKind kind, const std::string& project, const std::string& parent, const std::string& name) {
-    return std::string(kind_name(kind)) + "/" + project + "/" + parent + "/" + name;
+    // NUL-separated: a name the API lists may hold a slash.
+    return std::string(kind_name(kind)) + '\0' + project + '\0' + parent + '\0' + name;
   };
-  std::unordered_set<std::string> recorded;  // kind/project//id of every record
+  std::unordered_set<std::string> recorded;  // kind, project and id of every record
   for (const auto& r : state.resources)
     if (!r.id.empty()) recorded.insert(key(r.kind, r.project_id, "", r.id));
   // Every listed resource by kind, project, parent and name: a project lists thousands of services,
