@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <optional>
 #include <set>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "state/model.h"
 #include "util/parallel.h"
@@ -113,22 +115,36 @@ Namesakes namesakes_in(const Plan& plan, const ProjectListings& listings) {
 }
 
 Namesakes unrecorded_twins(const Plan& plan, const State& state, const ProjectListings& listings) {
-  std::set<std::string> recorded;  // kind/project/id of every record
-  auto key = [](ResourceKind kind, const std::string& project, const std::string& id) {
-    return std::string(kind_name(kind)) + "/" + project + "/" + id;
+  auto key = [](ResourceKind kind, const std::string& project, const std::string& parent, const std::string& name) {
+    // NUL-separated: a name the API lists may hold a slash.
+    return std::string(kind_name(kind)) + '\0' + project + '\0' + parent + '\0' + name;
   };
+  std::unordered_set<std::string> recorded;  // kind, project and id of every record
   for (const auto& r : state.resources)
-    if (!r.id.empty()) recorded.insert(key(r.kind, r.project_id, r.id));
+    if (!r.id.empty()) recorded.insert(key(r.kind, r.project_id, "", r.id));
+  // Every listed resource by kind, project, parent and name: a project lists thousands of services,
+  // and each declared one looks for its namesakes once.
+  std::unordered_map<std::string, std::vector<const Shown*>> by_name;
+  for (const auto& [project, listing] : listings.listed)
+    for (const auto& [scope, shown] : listing)
+      for (const auto& s : shown) by_name[key(scope.first, project, scope.second, s.name)].push_back(&s);
   Namesakes found;
   for (const auto& a : plan.actions) {
     // Only what stays recorded under its declared name: not a conflict (its id field names the
     // namesakes), a create, a resource leaving or being replaced, nor one whose rename is still to
     // come (a namesake of its new name is another resource, which the rename would duplicate).
     const bool stays = a.action == Action::NoOp || a.action == Action::Wait || a.action == Action::Update;
+    if (!stays || renames(a)) continue;
+    const auto named = by_name.find(key(a.kind, a.project_id, a.parent, a.name));
+    if (named == by_name.end()) continue;
     const ResourceRecord* rec = state.find(a.address);
-    if (!stays || !rec || rec->id.empty() || renames(a)) continue;
-    auto unrecorded = [&](const Shown& s) { return !recorded.count(key(a.kind, a.project_id, s.id)); };
-    if (auto ids = listed_namesakes(a, listings, unrecorded); !ids.empty()) found[a.address] = std::move(ids);
+    if (!rec || rec->id.empty()) continue;
+    const ResourceType& type = type_of(a.kind);
+    std::vector<std::string> ids;  // as listed_namesakes() finds them, from the index
+    for (const Shown* s : named->second)
+      if (type.is_live(*s) && s->id != a.resource_id && !recorded.count(key(a.kind, a.project_id, "", s->id)))
+        ids.push_back(s->id);
+    if (!ids.empty()) found[a.address] = std::move(ids);
   }
   return found;
 }

@@ -25,6 +25,25 @@ size_t json_depth(std::string_view text, size_t stop_after) {
   return deepest;
 }
 
+namespace {
+
+void drop_unknown_keys(json& j, const std::unordered_set<std::string>& known) {
+  if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end();) {
+      if (!known.count(it.key())) {
+        it = j.erase(it);
+      } else {
+        drop_unknown_keys(*it, known);
+        ++it;
+      }
+    }
+  } else if (j.is_array()) {
+    for (auto& item : j) drop_unknown_keys(item, known);
+  }
+}
+
+}  // namespace
+
 json parse_json_within(std::string_view text, const JsonLimits& limits, std::string& problem, JsonProblem* kind) {
   auto refuse = [&](JsonProblem what, std::string why) {
     problem = std::move(why);
@@ -38,14 +57,12 @@ json parse_json_within(std::string_view text, const JsonLimits& limits, std::str
                   std::to_string(text.size()) + " bytes, more than the " + std::to_string(limits.max_bytes) + " allowed");
   if (json_depth(text, limits.max_depth) > limits.max_depth)
     return refuse(JsonProblem::TooDeep, "nested more than " + std::to_string(limits.max_depth) + " levels deep");
-  json::parser_callback_t keep_known = nullptr;
-  if (limits.known_keys) {
-    keep_known = [known = limits.known_keys](int, json::parse_event_t event, json& parsed) {
-      return event != json::parse_event_t::key || known->count(parsed.get_ref<const std::string&>()) > 0;
-    };
-  }
   try {
-    return json::parse(text, keep_known, /*allow_exceptions=*/true);
+    // Parsed whole, then pruned: nlohmann's parser with a callback (which could drop each key as it
+    // is read) takes half as long again over a list of thousands of services.
+    json parsed = json::parse(text, nullptr, /*allow_exceptions=*/true);
+    if (limits.known_keys) drop_unknown_keys(parsed, *limits.known_keys);
+    return parsed;
   } catch (const json::parse_error& e) {
     // Only where: the parser's own message quotes the text it read.
     return refuse(JsonProblem::NotJson, "not valid JSON (a syntax error at byte " + std::to_string(e.byte) + ")");

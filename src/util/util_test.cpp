@@ -198,6 +198,10 @@ TEST_CASE("util: bounded JSON: size and depth caps before parsing, unknown keys 
                              JsonLimits{1 << 20, 32, &known}, problem, &kind);
   CHECK(kind == JsonProblem::None);
   CHECK(j == nlohmann::json::parse(R"({"name": "a", "endpoint": {"host": "h"}})"));
+  // A list's items too (an answer is often an array of objects).
+  j = parse_json_within(R"([{"name": "a", "junk": 1}, {"endpoint": [{"host": "h", "x": {"y": 1}}]}])",
+                        JsonLimits{1 << 20, 32, &known}, problem, &kind);
+  CHECK(j == nlohmann::json::parse(R"([{"name": "a"}, {"endpoint": [{"host": "h"}]}])"));
   CHECK(dump_json(nlohmann::json("caf\xe9")) == "\"caf\xef\xbf\xbd\"");
 }
 
