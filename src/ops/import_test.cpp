@@ -2,30 +2,13 @@
 // the fake transport and a fake clock.
 #include <catch2/catch.hpp>
 
-#include "engine/test_support.h"
+#include "ops/test_support.h"
 #include "ops/import.h"
 
 using namespace dbform;
 using namespace dbform::test;
 using nlohmann::json;
 using R = FakeTransport;
-
-namespace {
-
-const std::string kOrders = "p1/services/orders";
-
-EnvLookup env_with_key() {
-  return [](const std::string& name) -> std::optional<std::string> {
-    if (name == "DBFORM_API_KEY") return "key-p1";
-    return std::nullopt;
-  };
-}
-
-StateAccess access_of(StateStore& store, const char* operation) {
-  return {store, operation, Duration(0), {}, env_with_key()};
-}
-
-}  // namespace
 
 TEST_CASE("ops: import records the resource read by id in one journal write - one recorded already is refused before any call") {
   Harness h;

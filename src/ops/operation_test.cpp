@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "engine/test_support.h"
+#include "ops/test_support.h"
 #include "ops/operation.h"
 #include "policy/loader.h"
 
@@ -35,14 +35,6 @@ class Reporter : public ApplyReporter {
 
  private:
   EventSink& events_;
-};
-
-// A store whose lock is held by another run.
-class LockedStore : public MemoryStateStore {
- public:
-  std::unique_ptr<StateLock> lock(const std::string&, Duration) override {
-    throw Error("the state is locked by another apply (pid 4242 on ci-runner)");
-  }
 };
 
 // Every project's key from DBFORM_API_KEY; TMPDIR as given.

@@ -47,7 +47,7 @@ std::vector<MigrationFile> files() {
   return out;
 }
 
-struct Progress : MigrationReporter {
+struct MigrationProgress : MigrationReporter {
   std::vector<std::string> seen;
   void applying(const std::string&, const std::string& fork, const MigrationFile& file) override {
     seen.push_back(fork + " " + file.name);
@@ -71,7 +71,7 @@ TEST_CASE("ops: migrations go to every fork of the preview - a second run applie
     s.rows["SELECT name, sha256"] = {{std::string("0001_a.sql"), all[0].sha256, std::string("2026-11-28")}};
     CHECK(t.password == (t.port == 5101 ? "pw-orders-pr-1" : "pw-billing-pr-1"));
   };
-  Progress progress;
+  MigrationProgress progress;
   MigrateOutcome out = migrate_preview({state, "acme", "pr-1", all, connector}, progress);
   REQUIRE(out.forks.size() == 2);
   CHECK_FALSE(out.failed());
@@ -94,7 +94,7 @@ TEST_CASE("ops: a changed applied file on any fork stops the run before any file
     s.rows["to_regclass"] = {{std::string(t.port == 5102 ? "t" : "f")}};
     s.rows["SELECT name, sha256"] = {{std::string("0001_a.sql"), std::string(64, '0'), std::string("2026-11-28")}};
   };
-  Progress progress;
+  MigrationProgress progress;
   CHECK_THROWS_WITH(migrate_preview({state, "acme", "pr-1", all, connector}, progress),
                     Catch::Contains("billing-pr-1: db/0001_a.sql changed after it was applied") &&
                         Catch::Contains("no migration was applied to any fork"));
@@ -109,7 +109,7 @@ TEST_CASE("ops: a failing file stops its fork's migrations, not the other fork's
     s.rows["to_regclass"] = {{std::string("f")}};
     if (t.port == 5101) s.fail_when["CREATE TABLE a"] = SqlError{"permission denied for schema public", "", "", "42501", 0};
   };
-  Progress progress;
+  MigrationProgress progress;
   MigrateOutcome out = migrate_preview({state, "acme", "pr-1", all, connector}, progress);
   CHECK(out.failed());
   REQUIRE(out.forks.size() == 2);
@@ -123,7 +123,7 @@ TEST_CASE("ops: a fork whose password is still its source's is refused before an
   State state = preview_state();
   state.find(preview_address("acme", "pr-1", "billing"))->settings[kPreviewKey]["password_rotated"] = false;
   FakeSqlConnector connector;
-  Progress progress;
+  MigrationProgress progress;
   const auto all = files();
   CHECK_THROWS(migrate_preview({state, "acme", "pr-1", all, connector}, progress));
   CHECK(connector.made.size() == 1);  // orders' fork was opened (its ledger read), nothing applied
@@ -160,7 +160,7 @@ TEST_CASE("ops: a fork that refuses connections right after READY is tried again
   const State state = preview_state();
   const auto all = files();
   FakeClock clock;
-  Progress progress;
+  MigrationProgress progress;
   FakeSqlConnector slow;
   slow.prepare = [](FakeSqlSession& s, const ConnectTarget&) { s.rows["to_regclass"] = {{std::string("f")}}; };
   slow.refusals = 3;

@@ -5,7 +5,7 @@
 
 #include <filesystem>
 
-#include "engine/test_support.h"
+#include "ops/test_support.h"
 #include "ops/preview.h"
 #include "state/previews.h"
 
@@ -16,7 +16,7 @@ using R = FakeTransport;
 
 namespace {
 
-class Progress : public PreviewReporter {
+class PreviewProgress : public PreviewReporter {
  public:
   void advisory(const PolicyViolation& v) override { said.push_back("advisory " + v.rule); }
   EventSink& events() override { return log; }
@@ -28,14 +28,6 @@ class Progress : public PreviewReporter {
   std::vector<std::string> said;
 };
 
-class LockedStore : public MemoryStateStore {
- public:
-  using MemoryStateStore::MemoryStateStore;
-  std::unique_ptr<StateLock> lock(const std::string&, Duration) override {
-    throw Error("the state is locked by another preview up (pid 4242 on ci-runner)");
-  }
-};
-
 // Counts the folds the helper asks for.
 class FoldingStore : public MemoryStateStore {
  public:
@@ -43,13 +35,6 @@ class FoldingStore : public MemoryStateStore {
   void compact(State&) override { ++folds; }
   int folds = 0;
 };
-
-EnvLookup env_with_key() {
-  return [](const std::string& name) -> std::optional<std::string> {
-    if (name == "DBFORM_API_KEY") return "key-p1";
-    return std::nullopt;
-  };
-}
 
 const std::string kFork = preview_address("p1", "pr-7", "orders");
 
@@ -120,7 +105,7 @@ TEST_CASE("ops: preview down settles a fork of unknown outcome in the engine's r
     }
     return R::response(404, R"({"code":"not_found","message":"not scripted"})");
   });
-  Progress progress;
+  PreviewProgress progress;
   const Manifest none;
   const PreviewDownOutcome out = preview_down_operation({context_of(h, store, "preview down"), none, "", "pr-7"}, progress);
   CHECK(out.recorded);
@@ -138,7 +123,7 @@ TEST_CASE("ops: preview down forgets a fork that no lookup of the settle window 
   MemoryStateStore store(with_unknown_fork());
   key_of_p1(h);
   h.fake.always("GET", "/projects/p1/services", R::response(200, "[]"));
-  Progress progress;
+  PreviewProgress progress;
   const Manifest none;
   const PreviewDownOutcome out = preview_down_operation({context_of(h, store, "preview down"), none, "", "pr-7"}, progress);
   CHECK(out.result.forgotten == 1);
@@ -155,7 +140,7 @@ TEST_CASE("ops: preview down refuses a namesake that is not provably the fork - 
   h.fake.always("GET", "/projects/p1/services",
                 R::response(200, "[" + service_json("svc-other", "orders-pr-7", "READY",
                                                     {{"forked_from", {{"service_id", "svc-elsewhere"}}}}) + "]"));
-  Progress progress;
+  PreviewProgress progress;
   const Manifest none;
   const PreviewDownOutcome out = preview_down_operation({context_of(h, store, "preview down"), none, "", "pr-7"}, progress);
   REQUIRE(out.result.failures.size() == 1);
@@ -168,7 +153,7 @@ TEST_CASE("ops: preview down refuses a namesake that is not provably the fork - 
 TEST_CASE("ops: preview down of a preview not recorded takes the lock, builds no API and writes nothing") {
   Harness h;
   MemoryStateStore store(with_unknown_fork());
-  Progress progress;
+  PreviewProgress progress;
   const Manifest none;
   PreviewContext context = context_of(h, store, "preview down");
   context.api = []() -> ApiClient& { throw Error("the API was built"); };
@@ -192,7 +177,7 @@ TEST_CASE("ops: preview up is refused under a lock held elsewhere before anythin
   block.ttl_ms = 72LL * 3600 * 1000;
   block.max = 3;
   p.previews = block;
-  Progress progress;
+  PreviewProgress progress;
   const PolicySet no_rules;
   const auto connector = libpq_connector();
   const std::string msg = message_of([&] {
@@ -211,7 +196,7 @@ TEST_CASE("ops: preview sweep with nothing due calls nothing and lists what it k
   s.find(kFork)->create_pending = false;
   s.find(kFork)->status = "READY";
   MemoryStateStore store(s);
-  Progress progress;
+  PreviewProgress progress;
   const Manifest none;
   const PreviewSweepOutcome out =
       preview_sweep_operation({context_of(h, store, "preview sweep"), none, "", {"pr-7"}, 3}, progress);

@@ -2,7 +2,7 @@
 // lock, one whole write through the helper (ops/locked_state.h).
 #include <catch2/catch.hpp>
 
-#include "engine/test_support.h"
+#include "ops/test_support.h"
 #include "ops/state_edit.h"
 
 using namespace dbform;
@@ -12,49 +12,7 @@ using R = FakeTransport;
 
 namespace {
 
-const std::string kOrders = "p1/services/orders";
-
-EnvLookup env_with_key() {
-  return [](const std::string& name) -> std::optional<std::string> {
-    if (name == "DBFORM_API_KEY") return "key-p1";
-    return std::nullopt;
-  };
-}
-
-StateAccess access_of(StateStore& store, const char* operation) {
-  return {store, operation, Duration(0), {}, env_with_key()};
-}
-
 std::optional<State> as_read(StateStore& store) { return store.read(); }
-
-// `orders` recorded READY with its read replica set `reporting`, and `billing` whose create's
-// outcome is unknown.
-State recorded_services() {
-  State s = new_state();
-  ResourceRecord orders;
-  orders.address = kOrders;
-  orders.project_id = "p1";
-  orders.name = "orders";
-  orders.id = "svc-orders";
-  orders.status = "READY";
-  s.upsert(orders);
-  ResourceRecord replicas;
-  replicas.kind = ResourceKind::ReplicaSet;
-  replicas.address = kOrders + "/replicas/reporting";
-  replicas.project_id = "p1";
-  replicas.parent = "orders";
-  replicas.name = "reporting";
-  replicas.id = "rs-1";
-  replicas.status = "active";
-  s.upsert(replicas);
-  ResourceRecord billing;
-  billing.address = "p1/services/billing";
-  billing.project_id = "p1";
-  billing.name = "billing";
-  billing.create_pending = true;
-  s.upsert(billing);
-  return s;
-}
 
 }  // namespace
 

@@ -7,7 +7,6 @@ using namespace e2e;
 
 namespace {
 
-const std::string kSetAddress = "acme-prod/services/orders/replicas/reporting";
 
 size_t occurrences(const std::string& haystack, const std::string& needle) {
   size_t n = 0;

@@ -16,7 +16,6 @@ const std::string kPeerings = "/projects/{project_id}/vpcs/{vpc_id}/peerings";
 const std::string kPostPeering = "POST " + kPeerings;
 const std::string kGetPeerings = "GET " + kPeerings;
 const std::string kDeletePeering = "DELETE " + kPeerings + "/{peering_id}";
-const std::string kSetAddress = "acme-prod/services/orders/replicas/reporting";
 const std::string kPeeringAddress = "acme-prod/vpcs/main/peerings/vpc-0abc";
 const std::string kProtected = "            deletion_protection: true\n";
 

@@ -32,6 +32,8 @@ std::string dbform_binary();
 
 // The project and key every test uses unless it says otherwise.
 inline const std::string kProject = "acme-prod";
+// The read replica set `reporting` of kProject's `orders`.
+inline const std::string kSetAddress = "acme-prod/services/orders/replicas/reporting";
 inline const std::string kKey = "e2e-key-acme-prod-0123456789";
 
 struct RunResult {

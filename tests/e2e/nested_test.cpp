@@ -66,7 +66,6 @@ void check_clean(Sandbox& sb) {
   }
 }
 
-const std::string kSetAddress = "acme-prod/services/orders/replicas/reporting";
 const std::string kPeeringAddress = "acme-prod/vpcs/main/peerings/vpc-0abc";
 
 }  // namespace

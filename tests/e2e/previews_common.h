@@ -3,11 +3,19 @@
 // `preview` runs, and the checks of a fork.
 #include <signal.h>
 
-#include "common.h"
+#include "service_helpers.h"
 
 namespace e2e {
 
-inline const std::string kFork = "POST /projects/{project_id}/services/{service_id}/forkService";
+// A second project with its own key: previews in two projects.
+inline const std::string kDev = "acme-dev";
+inline const std::string kDevKey = "e2e-key-acme-dev-0123456789";
+
+inline dbform::SimConfig two_keys() {
+  dbform::SimConfig config = default_sim_config();
+  config.keys.push_back({kDevKey, kDev, "dev"});
+  return config;
+}
 
 inline std::string preview_address(const std::string& name, const std::string& service) {
   return kProject + "/previews/" + name + "/services/" + service;

@@ -174,9 +174,6 @@ TEST_CASE("e2e: previews review: up does not report a preview one of whose forks
 
 namespace {
 
-const std::string kDev = "acme-dev";
-const std::string kDevKey = "e2e-key-acme-dev-0123456789";
-
 // acme-prod (orders) and acme-dev (web), each with a `previews:` block whose previews expire at once.
 Sandbox& two_projects(Sandbox& sb) {
   const std::string block = "    previews:\n      services: [%]\n      strategy: NOW\n      ttl: 1ms\n      max: 5\n";
@@ -184,12 +181,6 @@ Sandbox& two_projects(Sandbox& sb) {
   applied(sb, manifest({}, {service_yaml("orders")}) + with("orders") + manifest({}, {service_yaml("web")}, kDev)
                   .substr(std::string("version: 1\nprojects:\n").size()) + with("web"));
   return sb;
-}
-
-dbform::SimConfig two_keys() {
-  dbform::SimConfig config = default_sim_config();
-  config.keys.push_back({kDevKey, kDev, "dev"});
-  return config;
 }
 
 // Previews p1 (acme-prod), d1 (acme-dev) and p2 (acme-prod), created in that order a second apart.

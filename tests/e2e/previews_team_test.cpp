@@ -10,9 +10,6 @@ using namespace e2e;
 
 namespace {
 
-const std::string kDev = "acme-dev";
-const std::string kDevKey = "e2e-key-acme-dev-0123456789";
-
 bool is_fork(const dbform::SimRequest& r) { return r.method == "POST" && contains(r.path, "/forkService"); }
 
 std::vector<std::string> up_args(const std::string& name) {
@@ -109,12 +106,6 @@ std::string two_projects(const std::string& web_more = "") {
   return manifest({}, {service_yaml("orders")}) + with("orders") +
          manifest({}, {service_yaml("web") + web_more}, kDev).substr(std::string("version: 1\nprojects:\n").size()) +
          with("web");
-}
-
-dbform::SimConfig two_keys() {
-  dbform::SimConfig config = default_sim_config();
-  config.keys.push_back({kDevKey, kDev, "dev"});
-  return config;
 }
 
 }  // namespace

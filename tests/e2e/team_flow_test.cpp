@@ -6,9 +6,6 @@ using namespace e2e;
 
 namespace {
 
-const std::string kResize = "POST /projects/{project_id}/services/{service_id}/resize";
-const std::string kStart = "POST /projects/{project_id}/services/{service_id}/start";
-
 std::string id_of(Sandbox& sb, const std::string& name) {
   return find_resource(sb.state(), service_address(name))["id"];
 }

@@ -1,0 +1,66 @@
+#pragma once
+// What the operations' unit tests share (besides engine/test_support.h's harness): the project key
+// from the environment, a state access for an operation, a store locked by another run and a state
+// of recorded services.
+#include <optional>
+#include <string>
+
+#include "engine/test_support.h"
+#include "ops/locked_state.h"
+#include "state/memory_store.h"
+
+namespace dbform::test {
+
+inline const std::string kOrders = "p1/services/orders";
+
+// Every project's key from DBFORM_API_KEY, and nothing else in the environment.
+inline EnvLookup env_with_key() {
+  return [](const std::string& name) -> std::optional<std::string> {
+    if (name == "DBFORM_API_KEY") return "key-p1";
+    return std::nullopt;
+  };
+}
+
+inline StateAccess access_of(StateStore& store, const char* operation) {
+  return {store, operation, Duration(0), {}, env_with_key()};
+}
+
+// A store whose lock another run of the same operation holds.
+class LockedStore : public MemoryStateStore {
+ public:
+  using MemoryStateStore::MemoryStateStore;
+  std::unique_ptr<StateLock> lock(const std::string& operation, Duration) override {
+    throw Error("the state is locked by another " + operation + " (pid 4242 on ci-runner)");
+  }
+};
+
+// `orders` recorded READY with its read replica set `reporting`, and `billing` whose create's
+// outcome is unknown.
+inline State recorded_services() {
+  State s = new_state();
+  ResourceRecord orders;
+  orders.address = kOrders;
+  orders.project_id = "p1";
+  orders.name = "orders";
+  orders.id = "svc-orders";
+  orders.status = "READY";
+  s.upsert(orders);
+  ResourceRecord replicas;
+  replicas.kind = ResourceKind::ReplicaSet;
+  replicas.address = kOrders + "/replicas/reporting";
+  replicas.project_id = "p1";
+  replicas.parent = "orders";
+  replicas.name = "reporting";
+  replicas.id = "rs-1";
+  replicas.status = "active";
+  s.upsert(replicas);
+  ResourceRecord billing;
+  billing.address = "p1/services/billing";
+  billing.project_id = "p1";
+  billing.name = "billing";
+  billing.create_pending = true;
+  s.upsert(billing);
+  return s;
+}
+
+}  // namespace dbform::test
