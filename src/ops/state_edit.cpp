@@ -8,6 +8,7 @@
 #include "state/file_store.h"
 #include "state/pg_store.h"
 #include "util/atomic_file.h"
+#include "util/text.h"
 
 namespace dbform {
 
