@@ -8,11 +8,6 @@ using namespace e2e;
 namespace {
 
 
-size_t occurrences(const std::string& haystack, const std::string& needle) {
-  size_t n = 0;
-  for (size_t at = haystack.find(needle); at != std::string::npos; at = haystack.find(needle, at + 1)) ++n;
-  return n;
-}
 
 bool has_control(const std::string& text) {
   return std::any_of(text.begin(), text.end(), [](char c) {

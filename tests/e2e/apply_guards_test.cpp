@@ -8,30 +8,9 @@ using namespace e2e;
 
 namespace {
 
-const std::string kSets = "/projects/{project_id}/services/{service_id}/replicaSets";
-const std::string kPostSet = "POST " + kSets;
-const std::string kGetSets = "GET " + kSets;
-const std::string kDeleteSet = "DELETE " + kSets + "/{replica_set_id}";
-const std::string kPeerings = "/projects/{project_id}/vpcs/{vpc_id}/peerings";
-const std::string kPostPeering = "POST " + kPeerings;
-const std::string kGetPeerings = "GET " + kPeerings;
-const std::string kDeletePeering = "DELETE " + kPeerings + "/{peering_id}";
-const std::string kPeeringAddress = "acme-prod/vpcs/main/peerings/vpc-0abc";
 const std::string kProtected = "            deletion_protection: true\n";
 
-std::string peering(const std::string& vpc_id, const std::string& account = "123456789012",
-                    const std::string& extra = "") {
-  return "          - peer_account_id: \"" + account + "\"\n            peer_region_code: us-east-1\n" +
-         "            peer_vpc_id: " + vpc_id + "\n" + extra;
-}
 
-std::string main_with(const std::vector<std::string>& peerings) {
-  std::string yaml = vpc_yaml("main");
-  if (peerings.empty()) return yaml;
-  yaml += "        peerings:\n";
-  for (const auto& p : peerings) yaml += p;
-  return yaml;
-}
 
 }  // namespace
 

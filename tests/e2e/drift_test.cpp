@@ -6,7 +6,6 @@ using namespace e2e;
 
 namespace {
 
-const std::string kSetEnvironment = "POST /projects/{project_id}/services/{service_id}/setEnvironment";
 
 }  // namespace
 

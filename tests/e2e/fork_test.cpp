@@ -11,9 +11,6 @@ std::string staging_fork(const std::string& strategy = "LAST_SNAPSHOT", const st
          extra;
 }
 
-std::string qa_fork() {
-  return "      - name: orders-qa\n        fork:\n          from: orders\n          strategy: LAST_SNAPSHOT\n";
-}
 
 }  // namespace
 

@@ -36,6 +36,13 @@ inline const std::string kProject = "acme-prod";
 inline const std::string kSetAddress = "acme-prod/services/orders/replicas/reporting";
 inline const std::string kKey = "e2e-key-acme-prod-0123456789";
 
+// How many times `needle` occurs in `haystack` (overlapping occurrences counted).
+inline size_t occurrences(const std::string& haystack, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = haystack.find(needle); at != std::string::npos; at = haystack.find(needle, at + 1)) ++n;
+  return n;
+}
+
 struct RunResult {
   int exit_code = -1;      // the exit status, or 128 + signal when killed by one
   bool timed_out = false;  // killed by the harness's hard timeout

@@ -2,30 +2,13 @@
 // real binary against the simulator, counting the calls it saw.
 #include <httplib.h>
 
-#include "common.h"
+#include "service_helpers.h"
 
 using namespace e2e;
 
 namespace {
 
-const std::string kSets = "/projects/{project_id}/services/{service_id}/replicaSets";
-const std::string kPostSet = "POST " + kSets;
-const std::string kGetSets = "GET " + kSets;
-const std::string kDeleteSet = "DELETE " + kSets + "/{replica_set_id}";
-const std::string kResizeSet = "POST " + kSets + "/{replica_set_id}/resize";
-const std::string kPoolerOn = "POST " + kSets + "/{replica_set_id}/enablePooler";
-const std::string kSetEnvironment = "POST " + kSets + "/{replica_set_id}/setEnvironment";
-const std::string kPeerings = "/projects/{project_id}/vpcs/{vpc_id}/peerings";
-const std::string kPostPeering = "POST " + kPeerings;
-const std::string kGetPeerings = "GET " + kPeerings;
-const std::string kDeletePeering = "DELETE " + kPeerings + "/{peering_id}";
 
-std::string replica_set(const std::string& name, int nodes = 2, int cpu = 1000, int memory = 4,
-                        const std::string& extra = "") {
-  return "          - name: " + name + "\n            nodes: " + std::to_string(nodes) +
-         "\n            cpu_millis: " + std::to_string(cpu) + "\n            memory_gbs: " + std::to_string(memory) + "\n" +
-         extra;
-}
 
 // `orders` with the read replica sets given (none: no `read_replicas`).
 std::string orders_with(const std::vector<std::string>& sets) {
@@ -36,43 +19,16 @@ std::string orders_with(const std::vector<std::string>& sets) {
   return yaml;
 }
 
-std::string peering(const std::string& vpc_id, const std::string& account = "123456789012") {
-  return "          - peer_account_id: \"" + account + "\"\n            peer_region_code: us-east-1\n" +
-         "            peer_vpc_id: " + vpc_id + "\n";
-}
 
-// VPC `main` with the peerings given.
-std::string main_with(const std::vector<std::string>& peerings) {
-  std::string yaml = vpc_yaml("main");
-  if (peerings.empty()) return yaml;
-  yaml += "        peerings:\n";
-  for (const auto& p : peerings) yaml += p;
-  return yaml;
-}
 
-RunResult apply_ok(Sandbox& sb, const std::string& yaml, const std::vector<std::string>& extra = {}) {
-  sb.write("dbform.yaml", yaml);
-  RunResult r = sb.apply(extra);
-  INFO(r.describe() << "\ncounts: " << sb.counts().dump());
-  REQUIRE(r.exit_code == 0);
-  return r;
-}
 
-void check_clean(Sandbox& sb) {
-  for (const char* refresh : {"--detailed-exitcode", "--refresh"}) {
-    RunResult plan = sb.run({"plan", "--detailed-exitcode", refresh});
-    INFO(plan.describe());
-    CHECK(plan.exit_code == 0);
-  }
-}
 
-const std::string kPeeringAddress = "acme-prod/vpcs/main/peerings/vpc-0abc";
 
 }  // namespace
 
 TEST_CASE("e2e: read replica sets are created once their service is READY, with integers, and watched to active") {
   Sandbox sb;
-  RunResult r = apply_ok(sb, manifest({}, {orders_with({replica_set("reporting"), replica_set("analytics", 1, 500, 2)})}));
+  RunResult r = apply_ok(sb, manifest({}, {orders_with({replica_set("reporting"), sized_replica_set("analytics", 1, 500, 2)})}));
   CHECK(sb.count("POST /projects/{project_id}/services") == 1);
   CHECK(sb.count(kPostSet) == 2);
   const json sets = sb.sim().all_replica_sets();
@@ -109,7 +65,7 @@ TEST_CASE("e2e: read replica sets are created once their service is READY, with 
   RunResult env = sb.run({"output", "--format", "env", kSetAddress});
   CHECK(contains(env.out, "export DBFORM_ACME_PROD_ORDERS_REPORTING_HOST='" + rec["endpoint"]["host"].get<std::string>()));
   CHECK(contains(env.out, "export DBFORM_ACME_PROD_ORDERS_REPORTING_PASSWORD='" + password + "'"));
-  check_clean(sb);
+  check_clean_refreshed(sb);
 
   // A refreshed no-op plan reads the sets with one list per service, not one call per set.
   const long long lists = sb.count(kGetSets);
@@ -122,21 +78,21 @@ TEST_CASE("e2e: a read replica set is resized, pooled and tagged in place, and a
   Sandbox sb;
   apply_ok(sb, manifest({}, {orders_with({replica_set("reporting")})}));
   const std::string id = find_resource(sb.state(), kSetAddress)["id"];
-  apply_ok(sb, manifest({}, {orders_with({replica_set("reporting", 2, 2000, 8,
+  apply_ok(sb, manifest({}, {orders_with({sized_replica_set("reporting", 2, 2000, 8,
                                                       "            connection_pooler: true\n"
                                                       "            environment_tag: PROD\n")})}));
   CHECK(json::parse(sb.sim().last_body(kResizeSet)) == json{{"cpu_millis", "2000"}, {"memory_gbs", "8"}});
   CHECK(sb.count(kResizeSet) == 1);
   CHECK(sb.count(kPoolerOn) == 1);
-  CHECK(json::parse(sb.sim().last_body(kSetEnvironment)) == json{{"environment", "PROD"}});
+  CHECK(json::parse(sb.sim().last_body(kSetEnvironmentOfSet)) == json{{"environment", "PROD"}});
   const json rec = find_resource(sb.state(), kSetAddress);
   CHECK(rec["id"] == id);
   CHECK(rec["pooler_endpoint"].is_object());
   CHECK(sb.count(kPostSet) == 1);
-  check_clean(sb);
+  check_clean_refreshed(sb);
 
   // nodes cannot change in place: without --prune a conflict, and nothing is called.
-  sb.write("dbform.yaml", manifest({}, {orders_with({replica_set("reporting", 3, 2000, 8,
+  sb.write("dbform.yaml", manifest({}, {orders_with({sized_replica_set("reporting", 3, 2000, 8,
                                                                  "            connection_pooler: true\n"
                                                                  "            environment_tag: PROD\n")})}));
   const json before = writes_of(sb.counts());
@@ -157,7 +113,7 @@ TEST_CASE("e2e: a read replica set is resized, pooled and tagged in place, and a
   RunResult json_plan = sb.run({"plan", "--prune", "--format", "json"});
   const json doc = json::parse(json_plan.out);
   CHECK(doc["summary"]["replace"] == 1);
-  apply_ok(sb, manifest({}, {orders_with({replica_set("reporting", 3, 2000, 8,
+  apply_ok(sb, manifest({}, {orders_with({sized_replica_set("reporting", 3, 2000, 8,
                                                       "            connection_pooler: true\n"
                                                       "            environment_tag: PROD\n")})}),
            {"--prune"});
@@ -171,14 +127,14 @@ TEST_CASE("e2e: a read replica set is resized, pooled and tagged in place, and a
   CHECK(replaced["status"] == "active");
   REQUIRE(sb.sim().all_replica_sets().size() == 1);
   CHECK(sb.sim().all_replica_sets()[0]["nodes"] == 3);
-  check_clean(sb);
+  check_clean_refreshed(sb);
 }
 
 TEST_CASE("e2e: a protected read replica set is not replaced, even with --prune") {
   Sandbox sb;
-  apply_ok(sb, manifest({}, {orders_with({replica_set("reporting", 2, 1000, 4, "            deletion_protection: true\n")})}));
+  apply_ok(sb, manifest({}, {orders_with({replica_set("reporting", 2, "            deletion_protection: true\n")})}));
   sb.write("dbform.yaml",
-           manifest({}, {orders_with({replica_set("reporting", 1, 1000, 4, "            deletion_protection: true\n")})}));
+           manifest({}, {orders_with({sized_replica_set("reporting", 1, 1000, 4, "            deletion_protection: true\n")})}));
   const json before = writes_of(sb.counts());
   RunResult plan = sb.run({"plan", "--prune"});
   INFO(plan.describe());
@@ -201,7 +157,7 @@ TEST_CASE("e2e: a read replica set no longer declared is an orphan, deleted with
   CHECK(sb.count(kDeleteSet) == 1);
   CHECK(sb.sim().all_replica_sets().empty());
   CHECK(find_resource(sb.state(), kSetAddress).is_null());
-  check_clean(sb);
+  check_clean_refreshed(sb);
 
   // A service and its set pruned together: the set goes first (the API refuses the other order).
   apply_ok(sb, manifest({}, {orders_with({replica_set("reporting")}), service_yaml("billing")}));
@@ -223,7 +179,7 @@ TEST_CASE("e2e: peerings are created once their VPC exists, recorded pending, an
   CHECK(rec["kind"] == "peering");
   CHECK(rec["parent"] == "main");
   CHECK(rec["status"] == "pending");
-  check_clean(sb);
+  check_clean_refreshed(sb);
 
   // Accepted by the peer: the next apply's refresh records it; failed: the plan shows its message.
   const json peerings = sb.sim().all_peerings();
@@ -279,7 +235,7 @@ TEST_CASE("e2e: faults: a lost answer and a 504 after commit on replica set and 
     CHECK(sb.sim().all_peerings().size() == 1);
     CHECK(find_resource(sb.state(), kSetAddress)["status"] == "active");
     CHECK_FALSE(find_resource(sb.state(), kPeeringAddress)["id"].get<std::string>().empty());
-    check_clean(sb);
+    check_clean_refreshed(sb);
   }
 }
 
@@ -362,7 +318,7 @@ TEST_CASE("e2e: import ADDRESS ID records a read replica set and a peering in th
   CHECK(find_resource(sb.state(), kSetAddress)["status"] == "active");
   CHECK(sb.count(kPostSet) == 1);  // the one made outside
   CHECK(sb.count(kPostPeering) == 1);
-  check_clean(sb);
+  check_clean_refreshed(sb);
 }
 
 TEST_CASE("e2e: import of a read replica set whose service the state does not record says to import the service first") {
@@ -379,7 +335,7 @@ TEST_CASE("e2e: import of a read replica set whose service the state does not re
   REQUIRE(sb.run({"import", kSetAddress, set_id}).exit_code == 0);
   apply_ok(sb, sb.read("dbform.yaml"));
   CHECK(sb.count(kPostSet) == 1);
-  check_clean(sb);
+  check_clean_refreshed(sb);
 }
 
 TEST_CASE("e2e: import --project --generate declares read replica sets and peerings under their service and VPC") {
@@ -451,7 +407,7 @@ TEST_CASE("e2e: a read replica set just made is not taken for deleted while its 
   apply_ok(sb, sb.read("dbform.yaml"));  // watched to active through the lag
   CHECK(sb.count(kPostSet) == 1);
   CHECK(find_resource(sb.state(), kSetAddress)["status"] == "active");
-  check_clean(sb);
+  check_clean_refreshed(sb);
 }
 
 TEST_CASE("e2e: a created_at edited into the future does not hide a read replica set gone from its list") {

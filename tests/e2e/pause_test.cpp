@@ -7,14 +7,7 @@ using namespace e2e;
 
 namespace {
 
-const std::string kSets = "/projects/{project_id}/services/{service_id}/replicaSets";
-const std::string kPostSet = "POST " + kSets;
-const std::string kResizeSet = "POST /projects/{project_id}/services/{service_id}/replicaSets/{replica_set_id}/resize";
 
-std::string reporting(int cpu = 1000) {
-  return "        read_replicas:\n          - name: reporting\n            nodes: 1\n            cpu_millis: " +
-         std::to_string(cpu) + "\n            memory_gbs: 4\n";
-}
 
 }  // namespace
 

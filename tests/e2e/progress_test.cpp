@@ -26,11 +26,6 @@ bool has_live_line(const std::string& out, const std::string& name, const std::s
                                            " +" + seconds + "s"));
 }
 
-size_t occurrences(const std::string& text, const std::string& needle) {
-  size_t n = 0;
-  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
-  return n;
-}
 
 }  // namespace
 

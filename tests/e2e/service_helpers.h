@@ -12,6 +12,20 @@ inline const std::string kStart = "POST /projects/{project_id}/services/{service
 inline const std::string kFork = "POST /projects/{project_id}/services/{service_id}/forkService";
 inline const std::string kRenameService = "POST /projects/{project_id}/services/{service_id}/rename";
 inline const std::string kRenameVpc = "POST /projects/{project_id}/vpcs/{vpc_id}/rename";
+inline const std::string kSetEnvironment = "POST /projects/{project_id}/services/{service_id}/setEnvironment";
+// The routes of read replica sets and of peerings.
+inline const std::string kSets = "/projects/{project_id}/services/{service_id}/replicaSets";
+inline const std::string kPostSet = "POST " + kSets;
+inline const std::string kGetSets = "GET " + kSets;
+inline const std::string kDeleteSet = "DELETE " + kSets + "/{replica_set_id}";
+inline const std::string kResizeSet = "POST " + kSets + "/{replica_set_id}/resize";
+inline const std::string kPoolerOn = "POST " + kSets + "/{replica_set_id}/enablePooler";
+inline const std::string kSetEnvironmentOfSet = "POST " + kSets + "/{replica_set_id}/setEnvironment";
+inline const std::string kPeerings = "/projects/{project_id}/vpcs/{vpc_id}/peerings";
+inline const std::string kPostPeering = "POST " + kPeerings;
+inline const std::string kGetPeerings = "GET " + kPeerings;
+inline const std::string kDeletePeering = "DELETE " + kPeerings + "/{peering_id}";
+inline const std::string kPeeringAddress = "acme-prod/vpcs/main/peerings/vpc-0abc";
 inline const std::string kPaused = "        paused: true\n";
 
 // One service of the standard project, with the given extra lines (8 spaces in).
@@ -66,6 +80,40 @@ inline std::string service_with(const std::string& name, const std::vector<std::
   if (sets.empty()) return yaml;
   yaml += "        read_replicas:\n";
   for (const auto& s : sets) yaml += s;
+  return yaml;
+}
+
+// A read replica set of `nodes` nodes of the given size, as an item of `read_replicas:`.
+inline std::string sized_replica_set(const std::string& name, int nodes, int cpu, int memory, const std::string& extra = "") {
+  return "          - name: " + name + "\n            nodes: " + std::to_string(nodes) +
+         "\n            cpu_millis: " + std::to_string(cpu) + "\n            memory_gbs: " + std::to_string(memory) + "\n" +
+         extra;
+}
+
+// `read_replicas:` with the one-node set `reporting` of `cpu` millicores.
+inline std::string reporting(int cpu = 1000) {
+  return "        read_replicas:\n          - name: reporting\n            nodes: 1\n            cpu_millis: " +
+         std::to_string(cpu) + "\n            memory_gbs: 4\n";
+}
+
+// A fork `orders-qa` of `orders` from its last snapshot.
+inline std::string qa_fork() {
+  return "      - name: orders-qa\n        fork:\n          from: orders\n          strategy: LAST_SNAPSHOT\n";
+}
+
+// A peering of VPC `vpc_id` in `account`, as an item of `peerings:`.
+inline std::string peering(const std::string& vpc_id, const std::string& account = "123456789012",
+                           const std::string& extra = "") {
+  return "          - peer_account_id: \"" + account + "\"\n            peer_region_code: us-east-1\n" +
+         "            peer_vpc_id: " + vpc_id + "\n" + extra;
+}
+
+// VPC `main` with the peerings given.
+inline std::string main_with(const std::vector<std::string>& peerings) {
+  std::string yaml = vpc_yaml("main");
+  if (peerings.empty()) return yaml;
+  yaml += "        peerings:\n";
+  for (const auto& p : peerings) yaml += p;
   return yaml;
 }
 

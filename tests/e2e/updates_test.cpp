@@ -7,7 +7,6 @@ using namespace e2e;
 
 namespace {
 
-const std::string kSetEnvironment = "POST /projects/{project_id}/services/{service_id}/setEnvironment";
 const std::string kAttach = "POST /projects/{project_id}/services/{service_id}/attachToVPC";
 const std::string kDetach = "POST /projects/{project_id}/services/{service_id}/detachFromVPC";
 const std::string kEnablePooler = "POST /projects/{project_id}/services/{service_id}/enablePooler";

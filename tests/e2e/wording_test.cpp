@@ -12,14 +12,7 @@ using namespace e2e;
 
 namespace {
 
-std::string reporting(int cpu = 1000) {
-  return "        read_replicas:\n          - name: reporting\n            nodes: 1\n            cpu_millis: " +
-         std::to_string(cpu) + "\n            memory_gbs: 4\n";
-}
 
-std::string qa_fork() {
-  return "      - name: orders-qa\n        fork:\n          from: orders\n          strategy: LAST_SNAPSHOT\n";
-}
 
 std::string source_file(const std::string& relative) {
   std::ifstream in(std::string(DBFORM_SOURCE_DIR) + "/" + relative);
