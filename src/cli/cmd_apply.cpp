@@ -10,9 +10,11 @@
 #include "cli/connectable.h"
 #include "cli/manual.h"
 #include "cli/render_apply.h"
+#include "cli/render_refresh.h"
 #include "cli/signals.h"
 #include "cli/suggest.h"
 #include "ops/operation.h"
+#include "ops/refresh_only.h"
 #include "plan/plan_file.h"
 #include "util/env.h"
 #include "util/text.h"
@@ -107,9 +109,75 @@ int execute(const ApplyFlowOptions& opts, const ApplyOptions& engine_opts, Apply
   return exit_code;
 }
 
+// Prints the report before the question.
+class RefreshOutput : public RefreshReporter {
+ public:
+  RefreshOutput(std::ostream& out, const Terminal& term) : out_(out), term_(term) {}
+  void report(const RefreshReport& report) override { out_ << render_refresh_text(report, term_) << std::flush; }
+
+ private:
+  std::ostream& out_;
+  const Terminal& term_;
+};
+
+// `apply --refresh-only`: lock, read, report, ask when anything changed, record; no call but reads.
+int apply_refresh_only_command(const ApplyFlowOptions& opts, std::ostream& out) {
+  if (!opts.plan_file.empty())
+    throw UsageError("--refresh-only reads what exists now and records it; a plan file holds a plan of the "
+                     "manifests. Run `dbform apply --refresh-only` without " + opts.plan_file);
+  const Terminal term = detect_terminal();
+  check_confirmation_possible(opts, term);
+  install_stop_signals();
+  auto api = make_api();
+  api->client->stop_waits_on(&g_stop);
+  const Manifest manifest = load_manifests_or_throw(opts.manifests);  // for the projects' keys
+  auto store = open_state_store(opts.state);
+  RefreshOutput reporter(out, term);
+  const ApplyOptions engine = engine_options(opts.wait, &g_stop);  // --parallelism, --settle-window, checked
+  const RefreshOnlyOutcome done = apply_refresh_only(
+      {.manifest = manifest,
+       .store = *store,
+       .api = *api->client,
+       .clock = api->clock,
+       .env = process_env(),
+       .targets = opts.planning.targets,
+       .parallelism = engine.parallelism,
+       .settle_window = engine.settle_window},
+      {.lock_timeout = lock_timeout(opts.state), .lock_wait = lock_wait_on_stderr(), .env = process_env(),
+       .auto_approve = opts.auto_approve},
+      reporter, [&] {
+        out << "\nDo you want to record what changed outside dbform in the state? Nothing else is changed or "
+               "called. Only 'yes' will be accepted.\n  Enter a value: " << std::flush;
+        std::string answer;
+        std::getline(std::cin, answer);
+        return answer == "yes";
+      });
+  switch (done.end) {
+    case RefreshOnlyOutcome::End::NoState:
+      out << no_state_note(*store) << " Nothing is recorded, so there is nothing to refresh.\n";
+      return 0;
+    case RefreshOnlyOutcome::End::Cancelled:
+      out << "\nApply cancelled: nothing was recorded.\n";
+      return g_stop ? 130 : 1;
+    case RefreshOnlyOutcome::End::Reported:
+    case RefreshOnlyOutcome::End::Recorded:
+      break;
+  }
+  if (!opts.planning.targets.empty() && !done.report.has_changes()) {
+    out << "\nNothing to record (a partial refresh does not record its time). No other call was made.\n";
+    return 0;
+  }
+  out << "\nRecorded in " << store->describe() << " (serial " << done.state.serial << ")";
+  if (done.state.refreshed && opts.planning.targets.empty())
+    out << ": refreshed at " << done.state.refreshed->at << " by " << done.state.refreshed->by;
+  out << ". No other call was made.\n";
+  return 0;
+}
+
 }  // namespace
 
 int run_apply(const ApplyFlowOptions& opts, std::ostream& out) {
+  if (opts.planning.refresh_only) return apply_refresh_only_command(opts, out);
   const ApplyOptions engine_opts = engine_options(opts);
   const Terminal term = detect_terminal();
   auto output = make_apply_output(opts.json, term, out);
@@ -133,6 +201,8 @@ Independent operations run in parallel up to `--parallelism`; what needs another
 
 `dbform apply PLANFILE` applies a plan saved by `dbform plan --out`, exactly as saved and without asking: it is refused when the state's lineage or serial, the manifests, or the values their `${NAME}` read changed since, and with `-f`, `--target`, `--prune`, `--max-deletes` or `--no-refresh` beside it (the plan carries them).
 
+`dbform apply --refresh-only` (Terraform's `-refresh-only`) takes the lock, reads every resource the state records, shows what changed outside dbform since the state was written (as `dbform plan --refresh-only` does), asks `yes` when anything did (unless `--auto-approve`), and records it: the settings, statuses and endpoints the API shows, the resources deleted outside dbform, and the time of the refresh, which a plan from the state alone (`--no-refresh`) shows. It makes no call but those reads, and nothing the manifests declare is applied (the next `dbform plan` shows the drift to put back). A refresh that found nothing records only its time, and a plan saved before it stays good. It refuses a plan file, `--no-refresh`, `--prune`, `--max-deletes`, `--policy`, `--json` and the wait flags; `--target` reads and records only those records (and not the time).
+
 With `--policy FILE` (or `DBFORM_POLICY`) the plan is checked against those rules as `dbform plan` checks it (see dbform-policy(1)): a mandatory violation stops the apply before anything is sent. A saved plan records the digest of the rules it was checked against, and is refused as stale under other rules, under none when it had some, or under some when it had none; it is checked again (a waiver may have expired since).
 
 ## Exit status
@@ -142,7 +212,8 @@ With `--policy FILE` (or `DBFORM_POLICY`) the plan is checked against those rule
                     .examples = {{"Apply the manifests of a directory, asking first", "dbform apply -f manifests/"},
                                  {"In a pipeline: the plan reviewed in the pull request", "dbform apply --auto-approve --json tfplan > events.jsonl"},
                                  {"Delete what is no longer declared", "dbform apply --prune"},
-                                 {"Record the creates and return at once", "dbform apply --auto-approve --no-wait"}}});
+                                 {"Record the creates and return at once", "dbform apply --auto-approve --no-wait"},
+                                 {"Record what changed outside dbform, and nothing else (a scheduled job)", "dbform apply --refresh-only --auto-approve"}}});
   add_manifest_options(*cmd, opts->manifests);
   add_state_options(*cmd, opts->state, true);
   cmd->add_option("planfile", opts->plan_file,
@@ -161,6 +232,7 @@ With `--policy FILE` (or `DBFORM_POLICY`) the plan is checked against those rule
     opts->planning_flags_given.clear();
     for (const char* flag : {"--file", "--target", "--prune", "--max-deletes", "--no-refresh"})
       if (cmd->count(flag) > 0) opts->planning_flags_given.push_back(flag == std::string("--file") ? "-f" : flag);
+    check_refresh_only_flags(*cmd, opts->planning, {"--json", "--no-wait", "--wait-connectable", "--wait-timeout"});
     exit_code = run_apply(*opts, std::cout);
   });
 }

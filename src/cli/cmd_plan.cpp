@@ -7,9 +7,12 @@
 #include "cli/render_markdown.h"
 #include "cli/suggest.h"
 #include "cli/render_plan.h"
+#include "cli/render_refresh.h"
 #include "ops/connections.h"
 #include "manifest/loader.h"
+#include "ops/keys.h"
 #include "ops/operation.h"
+#include "ops/refresh_only.h"
 #include "plan/plan_file.h"
 #include "util/atomic_file.h"
 #include "util/env.h"
@@ -39,6 +42,41 @@ void print_plan(const PlanDocument& doc, const std::string& format) {
   if (format == "json") std::cout << dump_json(plan_document_json(doc), 2) << "\n";
   else if (format == "markdown") std::cout << with_run_flags(render_plan_markdown(doc));
   else std::cout << with_run_flags(render_plan_text(doc.plan, detect_terminal()));
+}
+
+// `plan --refresh-only`: what changed outside dbform, read-only. Exit 0, or with
+// --detailed-exitcode 2 when anything did (a scheduled drift check); errors throw (exit 1).
+int plan_refresh_only_command(const ManifestOptions& manifests, const StateOptions& state_options,
+                              const PlanningOptions& planning, const std::string& format, bool detailed_exitcode) {
+  Manifest manifest = load_manifests_or_throw(manifests);  // for the projects' keys (api_key_env)
+  auto store = open_state_store(state_options);
+  auto api = make_api();
+  SystemClock clock;
+  RefreshOnlyOutcome made;
+  try {
+    made = plan_refresh_only({.manifest = manifest,
+                              .store = *store,
+                              .api = *api->client,
+                              .clock = clock,
+                              .env = process_env(),
+                              .targets = planning.targets,
+                              .parallelism = kPlanReads});
+  } catch (const MissingKeyError& e) {
+    throw MissingKeyError(std::string(e.what()) +
+                          "\nA refresh-only plan reads every project the state records, each with its key");
+  }
+  if (made.end == RefreshOnlyOutcome::End::NoState)  // reported all the same: a document is expected on stdout
+    std::cerr << "No state at " << store->describe() << ": nothing is recorded, so nothing was read.\n";
+  if (auto holder = store->lock_holder())
+    std::cerr << "Note: the state is locked by " << scrub(holder->str())
+              << ". This report compares what exists with the state as that run last saved it.\n";
+  const std::string now = format_utc(clock.wall_now());
+  if (format == "json") std::cout << dump_json(refresh_document_json(made.report, now), 2) << "\n";
+  else if (format == "markdown") std::cout << render_refresh_markdown(made.report, now);
+  else
+    std::cout << render_refresh_text(made.report, detect_terminal())
+              << "This plan records nothing: `dbform apply --refresh-only` records what it read.\n";
+  return detailed_exitcode && made.report.has_changes() ? 2 : 0;
 }
 
 void add_format_option(CLI::App& cmd, std::string& format) {
@@ -89,7 +127,9 @@ void add_plan_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("plan", "show what apply would do");
   set_manual(*cmd, {.text = R"(Compares the manifests with the state and with what exists, and shows what `dbform apply` would do: each resource to create, update in place (with the calls it makes), replace, wait for, adopt or delete, every conflict that stops the apply and why, and a summary line such as `Plan: 2 to create, 1 to update, 1 to wait for, 3 unchanged.`
 
-First it refreshes, as Terraform does: with each declared project's key (checked once with `GET /auth/info`) it lists the project's services and VPCs, and the read replica sets and peerings of the recorded ones, and plans against what it finds. A plan is read-only: it writes nothing (no state, journal, backup or lock file) and takes no lock, so pull requests may plan while an apply runs (the plan then names that run); what the refresh found is recorded by the next apply. A value changed outside dbform is shown as such and planned back; a resource deleted outside dbform is created again; a declared name that exists but is not recorded is a conflict naming its id and the `dbform import` to run. `--no-refresh` plans from the state alone, with no key (a pull request from a fork).
+First it refreshes, as Terraform does: with each declared project's key (checked once with `GET /auth/info`) it lists the project's services and VPCs, and the read replica sets and peerings of the recorded ones, and plans against what it finds. A plan is read-only: it writes nothing (no state, journal, backup or lock file) and takes no lock, so pull requests may plan while an apply runs (the plan then names that run); what the refresh found is recorded by the next apply. A value changed outside dbform is shown as such and planned back; a resource deleted outside dbform is created again; a declared name that exists but is not recorded is a conflict naming its id and the `dbform import` to run. `--no-refresh` plans from the state alone, with no key (a pull request from a fork), and says how long ago the state was last refreshed by a run that recorded it (`apply --refresh-only`, or an apply whose refresh read every project the state records), or that it never was.
+
+`--refresh-only` (Terraform's `-refresh-only`) reads every resource the state records and reports only what changed outside dbform since the state was written: settings (recorded -> as the API shows them), statuses, endpoints, resources deleted outside dbform. Nothing the manifests declare is planned (they give the projects' keys); with `--detailed-exitcode` it exits 2 when anything changed, a scheduled drift check. `--format json` prints a `dbform-refresh` document, `markdown` a comment. `dbform apply --refresh-only` records it. It refuses `--no-refresh`, `--prune`, `--max-deletes`, `--policy` and `--out`; `--target` reads only those records.
 
 Nothing is ever deleted without `--prune`; with it, at most `--max-deletes` deletes and replacements (default 3) are planned, or none is. `--target` plans only the named resources and what they need. `--out FILE` saves the plan for `dbform apply FILE`, which applies exactly that plan or refuses when the state or the manifests changed since; `dbform show FILE` renders it again. The plan never holds a password or a key.
 
@@ -97,14 +137,15 @@ Nothing is ever deleted without `--prune`; with it, at most `--max-deletes` dele
 
 ## Exit status
 
-0 when the plan has no conflict (with `--detailed-exitcode`: and no changes), 1 on an error or a conflict, 2 with `--detailed-exitcode` when there are changes to apply.)",
+0 when the plan has no conflict (with `--detailed-exitcode`: and no changes), 1 on an error or a conflict, 2 with `--detailed-exitcode` when there are changes to apply (with `--refresh-only`: when anything changed outside dbform).)",
                     .environment = kApiEnvironment,
                     .examples = {{"What would change", "dbform plan -f manifests/"},
                                  {"Save the plan for review, then apply exactly it", "dbform plan -f manifests/ --out tfplan\ndbform apply tfplan"},
                                  {"A pull request's comment, from the state alone", "dbform plan --no-refresh --format markdown > plan.md"},
                                  {"Delete what is no longer declared, at most 5", "dbform plan --prune --max-deletes 5"},
                                  {"Only one service and what it needs", "dbform plan --target acme/services/orders"},
-                                 {"Checked against the base branch's rules", "dbform plan --policy base/policies/baseline.yaml"}}});
+                                 {"Checked against the base branch's rules", "dbform plan --policy base/policies/baseline.yaml"},
+                                 {"A scheduled drift check: exit 2 when anything changed outside dbform", "dbform plan --refresh-only --detailed-exitcode"}}});
   add_manifest_options(*cmd, opts->manifests);
   add_state_options(*cmd, opts->state, false);
   cmd->add_option("--lock-timeout", opts->state.lock_timeout,
@@ -114,7 +155,13 @@ Nothing is ever deleted without `--prune`; with it, at most `--max-deletes` dele
   cmd->add_option("--out", opts->out, "also save the plan to FILE, for `dbform apply FILE` (whatever --format is)");
   add_planning_options(*cmd, opts->planning);
   add_policy_options(*cmd, opts->policy);
-  cmd->callback([opts, &exit_code] {
+  cmd->callback([opts, cmd, &exit_code] {
+    check_refresh_only_flags(*cmd, opts->planning, {"--out"});
+    if (opts->planning.refresh_only) {
+      exit_code = plan_refresh_only_command(opts->manifests, opts->state, opts->planning, opts->format,
+                                            opts->detailed_exitcode);
+      return;
+    }
     PlanDocument doc;
     const PolicySet policies = load_policies_or_throw(opts->policy);
     Manifest manifest = load_manifests_or_throw(opts->manifests, &doc.diagnostics);

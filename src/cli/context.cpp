@@ -84,6 +84,10 @@ void add_planning_options(CLI::App& cmd, PlanningOptions& opts) {
                "name before it creates anything)");
   cmd.add_flag("--refresh", [&opts](std::int64_t) { opts.no_refresh = false; },
                "list what exists first and plan against it (the default)");
+  cmd.add_flag("--refresh-only", opts.refresh_only,
+               "only read what exists and report what changed outside dbform since the state was written (settings, "
+               "statuses, endpoints, resources deleted); nothing the manifests declare is planned. With apply: record "
+               "it, and call nothing else");
   cmd.add_flag("--prune",
                opts.prune, "delete what is recorded but no longer declared (never what is protected); without it "
                            "nothing is ever deleted");
@@ -94,6 +98,24 @@ void add_planning_options(CLI::App& cmd, PlanningOptions& opts) {
                  "only this resource (an address, KIND/NAME or NAME) and what it needs; repeat for more")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+}
+
+void check_refresh_only_flags(const CLI::App& cmd, const PlanningOptions& opts, const std::vector<std::string>& others) {
+  if (!opts.refresh_only) return;
+  if (opts.no_refresh)
+    throw UsageError("--refresh-only reads what exists and --no-refresh reads nothing: use one of them (a plan from "
+                     "the state alone says when the state was last refreshed)");
+  std::vector<std::string> given;
+  for (const std::string flag : {"--prune", "--max-deletes", "--policy"})
+    if (cmd.count(flag) > 0) given.push_back(flag);
+  for (const auto& flag : others)
+    if (cmd.count(flag) > 0) given.push_back(flag);
+  if (!given.empty())
+    throw UsageError("--refresh-only plans no change of the manifests, so " + join(given, ", ") +
+                     (given.size() == 1 ? " has" : " have") +
+                     " nothing to act on: drop " + (given.size() == 1 ? "it" : "them") +
+                     ", or plan without --refresh-only. `dbform apply --refresh-only` records what the refresh "
+                     "read; `dbform policy check` audits what the state records");
 }
 
 void add_policy_options(CLI::App& cmd, PolicyOptions& opts) {

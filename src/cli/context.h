@@ -52,9 +52,14 @@ struct PlanningOptions {
   bool prune = false;       // unprotected orphans are deletes
   int max_deletes = kDefaultMaxDeletes;
   std::vector<std::string> targets;
+  bool refresh_only = false;  // only what changed outside dbform (ops/refresh_only.h)
 };
-// --no-refresh (and --refresh, the default), --prune, --max-deletes N, --target ADDRESS...
+// --no-refresh (and --refresh, the default), --refresh-only, --prune, --max-deletes N, --target ADDRESS...
 void add_planning_options(CLI::App& cmd, PlanningOptions& opts);
+// With --refresh-only, the flags of `cmd` that plan the manifests' changes are refused (UsageError
+// naming them), as Terraform refuses -replace and -destroy beside -refresh-only; `others`: more
+// such flags of the command ("--out").
+void check_refresh_only_flags(const CLI::App& cmd, const PlanningOptions& opts, const std::vector<std::string>& others);
 // The settings of the command line's planning options.
 PlanSettings planning_settings(const PlanningOptions& opts, Duration settle_window = std::chrono::seconds(30));
 

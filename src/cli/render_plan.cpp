@@ -4,6 +4,7 @@
 
 #include "cli/render_policy.h"
 #include "plan/kinds.h"
+#include "util/duration.h"
 #include "util/json_limits.h"
 #include "util/text.h"
 
@@ -161,8 +162,19 @@ std::string plan_summary_line(const PlanSummary& s) {
   return line + ".";
 }
 
+std::string freshness_text(const StateFreshness& freshness) {
+  const std::string from = "From the state alone (--no-refresh): ";
+  if (!freshness.refreshed)
+    return from + "the state has never been refreshed by a run that recorded it (`dbform apply`, `dbform apply "
+                  "--refresh-only`), so changes made outside dbform are not shown.";
+  const RefreshStamp& stamp = *freshness.refreshed;
+  return from + "the state was last refreshed " + format_age(freshness.age_seconds) + " ago (" + stamp.at + ") by " +
+         scrub(stamp.by) + "; changes made outside dbform since then are not shown.";
+}
+
 std::string render_plan_text(const Plan& plan, const Terminal& term) {
   std::string out;
+  if (plan.freshness) out += paint(term, kDim, freshness_text(*plan.freshness)) + "\n\n";
   if (!plan.targets.empty())
     out += paint(term, kYellow, "A partial plan (--target): only " + join(plan.targets, ", ") +
                                     " and what they need. Other changes may be pending.") + "\n\n";

@@ -16,4 +16,8 @@ std::string call_text(const PlannedCall& call);
 // "Plan: 2 to create, 1 to update, 1 to wait for, 3 unchanged." plus adopt/conflict/orphan counts when present.
 std::string plan_summary_line(const PlanSummary& s);
 
+// What a plan from the state alone says about how current that state is: "From the state alone
+// (--no-refresh): the state was last refreshed 3h 12m ago (at ...) by apply --refresh-only; ...".
+std::string freshness_text(const StateFreshness& freshness);
+
 }  // namespace dbform::cli

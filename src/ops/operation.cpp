@@ -1,10 +1,13 @@
 #include "ops/operation.h"
 
+#include <algorithm>
 #include <memory>
 #include <optional>
+#include <set>
 
 #include "ops/keys.h"
 #include "ops/recovery.h"
+#include "ops/refresh_only.h"
 #include "plan/differ.h"
 #include "policy/evaluate.h"
 #include "util/text.h"
@@ -63,6 +66,8 @@ PlanOutcome plan_operation(const PlanRequest& request) {
     out.warnings = std::move(refreshed.warnings);
   } else {
     out.plan = plan_of(request.manifest, state, request.settings);  // needs no API key
+    // What a reviewer of a plan from the state alone needs to know: how long ago it was read.
+    if (!out.state_missing) out.plan.freshness = freshness_of(state, request.clock);
   }
   if (out.state_missing) out.plan.state_lineage.clear();  // "no state yet", which apply checks again
   check_policies(out.plan, state, request.manifest, request.policies, request.clock);
@@ -78,6 +83,16 @@ void refuse_conflicting_plan(PlanDocument& saved, const std::string& file, const
 }
 
 namespace {
+
+// The refresh read every record the state holds with an id (every project it records was listed):
+// the state is as current as this run, which its next write records.
+bool refreshed_whole(const State& state, const std::optional<std::vector<PreflightPass>>& preflight) {
+  if (!preflight) return false;
+  std::set<std::string> read;
+  for (const auto& pass : *preflight) read.insert(pass.project);
+  return std::all_of(state.resources.begin(), state.resources.end(),
+                     [&](const ResourceRecord& r) { return r.id.empty() || read.count(r.project_id); });
+}
 
 // What the engine needs: the locked state and the plan to execute.
 struct Prepared {
@@ -162,7 +177,11 @@ ApplyOutcome apply_operation(const ApplyRequest& r, ApplyReporter& reporter, con
     reporter.conflicts(p.plan);
     return ended(ApplyOutcome::End::Conflicts);
   }
+  // The time of a refresh is recorded with what it read, by a write the run makes anyway: an apply
+  // with nothing to do and nothing new read writes nothing (a saved plan stays valid).
+  const bool stamp = refreshed_whole(p.state, p.preflight);
   if (!p.plan.summary.has_changes()) {
+    if (stamp && !p.refreshed.empty()) stamp_refresh(p.state, "apply", r.clock, true);
     record_refresh(p.refreshed, p.state, r.store);
     reporter.nothing_to_do();
     return ended(ApplyOutcome::End::NothingToDo);
@@ -172,6 +191,7 @@ ApplyOutcome apply_operation(const ApplyRequest& r, ApplyReporter& reporter, con
     reporter.cancelled();
     return ended(ApplyOutcome::End::Cancelled);
   }
+  if (stamp) stamp_refresh(p.state, "apply", r.clock, true);  // saved by the refresh's or the engine's first write
   record_refresh(p.refreshed, p.state, r.store);
   record_imports(p.plan, p.imports, p.state);  // saved with the engine's first write
   auto keys = resolve_keys(r.manifest, projects_with_work(p.plan), r.env);

@@ -139,6 +139,13 @@ PlanSummary summarize(const std::vector<PlannedAction>& actions);
 
 inline constexpr int kDefaultMaxDeletes = 3;
 
+// How current the state was that a plan from the state alone (--no-refresh) was made from: what
+// a pull request planning without an API key tells its reviewers.
+struct StateFreshness {
+  std::optional<RefreshStamp> refreshed;  // unset: never refreshed by a run that recorded it
+  long long age_seconds = 0;              // how long before the plan was made
+};
+
 struct Plan {
   // Per project in manifest order; within a project VPCs before services; orphans last. The
   // engine orders the calls: VPC creates, service creates, then updates and attachments.
@@ -156,6 +163,8 @@ struct Plan {
   // Made with --target: only these addresses and what they need; empty: every declared resource.
   std::vector<std::string> targets;
   PolicyCheck policy;  // the rules it was checked against, and what they found
+  // Made from the state alone (--no-refresh): how current that state was. Unset for a refreshed plan.
+  std::optional<StateFreshness> freshness;
 };
 
 }  // namespace dbform

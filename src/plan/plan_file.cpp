@@ -291,6 +291,23 @@ ordered_json plan_summary_json(const PlanSummary& s) {
           {"has_changes", s.has_changes()}, {"has_conflicts", s.has_conflicts()}};
 }
 
+namespace {
+
+// The state a plan was made from; with `last_refreshed` when it was made from the state alone.
+ordered_json state_json(const Plan& p) {
+  ordered_json state = {{"lineage", p.state_lineage.empty() ? ordered_json() : ordered_json(p.state_lineage)},
+                        {"serial", p.state_serial}};
+  if (p.freshness) {
+    const auto& stamp = p.freshness->refreshed;
+    state["last_refreshed"] = {{"at", stamp ? ordered_json(stamp->at) : ordered_json()},
+                               {"by", stamp ? ordered_json(stamp->by) : ordered_json()},
+                               {"age_seconds", stamp ? ordered_json(p.freshness->age_seconds) : ordered_json()}};
+  }
+  return state;
+}
+
+}  // namespace
+
 ordered_json plan_document_json(const PlanDocument& doc) {
   const Plan& p = doc.plan;
   ordered_json diagnostics = ordered_json::array();
@@ -300,7 +317,7 @@ ordered_json plan_document_json(const PlanDocument& doc) {
       {"format_version", kPlanFormatVersion},
       {"created_at", doc.created_at},
       {"manifests", {{"paths", doc.manifest_paths}, {"files", doc.manifest_files}, {"digest", p.manifest_digest}}},
-      {"state", {{"lineage", p.state_lineage.empty() ? ordered_json() : ordered_json(p.state_lineage)}, {"serial", p.state_serial}}},
+      {"state", state_json(p)},
       {"prune", p.prune},
       {"refreshed", p.refreshed},
       {"max_deletes", p.max_deletes},
@@ -337,6 +354,14 @@ PlanDocument parse_plan_document(const std::string& text, const std::string& sou
   Reader state = r.child("state");
   doc.plan.state_lineage = state.str("lineage");
   doc.plan.state_serial = state.integer("serial");
+  if (state.find("last_refreshed")) {
+    Reader last = state.child("last_refreshed");
+    doc.plan.freshness.emplace();
+    if (const std::string at = last.str("at"); !at.empty()) {
+      doc.plan.freshness->refreshed = RefreshStamp{at, last.str("by"), 0, std::nullopt};
+      doc.plan.freshness->age_seconds = last.integer("age_seconds");
+    }
+  }
   doc.plan.prune = r.any("prune") == true;
   doc.plan.refreshed = r.any("refreshed") == true;
   if (r.any("max_deletes").is_number_integer()) doc.plan.max_deletes = static_cast<int>(r.integer("max_deletes"));
@@ -359,6 +384,19 @@ PlanDocument read_plan_file(const std::string& path) {
   return parse_plan_document(*text, path);
 }
 
+namespace {
+
+// Every write since `serial` recorded only that nothing had changed outside dbform (a scheduled
+// `apply --refresh-only` that found no drift): the records are those the plan was made against, so
+// the drift check does not make every plan awaiting approval stale.
+bool only_refresh_recorded_since(const State& stored, long long serial) {
+  const auto& stamp = stored.refreshed;
+  return stamp && stamp->serial == stored.serial && stamp->unchanged_since && *stamp->unchanged_since <= serial &&
+         serial < stored.serial;
+}
+
+}  // namespace
+
 std::vector<std::string> saved_plan_problems(const PlanDocument& saved, const Manifest& manifest, const State* stored,
                                              const Plan* replanned) {
   std::vector<std::string> problems;
@@ -372,7 +410,7 @@ std::vector<std::string> saved_plan_problems(const PlanDocument& saved, const Ma
   else if (stored && stored->lineage != p.state_lineage)
     problems.push_back("the plan was made against another state (lineage " + p.state_lineage + ", this one has " +
                        stored->lineage + "): check --state, DBFORM_STATE and --workspace");
-  else if (stored && stored->serial != p.state_serial)
+  else if (stored && stored->serial != p.state_serial && !only_refresh_recorded_since(*stored, p.state_serial))
     problems.push_back("the state has changed since the plan was made (serial " + std::to_string(p.state_serial) +
                        " then, " + std::to_string(stored->serial) + " now): another run applied or forgot something");
   if (manifest.digest != p.manifest_digest)

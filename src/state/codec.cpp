@@ -85,6 +85,35 @@ void check_serial(long long serial) {
                      "pull`, edit its serial, `dbform state push --force`)");
 }
 
+json stamp_json(const RefreshStamp& stamp) {
+  json j = {{"at", stamp.at}, {"by", stamp.by}, {"serial", stamp.serial}};
+  if (stamp.unchanged_since) j["unchanged_since"] = *stamp.unchanged_since;
+  return j;
+}
+
+// The stamp only tells how current the state is (and spares a saved plan that a write of the stamp
+// alone made stale), so one that does not read as written is left out, never a reason to refuse
+// the state.
+std::optional<RefreshStamp> stamp_from_json(const json* j) {
+  if (!j || !j->is_object()) return std::nullopt;
+  auto text = [&](const char* field) { return j->contains(field) && (*j)[field].is_string(); };
+  auto serial = [&](const char* field) {
+    return j->contains(field) && (*j)[field].is_number_integer() && (*j)[field].get<long long>() >= 0 &&
+           (*j)[field].get<long long>() <= kMaxSerial;
+  };
+  if (!text("at") || !text("by") || !serial("serial") || !parse_utc((*j)["at"].get<std::string>()))
+    return std::nullopt;
+  RefreshStamp stamp{(*j)["at"].get<std::string>(), (*j)["by"].get<std::string>(), (*j)["serial"].get<long long>(),
+                     std::nullopt};
+  if (serial("unchanged_since")) stamp.unchanged_since = (*j)["unchanged_since"].get<long long>();
+  return stamp;
+}
+
+const json* member(const json& j, const char* field) {
+  auto it = j.find(field);
+  return it == j.end() ? nullptr : &*it;
+}
+
 }  // namespace
 
 json record_to_json(const ResourceRecord& r) {
@@ -205,6 +234,7 @@ State parse_state(const std::string& text, const std::string& source, const Stat
                  source + ".backup");
     state.resources.push_back(std::move(r));
   }
+  state.refreshed = stamp_from_json(member(doc, "refreshed"));
   return state;
 }
 
@@ -237,6 +267,7 @@ std::string serialize_state(const State& state, const StateCipher& cipher) {
               {"lineage", state.lineage},
               {"serial", state.serial},
               {"resources", std::move(resources)}};
+  if (state.refreshed) doc["refreshed"] = stamp_json(*state.refreshed);
   if (cipher.seals()) return cipher.seal(dump_json(doc), "dbform-state") + "\n";
   return dump_json(doc, 2) + "\n";
 }
@@ -250,6 +281,8 @@ std::string journal_entry(const State& state, const std::vector<std::string>& ch
   }
   json entry = {{"lineage", state.lineage}, {"serial", state.serial + 1}, {"upsert", std::move(upsert)},
                 {"remove", std::move(remove)}};
+  // Carried by every entry, so that the stamp and the records it speaks of are written together.
+  if (state.refreshed) entry["refreshed"] = stamp_json(*state.refreshed);
   return cipher.seal(dump_json(entry), "dbform-journal-entry");
 }
 
@@ -286,6 +319,7 @@ void apply_journal_entry(State& state, const std::string& line, const std::strin
     if (!address.is_string()) throw fail("a removed address is not a string");
     state.remove(address.get<std::string>());
   }
+  if (const json* stamp = member(j, "refreshed")) state.refreshed = stamp_from_json(stamp);
   state.serial = serial;
 }
 

@@ -77,10 +77,24 @@ bool is_failed_status(const std::string& status);
 // count as paused.
 bool is_paused_status(const std::string& status);
 
+// When a run that wrote the state last read every record of it from the API (an apply whose
+// refresh covered every project the state records, or `apply --refresh-only`): what a plan made
+// from the state alone (`plan --no-refresh`, a pull request without a key) says about how current
+// it is.
+struct RefreshStamp {
+  std::string at;        // UTC, as format_utc writes it
+  std::string by;        // the command: "apply", "apply --refresh-only"
+  long long serial = 0;  // the serial of the write that recorded it
+  // That write changed no record (nothing had changed outside dbform): the records are those of
+  // this serial, so a plan saved against it still holds (plan/plan_file.cpp).
+  std::optional<long long> unchanged_since;
+};
+
 struct State {
   std::string lineage;  // UUID, fixed at creation
   long long serial = 0;
   std::vector<ResourceRecord> resources;
+  std::optional<RefreshStamp> refreshed;  // never, or not since the state was made
 
   ResourceRecord* find(const std::string& address);
   const ResourceRecord* find(const std::string& address) const;

@@ -49,4 +49,12 @@ std::string format_duration(Duration d) {
   return buf;
 }
 
+std::string format_age(long long seconds) {
+  if (seconds < 60) return std::to_string(std::max(0LL, seconds)) + "s";
+  const long long minutes = seconds / 60, hours = minutes / 60, days = hours / 24;
+  if (hours == 0) return std::to_string(minutes) + "m";
+  if (days == 0) return std::to_string(hours) + "h" + (minutes % 60 ? " " + std::to_string(minutes % 60) + "m" : "");
+  return std::to_string(days) + "d" + (hours % 24 ? " " + std::to_string(hours % 24) + "h" : "");
+}
+
 }  // namespace dbform

@@ -18,4 +18,8 @@ std::optional<Duration> parse_duration(const std::string& text);
 // Short human form for progress lines: "850ms", "12s", "3m05s", "1h02m".
 std::string format_duration(Duration d);
 
+// How long ago something was, for a person reading a plan: "45s", "12m", "3h 12m", "2d 4h" (the two
+// largest units; a negative age, from a clock behind the one that wrote it, is "0s").
+std::string format_age(long long seconds);
+
 }  // namespace dbform
