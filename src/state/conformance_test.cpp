@@ -385,6 +385,45 @@ TEST_CASE("state: conformance: changes written as changes read back whole, race 
   CHECK(serialize_state(*backend->open()->read()) == serialize_state(s));
 }
 
+TEST_CASE("state: conformance: the time of the last refresh is written with the records, whole or as a change") {
+  auto kind = GENERATE(as<std::string>{}, "file", "postgres");
+  INFO("backend: " << kind);
+  auto backend = make_backend(kind);
+  auto writer = backend->open();
+  State s = new_state();
+  s.upsert(service("orders"));
+  s.refreshed = RefreshStamp{"2026-11-28T08:00:00Z", "apply", 1, std::nullopt};
+  writer->write(s);
+  auto seen = backend->open()->read();
+  REQUIRE(seen);
+  REQUIRE(seen->refreshed);
+  CHECK(seen->refreshed->by == "apply");
+  CHECK_FALSE(seen->refreshed->unchanged_since);
+
+  // A refresh that found nothing: a change of no record, which carries the stamp alone.
+  s.refreshed = RefreshStamp{"2026-11-28T09:00:00Z", "apply --refresh-only", 2, 1};
+  writer->write_changes(s, {});
+  seen = backend->open()->read();
+  REQUIRE(seen);
+  CHECK(seen->serial == 2);
+  REQUIRE(seen->refreshed);
+  CHECK(seen->refreshed->at == "2026-11-28T09:00:00Z");
+  CHECK(seen->refreshed->serial == 2);
+  CHECK(seen->refreshed->unchanged_since == 1);
+  writer->compact(s);
+  CHECK(serialize_state(*backend->open()->read()) == serialize_state(s));
+
+  // One that does not read as written (a hand edit) is left out, never a reason to refuse the state.
+  std::string text = *backend->raw();
+  REQUIRE(text.find("2026-11-28T09:00:00Z") != std::string::npos);  // folded into the document
+  text.replace(text.find("2026-11-28T09:00:00Z"), 20, "yesterday, at teatime");
+  backend->put_raw(text);
+  seen = backend->open()->read();
+  REQUIRE(seen);
+  CHECK_FALSE(seen->refreshed);
+  CHECK(seen->find("p1/services/orders"));
+}
+
 TEST_CASE("state: conformance: with a key nothing stored holds a password, no key or a wrong key or a flipped byte is refused untouched, and rekey round-trips") {
   auto kind = GENERATE(as<std::string>{}, "file", "postgres");
   INFO("backend: " << kind);
