@@ -2,7 +2,7 @@
 // memory store, the fake transport and a fake clock.
 #include <catch2/catch.hpp>
 
-#include "engine/test_support.h"
+#include "ops/test_support.h"
 #include "ops/operation.h"
 #include "ops/refresh_only.h"
 #include "plan/plan_file.h"
@@ -14,18 +14,11 @@ using R = FakeTransport;
 
 namespace {
 
-json spec(int cpu, int memory) {
+json drift_spec(int cpu, int memory) {
   return {{"resources", json::array({{{"spec", {{"cpu_millis", cpu}, {"memory_gbs", memory}}}}})}};
 }
 
-EnvLookup env_with_key() {
-  return [](const std::string& name) -> std::optional<std::string> {
-    if (name == "DBFORM_API_KEY") return "key-p1";
-    return std::nullopt;
-  };
-}
-
-class Reporter : public RefreshReporter {
+class RefreshLog : public RefreshReporter {
  public:
   void report(const RefreshReport& r) override { reports.push_back(r); }
   std::vector<RefreshReport> reports;
@@ -33,13 +26,13 @@ class Reporter : public RefreshReporter {
 
 // Two services recorded as declared; the API shows `orders` as `orders_now` and `billing` as
 // `billing_now` (null: gone).
-struct World {
+struct DriftWorld {
   Harness h;
   std::optional<MemoryStateStore> store;
-  json orders_now = json::parse(service_json("svc-orders", "orders", "READY", spec(1000, 4)));
-  json billing_now = json::parse(service_json("svc-billing", "billing", "READY", spec(1000, 4)));
+  json orders_now = json::parse(service_json("svc-orders", "orders", "READY", drift_spec(1000, 4)));
+  json billing_now = json::parse(service_json("svc-billing", "billing", "READY", drift_spec(1000, 4)));
 
-  World() {
+  DriftWorld() {
     h.service("p1", "orders");
     h.service("p1", "billing");
     h.recorded("p1", "orders", "svc-orders", "READY");
@@ -60,7 +53,7 @@ struct World {
         return R::response(200, billing_now.dump());
       if (r.method == "GET" && path.ends_with("/services/svc-orders")) return R::response(200, orders_now.dump());
       if (r.method == "POST" && path.ends_with("/services/svc-orders/resize")) {  // an apply putting drift back
-        orders_now = json::parse(service_json("svc-orders", "orders", "READY", spec(1000, 4)));
+        orders_now = json::parse(service_json("svc-orders", "orders", "READY", drift_spec(1000, 4)));
         return R::response(202, orders_now.dump());
       }
       return R::response(404, R"({"code":"not_found","message":"no such thing"})");
@@ -88,8 +81,8 @@ struct World {
 }  // namespace
 
 TEST_CASE("ops: plan --refresh-only reports what changed outside dbform and writes nothing") {
-  World w;
-  w.orders_now = json::parse(service_json("svc-orders", "orders", "PAUSED", spec(4000, 16)));
+  DriftWorld w;
+  w.orders_now = json::parse(service_json("svc-orders", "orders", "PAUSED", drift_spec(4000, 16)));
   w.billing_now = nullptr;  // deleted in the console
 
   RefreshOnlyOutcome out = plan_refresh_only(w.request());
@@ -116,9 +109,9 @@ TEST_CASE("ops: plan --refresh-only reports what changed outside dbform and writ
 }
 
 TEST_CASE("ops: apply --refresh-only records what the refresh read, with its time, and calls nothing else") {
-  World w;
-  w.orders_now = json::parse(service_json("svc-orders", "orders", "READY", spec(2000, 8)));
-  Reporter reporter;
+  DriftWorld w;
+  w.orders_now = json::parse(service_json("svc-orders", "orders", "READY", drift_spec(2000, 8)));
+  RefreshLog reporter;
   int asked = 0;
   const RefreshApplySettings settings{.lock_timeout = Duration(0), .lock_wait = {}, .env = env_with_key()};
 
@@ -157,8 +150,8 @@ TEST_CASE("ops: apply --refresh-only records what the refresh read, with its tim
 }
 
 TEST_CASE("ops: apply --refresh-only that finds nothing records only its time, and a saved plan still holds") {
-  World w;
-  Reporter reporter;
+  DriftWorld w;
+  RefreshLog reporter;
   const RefreshApplySettings settings{.lock_timeout = Duration(0), .lock_wait = {}, .env = env_with_key()};
   // The first refresh records what the API shows of records never read (serial 1).
   apply_refresh_only(w.request(), settings, reporter, [] { return true; });
@@ -191,10 +184,10 @@ TEST_CASE("ops: apply --refresh-only that finds nothing records only its time, a
 }
 
 TEST_CASE("ops: apply --refresh-only --target reads and records only that record, and no time") {
-  World w;
-  w.orders_now = json::parse(service_json("svc-orders", "orders", "READY", spec(2000, 8)));
+  DriftWorld w;
+  w.orders_now = json::parse(service_json("svc-orders", "orders", "READY", drift_spec(2000, 8)));
   w.billing_now = nullptr;
-  Reporter reporter;
+  RefreshLog reporter;
   RefreshApplySettings settings{.lock_timeout = Duration(0), .lock_wait = {}, .env = env_with_key()};
   settings.auto_approve = true;
   auto out = apply_refresh_only(w.request({"orders"}), settings, reporter, [] { return true; });
@@ -209,7 +202,7 @@ TEST_CASE("ops: apply --refresh-only --target reads and records only that record
 }
 
 TEST_CASE("ops: a plan from the state alone says how long ago the state was refreshed, by what") {
-  World w;
+  DriftWorld w;
   const PlanRequest from_state{.manifest = w.h.manifest, .store = *w.store, .clock = w.h.clock,
                                .env = [](const std::string&) { return std::optional<std::string>(); },
                                .settings = PlanSettings{}};
@@ -217,7 +210,7 @@ TEST_CASE("ops: a plan from the state alone says how long ago the state was refr
   REQUIRE(never.plan.freshness);
   CHECK_FALSE(never.plan.freshness->refreshed);
 
-  Reporter reporter;
+  RefreshLog reporter;
   apply_refresh_only(w.request(), {.lock_timeout = Duration(0), .lock_wait = {}, .env = env_with_key()}, reporter,
                      [] { return true; });
   w.h.clock.advance(std::chrono::hours(3) + std::chrono::minutes(12));
@@ -230,17 +223,17 @@ TEST_CASE("ops: a plan from the state alone says how long ago the state was refr
 }
 
 TEST_CASE("ops: an apply whose refresh read every project the state records stamps the state") {
-  World w;
-  w.orders_now = json::parse(service_json("svc-orders", "orders", "READY", spec(2000, 8)));  // drift to put back
+  DriftWorld w;
+  w.orders_now = json::parse(service_json("svc-orders", "orders", "READY", drift_spec(2000, 8)));  // drift to put back
   PlanSettings refresh;
   refresh.refresh = true;
   ApplyRequest request{.manifest = w.h.manifest, .store = *w.store, .api = w.h.api, .clock = w.h.clock,
                        .env = env_with_key(), .lock_timeout = Duration(0), .lock_wait = {}, .settings = refresh,
                        .saved = nullptr, .saved_from = "", .plan_again = "", .auto_approve = true,
                        .engine = w.h.options};
-  class Quiet : public ApplyReporter {
+  class QuietApply : public ApplyReporter {
    public:
-    explicit Quiet(EventSink& e) : e_(e) {}
+    explicit QuietApply(EventSink& e) : e_(e) {}
     void warning(const Diagnostic&) override {}
     void no_state(const StateStore&) override {}
     void plan(const Plan&, const std::string&) override {}

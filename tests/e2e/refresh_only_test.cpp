@@ -12,7 +12,7 @@ using namespace e2e;
 namespace {
 
 // Every file beside the manifests (state, journal, backup, lock) with its bytes.
-std::map<std::string, std::string> files_of(const Sandbox& sb) {
+std::map<std::string, std::string> bytes_beside_manifests(const Sandbox& sb) {
   std::map<std::string, std::string> files;
   for (const auto& entry : fs::directory_iterator(sb.dir())) {
     if (!entry.is_regular_file() || entry.path().extension() == ".yaml") continue;
@@ -22,12 +22,12 @@ std::map<std::string, std::string> files_of(const Sandbox& sb) {
   return files;
 }
 
-std::string id_of(const Sandbox& sb, const std::string& name) {
+std::string recorded_id(const Sandbox& sb, const std::string& name) {
   return find_resource(sb.state(), service_address(name))["id"].get<std::string>();
 }
 
 // The requests of each route made since `before` (a count taken earlier).
-json calls_since(const Sandbox& sb, const json& before) {
+json calls_since_counts(const Sandbox& sb, const json& before) {
   json calls = json::object();
   const json after = sb.counts();  // held: items() would outlive a temporary
   for (const auto& [route, n] : after.items())
@@ -46,8 +46,8 @@ struct Drifted {
     RunResult r = sb.apply();
     INFO(r.describe());
     REQUIRE(r.exit_code == 0);
-    orders_id = id_of(sb, "orders");
-    billing_id = id_of(sb, "billing");
+    orders_id = recorded_id(sb, "orders");
+    billing_id = recorded_id(sb, "billing");
     sb.write("dbform.yaml", manifest({}, {orders_yaml("        environment_tag: PROD\n", 2000, 8), service_yaml("billing")}));
     REQUIRE(sb.sim().console(orders_id, "resize", R"({"cpu_millis": 4000, "memory_gbs": 16})").status == 200);
     REQUIRE(sb.sim().console(billing_id, "delete", "").status == 200);
@@ -59,7 +59,7 @@ struct Drifted {
 TEST_CASE("e2e: plan --refresh-only reports only what changed outside dbform, writes nothing, and exits 2 on drift") {
   Drifted d;
   Sandbox& sb = d.sb;
-  const auto before = files_of(sb);
+  const auto before = bytes_beside_manifests(sb);
   const json counts = sb.counts();
 
   RunResult plan = sb.run({"plan", "--refresh-only", "--detailed-exitcode"});
@@ -73,9 +73,9 @@ TEST_CASE("e2e: plan --refresh-only reports only what changed outside dbform, wr
   CHECK_FALSE(contains(plan.out, "2000"));
   CHECK_FALSE(contains(plan.out, "resize"));
   CHECK_FALSE(contains(plan.out, "to create"));
-  CHECK(files_of(sb) == before);  // read-only: not a byte, no lock file, no journal
+  CHECK(bytes_beside_manifests(sb) == before);  // read-only: not a byte, no lock file, no journal
   // One key check and one list of services; billing, absent from the list, read by id once.
-  CHECK(calls_since(sb, counts) == json{{kAuthInfo, 1}, {kListServices, 1}, {kGetService, 1}});
+  CHECK(calls_since_counts(sb, counts) == json{{kAuthInfo, 1}, {kListServices, 1}, {kGetService, 1}});
 
   RunResult doc = sb.run({"plan", "-refresh-only", "--format", "json"});  // Terraform's spelling too
   INFO(doc.describe());
@@ -89,21 +89,21 @@ TEST_CASE("e2e: plan --refresh-only reports only what changed outside dbform, wr
 
   RunResult comment = sb.run({"plan", "--refresh-only", "--format", "markdown"});
   CHECK(comment.out.rfind("<!-- dbform-refresh -->\n### dbform drift check: 1 changed, 1 deleted outside dbform", 0) == 0);
-  CHECK(files_of(sb) == before);
+  CHECK(bytes_beside_manifests(sb) == before);
 }
 
 TEST_CASE("e2e: apply --refresh-only records what changed outside dbform and its time, and calls nothing else") {
   Drifted d;
   Sandbox& sb = d.sb;
-  const auto before = files_of(sb);
+  const auto before = bytes_beside_manifests(sb);
   json counts = sb.counts();
 
   // Without a terminal it needs --auto-approve, and says so before reading anything.
   RunResult refused = sb.run({"apply", "--refresh-only"});
   CHECK(refused.exit_code == 1);
   CHECK(contains(refused.err, "--auto-approve"));
-  CHECK(calls_since(sb, counts).empty());
-  CHECK(files_of(sb) == before);
+  CHECK(calls_since_counts(sb, counts).empty());
+  CHECK(bytes_beside_manifests(sb) == before);
 
   // On a terminal it shows the report and asks; anything but yes records nothing.
   RunResult no = sb.run_tty({"apply", "--refresh-only"}, "no\n");
@@ -111,7 +111,7 @@ TEST_CASE("e2e: apply --refresh-only records what changed outside dbform and its
   CHECK(no.exit_code == 1);
   CHECK(contains(no.out, "deleted outside dbform"));
   CHECK(contains(no.out, "Do you want to record what changed outside dbform"));
-  CHECK(files_of(sb) == before);
+  CHECK(bytes_beside_manifests(sb) == before);
 
   counts = sb.counts();
   RunResult r = sb.run({"apply", "--refresh-only", "--auto-approve"});
@@ -119,7 +119,7 @@ TEST_CASE("e2e: apply --refresh-only records what changed outside dbform and its
   REQUIRE(r.exit_code == 0);
   CHECK(contains(r.out, "\"1000\" -> \"4000\""));
   CHECK(contains(r.out, "No other call was made."));
-  CHECK(writes_of(calls_since(sb, counts)).empty());  // lists and reads only
+  CHECK(writes_of(calls_since_counts(sb, counts)).empty());  // lists and reads only
   const json state = sb.state();
   const json orders = find_resource(state, service_address("orders"));
   CHECK(orders["observed"]["cpu_millis"] == "4000");
@@ -204,7 +204,7 @@ TEST_CASE("e2e: a scheduled apply --refresh-only that finds nothing leaves main'
 
   // A refresh that records a change moves the records: a plan saved before it is stale.
   REQUIRE(sb.run({"plan", "--out", "tfplan2"}).exit_code == 0);
-  REQUIRE(sb.sim().console(id_of(sb, "orders"), "setEnvironment", R"({"environment": "PROD"})").status == 200);
+  REQUIRE(sb.sim().console(recorded_id(sb, "orders"), "setEnvironment", R"({"environment": "PROD"})").status == 200);
   REQUIRE(sb.run({"apply", "--refresh-only", "--auto-approve"}).exit_code == 0);
   RunResult stale = sb.run({"apply", "tfplan2"});
   CHECK(stale.exit_code == 1);
@@ -215,7 +215,7 @@ TEST_CASE("e2e: --refresh-only refuses the flags that plan the manifests' change
   Sandbox sb;
   sb.write("dbform.yaml", manifest({}, {orders_yaml()}));
   REQUIRE(sb.apply().exit_code == 0);
-  const auto before = files_of(sb);
+  const auto before = bytes_beside_manifests(sb);
   const long long requests = sb.total_requests();
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"plan", "--refresh-only", "--no-refresh"}, "--refresh-only reads what exists and --no-refresh reads nothing"},
@@ -234,7 +234,7 @@ TEST_CASE("e2e: --refresh-only refuses the flags that plan the manifests' change
     CHECK(contains(r.err, message));
   }
   CHECK(sb.total_requests() == requests);
-  CHECK(files_of(sb) == before);
+  CHECK(bytes_beside_manifests(sb) == before);
   CHECK_FALSE(sb.exists("tfplan"));
 }
 
@@ -253,7 +253,7 @@ TEST_CASE("e2e: apply --refresh-only waits for no apply: it is refused while one
   INFO(r.describe());
   CHECK(r.exit_code == 1);
   CHECK(contains(r.err, "locked by pid 4242 on ci-main"));
-  CHECK(calls_since(sb, counts).empty());  // refused before any read
+  CHECK(calls_since_counts(sb, counts).empty());  // refused before any read
   // The plan takes no lock: it reports beside the holder.
   RunResult plan = sb.run({"plan", "--refresh-only", "--detailed-exitcode"});
   CHECK(plan.exit_code == 2);
