@@ -11,7 +11,10 @@ prune) must validate against schemas/events.schema.json, which must show every k
 applies made. Finally the schemas must reject documents that break their promises, so this check
 cannot pass by accepting anything.
 
-Usage: plan_schema.py --dbform BIN --schema FILE --events-schema FILE
+The report of `plan --refresh-only --format json`, after those applies, must validate against
+schemas/refresh.schema.json (--refresh-schema).
+
+Usage: plan_schema.py --dbform BIN --schema FILE --events-schema FILE [--refresh-schema FILE]
 Needs python3-jsonschema (a Debian package).
 """
 import argparse
@@ -23,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 
 from jsonschema import Draft202012Validator
@@ -150,7 +154,8 @@ def every_action_state(with_conflict, replaced=False):
                                            "peer_vpc_id": "vpc-0abc"}, "p-1", "active", parent="main"),
         ]
     return {"format": "dbform-state", "version": 1, "lineage": "3f1c2a7e-0000-4000-8000-000000000001",
-            "serial": 12, "resources": resources}
+            "serial": 12, "resources": resources,
+            "refreshed": {"at": "2026-11-28T08:00:00Z", "by": "apply --refresh-only", "serial": 12}}
 
 
 class Checker:
@@ -165,6 +170,7 @@ class Checker:
         self.seen_events = set()
         self.failures = []
         self.seen_actions = set()
+        self.refresh = None
 
     def fail(self, what):
         self.failures.append(what)
@@ -255,6 +261,7 @@ class Checker:
                         self.fail(f"apply --json line {n + 1} ({line.get('type')}): "
                                   f"{'/'.join(map(str, e.absolute_path))}: {e.message}")
                 self.events_refused(lines)
+                self.refresh_case(d, env)
                 plan = [line for line in lines if line.get("type") == "plan"]
                 if len(plan) != 1:
                     self.fail(f"apply --json: expected one plan line, got {len(plan)}")
@@ -273,6 +280,37 @@ class Checker:
                     sim.wait(timeout=10)
                 except subprocess.TimeoutExpired:
                     sim.kill()
+
+    def refresh_case(self, d, env):
+        """plan --refresh-only's document, against schemas/refresh.schema.json, with a change made
+        outside dbform (the simulator's console) so that its changes are not empty."""
+        if not self.refresh:
+            return
+        state = json.loads((d / "dbform.state.json").read_text()) if (d / "dbform.state.json").exists() else None
+        services = [r for r in (state or {}).get("resources", []) if r["kind"] == "service" and r["id"]]
+        if not services:
+            self.fail("plan --refresh-only: the applies recorded no service to change outside dbform")
+            return
+        root = env["DBFORM_API_URL"].split("/public/")[0]
+        console = urllib.request.Request(f"{root}/_sim/services/{services[0]['id']}/resize",
+                                         data=b'{"cpu_millis": 4000, "memory_gbs": 16}', method="POST",
+                                         headers={"Content-Type": "application/json"})
+        urllib.request.urlopen(console, timeout=10).read()
+        p = self.run(d, "plan", "--refresh-only", "--format", "json", env=env, ok=(0,))
+        try:
+            doc = json.loads(p.stdout)
+        except json.JSONDecodeError as e:
+            self.fail(f"plan --refresh-only: stdout is not one JSON document ({e})")
+            return
+        if not doc.get("changes"):
+            self.fail("plan --refresh-only: a change made in the console is not reported")
+        for e in list(self.refresh.iter_errors(doc))[:5]:
+            self.fail(f"plan --refresh-only: {'/'.join(map(str, e.absolute_path))}: {e.message}")
+        self.no_secrets(p.stdout, state, "plan --refresh-only")
+        broken = copy.deepcopy(doc)
+        broken["summary"]["has_changes"] = "yes"
+        if self.refresh.is_valid(broken):
+            self.fail("refresh.schema.json accepts a summary whose has_changes is not a boolean")
 
     def events_refused(self, good_lines):
         """Event lines that break the events schema's promises must be invalid."""
@@ -327,8 +365,13 @@ def main():
     ap.add_argument("--dbform", required=True)
     ap.add_argument("--schema", required=True)
     ap.add_argument("--events-schema", required=True)
+    ap.add_argument("--refresh-schema", help="schemas/refresh.schema.json: plan --refresh-only's document")
     args = ap.parse_args()
     c = Checker(args.dbform, args.schema, args.events_schema)
+    if args.refresh_schema:
+        refresh_schema = json.loads(Path(args.refresh_schema).read_text())
+        Draft202012Validator.check_schema(refresh_schema)
+        c.refresh = Draft202012Validator(refresh_schema)
 
     c.plan_case("no-state", None, expect_saved=True)
     c.plan_case("every-action", every_action_state(with_conflict=True), expect_saved=False)
