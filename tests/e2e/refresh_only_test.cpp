@@ -180,7 +180,7 @@ TEST_CASE("e2e: a plan from the state alone says how long ago the state was refr
   CHECK_FALSE(contains(sb.run({"plan"}).out, "last refreshed"));
 }
 
-TEST_CASE("e2e: a scheduled apply --refresh-only that finds nothing leaves main's saved plan good; one that records drift does not") {
+TEST_CASE("e2e: a scheduled apply --refresh-only that finds nothing leaves main's saved plan good, and one that records drift makes it stale") {
   Sandbox sb;
   sb.write("dbform.yaml", manifest({}, {orders_yaml()}));
   REQUIRE(sb.apply().exit_code == 0);
