@@ -17,6 +17,7 @@
 #include "state/previews.h"
 #include "cli/manual.h"
 #include "ops/address.h"
+#include "ops/sealed.h"
 #include "util/atomic_file.h"
 #include "util/duration.h"
 #include "util/env.h"
@@ -72,7 +73,7 @@ Connection recorded_connection(const State& state, const std::string& text) {
   c.address = r.address;
   c.target.host = r.endpoint_host;
   c.target.port = *r.endpoint_port;
-  c.target.password = owner->initial_password;
+  c.target.password = owner->initial_password.text();
   return c;
 }
 
@@ -214,6 +215,7 @@ psql's exit status; with `--check` 0 when the service accepted the connection, 1
       throw UsageError("--check runs no psql, so it takes no psql arguments (" + join(opts->psql_args, " ") + ")");
     auto store = open_state_store(opts->state);
     State state = read_recorded_state(*store, false);
+    require_state_key(*store, state, "connect");  // it logs in with the recorded password
     const Connection c = recorded_connection(state, opts->address);
     exit_code = opts->check ? check(c) : run_psql(c, opts->psql_args);
   });

@@ -54,7 +54,7 @@ int query_a_service(const State& state, const std::string& address) {
   }
   const std::string port = std::to_string(*r->endpoint_port);
   const char* keys[] = {"host", "port", "user", "dbname", "password", "sslmode", nullptr};
-  const char* values[] = {r->endpoint_host.c_str(), port.c_str(), "tsdbadmin", "tsdb", r->initial_password.c_str(),
+  const char* values[] = {r->endpoint_host.c_str(), port.c_str(), "tsdbadmin", "tsdb", r->initial_password.text().c_str(),
                           "require", nullptr};
   std::unique_ptr<PGconn, void (*)(PGconn*)> conn(PQconnectdbParams(keys, values, 0), PQfinish);
   if (PQstatus(conn.get()) != CONNECTION_OK) {

@@ -12,6 +12,7 @@
 #include "cli/manual.h"
 #include "ops/connections.h"
 #include "ops/address.h"
+#include "ops/sealed.h"
 #include "util/json_limits.h"
 #include "util/text.h"
 
@@ -63,7 +64,7 @@ std::optional<std::pair<std::string, int>> vpc_endpoint(const ResourceRecord& r)
 
 std::string connection_string(const State& state, const ResourceRecord& r, const std::string& host,
                               const std::optional<int>& port) {
-  return postgres_uri({"tsdbadmin", password_owner(state, r).initial_password, host, port.value_or(0), "tsdb",
+  return postgres_uri({"tsdbadmin", password_owner(state, r).initial_password.text(), host, port.value_or(0), "tsdb",
                        "sslmode=require"});
 }
 
@@ -100,7 +101,7 @@ std::optional<std::string> field_value(const State& state, const ResourceRecord&
   if (!connectable(r)) return std::nullopt;
   if (is_secret(field))
     if (const std::string problem = unrotated_fork_problem(password_owner(state, r)); !problem.empty()) throw Error(problem);
-  if (field == "password") return opt(password_owner(state, r).initial_password);
+  if (field == "password") return opt(password_owner(state, r).initial_password.text());
   if (field == "connection_string" && !r.endpoint_host.empty())
     return connection_string(state, r, r.endpoint_host, r.endpoint_port);
   if (field == "pooler_connection_string" && !r.pooler_host.empty())
@@ -209,7 +210,7 @@ void print_env(const State& state, const std::vector<const ResourceRecord*>& rec
 // every value there, so a host (or password) `*` from the API is written `\*`, which matches only `*`.
 void print_pgpass(const State& state, const std::vector<const ResourceRecord*>& records) {
   for (const auto* r : records) {
-    const std::string& password = password_owner(state, *r).initial_password;
+    const std::string& password = password_owner(state, *r).initial_password.text();
     if (const std::string problem = unrotated_fork_problem(password_owner(state, *r)); !problem.empty()) {
       std::cerr << "note: " << problem << "\n";
       continue;
@@ -242,10 +243,11 @@ void print_record(const State& state, const ResourceRecord& r, bool show_secrets
   const ResourceRecord& owner = password_owner(state, r);
   const bool unrotated = !unrotated_fork_problem(owner).empty();
   std::cout << "  password "
-            << (owner.initial_password.empty() ? "(unknown)"
-                : unrotated                    ? "(its source's, not rotated yet: dbform preview up)"
-                : show_secrets                 ? owner.initial_password
-                                               : "(sensitive)")
+            << (owner.initial_password.empty()       ? "(unknown)"
+                : unrotated                          ? "(its source's, not rotated yet: dbform preview up)"
+                : owner.initial_password.is_sealed() ? "(sealed)"
+                : show_secrets                       ? owner.initial_password.text()
+                                                     : "(sensitive)")
             << (&owner != &r ? " (its service's: " + owner.address + ")" : "") << "\n";
 }
 
@@ -283,7 +285,9 @@ void add_output_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("output", "print recorded ids, endpoints and (when asked) passwords");
   set_manual(*cmd, {.text = R"(Prints what the state records, with no API call. Without ADDRESS: every resource, sorted by address (a project's resources together), as a table (text), as JSON, as `export` lines for a shell (`env`: one block per service and read replica set, named `DBFORM_<PROJECT>_<NAME>_<FIELD>` upper-cased, every character other than A-Z and 0-9 turned into `_`; two resources that would set the same name are an error) or as lines of a pgpass file. `ADDRESS` prints one resource in the format asked for (text by default, or JSON); `ADDRESS.FIELD` prints one raw value, for pipelines: `$(dbform output orders.host)`. With no state at the path (a mistyped `--state` or `DBFORM_STATE`), a listing warns on stderr and prints nothing, and an ADDRESS is an error, as plan warns.
 
-A password or a connection string (which holds the password, percent-encoded) is printed only when asked for by field, with `--format env` or `pgpass`, or with `--show-secrets`; text and JSON show `(sensitive)` otherwise. A read replica set shares its service's password, and an imported or adopted service has none known until `dbform rotate-password` sets one: a listing notes it on stderr, and `.password`, `.connection_string` and `.pooler_connection_string` of such a service exit 1 saying so (a connection string without its password would not log in). A preview's fork whose password is not its own yet (a fork starts with its source's) is refused the same way, and left out of listings with a note: `dbform preview up NAME` finishes it. A pooler field of a service whose pooler is off exits 1 naming `connection_pooler`. Connection strings are `postgres://tsdbadmin:PASSWORD@HOST:PORT/tsdb?sslmode=require`.)",
+A password or a connection string (which holds the password, percent-encoded) is printed only when asked for by field, with `--format env` or `pgpass`, or with `--show-secrets`; text and JSON show `(sensitive)` otherwise. A read replica set shares its service's password, and an imported or adopted service has none known until `dbform rotate-password` sets one: a listing notes it on stderr, and `.password`, `.connection_string` and `.pooler_connection_string` of such a service exit 1 saying so (a connection string without its password would not log in). A preview's fork whose password is not its own yet (a fork starts with its source's) is refused the same way, and left out of listings with a note: `dbform preview up NAME` finishes it. A pooler field of a service whose pooler is off exits 1 naming `connection_pooler`. Connection strings are `postgres://tsdbadmin:PASSWORD@HOST:PORT/tsdb?sslmode=require`.
+
+When the state's passwords are sealed (docs/state.md), ids, endpoints and statuses print without the key, and a sealed password shows as `(sealed)`; a password or connection string asked for by field, `--format env`, `--format pgpass` and `--show-secrets` need the key (`DBFORM_STATE_PASSPHRASE` or `DBFORM_STATE_KEY_FILE`) and exit 1 saying so without it.)",
                     .environment = {},
                     .examples = {{"Every recorded resource", "dbform output"},
                                  {"Connect with psql", "psql \"$(dbform output acme/services/orders.connection_string)\""},
@@ -314,6 +318,10 @@ A password or a connection string (which holds the password, percent-encoded) is
       throw Error(no_state_at + ", so `" + opts->target + "` is not recorded. " + point_it);
     if (no_state) std::cerr << "warning: " << no_state_at << ": nothing is recorded. " << point_it << ".\n";
     const bool lines = opts->format == "env" || opts->format == "pgpass";
+    // Whatever prints a password needs the key of a state whose passwords are sealed; the other
+    // fields (ids, endpoints, statuses) read without it.
+    if (lines) require_state_key(*store, state, "output --format " + opts->format);
+    if (opts->show_secrets) require_state_key(*store, state, "output --show-secrets");
     auto print_lines = [&](const std::vector<const ResourceRecord*>& records) {
       if (opts->format == "env") return print_env(state, records);
       print_pgpass(state, records);
@@ -333,6 +341,7 @@ A password or a connection string (which holds the password, percent-encoded) is
     }
     auto [address, field] = split_field(state, opts->target);
     const ResourceRecord& r = resolve_address(state, address);
+    if (is_secret(field) && connectable(r)) require_state_key(*store, state, "output " + r.address + "." + field);
     if (field.empty()) {
       if (opts->format == "text") print_record(state, r, opts->show_secrets);
       else if (!lines) std::cout << dump_json(record_output(state, r, opts->show_secrets), 2) << "\n";

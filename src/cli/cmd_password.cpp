@@ -49,6 +49,7 @@ It is recorded as pending in the state before the call and as the password once 
          },
          clock, opts->address, password});
     const std::string& address = out.address;
+    if (!out.clear_warning.empty()) std::cerr << "warning: " << out.clear_warning << "\n";
     std::cout << "The password of " << address << " was changed and recorded. `dbform output " << address
               << ".password` prints it.\n";
     exit_code = 0;

@@ -10,6 +10,7 @@
 #include "cli/context.h"
 #include "cli/manual.h"
 #include "ops/preview.h"
+#include "ops/sealed.h"
 #include "cli/render_events.h"
 #include "cli/render_policy.h"
 #include "cli/render_preview.h"
@@ -116,6 +117,7 @@ int run_up(const PreviewOptions& opts) {
   const PreviewUpOutcome out = preview_up_operation(
       {*session.context, manifest, opts.project, opts.name, opts.reset, policies, *connector, opts.format == "markdown"},
       progress);
+  if (!out.clear_warning.empty() && !out.state.resources.empty()) std::cerr << "warning: " << out.clear_warning << "\n";
   // A preview is reported once it is whole.
   if (out.interrupted || out.failed) return exit_code_of(out.interrupted, out.failed);
   int exit_code = 0;
@@ -134,6 +136,7 @@ int run_diff(const PreviewOptions& opts) {
   require_preview_name(opts.name);
   auto store = open_state_store(opts.state);
   const State state = read_recorded_state(*store, false);
+  require_state_key(*store, state, "preview diff");  // it connects to each fork with its password
   const auto connector = libpq_connector();
   const DiffOutcome diff = diff_preview({state, opts.project, opts.name, *connector});
   const std::string heading = "Preview " + opts.name + (opts.project.empty() ? "" : " of project " + opts.project);

@@ -50,9 +50,12 @@ int push_state(const std::string& source, bool force, const StateOptions& opts) 
 constexpr const char* kKeyText =
     "The key is `DBFORM_STATE_PASSPHRASE` (stretched with scrypt; its salt is stored in the state) or "
     "`DBFORM_STATE_KEY_FILE` (a file of exactly 32 random bytes: `head -c 32 /dev/urandom > state.key`). With a key "
-    "set, every write of the state (the document, its `.backup`, the journal, recovery files, `state pull`) is sealed "
-    "with AES-256-GCM, and reading needs the same key. Each command rewrites the whole state once, under the lock; "
-    "the file store rewrites its `.backup` in the new form too.";
+    "set, each password the state holds is sealed on its own with AES-256-GCM, bound to its record (kind, project "
+    "and id), in every write (the document, its `.backup`, the journal, recovery files, `state pull`); everything "
+    "else reads without the key, so `plan`, `state list | show` and `output` of ids and endpoints need none. Each "
+    "command rewrites the whole state once, under the lock; the file store rewrites its `.backup` in the new form "
+    "too. A state sealed whole by an older dbform is read with its key, and `state encrypt` rewrites it in this "
+    "form.";
 
 // `state encrypt | decrypt | rekey`: one whole write under the lock, read with one key and written
 // with another (or none). The file store rewrites its .backup in the new form too.
@@ -67,19 +70,19 @@ int rewrite_state(const Rekeying& how, const StateOptions& opts) {
       state_rewrite_operation({access_of(*store, how.operation, opts), how.read_with, how.write_with});
   if (!out.rewritten) {
     std::cout << store->describe()
-              << (out.after.empty() ? " is not encrypted" : " is already encrypted with key id " + out.after)
+              << (out.after.empty() ? " holds no sealed password" : "'s passwords are already sealed with key id " + out.after)
               << "; nothing was changed.\n";
     return 0;
   }
   const std::string was = out.before.empty() ? "plain" : "key id " + out.before;
-  const std::string now = out.after.empty() ? "plain (passwords readable by whoever can read it)" : "key id " + out.after;
+  const std::string now = out.after.empty() ? "plain (passwords readable by whoever can read it)" : "passwords sealed with key id " + out.after;
   std::cout << store->describe() << ": " << was << " -> " << now << ", serial " << out.serial
             << (out.backup_too ? "; its .backup too" : "") << ".\n";
   if (how.write_with && !out.before.empty())
     std::cout << "The old key no longer opens it: from now on give the new key (now in " << how.write_with->origin()
               << ") as DBFORM_STATE_PASSPHRASE or DBFORM_STATE_KEY_FILE.\n";
   if (!how.write_with)
-    std::cout << "Unset DBFORM_STATE_PASSPHRASE / DBFORM_STATE_KEY_FILE, or the next write encrypts it again.\n";
+    std::cout << "Unset DBFORM_STATE_PASSPHRASE / DBFORM_STATE_KEY_FILE, or the next write seals them again.\n";
   return 0;
 }
 
@@ -126,17 +129,20 @@ void add_state_command(CLI::App& app, int& exit_code) {
   add_state_options(*show, *opts, false);
   set_manual(*show, {.text = "Prints one resource's record as JSON, as the state holds it: id, status, endpoints, "
                              "the settings it was given and what the API showed at the last refresh, a pending call "
-                             "or intent. Passwords are shown as `(sensitive)`; `dbform output ADDRESS.password` "
-                             "prints one. ADDRESS may be short (`orders`, `services/orders`) when one record has it.",
+                             "or intent. Passwords are shown as `(sensitive)`, or `(sealed)` when sealed and no key is set "
+                             "(none is needed here); `dbform output ADDRESS.password` prints one. ADDRESS may be short (`orders`, `services/orders`) when one record has it.",
                      .environment = {},
                      .examples = {{"One service's record", "dbform state show acme/services/orders"}}});
   show->add_option("address", *targets, "resource address")->required()->expected(1);
   show->callback([opts, targets, &exit_code] {
     auto store = open_state_store(*opts);
     State state = read_recorded_state(*store, true);
-    nlohmann::json j = record_to_json(resolve_address(state, targets->front()));
-    if (!j["initial_password"].get<std::string>().empty()) j["initial_password"] = "(sensitive)";
-    if (j.contains("pending_password")) j["pending_password"] = "(sensitive)";
+    const ResourceRecord& rec = resolve_address(state, targets->front());
+    nlohmann::json j = record_to_json(rec);
+    // A password in clear shows as (sensitive); one sealed and not opened (no key) as (sealed).
+    auto hidden = [](const Secret& s) { return s.is_sealed() ? "(sealed)" : "(sensitive)"; };
+    if (!rec.initial_password.empty()) j["initial_password"] = hidden(rec.initial_password);
+    if (!rec.pending_password.empty()) j["pending_password"] = hidden(rec.pending_password);
     // What the API last answered is kept scrubbed; scrubbed again here for records written before.
     std::cout << scrub(dump_json(j, 2)) << "\n";
     exit_code = 0;
@@ -233,26 +239,26 @@ void add_state_command(CLI::App& app, int& exit_code) {
   push->add_flag("--force", *force, "push even another lineage or an older serial");
   push->callback([opts, source, force, &exit_code] { exit_code = push_state(*source, *force, *opts); });
 
-  auto* encrypt = cmd->add_subcommand("encrypt", "encrypt the state with the key of DBFORM_STATE_PASSPHRASE or "
+  auto* encrypt = cmd->add_subcommand("encrypt", "seal the state's passwords with the key of DBFORM_STATE_PASSPHRASE or "
                                                  "DBFORM_STATE_KEY_FILE");
   set_manual(*encrypt, {.text = kKeyText,
                         .environment = {},
-                        .examples = {{"Encrypt the state with a key file", "head -c 32 /dev/urandom > state.key\n"
+                        .examples = {{"Seal the state's passwords with a key file", "head -c 32 /dev/urandom > state.key\n"
                                                                           "DBFORM_STATE_KEY_FILE=state.key dbform state encrypt"}}});
   add_state_options(*encrypt, *opts, true);
   encrypt->callback([opts, &exit_code] {
     auto key = required_key("state encrypt");
     exit_code = rewrite_state({"state encrypt", key, key}, *opts);
   });
-  auto* decrypt = cmd->add_subcommand("decrypt", "store the state as plain JSON again (its key is needed to read it)");
+  auto* decrypt = cmd->add_subcommand("decrypt", "store the state's passwords in clear again (its key is needed to open them)");
   set_manual(*decrypt, {.text = kKeyText,
                         .environment = {},
-                        .examples = {{"Store it as plain JSON again", "DBFORM_STATE_KEY_FILE=state.key dbform state decrypt"}}});
+                        .examples = {{"Store its passwords in clear again", "DBFORM_STATE_KEY_FILE=state.key dbform state decrypt"}}});
   add_state_options(*decrypt, *opts, true);
   decrypt->callback([opts, &exit_code] {
     exit_code = rewrite_state({"state decrypt", required_key("state decrypt"), std::nullopt}, *opts);
   });
-  auto* rekey = cmd->add_subcommand("rekey", "encrypt the state with a new key (DBFORM_STATE_NEW_PASSPHRASE or "
+  auto* rekey = cmd->add_subcommand("rekey", "seal the state's passwords with a new key (DBFORM_STATE_NEW_PASSPHRASE or "
                                              "DBFORM_STATE_NEW_KEY_FILE)");
   set_manual(*rekey, {.text = std::string(kKeyText) + "\n\nThe current key is read from those variables, the new "
                               "one from `DBFORM_STATE_NEW_PASSPHRASE` or `DBFORM_STATE_NEW_KEY_FILE`.",

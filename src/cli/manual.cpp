@@ -48,8 +48,9 @@ const std::vector<Variable> kEnvironment = {
     {"DBFORM_STATE", "the state, instead of `--state`: a file, a `postgres://` URL or a libpq keyword string "
                      "(`host=... dbname=...`)"},
     {"DBFORM_WORKSPACE", "which state of a PostgreSQL database, instead of `--workspace` (default `default`)"},
-    {"DBFORM_STATE_PASSPHRASE", "the passphrase the state is encrypted with (stretched with scrypt)"},
-    {"DBFORM_STATE_KEY_FILE", "a file of exactly 32 random bytes the state is encrypted with"},
+    {"DBFORM_STATE_PASSPHRASE", "the passphrase the state's passwords are sealed with (stretched with scrypt); only "
+                                "the commands that read or record a password need it"},
+    {"DBFORM_STATE_KEY_FILE", "a file of exactly 32 random bytes the state's passwords are sealed with"},
     {"DBFORM_STATE_NEW_PASSPHRASE", "`state rekey`: the new passphrase"},
     {"DBFORM_STATE_NEW_KEY_FILE", "`state rekey`: the new key file"},
     {"DBFORM_POLICY", "the rule files every plan is checked against, instead of `--policy`: a `:`-separated list "

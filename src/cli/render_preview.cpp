@@ -99,7 +99,7 @@ std::string render_preview_env(const RecordedPreview& p) {
     if (rec->endpoint_host.empty() || rec->initial_password.empty())
       throw Error(rec->address + " has no " + (rec->endpoint_host.empty() ? "endpoint" : "known password") +
                   " recorded yet: run `dbform preview up " + p.name + "` again to finish it");
-    const std::string url = postgres_uri({"tsdbadmin", rec->initial_password, rec->endpoint_host,
+    const std::string url = postgres_uri({"tsdbadmin", rec->initial_password.text(), rec->endpoint_host,
                                           rec->endpoint_port.value_or(0), "tsdb", "sslmode=require"});
     out += env_variable(service_of(*rec)) + "=" + shell_quote(url) + "\n";
   }

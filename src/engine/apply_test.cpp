@@ -139,7 +139,7 @@ TEST_CASE("engine: a create whose outcome is unknown is looked up by name before
     h.fake.set_handler([&](const HttpRequest& r) {
       // The new password is on disk, as pending, before the call that sets it.
       auto rec = h.store.last_record("p1/services/orders");
-      if (rec && path_of(r).ends_with("/services/svc-9/updatePassword")) pending_when_sent = rec->pending_password;
+      if (rec && path_of(r).ends_with("/services/svc-9/updatePassword")) pending_when_sent = rec->pending_password.text();
       return R::response(204);
     });
     ApplyResult result = h.apply();
@@ -161,9 +161,9 @@ TEST_CASE("engine: a create whose outcome is unknown is looked up by name before
     std::string sent_body;
     for (const auto& r : h.fake.requests())
       if (path_of(r).ends_with("/updatePassword")) sent_body = r.body;
-    CHECK(rec->initial_password.size() >= 32);
-    CHECK(json::parse(sent_body) == json{{"password", rec->initial_password}});
-    CHECK(pending_when_sent == rec->initial_password);
+    CHECK(rec->initial_password.text().size() >= 32);
+    CHECK(json::parse(sent_body) == json{{"password", rec->initial_password.text()}});
+    CHECK(pending_when_sent == rec->initial_password.text());
     CHECK(rec->pending_password.empty());
     return;
   }
@@ -668,7 +668,7 @@ TEST_CASE("engine: a service whose new password is on the way is not polled, so 
   CHECK(result.failures.empty());
   CHECK(result.ready == 4);
   CHECK(h.fake.count("POST", "/services/svc-adopted/updatePassword") == 1);
-  CHECK(h.state.find("p1/services/adopted")->initial_password.size() >= 32);
+  CHECK(h.state.find("p1/services/adopted")->initial_password.text().size() >= 32);
 }
 
 namespace {

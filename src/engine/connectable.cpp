@@ -34,7 +34,7 @@ ConnectTarget connect_target(const ResourceRecord& rec) {
   ConnectTarget target;
   target.host = rec.endpoint_host;
   target.port = rec.endpoint_port.value_or(0);
-  target.password = rec.initial_password;
+  target.password = rec.initial_password.text();
   return target;
 }
 

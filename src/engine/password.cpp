@@ -42,7 +42,7 @@ void rotate_password(ApiClient& api, StateStore& store, State& state, const std:
   ResourceRecord& rec = *state.find(address);
   // A pending password may be the one the service has (its change's answer was lost): it is kept
   // until the service is known to have another, so it is set again first.
-  if (!rec.pending_password.empty() && rec.pending_password != password) {
+  if (!rec.pending_password.empty() && rec.pending_password != Secret(password)) {
     if (const std::string why = set_pending(api, store, state, rec, key, clock); !why.empty())
       throw Error("an earlier password change of " + address +
                   " is still pending (the service may have that password) and could not be completed: " + why +

@@ -26,7 +26,7 @@ TEST_CASE("engine: rotate_password journals the new password, sends it once, and
     if (r.method == "POST" && path_of(r).ends_with("/services/svc-1/updatePassword")) {
       sent.push_back(json::parse(r.body).at("password"));
       const auto saved = h.store.last_record(kOrders);
-      pending_when_sent.push_back(saved ? saved->pending_password : "(no record saved)");
+      pending_when_sent.push_back(saved ? saved->pending_password.text() : "(no record saved)");
       return R::response(sent.back() == "refused-password-0123" ? 400 : 204,
                          sent.back() == "refused-password-0123" ? R"({"message":"too weak"})" : "");
     }

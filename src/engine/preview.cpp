@@ -291,7 +291,7 @@ ApplyResult PreviewRunner::up(const PreviewUpPlan& up, const std::map<std::strin
     }
     ResourceRecord& rec = *state.find(address);
     rec.settings[kPreviewKey]["password_rotated"] = true;  // saved with the pending password, before the call
-    const std::string password = rec.pending_password.empty() ? random_password() : rec.pending_password;
+    const std::string password = rec.pending_password.empty() ? random_password() : rec.pending_password.text();
     try {
       rotate_password(api_, store_, state, address, key, password, clock_);
       events_.on_event({EventKind::Updated, address, rec.id, rec.status, Duration(0), "updatePassword"});

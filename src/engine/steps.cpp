@@ -137,7 +137,7 @@ void Steps::send_create(WorkQueue<Outcome>& workers, size_t o) {
 
 void Steps::send_password(WorkQueue<Outcome>& workers, size_t o) {
   const ResourceRecord& rec = record_of(o);
-  submit(workers, o, [this, &a = action_of(o), id = rec.id, password = rec.pending_password,
+  submit(workers, o, [this, &a = action_of(o), id = rec.id, password = rec.pending_password.text(),
                       key = run_.key_of(action_of(o))] { return set_password(run_.api_, a, id, key, password); });
 }
 

@@ -8,6 +8,7 @@
 #include "ops/keys.h"
 #include "ops/recovery.h"
 #include "ops/refresh_only.h"
+#include "ops/sealed.h"
 #include "plan/differ.h"
 #include "policy/evaluate.h"
 #include "util/text.h"
@@ -160,6 +161,19 @@ Prepared load_saved_plan(const ApplyRequest& r) {
   return p;
 }
 
+// A plan that records a password (a create, fork, adoption or pending rotation), or one whose
+// services are checked with their passwords (--wait-connectable), needs the key of a state whose
+// passwords are sealed: refused before the question, any write and any call that changes anything
+// (only the refresh's reads were made, and they made the plan). Without a key on a state in clear,
+// it warns, once approved, that the passwords are kept in clear. Returns that warning ("" for none).
+std::string check_sealed_passwords(const ApplyRequest& r, const Prepared& p) {
+  if (r.engine.connectable.check) require_state_key(r.store, p.state, "apply --wait-connectable");
+  if (!plan_records_password(p.plan, p.state)) return "";
+  require_state_key(r.store, p.state, "this apply",
+                    "its plan records a new password: a create, fork, adoption or rotation");
+  return clear_password_warning(r.store, p.state);
+}
+
 }  // namespace
 
 ApplyOutcome apply_operation(const ApplyRequest& r, ApplyReporter& reporter, const Approver& approve) {
@@ -186,11 +200,13 @@ ApplyOutcome apply_operation(const ApplyRequest& r, ApplyReporter& reporter, con
     reporter.nothing_to_do();
     return ended(ApplyOutcome::End::NothingToDo);
   }
+  const std::string in_clear = check_sealed_passwords(r, p);
   // A saved plan was reviewed when it was made.
   if (!r.saved && !r.auto_approve && !approve()) {
     reporter.cancelled();
     return ended(ApplyOutcome::End::Cancelled);
   }
+  if (!in_clear.empty()) reporter.warning(Diagnostic{Severity::Warning, {}, "", in_clear, ""});
   if (stamp) stamp_refresh(p.state, "apply", r.clock, true);  // saved by the refresh's or the engine's first write
   record_refresh(p.refreshed, p.state, r.store);
   record_imports(p.plan, p.imports, p.state);  // saved with the engine's first write

@@ -375,3 +375,37 @@ TEST_CASE("ops: the policies are checked by the operation: a mandatory violation
              Catch::Contains("the plan was checked against no policy, and this apply is given base.yaml"));
   CHECK(h.fake.requests().empty());
 }
+
+TEST_CASE("ops: an apply whose plan records a password needs the key of a sealed state, and warns on a clear one") {
+  Harness h;
+  h.service("p1", "orders");
+  empty_project(h);
+  Reporter reporter(h.events);
+  ApplyRequest request = request_of(h, h.store, from_state_alone(), env_with());
+  request.auto_approve = true;
+  auto warned = [&] {
+    return std::any_of(reporter.said.begin(), reporter.said.end(), [](const std::string& s) {
+      return s.find("kept in clear") != std::string::npos &&
+             s.find("DBFORM_STATE_PASSPHRASE or DBFORM_STATE_KEY_FILE") != std::string::npos;
+    });
+  };
+
+  SECTION("its passwords sealed, no key: refused before any call or write") {
+    State sealed = new_state();
+    sealed.secrets_key_id = "0123456789abcdef";
+    h.store.write(sealed);
+    const auto writes = h.store.writes();
+    const std::string msg = message_of([&] { apply_operation(request, reporter, [] { return true; }); });
+    CHECK_THAT(msg, Catch::Contains("this apply needs the state's key (its plan records a new password") &&
+                        Catch::Contains("DBFORM_STATE_PASSPHRASE or DBFORM_STATE_KEY_FILE") &&
+                        Catch::Contains("key id 0123456789abcdef"));
+    CHECK(h.fake.count("POST", "/services") == 0);
+    CHECK(h.store.writes() == writes);
+    CHECK_FALSE(warned());
+  }
+  SECTION("in clear, no key: applied, with a warning naming both variables") {
+    ApplyOutcome done = apply_operation(request, reporter, [] { return true; });
+    CHECK(done.result.created == 1);
+    CHECK(warned());
+  }
+}

@@ -4,6 +4,7 @@
 
 #include "ops/keys.h"
 #include "ops/policy.h"
+#include "ops/sealed.h"
 
 namespace dbform {
 
@@ -74,6 +75,9 @@ PreviewUpOutcome preview_up_operation(const PreviewUpRequest& r, PreviewReporter
   PreviewUpOutcome out;
   ApplyResult last;
   out.state = with_locked_state(r.context.access, [&](State& state) {
+    // A fork records its own password: a state whose passwords are sealed needs the key first.
+    require_state_key(r.context.access.store, state, "preview up");
+    out.clear_warning = clear_password_warning(r.context.access.store, state);
     const auto now = r.context.clock.wall_now();
     std::vector<PreviewUpPlan> plans;  // every guard of every project before any call
     for (const DesiredProject* p : projects) plans.push_back(plan_preview_up(*p, r.name, state, now, r.reset));

@@ -67,6 +67,7 @@ struct PreviewUpOutcome {
   bool failed = false;       // a fork failed: reported, and the preview is not reported whole
   State state;               // as recorded at the end, with the preview's forks
   std::vector<std::string> projects;  // the preview's projects, in the manifests' order
+  std::string clear_warning;  // its passwords were recorded in clear (no key): why and how to seal them
   std::map<std::string, SchemaReport> schema;  // project -> its migrations (and diff), when it has any
 };
 

@@ -1,6 +1,7 @@
 #include "ops/rotate_password.h"
 
 #include "ops/keys.h"
+#include "ops/sealed.h"
 #include "ops/address.h"
 #include "plan/kinds.h"
 
@@ -9,6 +10,8 @@ namespace dbform {
 RotatePasswordOutcome rotate_password_operation(const RotatePasswordRequest& r) {
   RotatePasswordOutcome out;
   with_locked_state(r.access, [&](State& state) {
+    require_state_key(r.access.store, state, "rotate-password");  // it records the new password
+    out.clear_warning = clear_password_warning(r.access.store, state);
     const ResourceRecord& rec = resolve_address(state, r.address);
     if (rec.kind != ResourceKind::Service)
       throw UsageError(rec.address + " is a " + kind_noun(rec.kind) + ": only services have passwords" +

@@ -23,6 +23,7 @@ struct RotatePasswordRequest {
 
 struct RotatePasswordOutcome {
   std::string address;  // the service's full address
+  std::string clear_warning;  // the password was recorded in clear (no key): why and how to seal it
 };
 
 // Throws UsageError for an address that is not a recorded service with an id, Error when the call

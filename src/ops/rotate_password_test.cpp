@@ -16,7 +16,7 @@ TEST_CASE("ops: rotate-password journals the new password before its call and re
   std::string pending_when_sent;
   h.fake.set_handler([&](const HttpRequest& r) {
     if (r.method == "POST" && path_of(r).ends_with("/services/svc-orders/updatePassword")) {
-      pending_when_sent = store.last_record(kOrders)->pending_password;
+      pending_when_sent = store.last_record(kOrders)->pending_password.text();
       return R::response(204, "");
     }
     return R::response(404, R"({"message":"not scripted"})");

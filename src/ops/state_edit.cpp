@@ -99,6 +99,19 @@ State read_push_source(const std::string& source, const StateCipher& cipher,
   return checked_unique(parse_state(*text, source, cipher), source);
 }
 
+namespace {
+
+// Whether two states hold the same records (as shown, sealed values as read), whatever the form
+// their passwords are stored in.
+bool same_records(const State& a, const State& b) {
+  if (a.resources.size() != b.resources.size()) return false;
+  for (size_t i = 0; i < a.resources.size(); ++i)
+    if (record_to_json(a.resources[i]) != record_to_json(b.resources[i])) return false;
+  return true;
+}
+
+}  // namespace
+
 StatePushOutcome state_push_operation(const StatePushRequest& r) {
   StatePushOutcome out;
   const std::string dest = r.access.store.describe();
@@ -120,7 +133,10 @@ StatePushOutcome state_push_operation(const StatePushRequest& r) {
       if (state.serial > incoming.serial && !r.force)
         throw UsageError(dest + " is newer (" + theirs + ") than " + r.source + " (" + ours +
                          "); nothing was pushed. Pull it first, or pass --force to replace it with the older state");
-      if (serialize_state(state) == serialize_state(incoming)) return Changes{};
+      if (same_records(state, incoming)) return Changes{};
+      // A state whose passwords are sealed never gets a clear one: pushed without the key, the
+      // write refuses a clear password (with the key, it seals them).
+      if (incoming.secrets_key_id.empty()) incoming.secrets_key_id = state.secrets_key_id;
       // Written over what was just read, under the lock: the compare-and-swap of every write.
       incoming.lineage = state.lineage;
       incoming.serial = state.serial;
@@ -142,10 +158,12 @@ StateRewriteOutcome state_rewrite_operation(const StateRewriteRequest& r) {
       throw UsageError("there is no state at " + s.describe() + " yet; nothing to " + r.access.operation.substr(6));
     return std::move(*state);
   };
-  const State written = with_locked_state(r.access, [&](State&) {
+  const State written = with_locked_state(r.access, [&](State& state) {
     out.before = store.sealed_by();
     out.after = store.cipher().sealing_key_id();
-    if (out.before == out.after) return Changes{};
+    // A state sealed whole (the older form) is rewritten in the new form even with the same key.
+    if (out.before == out.after && !state.sealed_whole) return Changes{};
+    state.secrets_key_id = out.after;  // `state decrypt` writes every password in clear
     out.rewritten = true;
     return whole();
   }, read);

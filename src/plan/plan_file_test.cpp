@@ -103,7 +103,7 @@ TEST_CASE("plan: a plan document round-trips every field of every kind of action
 TEST_CASE("plan: a plan document holds no password from the state") {
   State s = every_action_state();
   const std::string text = plan_document_json(document(load(kManifest), s)).dump();
-  for (const auto& r : s.resources) CHECK(text.find(r.initial_password) == std::string::npos);
+  for (const auto& r : s.resources) CHECK(text.find(r.initial_password.text()) == std::string::npos);
   CHECK(text.find("password") == std::string::npos);
 }
 

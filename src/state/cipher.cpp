@@ -14,7 +14,8 @@ using nlohmann::json;
 namespace {
 
 constexpr const char* kScheme = "AES-256-GCM";
-constexpr int kSealedVersion = 2;  // a version older dbforms refuse with "upgrade dbform"
+constexpr int kSealedVersion = 2;
+constexpr const char* kSecretFormat = "dbform-secret";  // a version older dbforms refuse with "upgrade dbform"
 constexpr size_t kSaltBytes = 16;
 // The most a stored header may ask of scrypt (its memory is 128 * N * r bytes, here at most 256 MiB):
 // a hostile file must not make reading cost gigabytes.
@@ -88,8 +89,8 @@ std::string StateCipher::sealing_key_id() const {
   return key_id(k.is_passphrase ? k.derive(k.salt_for_sealing(), ScryptCost{}) : k.secret);
 }
 
-std::string StateCipher::seal(const std::string& plaintext, const std::string& format) const {
-  if (!seal_with_) return plaintext;
+json StateCipher::seal_secret(const std::string& clear, const std::string& binding) const {
+  if (!seal_with_) throw StateError("internal: a secret sealed without a key");
   auto& k = *seal_with_->impl_;
   json encryption = {{"scheme", kScheme}, {"nonce", base64_encode(random_bytes(kGcmNonceBytes))}};
   std::string key;
@@ -103,14 +104,23 @@ std::string StateCipher::seal(const std::string& plaintext, const std::string& f
     encryption["kdf"] = {{"name", "none"}};
   }
   encryption["key_id"] = key_id(key);
-  json envelope = {{"format", format}, {"version", kSealedVersion}, {"encryption", std::move(encryption)}};
+  json envelope = {{"format", kSecretFormat}, {"version", kSealedVersion}, {"encryption", std::move(encryption)}};
   const std::string nonce = *base64_decode(envelope["encryption"]["nonce"].get<std::string>());
-  const std::string sealed = base64_encode(aes_gcm_seal(key, nonce, plaintext, authenticated_header(envelope)));
-  // Written header first, for whoever looks at the file.
-  nlohmann::ordered_json out = {{"format", format}, {"version", kSealedVersion}};
-  out["encryption"] = nlohmann::ordered_json::parse(envelope["encryption"].dump());
-  out["ciphertext"] = sealed;
-  return out.dump();
+  envelope["ciphertext"] =
+      base64_encode(aes_gcm_seal(key, nonce, clear, authenticated_header(envelope) + "\n" + binding));
+  return envelope;
+}
+
+std::string StateCipher::open_secret(const json& envelope, const std::string& binding, const std::string& source) const {
+  if (!envelope.is_object() || envelope.value("format", json()) != kSecretFormat || !is_sealed(envelope))
+    throw StateError(source + ": expected a password (a string, or a sealed value with \"format\": \"" + kSecretFormat +
+                     "\"); the state was left untouched. Restore it from a backup (a state file's .backup, or the "
+                     "output of `dbform state pull`)");
+  return open_bytes(envelope, source, "\n" + binding,
+                    source + " does not open with the key from " + (open_with_ ? open_with_->origin() : "") +
+                        ": it was sealed for another record (copied there by hand?) or changed after dbform wrote "
+                        "it. Nothing was changed; restore the record from a backup (a state file's .backup, or the "
+                        "output of `dbform state pull`), or remove the value to forget the password");
 }
 
 bool StateCipher::is_sealed(const json& doc) { return doc.is_object() && doc.contains("encryption"); }
@@ -122,6 +132,11 @@ std::string StateCipher::key_id_of(const json& doc) {
 }
 
 std::string StateCipher::open(const json& envelope, const std::string& source) const {
+  return open_bytes(envelope, source, "", "");
+}
+
+std::string StateCipher::open_bytes(const json& envelope, const std::string& source, const std::string& extra_aad,
+                                    const std::string& forged) const {
   auto damaged = [&](const std::string& what) {
     return StateError(source + " is encrypted but its envelope is damaged (" + what +
                       "); nothing was changed. Restore it from a backup (a state file's .backup, or the output of "
@@ -175,7 +190,8 @@ std::string StateCipher::open(const json& envelope, const std::string& source) c
   auto sealed = base64_decode(text(envelope, "ciphertext"));
   if (!nonce || nonce->size() != kGcmNonceBytes) throw damaged("the nonce is not 12 bytes of base64");
   if (!sealed) throw damaged("the ciphertext is not base64");
-  auto plain = aes_gcm_open(key, *nonce, *sealed, authenticated_header(envelope));
+  auto plain = aes_gcm_open(key, *nonce, *sealed, authenticated_header(envelope) + extra_aad);
+  if (!plain && !forged.empty()) throw StateError(forged);
   if (!plain)
     throw StateError(source + " failed authentication with the key from " + k.origin +
                      " (key id " + id + "): it was changed or damaged after dbform wrote it. Nothing was changed; "

@@ -1,8 +1,10 @@
 #pragma once
-// Encryption of the state at rest: AES-256-GCM over the whole document and over each journal entry,
-// with a key from a key file (32 raw bytes) or a passphrase stretched by scrypt with a stored salt.
-// A sealed document is an envelope whose header (format, version, scheme, KDF parameters, key id,
-// nonce) is in the clear and authenticated; everything dbform knows is in the ciphertext.
+// Encryption of the state's secrets at rest: AES-256-GCM over each password on its own, bound to
+// its record, with a key from a key file (32 raw bytes) or a passphrase stretched by scrypt with a
+// stored salt. A sealed value is an envelope whose header (format, version, scheme, KDF parameters,
+// key id, nonce) is in the clear and authenticated together with its record's binding (kind,
+// project, id). Documents and journal entries sealed whole (the form dbform wrote before) are still
+// opened; they are no longer written.
 #include <memory>
 #include <optional>
 #include <string>
@@ -41,9 +43,13 @@ class StateCipher {
 
   bool seals() const { return seal_with_.has_value(); }
   bool has_key() const { return open_with_.has_value(); }
-  // `plaintext` itself when not sealing, else its envelope (one line of JSON) whose "format" is
-  // `format` ("dbform-state" for documents, "dbform-journal-entry" for entries).
-  std::string seal(const std::string& plaintext, const std::string& format) const;
+  // One secret's envelope ("format": "dbform-secret"), bound to `binding` (secret_binding of its
+  // record): its authenticated data is the envelope's header and the binding. Only when sealing.
+  nlohmann::json seal_secret(const std::string& clear, const std::string& binding) const;
+  // A secret's clear text. Throws StateError naming `source` (the record and field, never the
+  // value) when there is no key, the key is another one, or the value was sealed for another
+  // record (copied by hand) or changed.
+  std::string open_secret(const nlohmann::json& envelope, const std::string& binding, const std::string& source) const;
   // The key id this cipher seals with ("" when it does not): 16 hex digits that name a key without
   // revealing it.
   std::string sealing_key_id() const;
@@ -56,6 +62,9 @@ class StateCipher {
   std::string open(const nlohmann::json& envelope, const std::string& source) const;
 
  private:
+  // `extra_aad` is authenticated after the header: "" for whole documents, a secret's binding.
+  std::string open_bytes(const nlohmann::json& envelope, const std::string& source, const std::string& extra_aad,
+                         const std::string& forged) const;
   std::optional<StateKey> open_with_;
   std::optional<StateKey> seal_with_;
 };

@@ -116,7 +116,39 @@ const json* member(const json& j, const char* field) {
 
 }  // namespace
 
-json record_to_json(const ResourceRecord& r) {
+namespace {
+
+// A secret as a document holds it: in clear, sealed now (`cipher` seals), or as it was read sealed.
+// Writing a clear password into a state whose passwords are sealed (`sealed_with`), without the key,
+// is refused: such a state never gets a clear one.
+json secret_json(const Secret& s, const ResourceRecord& r, const char* field, const StateCipher* cipher,
+                 const std::string& sealed_with) {
+  if (s.empty()) return "";
+  if (s.is_sealed()) {
+    if (cipher && s.bound_to() != secret_binding(r))
+      throw StateError("refusing to write " + r.address + "'s " + field + ": it is sealed for " + kind_name(r.kind) +
+                       " id " + s.bound_to().substr(s.bound_to().rfind('\n') + 1) + ", and the record now holds id " +
+                       r.id + ", a binding only the key can renew. Set DBFORM_STATE_PASSPHRASE or "
+                       "DBFORM_STATE_KEY_FILE to the state's key; nothing was written");
+    return s.envelope();
+  }
+  if (cipher && cipher->seals()) return cipher->seal_secret(s.text(), secret_binding(r));
+  if (cipher && !sealed_with.empty())
+    throw StateError("refusing to write " + r.address + "'s " + field + " in clear: the state's passwords are sealed " +
+                     "(key id " + sealed_with + ") and no key is set. Set DBFORM_STATE_PASSPHRASE or "
+                     "DBFORM_STATE_KEY_FILE to the state's key; nothing was written");
+  return s.text();
+}
+
+json record_json(const ResourceRecord& r, const StateCipher* cipher, const std::string& sealed_with);
+
+}  // namespace
+
+json record_to_json(const ResourceRecord& r) { return record_json(r, nullptr, ""); }
+
+namespace {
+
+json record_json(const ResourceRecord& r, const StateCipher* cipher, const std::string& sealed_with) {
   json j = {{"address", r.address},
             {"project_id", r.project_id},
             {"kind", kind_name(r.kind)},
@@ -128,8 +160,9 @@ json record_to_json(const ResourceRecord& r) {
             {"status", r.status}});
   j["endpoint"] = endpoint_json(r.endpoint_host, r.endpoint_port);
   j["pooler_endpoint"] = endpoint_json(r.pooler_host, r.pooler_port);
-  j["initial_password"] = r.initial_password;
-  if (!r.pending_password.empty()) j["pending_password"] = r.pending_password;
+  j["initial_password"] = secret_json(r.initial_password, r, "initial_password", cipher, sealed_with);
+  if (!r.pending_password.empty())
+    j["pending_password"] = secret_json(r.pending_password, r, "pending_password", cipher, sealed_with);
   if (!r.observed.is_null()) j["observed"] = r.observed;
   if (!r.pending_call.is_null()) j["pending_call"] = r.pending_call;
   if (r.deleted_outside) j["deleted_outside"] = true;
@@ -140,7 +173,30 @@ json record_to_json(const ResourceRecord& r) {
   return j;
 }
 
-ResourceRecord record_from_json(json&& j, const std::string& source, size_t index) {
+// A password field: a string in clear, or a sealed value, opened when `cipher` has a key.
+Secret read_secret(json& j, const char* field, const ResourceRecord& r, const StateCipher& cipher,
+                   const std::string& source, size_t index) {
+  auto it = j.find(field);
+  if (it == j.end() || it->is_null()) return {};
+  const std::string where = source + ": resources[" + std::to_string(index) + "] (" + r.address + ")." + field;
+  if (it->is_string()) {
+    remember_secret(it->get<std::string>());
+    return Secret(it->get<std::string>());
+  }
+  if (!StateCipher::is_sealed(*it) || it->value("format", json()) != "dbform-secret" ||
+      !it->value("ciphertext", json()).is_string())
+    throw StateError(where + ": expected a password (a string, or a sealed value with \"format\": \"dbform-secret\"); "
+                     "the state file is not valid and was left untouched");
+  const std::string binding = secret_binding(r);
+  if (!cipher.has_key()) return Secret::sealed(std::move(*it), binding);
+  std::string clear = cipher.open_secret(*it, binding, where);
+  remember_secret(clear);
+  return Secret(std::move(clear));
+}
+
+}  // namespace
+
+ResourceRecord record_from_json(json&& j, const std::string& source, size_t index, const StateCipher& cipher) {
   RecordReader in(j, source, index);
   if (!j.is_object()) in.fail("", "an object");
   ResourceRecord r;
@@ -171,10 +227,8 @@ ResourceRecord record_from_json(json&& j, const std::string& source, size_t inde
   r.status = in.str("status", false);
   in.endpoint("endpoint", r.endpoint_host, r.endpoint_port);
   in.endpoint("pooler_endpoint", r.pooler_host, r.pooler_port);
-  r.initial_password = in.str("initial_password", false);
-  r.pending_password = in.str("pending_password", false);
-  remember_secret(r.initial_password);
-  remember_secret(r.pending_password);
+  r.initial_password = read_secret(j, "initial_password", r, cipher, source, index);
+  r.pending_password = read_secret(j, "pending_password", r, cipher, source, index);
   r.created_at = in.str("created_at", false);
   if (is_preview_record(r) && !parse_utc(r.created_at))  // a preview's age and order come from it
     in.fail("created_at", std::string(kUtcTimeExpected) + " for a preview's fork");
@@ -182,6 +236,10 @@ ResourceRecord record_from_json(json&& j, const std::string& source, size_t inde
   if (auto l = j.find("last_response"); l != j.end()) r.last_response = std::move(*l);
   return r;
 }
+
+namespace {
+State parse_document(json&& doc, const std::string& source, const StateCipher& cipher);
+}  // namespace
 
 State parse_state(const std::string& text, const std::string& source, const StateCipher& cipher,
                   std::string* sealed_by) {
@@ -191,14 +249,31 @@ State parse_state(const std::string& text, const std::string& source, const Stat
     throw StateError(source + ": " + problem + "; the state file was left untouched. Restore it from " + source +
                      ".backup or fix it by hand");
   if (StateCipher::is_sealed(doc)) {
+    // Sealed whole, as dbform wrote it before each password was sealed on its own: read with its
+    // key, and written in the new form at the next write.
     if (doc.value("format", json()) != "dbform-state")
       throw StateError(source + ": not a dbform state (expected \"format\": \"dbform-state\"); the state file was "
                        "left untouched");
-    if (sealed_by) *sealed_by = StateCipher::key_id_of(doc);
-    // What it holds is a plain document: an envelope inside an envelope is refused there.
-    return parse_state(cipher.open(doc, source), source);
+    const std::string key_id = StateCipher::key_id_of(doc);
+    const std::string inner = cipher.open(doc, source);
+    doc = parse_json_within(inner, JsonLimits{kMaxStateBytes, kMaxStateDepth}, problem);
+    if (doc.is_discarded() || StateCipher::is_sealed(doc))
+      throw StateError(source + ": what its envelope holds is not a state document; the state file was left "
+                       "untouched. Restore it from " + source + ".backup");
+    State state = parse_document(std::move(doc), source, cipher);
+    state.secrets_key_id = key_id;
+    state.sealed_whole = true;
+    if (sealed_by) *sealed_by = key_id;
+    return state;
   }
-  if (sealed_by) sealed_by->clear();
+  State state = parse_document(std::move(doc), source, cipher);
+  if (sealed_by) *sealed_by = state.secrets_key_id;
+  return state;
+}
+
+namespace {
+
+State parse_document(json&& doc, const std::string& source, const StateCipher& cipher) {
   auto fail = [&](const std::string& what) -> StateError {
     return StateError(source + ": " + what + "; the state file was left untouched");
   };
@@ -210,8 +285,13 @@ State parse_state(const std::string& text, const std::string& source, const Stat
     throw fail("state version " + std::to_string(version->get<long long>()) +
                " was written by a newer dbform (this one reads version " + std::to_string(kStateVersion) +
                "); upgrade dbform");
-  if (version->get<long long>() < 1) throw fail("\"version\" must be 1");
+  if (version->get<long long>() < 1) throw fail("\"version\" must be 1 or 2");
   State state;
+  if (auto k = doc.find("secrets_key_id"); k != doc.end() && !k->is_null()) {
+    if (!k->is_string() || k->get<std::string>().empty())
+      throw fail("\"secrets_key_id\" must be the key id its passwords are sealed with");
+    state.secrets_key_id = k->get<std::string>();
+  }
   auto lineage = doc.find("lineage");
   if (lineage == doc.end() || !lineage->is_string() || lineage->get<std::string>().empty())
     throw fail("\"lineage\" must be a non-empty string");
@@ -226,7 +306,7 @@ State parse_state(const std::string& text, const std::string& source, const Stat
   std::unordered_map<std::string, size_t> seen;  // address -> index
   state.resources.reserve(resources->size());
   for (size_t i = 0; i < resources->size(); ++i) {
-    ResourceRecord r = record_from_json(std::move((*resources)[i]), source, i);
+    ResourceRecord r = record_from_json(std::move((*resources)[i]), source, i, cipher);
     (*resources)[i] = nullptr;  // what was not moved into the record goes now: the DOM shrinks as records grow
     if (auto [at, first] = seen.emplace(r.address, i); !first)
       throw fail("resources[" + std::to_string(at->second) + "] and resources[" + std::to_string(i) +
@@ -237,6 +317,8 @@ State parse_state(const std::string& text, const std::string& source, const Stat
   state.refreshed = stamp_from_json(member(doc, "refreshed"));
   return state;
 }
+
+}  // namespace
 
 State checked_unique(State state, const std::string& source) {
   std::unordered_map<std::string, const ResourceRecord*> by_id;  // kind/project/id -> the first record
@@ -258,32 +340,46 @@ State checked_unique(State state, const std::string& source) {
       std::move(state));
 }
 
+std::string written_key_id(const State& state, const StateCipher& cipher) {
+  return cipher.seals() ? cipher.sealing_key_id() : state.secrets_key_id;
+}
+
 std::string serialize_state(const State& state, const StateCipher& cipher) {
   check_serial(state.serial);
+  const std::string key_id = written_key_id(state, cipher);
   json resources = json::array();
-  for (const auto& r : state.resources) resources.push_back(record_to_json(r));
+  for (const auto& r : state.resources) resources.push_back(record_json(r, &cipher, key_id));
   json doc = {{"format", "dbform-state"},
-              {"version", kStateVersion},
+              {"version", key_id.empty() ? kClearStateVersion : kStateVersion},
               {"lineage", state.lineage},
-              {"serial", state.serial},
-              {"resources", std::move(resources)}};
+              {"serial", state.serial}};
+  if (!key_id.empty()) doc["secrets_key_id"] = key_id;
   if (state.refreshed) doc["refreshed"] = stamp_json(*state.refreshed);
-  if (cipher.seals()) return cipher.seal(dump_json(doc), "dbform-state") + "\n";
+  doc["resources"] = std::move(resources);
   return dump_json(doc, 2) + "\n";
 }
 
 std::string journal_entry(const State& state, const std::vector<std::string>& changed, const StateCipher& cipher) {
   check_serial(state.serial + 1);
+  const std::string key_id = written_key_id(state, cipher);
   json upsert = json::array(), remove = json::array();
   for (const auto& address : changed) {
-    if (const ResourceRecord* r = state.find(address)) upsert.push_back(record_to_json(*r));
+    if (const ResourceRecord* r = state.find(address)) upsert.push_back(record_json(*r, &cipher, key_id));
     else remove.push_back(address);
   }
   json entry = {{"lineage", state.lineage}, {"serial", state.serial + 1}, {"upsert", std::move(upsert)},
                 {"remove", std::move(remove)}};
   // Carried by every entry, so that the stamp and the records it speaks of are written together.
   if (state.refreshed) entry["refreshed"] = stamp_json(*state.refreshed);
-  return cipher.seal(dump_json(entry), "dbform-journal-entry");
+  if (!key_id.empty()) entry["secrets_key_id"] = key_id;
+  return dump_json(entry);
+}
+
+std::string journal_entry_key_id(const json& entry) {
+  if (StateCipher::is_sealed(entry)) return StateCipher::key_id_of(entry);
+  if (!entry.is_object()) return "";
+  auto k = entry.find("secrets_key_id");
+  return k != entry.end() && k->is_string() ? k->get<std::string>() : "";
 }
 
 // {"lineage", "serial", "upsert": [records], "remove": [addresses]}. Entries the state already holds
@@ -314,7 +410,7 @@ void apply_journal_entry(State& state, const std::string& line, const std::strin
     throw fail("serial " + std::to_string(serial) + " does not follow " + std::to_string(state.serial));
   size_t index = 0;
   json upserts = j.value("upsert", json::array());
-  for (auto& record : upserts) state.upsert(record_from_json(std::move(record), where, index++));
+  for (auto& record : upserts) state.upsert(record_from_json(std::move(record), where, index++, cipher));
   for (const auto& address : j.value("remove", json::array())) {
     if (!address.is_string()) throw fail("a removed address is not a string");
     state.remove(address.get<std::string>());

@@ -38,19 +38,26 @@ constexpr size_t kMaxStateDepth = 64;
 // that would pass it is refused rather than wrapped.
 constexpr long long kMaxSerial = (1LL << 53) - 1;
 
-// Parses a state document, plain or sealed (opened with `cipher`); `source` names it in errors (a
-// path or a URL). `sealed_by`, when given, receives the key id a sealed document names ("" for a
-// plain one).
+// Parses a state document; `source` names it in errors (a path or a URL). Its sealed passwords are
+// opened when `cipher` has a key, and kept sealed (Secret::sealed) when it has none; a document
+// sealed whole (the older form) needs the key. `sealed_by`, when given, receives the key id the
+// document's passwords are sealed with ("" when they are in clear).
 State parse_state(const std::string& text, const std::string& source,
                   const StateCipher& cipher = StateCipher::plaintext(), std::string* sealed_by = nullptr);
-// The document, sealed when `cipher` seals.
+// The document, its passwords sealed one by one when `cipher` seals; without a key, sealed values are
+// written as read, and a password in clear in a state whose passwords are sealed is refused
+// (StateError: a sealed state never gets a clear password).
 std::string serialize_state(const State& state, const StateCipher& cipher = StateCipher::plaintext());
+// The key id a write of `state` with `cipher` seals its passwords with: the cipher's when it seals,
+// else the one they were read sealed with ("" for clear).
+std::string written_key_id(const State& state, const StateCipher& cipher);
 
+// A record as JSON, for display: a sealed value is its envelope, a clear one its text.
 nlohmann::json record_to_json(const ResourceRecord& r);
 
 // A journal entry (one line of JSON, no newline): the records at the `changed` addresses as they
-// are in `state` (an address not in it was removed), making serial + 1. What a store appends
-// instead of the whole document.
+// are in `state` (an address not in it was removed), making serial + 1, their passwords as
+// serialize_state writes them. What a store appends instead of the whole document.
 std::string journal_entry(const State& state, const std::vector<std::string>& changed,
                           const StateCipher& cipher = StateCipher::plaintext());
 // Applies one entry read back from `where` ("FILE line N"): entries the state already holds (its
@@ -62,7 +69,11 @@ void apply_journal_entry(State& state, const std::string& entry, const std::stri
 // once it is larger than the document (and than 256 KiB, so a small state is not rewritten at
 // every few steps). The one rule of both stores that keep a journal.
 bool journal_outgrew(size_t journal_bytes, size_t document_bytes);
-// Moves what it keeps out of `j`.
-ResourceRecord record_from_json(nlohmann::json&& j, const std::string& source, size_t index);
+// The key id a journal entry's passwords are sealed with (its envelope's, for an entry sealed whole);
+// "" for one in clear.
+std::string journal_entry_key_id(const nlohmann::json& entry);
+// Moves what it keeps out of `j`; its sealed passwords opened when `cipher` has a key.
+ResourceRecord record_from_json(nlohmann::json&& j, const std::string& source, size_t index,
+                                const StateCipher& cipher = StateCipher::plaintext());
 
 }  // namespace dbform

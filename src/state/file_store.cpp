@@ -118,12 +118,12 @@ size_t file_size(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 ? static_cast<size_t>(st.st_size) : 0;
 }
 
-// The key id a journal line is sealed with, "" for a plain one; a line that is not JSON counts as
-// in the document's form (`fallback`), so that replaying it reports it.
+// The key id a journal line's passwords are sealed with, "" for a line in clear; a line that is not
+// JSON counts as in the document's form (`fallback`), so that replaying it reports it.
 std::string journal_form(const std::string& line, const std::string& fallback) {
   std::string problem;
   const nlohmann::json j = parse_json_within(line, JsonLimits{kMaxStateBytes, kMaxStateDepth}, problem);
-  return j.is_discarded() ? fallback : StateCipher::key_id_of(j);
+  return j.is_discarded() ? fallback : journal_entry_key_id(j);
 }
 
 }  // namespace
@@ -180,7 +180,7 @@ std::optional<State> FileStateStore::read_once(bool& torn) {
     // was sent on the strength of it. The next append writes over them.
   }
   torn = file_identity(path_) != identity;
-  seen_ = Seen{state.lineage, state.serial, identity, acknowledged, text->size(), key_id, leftover};
+  seen_ = Seen{state.lineage, state.serial, identity, acknowledged, text->size(), key_id, leftover, state.sealed_whole};
   return state;
 }
 
@@ -216,12 +216,17 @@ void FileStateStore::write_whole(State& state, bool stored) {
 void FileStateStore::write_whole_once(State& state, bool stored) {
   check_unchanged(state);
   // The backup is the state as it stood: the document alone, or with its journal folded in, and
-  // sealed as the new document is (a state just encrypted or rekeyed keeps no copy in the old form).
-  const std::string key_id = cipher().sealing_key_id();
+  // sealed as the new document is (a state just encrypted, decrypted, rekeyed or converted from the
+  // whole-sealed form keeps no copy in the old form).
+  const std::string key_id = written_key_id(state, cipher());
   std::optional<std::string> backup;
-  if (seen_ && (seen_->journal_bytes > 0 || seen_->key_id != key_id)) {
-    if (stored) backup = serialize_state(state, cipher());
-    else if (auto before = read_current()) backup = serialize_state(*before, cipher());
+  if (seen_ && (seen_->journal_bytes > 0 || seen_->key_id != key_id || seen_->sealed_whole)) {
+    if (stored) {
+      backup = serialize_state(state, cipher());
+    } else if (auto before = read_current()) {
+      before->secrets_key_id = state.secrets_key_id;  // in the form being written (`state decrypt` empties it)
+      backup = serialize_state(*before, cipher());
+    }
   }
   ++state.serial;
   try {
@@ -240,14 +245,17 @@ void FileStateStore::write_whole_once(State& state, bool stored) {
   if (::unlink(journal_path_.c_str()) != 0 && errno != ENOENT)
     throw Error("cannot remove " + journal_path_ + ": " + std::strerror(errno));
   seen_ = Seen{state.lineage, state.serial, file_identity(path_), 0, file_size(path_), key_id};
+  state.secrets_key_id = key_id;
+  state.sealed_whole = false;
 }
 
 void FileStateStore::write_changes(State& state, const std::vector<std::string>& changed) {
   if (file_identity(path_) == "absent") return write(state);  // a journal needs a document to start from
   check_unchanged(state);
-  // A document in another form (plain, or another key) is rewritten whole first: a journal is in
-  // the form of its document.
-  if (seen_->key_id != cipher().sealing_key_id() || seen_->leftover_journal) return write(state);
+  // A document in another form (plain, another key, sealed whole) is rewritten whole first: a journal
+  // is in the form of its document.
+  if (seen_->key_id != written_key_id(state, cipher()) || seen_->leftover_journal || seen_->sealed_whole)
+    return write(state);
   try {
     append_to_journal(journal_entry(state, changed, cipher()) + "\n");
   } catch (...) {

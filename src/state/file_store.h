@@ -35,10 +35,11 @@ class FileStateStore : public StateStore {
     std::string file_identity;
     size_t journal_bytes = 0;  // the journal's acknowledged length (a torn tail beyond it is dropped)
     size_t document_bytes = 0;
-    std::string key_id;  // of the key the document is sealed with; "" when plain
+    std::string key_id;  // of the key the document's passwords are sealed with; "" when in clear
     // The journal holds lines in another form than the document (sealed with another key, or
     // plain beside a sealed one): left by a whole rewrite killed before it removed the journal.
     bool leftover_journal = false;
+    bool sealed_whole = false;  // the document is sealed whole (the older form): the next write converts it
   };
   // A whole write. `stored`: `state` is what the document and its journal hold (every change
   // saved), so the backup is made from it rather than by reading the journal back.

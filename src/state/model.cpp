@@ -7,7 +7,33 @@
 #include <cstdio>
 #include <string_view>
 
+#include "util/error.h"
+
 namespace dbform {
+
+Secret Secret::sealed(nlohmann::json envelope, std::string bound_to) {
+  Secret s;
+  s.sealed_ = std::move(envelope);
+  s.bound_to_ = std::move(bound_to);
+  return s;
+}
+
+const std::string& Secret::text() const {
+  if (is_sealed())
+    throw Error("a password in the state is sealed and no key opens it: set DBFORM_STATE_PASSPHRASE or "
+                "DBFORM_STATE_KEY_FILE to the state's key");
+  return clear_;
+}
+
+std::string secret_binding(const ResourceRecord& r) {
+  return std::string(kind_name(r.kind)) + "\n" + r.project_id + "\n" + r.id;
+}
+
+bool holds_sealed_secrets(const State& state) {
+  for (const auto& r : state.resources)
+    if (r.initial_password.is_sealed() || r.pending_password.is_sealed()) return true;
+  return false;
+}
 
 bool is_paused_status(const std::string& status) { return status == "PAUSED" || status == "PAUSING"; }
 

@@ -11,7 +11,44 @@
 
 namespace dbform {
 
-constexpr int kStateVersion = 1;
+// The newest document version this dbform reads. Version 2 is a document whose passwords are
+// sealed one by one (it names `secrets_key_id`): an older dbform, which would take a sealed value
+// for a damaged field, refuses it as "written by a newer dbform". A document with its passwords in
+// clear is still written as version 1, which every dbform reads.
+constexpr int kStateVersion = 2;
+constexpr int kClearStateVersion = 1;
+
+// A password the state holds: its clear text when known (written in clear, or opened with the
+// state's key), or, read without the key, the value sealed for its record (docs/state.md), carried
+// through reads and writes unchanged. `empty()` means no password at all, sealed or not: a sealed
+// one is never taken for an unknown one.
+class Secret {
+ public:
+  Secret() = default;
+  Secret(std::string clear) : clear_(std::move(clear)) {}  // NOLINT: a password learnt now
+  Secret(const char* clear) : clear_(clear) {}              // NOLINT
+  // A sealed value read without the key; `bound_to` is the binding it was read with (its record's
+  // kind, project and id), which a write without the key cannot renew.
+  static Secret sealed(nlohmann::json envelope, std::string bound_to);
+
+  bool empty() const { return clear_.empty() && sealed_.is_null(); }
+  bool is_sealed() const { return !sealed_.is_null(); }
+  // The clear text ("" when there is none). Throws Error for a sealed value: every command that
+  // reads a password checks for the key before it starts, and this is the guard behind them.
+  const std::string& text() const;
+  const nlohmann::json& envelope() const { return sealed_; }
+  const std::string& bound_to() const { return bound_to_; }
+  void clear() { *this = Secret(); }
+  bool operator==(const Secret& other) const {
+    return clear_ == other.clear_ && sealed_ == other.sealed_ && bound_to_ == other.bound_to_;
+  }
+  bool operator!=(const Secret& other) const { return !(*this == other); }
+
+ private:
+  std::string clear_;
+  nlohmann::json sealed_;
+  std::string bound_to_;
+};
 
 struct ResourceRecord {
   std::string address;     // PROJECT_ID/services/NAME
@@ -35,11 +72,11 @@ struct ResourceRecord {
   std::optional<int> endpoint_port;
   std::string pooler_host;
   std::optional<int> pooler_port;
-  std::string initial_password;  // "" when unknown (e.g. adopted)
+  Secret initial_password;  // empty when unknown (e.g. adopted)
   // A password chosen and recorded before the call that sets it; it replaces initial_password once
   // the API confirmed it. Setting it again is harmless, so a run that stopped before the answer
   // simply sets it again.
-  std::string pending_password;
+  Secret pending_password;
   // An update call recorded before it was sent ({"call": "resize", "body": {...}}) and cleared
   // after its result: a run that stopped in between left its outcome unknown, so the next run
   // checks the service before it sends anything.
@@ -93,6 +130,13 @@ struct RefreshStamp {
 struct State {
   std::string lineage;  // UUID, fixed at creation
   long long serial = 0;
+  // The key id its passwords are sealed with, "" when they are in clear: as read, then as written.
+  // A write without the key keeps it, and refuses a password in clear (a sealed state never gets
+  // a clear one); `state decrypt` empties it.
+  std::string secrets_key_id;
+  // Read from a document sealed whole (the form of dbform before each password was sealed on its
+  // own): its next write, whatever it changes, rewrites it whole in the new form.
+  bool sealed_whole = false;
   std::vector<ResourceRecord> resources;
   std::optional<RefreshStamp> refreshed;  // never, or not since the state was made
 
@@ -121,6 +165,12 @@ std::vector<std::string> move_record(State& state, const std::string& from, cons
 // sets before `acme/services/orders-2`, and `acme` before `acme-prod`): how listings show a state,
 // whatever order the records were written in.
 std::vector<const ResourceRecord*> records_by_address(const State& state);
+
+// "service\nPROJECT\nID": what a record's sealed passwords are bound to. Its address is not in it,
+// so `state mv` and renames keep them; its id is, so a value copied onto another record never opens.
+std::string secret_binding(const ResourceRecord& r);
+// Whether any record holds a password sealed and not opened (read without the key).
+bool holds_sealed_secrets(const State& state);
 
 // A new, empty state with a fresh random lineage.
 State new_state();

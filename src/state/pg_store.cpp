@@ -391,14 +391,17 @@ void PgStateStore::write(State& state) {
   }
   ++state.serial;
   document_bytes_ = document.size();
-  document_key_id_ = cipher().sealing_key_id();
+  document_key_id_ = written_key_id(state, cipher());
+  state.secrets_key_id = document_key_id_;
+  state.sealed_whole = false;
   journal_bytes_ = 0;
 }
 
 void PgStateStore::write_changes(State& state, const std::vector<std::string>& changed) {
-  // A journal is in the form of its document: one in another form (plain, another key) is
-  // rewritten whole first; so is the first state of a database without the tables yet.
-  if (std::unique_lock<std::mutex> guard(mu_); document_key_id_ == cipher().sealing_key_id() && has_table("dbform_journal")) {
+  // A journal is in the form of its document: one in another form (plain, another key, sealed
+  // whole) is rewritten whole first; so is the first state of a database without the tables yet.
+  if (std::unique_lock<std::mutex> guard(mu_);
+      document_key_id_ == written_key_id(state, cipher()) && !state.sealed_whole && has_table("dbform_journal")) {
     const std::string next = std::to_string(state.serial + 1);
     const std::string entry = journal_entry(state, changed, cipher());
     // One committed statement: the row's serial moves on only with its journal entry.

@@ -272,17 +272,24 @@ TEST_CASE("e2e: previews: up killed with SIGKILL once the fork was sent forks no
   check_fork(sb, "pr-1", "orders");
 }
 
-TEST_CASE("e2e: previews: an encrypted state keeps preview records through up - list - output and down") {
+TEST_CASE("e2e: previews: a sealed state keeps preview records through up - list - output and down, and only up needs the key") {
   Sandbox sb;
   const std::map<std::string, std::string> sealed = {{"DBFORM_STATE_PASSPHRASE", "correct horse battery staple"}};
   sb.write("dbform.yaml", preview_manifest("[orders]"));
   RunResult a = sb.apply({}, sealed);
   REQUIRE(a.exit_code == 0);
+  const long long before = sb.total_requests();
+  RunResult keyless = preview(sb, {"up", "pr-1"});
+  CHECK(keyless.exit_code != 0);
+  CHECK(contains(keyless.err, "preview up needs the state's key"));
+  CHECK(sb.total_requests() == before);
   REQUIRE(preview(sb, {"up", "pr-1"}, sealed).exit_code == 0);
-  CHECK(!contains(sb.read("dbform.state.json"), "pr-1"));  // sealed
-  CHECK(contains(sb.run({"preview", "list"}, sealed).out, kProject + "/previews/pr-1"));
-  CHECK(sb.run({"output", preview_address("pr-1", "orders") + ".host"}, sealed).exit_code == 0);
-  CHECK(preview(sb, {"down", "pr-1"}, sealed).exit_code == 0);
+  const std::string password =
+      json::parse(sb.run({"output", "--json", "--show-secrets"}, sealed).out)[preview_address("pr-1", "orders")]["password"];
+  CHECK(!contains(sb.read("dbform.state.json"), password));  // sealed; the addresses read without the key
+  CHECK(contains(sb.run({"preview", "list"}).out, kProject + "/previews/pr-1"));
+  CHECK(sb.run({"output", preview_address("pr-1", "orders") + ".host"}).exit_code == 0);
+  CHECK(preview(sb, {"down", "pr-1"}).exit_code == 0);
   CHECK(named(sb, "orders-pr-1") == 0);
 }
 

@@ -1,0 +1,39 @@
+#include "ops/sealed.h"
+
+#include "plan/kinds.h"
+#include "util/error.h"
+
+namespace dbform {
+
+bool sealed_without_key(const StateStore& store, const State& state) {
+  return !state.secrets_key_id.empty() && !store.cipher().has_key();
+}
+
+void require_state_key(const StateStore& store, const State& state, const std::string& what,
+                       const std::string& why) {
+  if (!sealed_without_key(store, state)) return;
+  throw UsageError(what + " needs the state's key" + (why.empty() ? "" : " (" + why + ")") + ": the passwords in " +
+                   store.describe() +
+                   " are sealed (key id " + state.secrets_key_id +
+                   "). Set DBFORM_STATE_PASSPHRASE or DBFORM_STATE_KEY_FILE to the key they were sealed with; "
+                   "nothing was done");
+}
+
+std::string clear_password_warning(const StateStore& store, const State& state) {
+  if (store.cipher().seals() || !state.secrets_key_id.empty()) return "";
+  return "the password(s) this run records are kept in clear in " + store.describe() +
+         ": set DBFORM_STATE_PASSPHRASE or DBFORM_STATE_KEY_FILE to seal them (then `dbform state encrypt` seals "
+         "those recorded before)";
+}
+
+bool plan_records_password(const Plan& plan, const State& state) {
+  for (const auto& a : plan.actions) {
+    if (!type_of(a.kind).has_password) continue;
+    if (a.action == Action::Create || a.action == Action::Adopt || a.action == Action::Replace) return true;
+    const std::string& at = a.renamed_from.empty() ? a.address : a.renamed_from;
+    if (const ResourceRecord* rec = state.find(at); rec && !rec->pending_password.empty()) return true;
+  }
+  return false;
+}
+
+}  // namespace dbform
