@@ -155,7 +155,10 @@ TEST_CASE("e2e: sealed: a sealed password copied by hand onto another record nev
   json doc = json::parse(sb.read("dbform.state.json"));
   json* orders = nullptr;
   json* billing = nullptr;
+  REQUIRE(doc.value("resources", json()).is_array());
   for (auto& r : doc["resources"]) (r["name"] == "orders" ? orders : billing) = &r;
+  REQUIRE(orders);
+  REQUIRE(billing);
   (*billing)["initial_password"] = (*orders)["initial_password"];
   sb.write("dbform.state.json", doc.dump(2));
   RunResult r = sb.run({"output", "billing.password"}, kSealed);
