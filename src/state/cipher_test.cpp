@@ -9,7 +9,7 @@ using nlohmann::json;
 
 namespace {
 
-ResourceRecord service(const std::string& name, const std::string& id, const std::string& password) {
+ResourceRecord sealable_service(const std::string& name, const std::string& id, const std::string& password) {
   ResourceRecord r;
   r.project_id = "p1";
   r.name = name;
@@ -19,19 +19,19 @@ ResourceRecord service(const std::string& name, const std::string& id, const std
   return r;
 }
 
-State one_service(const std::string& password) {
+State one_sealable_service(const std::string& password) {
   State s = new_state();
-  s.upsert(service("orders", "svc-1", password));
+  s.upsert(sealable_service("orders", "svc-1", password));
   return s;
 }
 
-const std::string kKeyBytes(32, 'k');
+const std::string kCipherKeyBytes(32, 'k');
 
 }  // namespace
 
 TEST_CASE("state: cipher: with a passphrase each password is sealed on its own, and the rest reads without the key") {
   StateCipher cipher(StateKey::passphrase("correct horse battery staple", "DBFORM_STATE_PASSPHRASE"));
-  State s = one_service("pw-0123456789");
+  State s = one_sealable_service("pw-0123456789");
   s.resources[0].pending_password = "pw-pending-98765";
   const std::string written = serialize_state(s, cipher);
   CHECK(written.find("pw-0123456789") == std::string::npos);
@@ -75,15 +75,15 @@ TEST_CASE("state: cipher: with a passphrase each password is sealed on its own, 
   StateCipher wrong(StateKey::passphrase("wrong horse", "DBFORM_STATE_PASSPHRASE"));
   CHECK_THAT(error_of([&] { parse_state(written, "f", wrong); }),
              Catch::Contains("wrong key") && Catch::Contains("p1/services/orders"));
-  StateCipher key_file(StateKey::raw(kKeyBytes, "DBFORM_STATE_KEY_FILE (k)"));
+  StateCipher key_file(StateKey::raw(kCipherKeyBytes, "DBFORM_STATE_KEY_FILE (k)"));
   CHECK_THAT(error_of([&] { parse_state(written, "f", key_file); }),
              Catch::Contains("encrypted with a passphrase") && Catch::Contains("is a key file"));
 }
 
 TEST_CASE("state: cipher: a sealed value opens only on its record: copied onto another it is refused, moved with its record it opens") {
-  StateCipher cipher(StateKey::raw(kKeyBytes, "key file"));
-  State s = one_service("pw-orders-secret");
-  s.upsert(service("billing", "svc-2", "pw-billing-secret"));
+  StateCipher cipher(StateKey::raw(kCipherKeyBytes, "key file"));
+  State s = one_sealable_service("pw-orders-secret");
+  s.upsert(sealable_service("billing", "svc-2", "pw-billing-secret"));
   json doc = json::parse(serialize_state(s, cipher));
   // A rename (`state mv`) keeps the id: the value still opens under the new address.
   json moved = doc;
@@ -104,8 +104,8 @@ TEST_CASE("state: cipher: a sealed value opens only on its record: copied onto a
 }
 
 TEST_CASE("state: cipher: the header is authenticated, a hostile one is refused, and messages quote none of it") {
-  StateCipher cipher(StateKey::raw(kKeyBytes, "key file"));
-  const json doc = json::parse(serialize_state(one_service("pw-secret-1"), cipher));
+  StateCipher cipher(StateKey::raw(kCipherKeyBytes, "key file"));
+  const json doc = json::parse(serialize_state(one_sealable_service("pw-secret-1"), cipher));
   auto tampered = [&](const std::function<void(json&)>& edit) {
     json d = doc;
     edit(d["resources"][0]["initial_password"]);
@@ -135,26 +135,26 @@ TEST_CASE("state: cipher: the header is authenticated, a hostile one is refused,
 }
 
 TEST_CASE("state: cipher: a state whose passwords are sealed never gets a clear one without the key") {
-  StateCipher cipher(StateKey::raw(kKeyBytes, "key file"));
-  State unopened = parse_state(serialize_state(one_service("pw-a-secret"), cipher), "f");
-  unopened.upsert(service("billing", "svc-2", "pw-billing-clear"));
+  StateCipher cipher(StateKey::raw(kCipherKeyBytes, "key file"));
+  State unopened = parse_state(serialize_state(one_sealable_service("pw-a-secret"), cipher), "f");
+  unopened.upsert(sealable_service("billing", "svc-2", "pw-billing-clear"));
   const std::string error = error_of([&] { serialize_state(unopened); });
   CHECK_THAT(error, Catch::Contains("refusing to write p1/services/billing's initial_password in clear") &&
                         Catch::Contains("DBFORM_STATE_KEY_FILE"));
   CHECK(error.find("pw-billing-clear") == std::string::npos);
   CHECK_THAT(error_of([&] { journal_entry(unopened, {"p1/services/billing"}); }), Catch::Contains("in clear"));
   // With no key and nothing sealed, passwords are written in clear, as version 1.
-  const json clear = json::parse(serialize_state(one_service("pw-clear")));
+  const json clear = json::parse(serialize_state(one_sealable_service("pw-clear")));
   CHECK(clear["version"] == 1);
   CHECK(clear["resources"][0]["initial_password"] == "pw-clear");
   CHECK_FALSE(clear.contains("secrets_key_id"));
 }
 
 TEST_CASE("state: cipher: journal entries seal their passwords and replay with the key, or keep them sealed without") {
-  StateCipher cipher(StateKey::raw(kKeyBytes, "key file"));
-  State s = one_service("pw-a");
+  StateCipher cipher(StateKey::raw(kCipherKeyBytes, "key file"));
+  State s = one_sealable_service("pw-a");
   State replayed = s, unopened = s;
-  s.upsert(service("billing", "svc-2", "pw-billing-secret"));
+  s.upsert(sealable_service("billing", "svc-2", "pw-billing-secret"));
   const std::string entry = journal_entry(s, {"p1/services/billing"}, cipher);
   CHECK(entry.find("pw-billing-secret") == std::string::npos);
   CHECK(entry.find('\n') == std::string::npos);
@@ -168,9 +168,9 @@ TEST_CASE("state: cipher: journal entries seal their passwords and replay with t
 }
 
 TEST_CASE("state: cipher: a document and a journal entry sealed whole (the older form) are read with their key") {
-  StateCipher cipher(StateKey::raw(kKeyBytes, "key file"));
-  State s = one_service("pw-old-form");
-  const std::string old = whole_sealed::seal(kKeyBytes, serialize_state(s), "dbform-state");
+  StateCipher cipher(StateKey::raw(kCipherKeyBytes, "key file"));
+  State s = one_sealable_service("pw-old-form");
+  const std::string old = whole_sealed::seal(kCipherKeyBytes, serialize_state(s), "dbform-state");
   std::string key_id;
   State read = parse_state(old, "f", cipher, &key_id);
   CHECK(read.sealed_whole);
@@ -178,13 +178,13 @@ TEST_CASE("state: cipher: a document and a journal entry sealed whole (the older
   CHECK(read.resources[0].initial_password == "pw-old-form");
   CHECK_THAT(error_of([&] { parse_state(old, "f"); }), Catch::Contains("is encrypted") && Catch::Contains("key id"));
   // An envelope whose plaintext is another envelope is not a state.
-  CHECK_THAT(error_of([&] { parse_state(whole_sealed::seal(kKeyBytes, old, "dbform-state"), "f", cipher); }),
+  CHECK_THAT(error_of([&] { parse_state(whole_sealed::seal(kCipherKeyBytes, old, "dbform-state"), "f", cipher); }),
              Catch::Contains("not a state document"));
 
   State more = s;
-  more.upsert(service("billing", "svc-2", "pw-billing-old"));
+  more.upsert(sealable_service("billing", "svc-2", "pw-billing-old"));
   const std::string entry =
-      whole_sealed::seal(kKeyBytes, json::parse(journal_entry(more, {"p1/services/billing"})).dump(), "dbform-journal-entry");
+      whole_sealed::seal(kCipherKeyBytes, json::parse(journal_entry(more, {"p1/services/billing"})).dump(), "dbform-journal-entry");
   CHECK(journal_entry_key_id(json::parse(entry)) == cipher.sealing_key_id());
   apply_journal_entry(read, entry, "journal line 1", cipher);
   CHECK(read.find("p1/services/billing")->initial_password == "pw-billing-old");

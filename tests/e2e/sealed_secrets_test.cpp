@@ -12,18 +12,18 @@ using namespace e2e;
 
 namespace {
 
-const std::string kPassphrase = "correct horse battery staple";
-const std::map<std::string, std::string> kSealed = {{"DBFORM_STATE_PASSPHRASE", kPassphrase}};
+const std::string kSealingPassphrase = "correct horse battery staple";
+const std::map<std::string, std::string> kSealingKey = {{"DBFORM_STATE_PASSPHRASE", kSealingPassphrase}};
 
 // orders and billing applied with the key; their passwords, read with it.
-std::map<std::string, std::string> sealed_services(Sandbox& sb) {
+std::map<std::string, std::string> two_sealed_services(Sandbox& sb) {
   sb.write("dbform.yaml", manifest({}, {service_yaml("orders"), service_yaml("billing")}));
-  RunResult r = sb.apply({}, kSealed);
+  RunResult r = sb.apply({}, kSealingKey);
   INFO(r.describe());
   REQUIRE(r.exit_code == 0);
   std::map<std::string, std::string> passwords;
   for (const char* name : {"orders", "billing"}) {
-    RunResult out = sb.run({"output", service_address(name) + ".password"}, kSealed);
+    RunResult out = sb.run({"output", service_address(name) + ".password"}, kSealingKey);
     REQUIRE(out.exit_code == 0);
     passwords[name] = out.out.substr(0, out.out.find('\n'));
     REQUIRE(passwords[name].size() > 8);
@@ -31,7 +31,7 @@ std::map<std::string, std::string> sealed_services(Sandbox& sb) {
   return passwords;
 }
 
-void holds_none(const RunResult& r, const std::map<std::string, std::string>& passwords) {
+void holds_no_password(const RunResult& r, const std::map<std::string, std::string>& passwords) {
   for (const auto& [name, password] : passwords) {
     INFO(name);
     CHECK_FALSE(contains(r.out + r.err, password));
@@ -39,7 +39,7 @@ void holds_none(const RunResult& r, const std::map<std::string, std::string>& pa
 }
 
 // The message of a command that needs the key and has none: both variables, and the key id.
-void says_to_set_the_key(const RunResult& r, const std::string& command) {
+void says_to_set_the_state_key(const RunResult& r, const std::string& command) {
   INFO(r.describe());
   CHECK(r.exit_code == 1);
   CHECK(contains(r.err, command + " needs the state's key"));
@@ -52,7 +52,7 @@ void says_to_set_the_key(const RunResult& r, const std::string& command) {
 
 TEST_CASE("e2e: sealed: the state file holds ids, addresses and endpoints in clear and no password") {
   Sandbox sb;
-  const auto passwords = sealed_services(sb);
+  const auto passwords = two_sealed_services(sb);
   const std::string file = sb.read("dbform.state.json");
   const json doc = json::parse(file);
   CHECK(doc["version"] == 2);
@@ -67,14 +67,14 @@ TEST_CASE("e2e: sealed: the state file holds ids, addresses and endpoints in cle
 
 TEST_CASE("e2e: sealed: every command that never needs the key works on a sealed state without it and prints no password") {
   Sandbox sb;
-  const auto passwords = sealed_services(sb);
+  const auto passwords = two_sealed_services(sb);
   sb.write("rules/policy.yaml", "version: 1\nrules: []\n");
   const std::string legacy = console_service(sb, {{"name", "legacy"}, {"region_code", "us-east-1"}});
   auto keyless = [&](const std::vector<std::string>& args) {
     RunResult r = sb.run(args);
     INFO(r.describe());
     CHECK(r.exit_code == 0);
-    holds_none(r, passwords);
+    holds_no_password(r, passwords);
     return r;
   };
   keyless({"validate"});
@@ -103,9 +103,9 @@ TEST_CASE("e2e: sealed: every command that never needs the key works on a sealed
   CHECK(contains(resize.out, "orders"));
   CHECK(find_resource(sb.state(), service_address("orders"))["settings"]["cpu_millis"] == "2000");
   // With the key, each password opens where it belongs (the moved record's under its new address).
-  RunResult orders = sb.run({"output", "orders.password"}, kSealed);
+  RunResult orders = sb.run({"output", "orders.password"}, kSealingKey);
   CHECK(orders.out == passwords.at("orders") + "\n");
-  RunResult invoices = sb.run({"output", "invoices.password"}, kSealed);
+  RunResult invoices = sb.run({"output", "invoices.password"}, kSealingKey);
   INFO(invoices.describe());
   CHECK(invoices.out == passwords.at("billing") + "\n");
   for (const auto& [name, password] : passwords) CHECK_FALSE(contains(sb.read("dbform.state.json"), password));
@@ -113,24 +113,24 @@ TEST_CASE("e2e: sealed: every command that never needs the key works on a sealed
 
 TEST_CASE("e2e: sealed: every command that reads or records a password says which variable to set, before any call") {
   Sandbox sb;
-  const auto passwords = sealed_services(sb);
+  const auto passwords = two_sealed_services(sb);
   const std::string state_before = sb.read("dbform.state.json");
   const long long posts = sb.count(kPostService);
   sb.write("dbform.yaml", manifest({}, {service_yaml("orders"), service_yaml("billing"), service_yaml("reports")}));
   RunResult create = sb.run({"apply", "--auto-approve"});
-  says_to_set_the_key(create, "this apply");
+  says_to_set_the_state_key(create, "this apply");
   CHECK(sb.count(kPostService) == posts);
   sb.write("dbform.yaml", manifest({}, {service_yaml("orders"), service_yaml("billing")}));
   const long long requests = sb.total_requests();
-  says_to_set_the_key(sb.run({"rotate-password", "orders"}), "rotate-password");
-  says_to_set_the_key(sb.run({"output", "orders.password"}), "output " + service_address("orders") + ".password");
-  says_to_set_the_key(sb.run({"output", "orders.connection_string"}),
+  says_to_set_the_state_key(sb.run({"rotate-password", "orders"}), "rotate-password");
+  says_to_set_the_state_key(sb.run({"output", "orders.password"}), "output " + service_address("orders") + ".password");
+  says_to_set_the_state_key(sb.run({"output", "orders.connection_string"}),
                       "output " + service_address("orders") + ".connection_string");
-  says_to_set_the_key(sb.run({"output", "--show-secrets"}), "output --show-secrets");
-  says_to_set_the_key(sb.run({"output", "--format", "env"}), "output --format env");
-  says_to_set_the_key(sb.run({"output", "--format", "pgpass"}), "output --format pgpass");
-  says_to_set_the_key(sb.run({"connect", "orders", "--check"}), "connect");
-  says_to_set_the_key(sb.run({"preview", "diff", "pr-1"}), "preview diff");
+  says_to_set_the_state_key(sb.run({"output", "--show-secrets"}), "output --show-secrets");
+  says_to_set_the_state_key(sb.run({"output", "--format", "env"}), "output --format env");
+  says_to_set_the_state_key(sb.run({"output", "--format", "pgpass"}), "output --format pgpass");
+  says_to_set_the_state_key(sb.run({"connect", "orders", "--check"}), "connect");
+  says_to_set_the_state_key(sb.run({"preview", "diff", "pr-1"}), "preview diff");
   CHECK(contains(sb.run({"state", "decrypt"}).err, "needs the state's key"));
   CHECK(contains(sb.run({"state", "rekey"}, {{"DBFORM_STATE_NEW_PASSPHRASE", "another one"}}).err,
                  "needs the state's key"));
@@ -139,19 +139,19 @@ TEST_CASE("e2e: sealed: every command that reads or records a password says whic
 
   // With the key, the same commands work.
   sb.write("dbform.yaml", manifest({}, {service_yaml("orders"), service_yaml("billing"), service_yaml("reports")}));
-  RunResult keyed = sb.apply({}, kSealed);
+  RunResult keyed = sb.apply({}, kSealingKey);
   INFO(keyed.describe());
   CHECK(keyed.exit_code == 0);
   CHECK(sb.count(kPostService) == posts + 1);
-  CHECK(sb.run({"rotate-password", "orders"}, kSealed).exit_code == 0);
-  RunResult reports = sb.run({"output", "reports.password"}, kSealed);
+  CHECK(sb.run({"rotate-password", "orders"}, kSealingKey).exit_code == 0);
+  RunResult reports = sb.run({"output", "reports.password"}, kSealingKey);
   CHECK(reports.exit_code == 0);
   CHECK_FALSE(contains(sb.read("dbform.state.json"), reports.out.substr(0, reports.out.find('\n'))));
 }
 
 TEST_CASE("e2e: sealed: a sealed password copied by hand onto another record never opens there") {
   Sandbox sb;
-  const auto passwords = sealed_services(sb);
+  const auto passwords = two_sealed_services(sb);
   json doc = json::parse(sb.read("dbform.state.json"));
   json* orders = nullptr;
   json* billing = nullptr;
@@ -161,14 +161,14 @@ TEST_CASE("e2e: sealed: a sealed password copied by hand onto another record nev
   REQUIRE(billing);
   (*billing)["initial_password"] = (*orders)["initial_password"];
   sb.write("dbform.state.json", doc.dump(2));
-  RunResult r = sb.run({"output", "billing.password"}, kSealed);
+  RunResult r = sb.run({"output", "billing.password"}, kSealingKey);
   INFO(r.describe());
   CHECK(r.exit_code == 1);
   CHECK(contains(r.err, service_address("billing")));
   CHECK(contains(r.err, "sealed for another record"));
-  holds_none(r, passwords);
+  holds_no_password(r, passwords);
   const long long requests = sb.total_requests();
-  CHECK(sb.apply({}, kSealed).exit_code == 1);  // refused whole, nothing sent
+  CHECK(sb.apply({}, kSealingKey).exit_code == 1);  // refused whole, nothing sent
   CHECK(sb.total_requests() == requests);
 }
 
@@ -218,14 +218,14 @@ TEST_CASE("e2e: sealed: a state sealed whole by an older dbform is read with its
 
 TEST_CASE("e2e: sealed: state pull without the key keeps passwords sealed, and a clear state is not pushed over a sealed one without it") {
   Sandbox sb;
-  const auto passwords = sealed_services(sb);
+  const auto passwords = two_sealed_services(sb);
   RunResult pull = sb.run({"state", "pull"});
   INFO(pull.describe());
   CHECK(pull.exit_code == 0);
-  holds_none(pull, passwords);
+  holds_no_password(pull, passwords);
   CHECK(json::parse(pull.out)["secrets_key_id"].is_string());
   // A copy in clear (decrypted elsewhere) pushed over the sealed state without the key.
-  json clear = json::parse(sb.run({"state", "pull"}, kSealed).out);
+  json clear = json::parse(sb.run({"state", "pull"}, kSealingKey).out);
   CHECK(find_resource(clear, service_address("orders"))["initial_password"].is_object());  // pull with the key: sealed too
   clear.erase("secrets_key_id");
   clear["version"] = 1;
@@ -235,7 +235,7 @@ TEST_CASE("e2e: sealed: state pull without the key keeps passwords sealed, and a
   CHECK(push.exit_code == 1);
   CHECK(contains(push.err, "in clear"));
   CHECK_FALSE(contains(sb.read("dbform.state.json"), "a-clear-password-0123"));
-  RunResult keyed = sb.run({"state", "push", "--force", "clear.json"}, kSealed);
+  RunResult keyed = sb.run({"state", "push", "--force", "clear.json"}, kSealingKey);
   INFO(keyed.describe());
   CHECK(keyed.exit_code == 0);
   CHECK_FALSE(contains(sb.read("dbform.state.json"), "a-clear-password-0123"));
@@ -246,7 +246,7 @@ TEST_CASE("e2e: sealed: pg: a sealed workspace plans, lists and shows without th
   const std::string workspace = pgtest::unique_name("sealed46");
   const std::map<std::string, std::string> at = {{"DBFORM_STATE", pgtest::server_url()}, {"DBFORM_WORKSPACE", workspace}};
   std::map<std::string, std::string> keyed = at;
-  keyed.insert(kSealed.begin(), kSealed.end());
+  keyed.insert(kSealingKey.begin(), kSealingKey.end());
   sb.write("dbform.yaml", manifest({}, {service_yaml("orders")}));
   REQUIRE(sb.apply({}, keyed).exit_code == 0);
   RunResult password = sb.run({"output", "orders.password"}, keyed);
@@ -257,11 +257,11 @@ TEST_CASE("e2e: sealed: pg: a sealed workspace plans, lists and shows without th
     RunResult r = sb.run(args, at);
     INFO(r.describe());
     CHECK(r.exit_code == 0);
-    holds_none(r, passwords);
+    holds_no_password(r, passwords);
   }
-  says_to_set_the_key(sb.run({"output", "orders.password"}, at), "output " + service_address("orders") + ".password");
+  says_to_set_the_state_key(sb.run({"output", "orders.password"}, at), "output " + service_address("orders") + ".password");
   sb.write("dbform.yaml", manifest({}, {service_yaml("orders"), service_yaml("billing")}));
   const long long posts = sb.count(kPostService);
-  says_to_set_the_key(sb.run({"apply", "--auto-approve"}, at), "this apply");
+  says_to_set_the_state_key(sb.run({"apply", "--auto-approve"}, at), "this apply");
   CHECK(sb.count(kPostService) == posts);
 }
