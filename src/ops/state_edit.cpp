@@ -101,10 +101,10 @@ State read_push_source(const std::string& source, const StateCipher& cipher,
 
 namespace {
 
-// Whether two states hold the same records (as shown, sealed values as read), whatever the form
-// their passwords are stored in.
+// Whether two states are the same (lineage, serial, and the records as shown, sealed values as
+// read), whatever the form their passwords are stored in.
 bool same_records(const State& a, const State& b) {
-  if (a.resources.size() != b.resources.size()) return false;
+  if (a.lineage != b.lineage || a.serial != b.serial || a.resources.size() != b.resources.size()) return false;
   for (size_t i = 0; i < a.resources.size(); ++i)
     if (record_to_json(a.resources[i]) != record_to_json(b.resources[i])) return false;
   return true;
