@@ -158,7 +158,9 @@ def check_workflow(dbform, workflow, fails):
     fails.check(set(on) >= {"pull_request", "push"}, f"triggers: {on}")
     fails.check(on["push"]["branches"] == ["main"], "apply is not on main")
     jobs = doc["jobs"]
-    fails.check(set(jobs) == {"plan", "apply"}, f"jobs: {list(jobs)}")
+    fails.check(set(jobs) == {"plan", "apply", "refresh"}, f"jobs: {list(jobs)}")
+    fails.check("schedule" in on, "no schedule: nothing keeps the state current for plans without a key")
+    fails.check("apply --refresh-only" in yaml.safe_dump(jobs["refresh"]), "the refresh job does not apply --refresh-only")
     fails.check(jobs["apply"]["needs"] == "plan", "apply does not need plan")
     helps = {}
     for job_name, job in jobs.items():
@@ -176,10 +178,11 @@ def check_workflow(dbform, workflow, fails):
                     fails.check(re.search(rf"(?<![\w-]){re.escape(flag)}(?![\w-])", helps[sub]),
                                 f"{job_name}: `dbform {sub}` has no flag {flag}")
     fails.check(len(helps) >= 4, f"found only these dbform commands in the workflow: {sorted(helps)}")
-    # dbform is built once, in the plan job, and the apply job installs that package.
+    # dbform is built once per run, in the plan job (the apply job installs that package) or in the
+    # nightly refresh, which runs alone.
     builds = [(name, step) for name, job in jobs.items() for step in job["steps"] if "scripts/build.sh" in step.get("run", "")]
-    fails.check([name for name, _ in builds] == ["plan"], f"dbform is built in: {[name for name, _ in builds]}")
-    fails.check(all("cpack -G DEB" in step["run"] for _, step in builds), "the plan job does not package dbform")
+    fails.check(sorted(name for name, _ in builds) == ["plan", "refresh"], f"dbform is built in: {[name for name, _ in builds]}")
+    fails.check(all("cpack -G DEB" in step["run"] for name, step in builds if name == "plan"), "the plan job does not package dbform")
     uploads = [step for step in jobs["plan"]["steps"] if step.get("with", {}).get("name") == "dbform-deb"]
     downloads = [step for step in jobs["apply"]["steps"] if step.get("with", {}).get("name") == "dbform-deb"]
     fails.check(uploads and "upload-artifact" in uploads[0]["uses"], "the plan job does not upload the package")
