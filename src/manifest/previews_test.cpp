@@ -17,7 +17,7 @@ EnvLookup no_env() {
 const std::string kProject =
     "version: 1\nprojects:\n  - id: acme\n    services:\n      - name: orders\n      - name: billing\n";
 
-std::vector<Diagnostic> errors_of(const std::string& text) {
+std::vector<Diagnostic> preview_errors_of(const std::string& text) {
   Diagnostics diags;
   load_manifest_text("m.yaml", text, no_env(), diags);
   std::vector<Diagnostic> out;
@@ -48,7 +48,7 @@ TEST_CASE("manifest: a previews: block is read with its defaults") {
 }
 
 TEST_CASE("manifest: a preview of a service the project does not declare is an error at its item - with a suggestion") {
-  auto errors = errors_of(kProject + "    previews:\n      services: [orders, biling]\n      ttl: 72h\n      max: 2\n");
+  auto errors = preview_errors_of(kProject + "    previews:\n      services: [orders, biling]\n      ttl: 72h\n      max: 2\n");
   REQUIRE(errors.size() == 1);
   CHECK(errors[0].location.line == 8);
   CHECK(errors[0].field == "projects[0].previews.services[1]");
@@ -57,15 +57,15 @@ TEST_CASE("manifest: a preview of a service the project does not declare is an e
 }
 
 TEST_CASE("manifest: previews: ttl needs a unit - max at least 1 - strategy LAST_SNAPSHOT or NOW - no service twice") {
-  CHECK(errors_of(kProject + "    previews:\n      services: [orders]\n      ttl: 3 days\n      max: 2\n").at(0).field ==
+  CHECK(preview_errors_of(kProject + "    previews:\n      services: [orders]\n      ttl: 3 days\n      max: 2\n").at(0).field ==
         "projects[0].previews.ttl");
-  CHECK(errors_of(kProject + "    previews:\n      services: [orders]\n      ttl: 72h\n      max: 0\n").at(0).field ==
+  CHECK(preview_errors_of(kProject + "    previews:\n      services: [orders]\n      ttl: 72h\n      max: 0\n").at(0).field ==
         "projects[0].previews.max");
-  CHECK(errors_of(kProject + "    previews:\n      services: [orders]\n      strategy: PITR\n      ttl: 72h\n      max: 1\n")
+  CHECK(preview_errors_of(kProject + "    previews:\n      services: [orders]\n      strategy: PITR\n      ttl: 72h\n      max: 1\n")
             .at(0).message == "a preview forks with LAST_SNAPSHOT or NOW, not PITR");
-  CHECK(errors_of(kProject + "    previews:\n      services: [orders, orders]\n      ttl: 72h\n      max: 1\n").at(0).field ==
+  CHECK(preview_errors_of(kProject + "    previews:\n      services: [orders, orders]\n      ttl: 72h\n      max: 1\n").at(0).field ==
         "projects[0].previews.services[1]");
-  CHECK(errors_of(kProject + "    previews:\n      services: [orders]\n      ttl: 72h\n      max: 1\n      size: 2\n")
+  CHECK(preview_errors_of(kProject + "    previews:\n      services: [orders]\n      ttl: 72h\n      max: 1\n      size: 2\n")
             .at(0).hint.find("expected one of") != std::string::npos);
 }
 
@@ -94,7 +94,7 @@ TEST_CASE("manifest: previews: migrations is a directory relative to the manifes
   CHECK(m.projects[0].previews->migrations_location.line == 11);
   const Manifest absolute = load_manifest_text("deploy/m.yaml", kProject + block + "/srv/sql\n", no_env(), diags);
   CHECK(absolute.projects[0].previews->migrations == "/srv/sql");
-  auto errors = errors_of(kProject + block + "''\n");
+  auto errors = preview_errors_of(kProject + block + "''\n");
   REQUIRE(errors.size() == 1);
   CHECK(errors[0].field == "projects[0].previews.migrations");
   CHECK(errors[0].location.line == 11);

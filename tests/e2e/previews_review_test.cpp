@@ -175,7 +175,7 @@ TEST_CASE("e2e: previews review: up does not report a preview one of whose forks
 namespace {
 
 // acme-prod (orders) and acme-dev (web), each with a `previews:` block whose previews expire at once.
-Sandbox& two_projects(Sandbox& sb) {
+Sandbox& with_two_projects(Sandbox& sb) {
   const std::string block = "    previews:\n      services: [%]\n      strategy: NOW\n      ttl: 1ms\n      max: 5\n";
   auto with = [&](const std::string& service) { return std::string(block).replace(block.find('%'), 1, service); };
   applied(sb, manifest({}, {service_yaml("orders")}) + with("orders") + manifest({}, {service_yaml("web")}, kDev)
@@ -200,7 +200,7 @@ void three_previews(Sandbox& sb) {
 TEST_CASE("e2e: previews review: sweep goes oldest first across projects - a preview whose delete fails does not spend the budget") {
   Sandbox sb(two_keys());
   sb.env["DBFORM_API_KEY_ACME_DEV"] = kDevKey;
-  two_projects(sb);
+  with_two_projects(sb);
   three_previews(sb);
   using Kind = dbform::RouteFault::Kind;
   sb.sim().set_route_faults({{kDeleteService, Kind::Refuse, sb.count(kDeleteService) + 1, 1}});  // p1's delete
@@ -219,7 +219,7 @@ TEST_CASE("e2e: previews review: sweep goes oldest first across projects - a pre
 TEST_CASE("e2e: previews review: sweep skips a project whose key is missing or rejected and sweeps the others - exit 0") {
   Sandbox sb(two_keys());
   sb.env["DBFORM_API_KEY_ACME_DEV"] = kDevKey;
-  two_projects(sb);
+  with_two_projects(sb);
   three_previews(sb);
   // Rejected: acme-dev's variable holds acme-prod's key.
   RunResult rejected = preview(sb, {"sweep", "--max-deletes", "1"}, {{"DBFORM_API_KEY_ACME_DEV", kKey}});

@@ -6,7 +6,7 @@ using namespace e2e;
 
 namespace {
 
-std::string id_of(Sandbox& sb, const std::string& name) {
+std::string service_id_of(Sandbox& sb, const std::string& name) {
   return find_resource(sb.state(), service_address(name))["id"];
 }
 
@@ -21,8 +21,8 @@ TEST_CASE("e2e: a stale saved plan names the resource, the field and its values 
                                                          service_yaml("analytics")}));
   REQUIRE(sb.run({"plan", "--out", "tfplan"}).exit_code == 0);
   // In the console, after the review: billing resized, and orders resized as the plan would.
-  REQUIRE(sb.sim().console(id_of(sb, "billing"), "resize", R"({"cpu_millis":2000,"memory_gbs":8})").status == 200);
-  REQUIRE(sb.sim().console(id_of(sb, "orders"), "resize", R"({"cpu_millis":2000,"memory_gbs":8})").status == 200);
+  REQUIRE(sb.sim().console(service_id_of(sb, "billing"), "resize", R"({"cpu_millis":2000,"memory_gbs":8})").status == 200);
+  REQUIRE(sb.sim().console(service_id_of(sb, "orders"), "resize", R"({"cpu_millis":2000,"memory_gbs":8})").status == 200);
   const json writes = writes_of(sb.counts());
   const std::string state = sb.read("dbform.state.json");
 
@@ -124,7 +124,7 @@ TEST_CASE("e2e: a service paused outside dbform is said to be, with what the pla
   config.upgrading_delay = dbform::Duration(300'000);  // PAUSING for the whole test, unless the console ends it
   Sandbox sb(config);
   apply_base(sb);
-  const std::string id = id_of(sb, "orders");
+  const std::string id = service_id_of(sb, "orders");
   REQUIRE(sb.sim().handle({"POST", "/projects/" + kProject + "/services/" + id + "/stop", "Bearer " + kKey, ""}).status == 202);
 
   RunResult pausing = sb.run({"plan", "--detailed-exitcode"});

@@ -18,7 +18,7 @@ dbform::SimTls served(const tlstest::TempPki& pki, const std::string& stem) {
 
 // An apply over HTTPS refused for its certificate: at once (not retried over half a minute),
 // exit 1, saying `which`, and not one request reached the simulator.
-void check_refused(Sandbox& sb, const std::map<std::string, std::string>& env, const std::string& which) {
+void check_tls_refused(Sandbox& sb, const std::map<std::string, std::string>& env, const std::string& which) {
   sb.write("dbform.yaml", manifest({}, {service_yaml("orders")}));
   RunResult r = sb.apply({}, env);
   INFO(r.describe());
@@ -89,7 +89,7 @@ TEST_CASE("e2e: tls: SSL_CERT_DIR is read as OpenSSL reads it - a hashed directo
   const std::string empty = (sb.dir() / "empty").string();
   fs::create_directories(empty);
   // Without the CA's directory the CA is unknown.
-  check_refused(sb, {{"SSL_CERT_DIR", empty}},
+  check_tls_refused(sb, {{"SSL_CERT_DIR", empty}},
                 "unknown issuer: the certificate's issuer is not among the system's CA bundle and the certificates in " +
                     empty + " (SSL_CERT_DIR)");
   RunResult who = sb.run({"whoami"}, {{"SSL_CERT_DIR", empty + ":" + dir}});
@@ -112,11 +112,11 @@ TEST_CASE("e2e: tls: a certificate whose issuer is not trusted fails at once as 
   tlstest::TempPki pki;
   SECTION("a CA the system does not know, SSL_CERT_FILE unset") {
     Sandbox sb(default_sim_config(), served(pki, "good"));
-    check_refused(sb, {}, "unknown issuer: the certificate's issuer is not among the system's CA certificates");
+    check_tls_refused(sb, {}, "unknown issuer: the certificate's issuer is not among the system's CA certificates");
   }
   SECTION("a self-signed certificate") {
     Sandbox sb(default_sim_config(), served(pki, "self_signed"));
-    check_refused(sb, {{"SSL_CERT_FILE", pki.file("ca.pem")}},
+    check_tls_refused(sb, {{"SSL_CERT_FILE", pki.file("ca.pem")}},
                   "unknown issuer: the certificate is self-signed and not among the CA bundle " + pki.file("ca.pem") +
                       " (SSL_CERT_FILE)");
   }
@@ -125,13 +125,13 @@ TEST_CASE("e2e: tls: a certificate whose issuer is not trusted fails at once as 
 TEST_CASE("e2e: tls: a certificate for another host fails at once as a wrong host, nothing sent") {
   tlstest::TempPki pki;
   Sandbox sb(default_sim_config(), served(pki, "wrong_host"));
-  check_refused(sb, {{"SSL_CERT_FILE", pki.file("ca.pem")}}, "wrong host: the certificate is not for 127.0.0.1");
+  check_tls_refused(sb, {{"SSL_CERT_FILE", pki.file("ca.pem")}}, "wrong host: the certificate is not for 127.0.0.1");
 }
 
 TEST_CASE("e2e: tls: an expired certificate fails at once as expired, nothing sent") {
   tlstest::TempPki pki;
   Sandbox sb(default_sim_config(), served(pki, "expired"));
-  check_refused(sb, {{"SSL_CERT_FILE", pki.file("ca.pem")}}, "the certificate has expired");
+  check_tls_refused(sb, {{"SSL_CERT_FILE", pki.file("ca.pem")}}, "the certificate has expired");
 }
 
 TEST_CASE("e2e: tls: an SSL_CERT_FILE that names no readable file is refused naming it, nothing sent") {
