@@ -247,6 +247,7 @@ void print_record(const State& state, const ResourceRecord& r, bool show_secrets
                 : unrotated                          ? "(its source's, not rotated yet: dbform preview up)"
                 : owner.initial_password.is_sealed() ? "(sealed)"
                 : show_secrets                       ? owner.initial_password.text()
+                : owner.initial_password.is_unreadable() ? "(not readable here)"
                                                      : "(sensitive)")
             << (&owner != &r ? " (its service's: " + owner.address + ")" : "") << "\n";
 }

@@ -140,7 +140,10 @@ void add_state_command(CLI::App& app, int& exit_code) {
     const ResourceRecord& rec = resolve_address(state, targets->front());
     nlohmann::json j = record_to_json(rec);
     // A password in clear shows as (sensitive); one sealed and not opened (no key) as (sealed).
-    auto hidden = [](const Secret& s) { return s.is_sealed() ? "(sealed)" : "(sensitive)"; };
+    // One this role may not read at all (kept in a table it has no access to): (not readable here).
+    auto hidden = [](const Secret& s) {
+      return s.is_unreadable() ? "(not readable here)" : s.is_sealed() ? "(sealed)" : "(sensitive)";
+    };
     if (!rec.initial_password.empty()) j["initial_password"] = hidden(rec.initial_password);
     if (!rec.pending_password.empty()) j["pending_password"] = hidden(rec.pending_password);
     // What the API last answered is kept scrubbed; scrubbed again here for records written before.

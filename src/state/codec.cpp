@@ -124,6 +124,13 @@ namespace {
 json secret_json(const Secret& s, const ResourceRecord& r, const char* field, const StateCipher* cipher,
                  const std::string& sealed_with) {
   if (s.empty()) return "";
+  if (s.is_unreadable()) {
+    if (cipher)
+      throw StateError("refusing to write " + r.address + "'s " + field + ": this role may not read the table " +
+                       s.unreadable_in() + " that holds it, so it cannot carry it. Run this with a role granted "
+                       "SELECT on " + s.unreadable_in() + "; nothing was written");
+    return secret_placeholder(s.unreadable_in());
+  }
   if (s.is_sealed()) {
     if (cipher && s.bound_to() != secret_binding(r))
       throw StateError("refusing to write " + r.address + "'s " + field + ": it is sealed for " + kind_name(r.kind) +
@@ -143,6 +150,13 @@ json secret_json(const Secret& s, const ResourceRecord& r, const char* field, co
 json record_json(const ResourceRecord& r, const StateCipher* cipher, const std::string& sealed_with);
 
 }  // namespace
+
+json secret_placeholder(const std::string& table) { return {{"format", "dbform-secret"}, {"stored_in", table}}; }
+
+bool is_secret_placeholder(const json& j) {
+  return j.is_object() && j.value("format", json()) == "dbform-secret" && j.contains("stored_in") &&
+         j["stored_in"].is_string() && !j.contains("encryption");
+}
 
 json record_to_json(const ResourceRecord& r) { return record_json(r, nullptr, ""); }
 
@@ -183,6 +197,7 @@ Secret read_secret(json& j, const char* field, const ResourceRecord& r, const St
     remember_secret(it->get<std::string>());
     return Secret(it->get<std::string>());
   }
+  if (is_secret_placeholder(*it)) return Secret::unreadable((*it)["stored_in"].get<std::string>());
   if (!StateCipher::is_sealed(*it) || it->value("format", json()) != "dbform-secret" ||
       !it->value("ciphertext", json()).is_string())
     throw StateError(where + ": expected a password (a string, or a sealed value with \"format\": \"dbform-secret\"); "

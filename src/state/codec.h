@@ -72,6 +72,11 @@ bool journal_outgrew(size_t journal_bytes, size_t document_bytes);
 // The key id a journal entry's passwords are sealed with (its envelope's, for an entry sealed whole);
 // "" for one in clear.
 std::string journal_entry_key_id(const nlohmann::json& entry);
+// Where a store keeps a record's password apart (the PostgreSQL store's secrets table), the
+// document holds this in its place: {"format": "dbform-secret", "stored_in": TABLE}. Read as is, it
+// gives Secret::unreadable(TABLE).
+nlohmann::json secret_placeholder(const std::string& table);
+bool is_secret_placeholder(const nlohmann::json& j);
 // Moves what it keeps out of `j`; its sealed passwords opened when `cipher` has a key.
 ResourceRecord record_from_json(nlohmann::json&& j, const std::string& source, size_t index,
                                 const StateCipher& cipher = StateCipher::plaintext());

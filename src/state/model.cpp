@@ -18,7 +18,17 @@ Secret Secret::sealed(nlohmann::json envelope, std::string bound_to) {
   return s;
 }
 
+Secret Secret::unreadable(std::string table) {
+  Secret s;
+  s.unreadable_in_ = std::move(table);
+  return s;
+}
+
 const std::string& Secret::text() const {
+  if (is_unreadable())
+    throw Error("this role has no access to secrets: it may not read the table " + unreadable_in_ +
+                ", which holds the state's passwords. Run this with a role granted SELECT on " + unreadable_in_ +
+                " (see docs/state.md, \"Team state on PostgreSQL\")");
   if (is_sealed())
     throw Error("a password in the state is sealed and no key opens it: set DBFORM_STATE_PASSPHRASE or "
                 "DBFORM_STATE_KEY_FILE to the state's key");

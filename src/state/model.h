@@ -30,9 +30,14 @@ class Secret {
   // A sealed value read without the key; `bound_to` is the binding it was read with (its record's
   // kind, project and id), which a write without the key cannot renew.
   static Secret sealed(nlohmann::json envelope, std::string bound_to);
+  // A password kept apart (the PostgreSQL store's secrets table, `table`) that this run's role may
+  // not read: the record reads, plans and shows; only the password itself is out of reach.
+  static Secret unreadable(std::string table);
 
-  bool empty() const { return clear_.empty() && sealed_.is_null(); }
+  bool empty() const { return clear_.empty() && sealed_.is_null() && unreadable_in_.empty(); }
   bool is_sealed() const { return !sealed_.is_null(); }
+  bool is_unreadable() const { return !unreadable_in_.empty(); }
+  const std::string& unreadable_in() const { return unreadable_in_; }
   // The clear text ("" when there is none). Throws Error for a sealed value: every command that
   // reads a password checks for the key before it starts, and this is the guard behind them.
   const std::string& text() const;
@@ -40,7 +45,8 @@ class Secret {
   const std::string& bound_to() const { return bound_to_; }
   void clear() { *this = Secret(); }
   bool operator==(const Secret& other) const {
-    return clear_ == other.clear_ && sealed_ == other.sealed_ && bound_to_ == other.bound_to_;
+    return clear_ == other.clear_ && sealed_ == other.sealed_ && bound_to_ == other.bound_to_ &&
+           unreadable_in_ == other.unreadable_in_;
   }
   bool operator!=(const Secret& other) const { return !(*this == other); }
 
@@ -48,6 +54,7 @@ class Secret {
   std::string clear_;
   nlohmann::json sealed_;
   std::string bound_to_;
+  std::string unreadable_in_;
 };
 
 struct ResourceRecord {

@@ -10,6 +10,7 @@
 #include <cctype>
 
 #include "state/codec.h"
+#include "state/pg_secrets.h"
 
 namespace dbform {
 
@@ -41,6 +42,15 @@ CREATE TABLE IF NOT EXISTS dbform_locks (
   operation   text NOT NULL,
   since       timestamptz NOT NULL,
   backend_pid integer NOT NULL
+);
+CREATE TABLE IF NOT EXISTS dbform_secrets (
+  workspace   text NOT NULL,
+  kind        text NOT NULL,
+  project_id  text NOT NULL,
+  resource_id text NOT NULL,
+  field       text NOT NULL,
+  value       text NOT NULL,
+  PRIMARY KEY (workspace, kind, project_id, resource_id, field)
 );
 )sql";
 
@@ -280,7 +290,8 @@ bool PgStateStore::has_table(const std::string& name) {
 
 void PgStateStore::ensure_tables() {
   // Looked for first so that a role allowed to use but not to create the tables works.
-  if (tables_ || (has_table("dbform_states") && has_table("dbform_journal") && has_table("dbform_locks"))) {
+  if (tables_ || (has_table("dbform_states") && has_table("dbform_journal") && has_table("dbform_locks") &&
+                  has_table(pg_secrets::kTable))) {
     tables_ = true;
     return;
   }
@@ -289,7 +300,7 @@ void PgStateStore::ensure_tables() {
     tables_ = true;
   } catch (const Error& e) {
     throw Error(std::string(e.what()) +
-                ". dbform creates its tables dbform_states, dbform_journal and dbform_locks on its first write: grant this user CREATE on "
+                ". dbform creates its tables dbform_states, dbform_journal, dbform_locks and dbform_secrets on its first write: grant this user CREATE on "
                 "the schema once, or have the owner create them (see docs/state.md, \"Team state on PostgreSQL\")");
   }
 }
@@ -312,7 +323,12 @@ std::optional<State> PgStateStore::read() {
 std::optional<State> PgStateStore::read_snapshot() {
   std::lock_guard<std::mutex> guard(mu_);
   if (!has_table("dbform_states")) return std::nullopt;  // nothing was ever written here
-  // The row and its journal as of one moment, whoever writes meanwhile.
+  // Asked before the transaction: a SELECT refused inside it would abort the read. A database made
+  // before the secrets table keeps its passwords in the documents, which this role reads.
+  const bool secrets_table = has_table(pg_secrets::kTable);
+  secrets_readable_ = !secrets_table || conn_.exec("SELECT has_table_privilege(current_user, $1, 'SELECT')",
+                                                   {std::string(pg_secrets::kTable)}).rows.at(0).at(0) == "t";
+  // The row, its journal and its passwords as of one moment, whoever writes meanwhile.
   conn_.exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
   try {
     auto r = conn_.exec("SELECT lineage, serial, document FROM dbform_states WHERE workspace = $1", {workspace_});
@@ -322,7 +338,14 @@ std::optional<State> PgStateStore::read_snapshot() {
     }
     const auto& row = r.rows.front();
     const std::string lineage = row[0].value_or(""), serial = row[1].value_or("");
-    State state = parse_state(row[2].value_or(""), describe_, cipher(), &document_key_id_);
+    pg_secrets::Rows secrets;
+    if (secrets_table && secrets_readable_)
+      for (const auto& s : conn_.exec("SELECT kind, project_id, resource_id, field, value FROM dbform_secrets "
+                                      "WHERE workspace = $1", {workspace_}).rows)
+        secrets[{s[0].value_or(""), s[1].value_or(""), s[2].value_or(""), s[3].value_or("")}] = s[4].value_or("");
+    inline_secrets_ = false;
+    State state = parse_state(with_secrets(row[2].value_or(""), "resources", secrets), describe_, cipher(),
+                              &document_key_id_);
     auto hand_edited = [&] {
       return StateError(describe_ + ": the document (lineage " + state.lineage + " serial " +
                         std::to_string(state.serial) + ", with its journal) does not match its row (lineage " + lineage +
@@ -340,7 +363,8 @@ std::optional<State> PgStateStore::read_snapshot() {
           "ORDER BY serial",
           {workspace_, std::to_string(state.serial), serial});
       for (const auto& entry : entries.rows) {
-        apply_journal_entry(state, entry[1].value_or(""), describe_ + " journal serial " + entry[0].value_or(""), cipher());
+        apply_journal_entry(state, with_secrets(entry[1].value_or(""), "upsert", secrets),
+                            describe_ + " journal serial " + entry[0].value_or(""), cipher());
         journal_bytes_ += entry[1].value_or("").size();
       }
       if (state.serial != row_serial) throw hand_edited();
@@ -356,8 +380,58 @@ std::optional<State> PgStateStore::read_snapshot() {
   }
 }
 
+std::string PgStateStore::with_secrets(const std::string& text, const char* records, const pg_secrets::Rows& rows) {
+  nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
+  if (!doc.is_object() || !doc.contains(records)) return text;  // the codec says what is wrong with it
+  inline_secrets_ = inline_secrets_ || pg_secrets::held_inline(doc[records]);
+  if (!secrets_readable_) return text;  // the placeholders stay: passwords out of this role's reach
+  pg_secrets::restore(doc[records], rows);
+  return doc.dump();
+}
+
+std::string PgStateStore::without_secrets(const std::string& text, const char* records,
+                                          std::vector<pg_secrets::Row>& rows) {
+  nlohmann::json doc = nlohmann::json::parse(text);
+  rows = pg_secrets::take(doc[records]);
+  return std::string(records) == "resources" ? dump_json(doc, 2) + "\n" : dump_json(doc);
+}
+
+void PgStateStore::refuse_without_secrets() const {
+  if (secrets_readable_) return;
+  throw StateError(describe_ + ": this role may not read the table dbform_secrets, which holds the state's "
+                   "passwords, so it never writes the state (it could not carry them). Run this with a role granted "
+                   "SELECT, INSERT, UPDATE and DELETE on dbform_states, dbform_journal, dbform_locks and "
+                   "dbform_secrets (see docs/state.md); nothing was written");
+}
+
+void PgStateStore::put_secrets(const std::vector<pg_secrets::Row>& rows) {
+  for (const auto& [key, value] : rows) {
+    const auto& [kind, project, id, field] = key;
+    conn_.exec("INSERT INTO dbform_secrets (workspace, kind, project_id, resource_id, field, value) "
+               "VALUES ($1, $2, $3, $4, $5, $6)",
+               {workspace_, kind, project, id, field, value});
+  }
+}
+
+bool PgStateStore::in_transaction(const std::function<bool()>& body) {
+  conn_.exec("BEGIN");
+  bool committed = false;
+  try {
+    committed = body();
+    conn_.exec(committed ? "COMMIT" : "ROLLBACK");
+  } catch (...) {
+    try {
+      conn_.exec("ROLLBACK");
+    } catch (const Error&) {
+    }
+    throw;
+  }
+  return committed;
+}
+
 void PgStateStore::write(State& state) {
   std::lock_guard<std::mutex> guard(mu_);
+  refuse_without_secrets();
   ensure_tables();
   const std::string expected = std::to_string(state.serial);
   const std::string next = std::to_string(state.serial + 1);
@@ -370,8 +444,12 @@ void PgStateStore::write(State& state) {
     throw;
   }
   --state.serial;
+  std::vector<pg_secrets::Row> secrets;
+  document = without_secrets(document, "resources", secrets);
   // Compare-and-swap: only the row this state was read from is replaced, in one committed
-  // statement, which also drops the journal the new document holds.
+  // transaction with the journal the new document holds (dropped) and the state's passwords (all
+  // rewritten: a document that still held its own is moved to the table in the same transaction).
+  const bool swapped = in_transaction([&] {
   auto updated = conn_.exec(
       "WITH up AS (UPDATE dbform_states SET serial = $4, document = $5, updated_at = now() "
       "            WHERE workspace = $1 AND lineage = $2 AND serial = $3 RETURNING workspace), "
@@ -387,8 +465,14 @@ void PgStateStore::write(State& state) {
         "     stale AS (DELETE FROM dbform_journal WHERE workspace IN (SELECT workspace FROM ins)) "
         "SELECT count(*) FROM ins",
         {workspace_, state.lineage, next, document});
-    if (inserted.rows.at(0).at(0) != "1") refuse_write(state);
+    if (inserted.rows.at(0).at(0) != "1") return false;
   }
+  conn_.exec("DELETE FROM dbform_secrets WHERE workspace = $1", {workspace_});
+  put_secrets(secrets);
+  return true;
+  });
+  if (!swapped) refuse_write(state);
+  inline_secrets_ = false;
   ++state.serial;
   document_bytes_ = document.size();
   document_key_id_ = written_key_id(state, cipher());
@@ -401,16 +485,30 @@ void PgStateStore::write_changes(State& state, const std::vector<std::string>& c
   // A journal is in the form of its document: one in another form (plain, another key, sealed
   // whole) is rewritten whole first; so is the first state of a database without the tables yet.
   if (std::unique_lock<std::mutex> guard(mu_);
-      document_key_id_ == written_key_id(state, cipher()) && !state.sealed_whole && has_table("dbform_journal")) {
+      document_key_id_ == written_key_id(state, cipher()) && !state.sealed_whole && !inline_secrets_ &&
+      has_table("dbform_journal") && has_table(pg_secrets::kTable)) {
+    refuse_without_secrets();
     const std::string next = std::to_string(state.serial + 1);
-    const std::string entry = journal_entry(state, changed, cipher());
-    // One committed statement: the row's serial moves on only with its journal entry.
-    auto appended = conn_.exec(
-        "WITH up AS (UPDATE dbform_states SET serial = $4, updated_at = now() "
-        "            WHERE workspace = $1 AND lineage = $2 AND serial = $3 RETURNING workspace) "
-        "INSERT INTO dbform_journal (workspace, serial, entry) SELECT workspace, $4, $5 FROM up",
-        {workspace_, state.lineage, std::to_string(state.serial), next, entry});
-    if (appended.affected == 1) {
+    std::vector<pg_secrets::Row> secrets;
+    const std::string entry = without_secrets(journal_entry(state, changed, cipher()), "upsert", secrets);
+    // One committed transaction: the row's serial moves on only with its journal entry and the
+    // changed records' passwords (each changed record's rows replaced: a cleared one goes).
+    const bool appended = in_transaction([&] {
+      auto up = conn_.exec(
+          "WITH up AS (UPDATE dbform_states SET serial = $4, updated_at = now() "
+          "            WHERE workspace = $1 AND lineage = $2 AND serial = $3 RETURNING workspace) "
+          "INSERT INTO dbform_journal (workspace, serial, entry) SELECT workspace, $4, $5 FROM up",
+          {workspace_, state.lineage, std::to_string(state.serial), next, entry});
+      if (up.affected != 1) return false;
+      for (const auto& address : changed)
+        if (const ResourceRecord* r = state.find(address))
+          conn_.exec("DELETE FROM dbform_secrets WHERE workspace = $1 AND kind = $2 AND project_id = $3 AND "
+                     "resource_id = $4",
+                     {workspace_, std::string(kind_name(r->kind)), r->project_id, r->id.empty() ? r->address : r->id});
+      put_secrets(secrets);
+      return true;
+    });
+    if (appended) {
       ++state.serial;
       journal_bytes_ += entry.size();
       if (!journal_outgrew(journal_bytes_, document_bytes_)) return;

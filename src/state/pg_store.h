@@ -1,12 +1,14 @@
 #pragma once
 // The team backend: states kept in PostgreSQL through libpq, one row per workspace, so several
 // people and pipelines can plan and apply against the same projects.
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "state/pg_secrets.h"
 #include "state/store.h"
 
 typedef struct pg_conn PGconn;
@@ -67,7 +69,9 @@ class PgConnection {
 // serial and lineage, each its own committed transaction. Changes are rows of dbform_journal (workspace, serial, entry)
 // appended with the row's serial, so a write costs what changed; reading replays them onto the
 // document, and a whole write (at the end of an apply, or when the journal outgrows the document)
-// folds them in. The lock is a session-level advisory lock on this store's
+// folds them in. Every password is a row of dbform_secrets (pg_secrets.h), written in the same
+// transaction as the document or journal line that changes it, so a role without SELECT on that
+// table reads everything else (and never writes). The lock is a session-level advisory lock on this store's
 // connection (the server drops it when the process or the connection dies); while held, the
 // holder's pid, host, operation and start time are in dbform_locks for refused runs to print.
 class PgStateStore : public StateStore {
@@ -98,6 +102,16 @@ class PgStateStore : public StateStore {
   void unlock() noexcept;
   std::string holder_description();
   [[noreturn]] void refuse_write(const State& state);
+  // The document or journal entry `text` with the placeholders of its `records` array given their
+  // passwords from `rows` (when this role may read them); notes a password held inline.
+  std::string with_secrets(const std::string& text, const char* records, const pg_secrets::Rows& rows);
+  // `text` (as the codec wrote it) with its records' passwords moved out to `rows`.
+  std::string without_secrets(const std::string& text, const char* records, std::vector<pg_secrets::Row>& rows);
+  void put_secrets(const std::vector<pg_secrets::Row>& rows);
+  // A role that may not read the passwords never writes: it could not carry them.
+  void refuse_without_secrets() const;
+  // `body` in one transaction, committed when it returns true, rolled back otherwise or on a throw.
+  bool in_transaction(const std::function<bool()>& body);
 
   std::mutex mu_;  // the engine may write from several threads; libpq connections are not shared
   bool tables_ = false;
@@ -111,6 +125,12 @@ class PgStateStore : public StateStore {
   size_t document_bytes_ = 0;  // the stored document's size, and the journal's since it was written
   size_t journal_bytes_ = 0;
   std::string document_key_id_;  // of the key the stored document is sealed with; "" when plain
+  // Whether the last read's role may read dbform_secrets (true without that table: a database made
+  // before it keeps the passwords in its documents).
+  bool secrets_readable_ = true;
+  // Whether the stored document or journal still holds passwords itself (written before the table):
+  // the next write is a whole one, which moves them to the table.
+  bool inline_secrets_ = false;
 };
 
 }  // namespace dbform

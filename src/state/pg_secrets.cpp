@@ -1,0 +1,74 @@
+#include "state/pg_secrets.h"
+
+#include "state/codec.h"
+
+namespace dbform::pg_secrets {
+
+namespace {
+
+constexpr const char* kFields[] = {"initial_password", "pending_password"};
+
+// An empty password is written as "" (no password): nothing to keep apart.
+bool holds_value(const nlohmann::json& field) {
+  return !field.is_null() && !(field.is_string() && field.get<std::string>().empty());
+}
+
+std::string text_of(const nlohmann::json& record, const char* name) {
+  auto it = record.find(name);
+  return it != record.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+}  // namespace
+
+std::tuple<std::string, std::string, std::string> record_key(const nlohmann::json& record) {
+  std::string id = text_of(record, "id");
+  return {text_of(record, "kind"), text_of(record, "project_id"), id.empty() ? text_of(record, "address") : id};
+}
+
+std::vector<Row> take(nlohmann::json& records) {
+  std::vector<Row> rows;
+  if (!records.is_array()) return rows;
+  for (auto& record : records) {
+    if (!record.is_object()) continue;
+    auto [kind, project, id] = record_key(record);
+    for (const char* field : kFields) {
+      auto it = record.find(field);
+      if (it == record.end() || !holds_value(*it) || is_secret_placeholder(*it)) continue;
+      rows.push_back({{kind, project, id, field}, it->dump()});
+      *it = secret_placeholder(kTable);
+    }
+  }
+  return rows;
+}
+
+void restore(nlohmann::json& records, const Rows& rows) {
+  if (!records.is_array()) return;
+  for (auto& record : records) {
+    if (!record.is_object()) continue;
+    auto [kind, project, id] = record_key(record);
+    for (const char* field : kFields) {
+      auto it = record.find(field);
+      if (it == record.end() || !is_secret_placeholder(*it)) continue;
+      auto row = rows.find({kind, project, id, field});
+      if (row == rows.end()) {
+        record.erase(field);
+        continue;
+      }
+      // Stored by take() from the codec's own output; a row edited into something else is refused
+      // by the codec when it reads the record.
+      *it = nlohmann::json::parse(row->second, nullptr, false);
+    }
+  }
+}
+
+bool held_inline(const nlohmann::json& records) {
+  if (!records.is_array()) return false;
+  for (const auto& record : records)
+    for (const char* field : kFields)
+      if (record.is_object() && record.contains(field) && holds_value(record[field]) &&
+          !is_secret_placeholder(record[field]))
+        return true;
+  return false;
+}
+
+}  // namespace dbform::pg_secrets

@@ -1,0 +1,161 @@
+// The PostgreSQL state keeps the passwords in a table of their own (dbform_secrets): a role granted
+// SELECT on the state's tables but not on that one plans, refreshes, lists, shows and outputs
+// everything but a password, and never writes; the applier's role reads and writes them; a
+// workspace written before the table moves its passwords there at its next write. The roles are
+// those docs/state.md's GRANTs make, on the real test server (the `pg` fixture).
+#include "../pg/test_server.h"
+#include "common.h"
+#include "state/pg_store.h"
+
+using namespace e2e;
+
+namespace {
+
+// One role's checkout of the team's manifests, its state in `database_url` as `role`.
+struct RoleCheckout {
+  Sandbox& sb;
+  fs::path dir;
+  std::map<std::string, std::string> env;
+
+  RoleCheckout(Sandbox& sandbox, const std::string& name, const std::string& url) : sb(sandbox) {
+    dir = sb.dir() / name;
+    fs::create_directories(dir);
+    env = sb.env;
+    env["DBFORM_STATE"] = url;
+    env["DBFORM_WORKSPACE"] = "default";
+  }
+  void write_manifest(const std::string& text) { sb.write((dir / "dbform.yaml").lexically_relative(sb.dir()), text); }
+  RunResult run(const std::vector<std::string>& args) {
+    Process p(args, env, dir, "", std::chrono::seconds(60));
+    return p.wait();
+  }
+  RunResult apply() { return run({"apply", "--auto-approve", "--poll-interval", "100ms"}); }
+};
+
+// The URL of the same database as another role.
+std::string as_role(const std::string& database_url, const std::string& role, const std::string& password) {
+  return "postgres://" + role + ":" + password + database_url.substr(database_url.find('@'));
+}
+
+// Every text column dbform keeps outside the secrets table, for the workspace.
+std::string documents_and_journal(dbform::PgConnection& admin) {
+  std::string all;
+  for (const auto& row : admin.exec("SELECT document FROM dbform_states").rows) all += row.at(0).value_or("");
+  for (const auto& row : admin.exec("SELECT entry FROM dbform_journal").rows) all += row.at(0).value_or("");
+  return all;
+}
+
+// The two roles docs/state.md gives: the pull request's planner and main's applier.
+void grant_roles(dbform::PgConnection& admin, const std::string& planner, const std::string& applier) {
+  admin.exec_script("CREATE ROLE " + planner + " LOGIN PASSWORD 'planner-pw'");
+  admin.exec_script("GRANT SELECT ON dbform_states, dbform_journal, dbform_locks TO " + planner);
+  admin.exec_script("CREATE ROLE " + applier + " LOGIN PASSWORD 'applier-pw'");
+  admin.exec_script("GRANT SELECT, INSERT, UPDATE, DELETE ON dbform_states, dbform_journal, dbform_locks, "
+                    "dbform_secrets TO " + applier);
+}
+
+}  // namespace
+
+TEST_CASE("e2e: pg: passwords live in dbform_secrets; a planner without it plans, lists, shows and outputs all but "
+          "passwords, and never writes; the applier reads and writes them",
+          "[pg]") {
+  const std::string database_url = pgtest::fresh_database("secrets_apart");
+  Sandbox sb;
+  RoleCheckout owner(sb, "owner", database_url);
+  owner.write_manifest(manifest({}, {service_yaml("orders")}));
+  REQUIRE(owner.apply().exit_code == 0);
+  const std::string orders = service_address("orders");
+  dbform::PgConnection admin(database_url);
+  const std::string orders_id = dbform::PgStateStore(database_url, "default").read()->find(orders)->id;
+  const std::string password = sb.sim().current_password(orders_id);
+  REQUIRE(password.size() >= 16);
+
+  // Neither the document nor the journal holds it: the secrets table does, keyed by the record.
+  CHECK(!contains(documents_and_journal(admin), password));
+  auto rows = admin.exec("SELECT kind, resource_id, field, value FROM dbform_secrets WHERE workspace = 'default'").rows;
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0][0] == "service");
+  CHECK(rows[0][1] == orders_id);
+  CHECK(rows[0][2] == "initial_password");
+  CHECK(rows[0][3] == json(password).dump());
+
+  const std::string planner = pgtest::unique_name("planner"), applier = pgtest::unique_name("applier");
+  grant_roles(admin, planner, applier);
+  const long long serial = dbform::PgStateStore(database_url, "default").read()->serial;
+
+  RoleCheckout pr(sb, "pr", as_role(database_url, planner, "planner-pw"));
+  pr.write_manifest(manifest({}, {service_yaml("orders")}));
+  RunResult plan = pr.run({"plan", "--detailed-exitcode"});  // refreshing: reads the API, not the secrets
+  INFO(plan.describe());
+  CHECK(plan.exit_code == 0);
+  RunResult list = pr.run({"state", "list"});
+  CHECK(list.exit_code == 0);
+  CHECK(contains(list.out, orders));
+  RunResult show = pr.run({"state", "show", orders});
+  INFO(show.describe());
+  CHECK(show.exit_code == 0);
+  CHECK(contains(show.out, "\"initial_password\": \"(not readable here)\""));
+  CHECK(contains(show.out, orders_id));
+  RunResult host = pr.run({"output", "orders.host"});
+  INFO(host.describe());
+  CHECK(host.exit_code == 0);
+  CHECK(!host.out.empty());
+  RunResult secret = pr.run({"output", "orders.password"});
+  INFO(secret.describe());
+  CHECK(secret.exit_code == 1);
+  CHECK(contains(secret.err, "no access to secrets"));
+  CHECK(contains(secret.err, "dbform_secrets"));
+  for (const RunResult* r : {&plan, &list, &show, &host, &secret}) CHECK(!contains(r->all(), password));
+
+  // It never writes: an apply is refused and the state is as it was.
+  pr.write_manifest(manifest({}, {service_yaml("orders"), service_yaml("search")}));
+  RunResult refused = pr.apply();
+  INFO(refused.describe());
+  CHECK(refused.exit_code == 1);
+  CHECK(dbform::PgStateStore(database_url, "default").read()->serial == serial);
+
+  // The applier reads and writes them.
+  RoleCheckout main_branch(sb, "main", as_role(database_url, applier, "applier-pw"));
+  main_branch.write_manifest(manifest({}, {service_yaml("orders"), service_yaml("search")}));
+  RunResult shown = main_branch.run({"output", "orders.password"});
+  INFO(shown.describe());
+  CHECK(shown.exit_code == 0);
+  CHECK(shown.out == password + "\n");
+  CHECK(contains(main_branch.run({"state", "show", orders}).out, "\"initial_password\": \"(sensitive)\""));
+  RunResult applied = main_branch.apply();
+  INFO(applied.describe());
+  REQUIRE(applied.exit_code == 0);
+  CHECK(!contains(documents_and_journal(admin), password));
+  CHECK(admin.exec("SELECT count(*) FROM dbform_secrets WHERE workspace = 'default'").rows[0][0] == "2");
+  CHECK(pr.run({"plan", "--detailed-exitcode"}).exit_code == 0);  // the planner sees both, no changes
+}
+
+TEST_CASE("e2e: pg: a workspace whose document holds its passwords moves them to dbform_secrets at its next write",
+          "[pg]") {
+  // A state file's document, as a dbform before the secrets table stored it in the row.
+  Sandbox sb;
+  sb.write("dbform.yaml", manifest({}, {service_yaml("orders")}));
+  REQUIRE(sb.apply().exit_code == 0);
+  const json old_form = sb.state();
+  const std::string password = find_resource(old_form, service_address("orders"))["initial_password"];
+  REQUIRE(!password.empty());
+  const std::string database_url = pgtest::fresh_database("secrets_moved");
+  RoleCheckout team(sb, "team", database_url);
+  team.write_manifest(manifest({}, {service_yaml("orders"), service_yaml("search")}));
+  {
+    dbform::PgStateStore store(database_url, "default");
+    auto held = store.lock("setup", dbform::Duration(0));  // makes the tables, as a first apply would
+  }
+  dbform::PgConnection admin(database_url);
+  admin.exec("INSERT INTO dbform_states (workspace, lineage, serial, document) VALUES ('default', $1, $2, $3)",
+             {old_form["lineage"].get<std::string>(), std::to_string(old_form["serial"].get<long long>()),
+              old_form.dump(2)});
+  CHECK(team.run({"output", "orders.password"}).out == password + "\n");  // read as it is
+
+  RunResult applied = team.apply();
+  INFO(applied.describe());
+  REQUIRE(applied.exit_code == 0);
+  CHECK(!contains(documents_and_journal(admin), password));
+  CHECK(admin.exec("SELECT count(*) FROM dbform_secrets WHERE value = $1", {json(password).dump()}).rows[0][0] == "1");
+  CHECK(team.run({"output", "orders.password"}).out == password + "\n");
+}
