@@ -224,12 +224,13 @@ TEST_CASE("state: pg: a lost connection fails the next write clearly and writes 
   CHECK(PgStateStore(url, ws).lock("apply", Duration(0)) != nullptr);
 }
 
-TEST_CASE("state: pg: a database made before the journal and lock tables still reads its state, and a write adds them") {
+TEST_CASE("state: pg: a database made before the journal, lock and secrets tables still reads its state, and a write adds "
+          "them") {
   std::string url = pgtest::fresh_database("legacy");
   State s = new_state();
   PgStateStore(url, "default").write(s);
   PgConnection owner(url);
-  owner.exec_script("DROP TABLE dbform_journal; DROP TABLE dbform_locks");
+  owner.exec_script("DROP TABLE dbform_journal; DROP TABLE dbform_locks; DROP TABLE dbform_secrets");
 
   PgStateStore store(url, "default");
   auto read = store.read();
@@ -240,6 +241,6 @@ TEST_CASE("state: pg: a database made before the journal and lock tables still r
   CHECK(owner.exec("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'dbform_%'").rows.at(0).at(0) == "1");
   auto lock = store.lock("apply", Duration(0));
   store.write_changes(*read, {});
-  CHECK(owner.exec("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'dbform_%'").rows.at(0).at(0) == "3");
+  CHECK(owner.exec("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'dbform_%'").rows.at(0).at(0) == "4");
   CHECK(PgStateStore(url, "default").read()->serial == read->serial);
 }

@@ -56,8 +56,8 @@ void grant_roles(dbform::PgConnection& admin, const std::string& planner, const 
 
 }  // namespace
 
-TEST_CASE("e2e: pg: passwords live in dbform_secrets; a planner without it plans, lists, shows and outputs all but "
-          "passwords, and never writes; the applier reads and writes them",
+TEST_CASE("e2e: pg: passwords live in dbform_secrets: a planner without it plans, lists, shows and outputs all but "
+          "passwords, and never writes, while the applier reads and writes them",
           "[pg]") {
   const std::string database_url = pgtest::fresh_database("secrets_apart");
   Sandbox sb;
