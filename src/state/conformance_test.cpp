@@ -13,6 +13,8 @@
 #include "pg/test_server.h"
 #include "state/codec.h"
 #include "state/file_store.h"
+#include "state/pg_secrets.h"
+#include "util/json_limits.h"
 #include "state/pg_store.h"
 #include "util/atomic_file.h"
 
@@ -65,25 +67,47 @@ class PgBackend : public Backend {
  public:
   PgBackend() : url_(pgtest::server_url()), workspace_(pgtest::unique_name("conformance")) {}
   std::unique_ptr<StateStore> open() override { return std::make_unique<PgStateStore>(url_, workspace_); }
+  // The document with its passwords put back from dbform_secrets: the state as a file would hold it.
   std::optional<std::string> raw() override {
     dbform::PgConnection c(url_);
     auto r = c.exec("SELECT document FROM dbform_states WHERE workspace = $1", {workspace_});
     if (r.rows.empty()) return std::nullopt;
-    return r.rows[0][0];
+    nlohmann::json doc = nlohmann::json::parse(r.rows[0][0].value_or(""), nullptr, false);
+    if (!doc.is_object() || !doc.contains("resources") ||
+        r.rows[0][0]->find("\"stored_in\"") == std::string::npos)
+      return r.rows[0][0];
+    pg_secrets::Rows secrets;
+    for (const auto& row : c.exec("SELECT kind, project_id, resource_id, field, value FROM dbform_secrets "
+                                  "WHERE workspace = $1", {workspace_}).rows)
+      secrets[{*row[0], *row[1], *row[2], *row[3]}] = *row[4];
+    pg_secrets::restore(doc["resources"], secrets);
+    return dump_json(doc, 2) + "\n";
   }
   std::string everything_stored() override {
     std::string all;
     for (const char* sql : {"SELECT lineage || document FROM dbform_states WHERE workspace = $1",
-                            "SELECT entry FROM dbform_journal WHERE workspace = $1"})
+                            "SELECT entry FROM dbform_journal WHERE workspace = $1",
+                            "SELECT value FROM dbform_secrets WHERE workspace = $1"})
       for (const auto& row : pgtest::query_rows(sql, {workspace_})) all += row;
     return all;
   }
   void put_raw(const std::string& text) override {
-    open();  // creates the tables
+    open()->lock("hand edit", Duration(0));  // creates the tables (a store makes them on its first lock)
     dbform::PgConnection c(url_);
+    // Its passwords go to dbform_secrets, where the store keeps them (a document that is no state
+    // goes as it is).
+    std::string document = text;
+    nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
+    if (doc.is_object() && doc.contains("resources") && pg_secrets::held_inline(doc["resources"])) {
+      c.exec("DELETE FROM dbform_secrets WHERE workspace = $1", {workspace_});
+      for (const auto& [key, value] : pg_secrets::take(doc["resources"]))
+        c.exec("INSERT INTO dbform_secrets VALUES ($1, $2, $3, $4, $5, $6)",
+               {workspace_, std::get<0>(key), std::get<1>(key), std::get<2>(key), std::get<3>(key), value});
+      document = dump_json(doc, 2) + "\n";
+    }
     c.exec("INSERT INTO dbform_states (workspace, lineage, serial, document) VALUES ($1, 'hand', 1, $2) "
            "ON CONFLICT (workspace) DO UPDATE SET document = EXCLUDED.document",
-           {workspace_, text});
+           {workspace_, document});
   }
   void settle_after_crash() override {
     // The dead holder's row is still there (it could not clean up); its server process ends as
