@@ -129,8 +129,9 @@ void add_state_command(CLI::App& app, int& exit_code) {
   add_state_options(*show, *opts, false);
   set_manual(*show, {.text = "Prints one resource's record as JSON, as the state holds it: id, status, endpoints, "
                              "the settings it was given and what the API showed at the last refresh, a pending call "
-                             "or intent. Passwords are shown as `(sensitive)`, or `(sealed)` when sealed and no key is set "
-                             "(none is needed here); `dbform output ADDRESS.password` prints one. ADDRESS may be short (`orders`, `services/orders`) when one record has it.",
+                             "or intent. Passwords are shown as `(sensitive)`, `(sealed)` when sealed and no key is set "
+                             "(none is needed here), or `(not readable here)` to a PostgreSQL role that may not read "
+                             "dbform_secrets; `dbform output ADDRESS.password` prints one. ADDRESS may be short (`orders`, `services/orders`) when one record has it.",
                      .environment = {},
                      .examples = {{"One service's record", "dbform state show acme/services/orders"}}});
   show->add_option("address", *targets, "resource address")->required()->expected(1);
@@ -209,7 +210,9 @@ void add_state_command(CLI::App& app, int& exit_code) {
   auto* pull = cmd->add_subcommand("pull", "print the state document (to back it up or move it; not on a terminal)");
   set_manual(*pull, {.text = "Prints the whole state document, as stored, to standard output: to back it up or to "
                              "move it to another backend with `state push`. It holds the services' initial passwords, "
-                             "so it is never printed on a terminal: redirect it. An encrypted state is printed sealed.",
+                             "so it is never printed on a terminal: redirect it. An encrypted state is printed sealed. A "
+                             "PostgreSQL role that may not read dbform_secrets may not pull (its copy would lack the "
+                             "passwords, and pushed back would lose them).",
                      .environment = {},
                      .examples = {{"Back the state up, readable by you only", "(umask 077; dbform state pull > backup.json)"}}});
   add_state_options(*pull, *opts, false);
@@ -218,9 +221,7 @@ void add_state_command(CLI::App& app, int& exit_code) {
       throw UsageError("refusing to print the state on a terminal: it holds the services' initial passwords. "
                        "Redirect it to a file: (umask 077; dbform state pull > backup.json)");
     auto store = open_state_store(*opts);
-    auto state = read_state_to_repair(*store);
-    if (!state) throw UsageError("there is no state at " + store->describe() + " yet; nothing to pull");
-    std::cout << serialize_state(*state, store->cipher()) << std::flush;
+    std::cout << state_pull_operation(*store, read_state_to_repair) << std::flush;
     exit_code = 0;
   });
 

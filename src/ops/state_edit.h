@@ -49,6 +49,12 @@ struct StateMvOutcome {
 
 StateMvOutcome state_mv_operation(const StateMvRequest& request);
 
+// `state pull`: the whole document as stored (sealed values stay sealed), to back it up or to push
+// it elsewhere. Refuses (UsageError) when none is stored, and when this role may not read some of
+// its passwords (a PostgreSQL role without SELECT on dbform_secrets): a copy without them, pushed
+// back, would lose them.
+std::string state_pull_operation(StateStore& store, const RepairRead& read);
+
 // The state `state push` pushes: a state file, or `-` for `stdin_text` (read only then). Refuses
 // (UsageError) a PostgreSQL URL (pull from it first) and a missing file; checked as every read is.
 State read_push_source(const std::string& source, const StateCipher& cipher,

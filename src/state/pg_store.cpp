@@ -1,10 +1,8 @@
-#include "util/host.h"
 #include "state/pg_store.h"
 
 #include "util/text.h"
 
 #include <libpq-fe.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -52,17 +50,6 @@ CREATE TABLE IF NOT EXISTS dbform_secrets (
   value       text NOT NULL,
   PRIMARY KEY (workspace, kind, project_id, resource_id, field)
 );
-)sql";
-
-// A lock held by a live session is the truth; the row only says who took it. A row left by a
-// holder that died is ignored: its backend no longer holds the advisory lock.
-constexpr const char* kHolderQuery = R"sql(
-SELECT l.pid, l.host, l.operation, to_char(l.since AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
-       EXISTS (SELECT 1 FROM pg_locks k
-               WHERE k.locktype = 'advisory' AND k.granted AND k.pid = l.backend_pid
-                 AND k.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-                 AND k.classid = $2::oid AND k.objid = $3::oid AND k.objsubid = 1)
-FROM dbform_locks l WHERE l.workspace = $1
 )sql";
 
 // libpq messages span lines ("...failed: Connection refused\n\tIs the server running..."): one line.
@@ -254,15 +241,6 @@ void PgConnection::exec_script(const std::string& sql) {
 // ---------------------------------------------------------------------------------------------
 // PgStateStore
 
-class PgStateLock : public StateLock {
- public:
-  explicit PgStateLock(PgStateStore& store) : store_(store) {}
-  ~PgStateLock() override { store_.unlock(); }
-
- private:
-  PgStateStore& store_;
-};
-
 // Checked before connecting: the name goes into messages and, as a parameter, into every query.
 static std::string checked_workspace(std::string name) {
   if (!valid_workspace_name(name))
@@ -450,26 +428,26 @@ void PgStateStore::write(State& state) {
   // transaction with the journal the new document holds (dropped) and the state's passwords (all
   // rewritten: a document that still held its own is moved to the table in the same transaction).
   const bool swapped = in_transaction([&] {
-  auto updated = conn_.exec(
-      "WITH up AS (UPDATE dbform_states SET serial = $4, document = $5, updated_at = now() "
-      "            WHERE workspace = $1 AND lineage = $2 AND serial = $3 RETURNING workspace), "
-      "     folded AS (DELETE FROM dbform_journal WHERE workspace IN (SELECT workspace FROM up)) "
-      "SELECT count(*) FROM up",
-      {workspace_, state.lineage, expected, next, document});
-  if (updated.rows.at(0).at(0) != "1") {
-    // No row of that lineage and serial: either the workspace is new, or someone else wrote. A new
-    // workspace starts without journal (one left by a row deleted by hand goes with it).
-    auto inserted = conn_.exec(
-        "WITH ins AS (INSERT INTO dbform_states (workspace, lineage, serial, document) VALUES ($1, $2, $3, $4) "
-        "             ON CONFLICT (workspace) DO NOTHING RETURNING workspace), "
-        "     stale AS (DELETE FROM dbform_journal WHERE workspace IN (SELECT workspace FROM ins)) "
-        "SELECT count(*) FROM ins",
-        {workspace_, state.lineage, next, document});
-    if (inserted.rows.at(0).at(0) != "1") return false;
-  }
-  conn_.exec("DELETE FROM dbform_secrets WHERE workspace = $1", {workspace_});
-  put_secrets(secrets);
-  return true;
+    auto updated = conn_.exec(
+        "WITH up AS (UPDATE dbform_states SET serial = $4, document = $5, updated_at = now() "
+        "            WHERE workspace = $1 AND lineage = $2 AND serial = $3 RETURNING workspace), "
+        "     folded AS (DELETE FROM dbform_journal WHERE workspace IN (SELECT workspace FROM up)) "
+        "SELECT count(*) FROM up",
+        {workspace_, state.lineage, expected, next, document});
+    if (updated.rows.at(0).at(0) != "1") {
+      // No row of that lineage and serial: either the workspace is new, or someone else wrote. A new
+      // workspace starts without journal (one left by a row deleted by hand goes with it).
+      auto inserted = conn_.exec(
+          "WITH ins AS (INSERT INTO dbform_states (workspace, lineage, serial, document) VALUES ($1, $2, $3, $4) "
+          "             ON CONFLICT (workspace) DO NOTHING RETURNING workspace), "
+          "     stale AS (DELETE FROM dbform_journal WHERE workspace IN (SELECT workspace FROM ins)) "
+          "SELECT count(*) FROM ins",
+          {workspace_, state.lineage, next, document});
+      if (inserted.rows.at(0).at(0) != "1") return false;
+    }
+    conn_.exec("DELETE FROM dbform_secrets WHERE workspace = $1", {workspace_});
+    put_secrets(secrets);
+    return true;
   });
   if (!swapped) refuse_write(state);
   inline_secrets_ = false;
@@ -529,66 +507,6 @@ void PgStateStore::refuse_write(const State& state) {
                                        : "lineage " + now.rows[0][0].value_or("") + " serial " + now.rows[0][1].value_or("");
   throw StateError(describe_ + " changed since it was read (now " + found + ", expected lineage " + state.lineage +
                    " serial " + std::to_string(state.serial) + "); nothing was overwritten. Run the command again");
-}
-
-std::unique_ptr<StateLock> PgStateStore::lock(const std::string& operation, Duration timeout) {
-  LockInfo me{static_cast<long long>(::getpid()), hostname(), operation,
-              format_utc(std::chrono::system_clock::now())};
-  const auto deadline = clock_.now() + timeout;
-  for (;;) {
-    if (try_lock(me)) return std::make_unique<PgStateLock>(*this);
-    const auto now = clock_.now();
-    if (now >= deadline) break;
-    clock_.sleep_until(std::min(deadline, now + Duration(100)));
-  }
-  throw LockError("the state " + describe_ + " is locked by " + holder_description() +
-                  ". Wait for it to finish, or pass --lock-timeout to wait for it");
-}
-
-bool PgStateStore::try_lock(const LockInfo& me) {
-  std::lock_guard<std::mutex> guard(mu_);
-  ensure_tables();
-  const std::string key = std::to_string(lock_key_);
-  auto r = conn_.exec("SELECT pg_try_advisory_lock($1::bigint)", {key});
-  if (r.rows.at(0).at(0) != "t") return false;
-  try {
-    conn_.exec(
-        "INSERT INTO dbform_locks (workspace, pid, host, operation, since, backend_pid) "
-        "VALUES ($1, $2, $3, $4, $5::timestamptz, pg_backend_pid()) "
-        "ON CONFLICT (workspace) DO UPDATE SET pid = EXCLUDED.pid, host = EXCLUDED.host, "
-        "operation = EXCLUDED.operation, since = EXCLUDED.since, backend_pid = EXCLUDED.backend_pid",
-        {workspace_, std::to_string(me.pid), me.host, me.operation, me.since});
-  } catch (const Error&) {
-    conn_.exec("SELECT pg_advisory_unlock($1::bigint)", {key});
-    throw;
-  }
-  return true;
-}
-
-void PgStateStore::unlock() noexcept {
-  std::lock_guard<std::mutex> guard(mu_);
-  try {
-    // The holder row goes first, so nobody reads a stale holder after we let go.
-    conn_.exec("DELETE FROM dbform_locks WHERE workspace = $1 AND backend_pid = pg_backend_pid()", {workspace_});
-    conn_.exec("SELECT pg_advisory_unlock($1::bigint)", {std::to_string(lock_key_)});
-  } catch (const Error&) {
-    // The connection is gone, and the server dropped the lock with it.
-  }
-}
-
-std::optional<LockInfo> PgStateStore::lock_holder() {
-  std::lock_guard<std::mutex> guard(mu_);
-  if (!has_table("dbform_locks")) return std::nullopt;  // nobody ever locked it
-  const auto key = static_cast<unsigned long long>(lock_key_);
-  // pg_locks shows a bigint advisory key as classid (high 32 bits) and objid (low 32 bits).
-  auto r = conn_.exec(kHolderQuery, {workspace_, std::to_string(key >> 32), std::to_string(key & 0xffffffffULL)});
-  if (r.rows.empty() || r.rows[0][4] != "t") return std::nullopt;
-  const auto& row = r.rows[0];
-  return LockInfo{std::stoll(row[0].value_or("0")), row[1].value_or(""), row[2].value_or(""), row[3].value_or("")};
-}
-
-std::string PgStateStore::holder_description() {
-  return lock_holder().value_or(LockInfo{}).str();
 }
 
 std::string PgStateStore::command_line_args() const {

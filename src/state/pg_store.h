@@ -99,6 +99,9 @@ class PgStateStore : public StateStore {
   void ensure_tables();
   std::optional<State> read_snapshot();  // the row with its journal replayed, not yet checked
   bool try_lock(const LockInfo& me);
+  // A role that may not write the state is told so before it takes the lock (the planner's role of
+  // docs/state.md reads every table but dbform_secrets and writes none): asked once per store.
+  void refuse_unless_writer();
   void unlock() noexcept;
   std::string holder_description();
   [[noreturn]] void refuse_write(const State& state);
@@ -115,6 +118,7 @@ class PgStateStore : public StateStore {
 
   std::mutex mu_;  // the engine may write from several threads; libpq connections are not shared
   bool tables_ = false;
+  bool writer_ = false;  // refuse_unless_writer found this role may write
   std::string workspace_;
   std::string describe_;
   std::string redacted_url_;

@@ -4,57 +4,9 @@
 // workspace written before the table moves its passwords there at its next write. The roles are
 // those docs/state.md's GRANTs make, on the real test server (the `pg` fixture).
 #include "../pg/test_server.h"
-#include "common.h"
-#include "state/pg_store.h"
+#include "pg_roles.h"
 
 using namespace e2e;
-
-namespace {
-
-// One role's checkout of the team's manifests, its state in `database_url` as `role`.
-struct RoleCheckout {
-  Sandbox& sb;
-  fs::path dir;
-  std::map<std::string, std::string> env;
-
-  RoleCheckout(Sandbox& sandbox, const std::string& name, const std::string& url) : sb(sandbox) {
-    dir = sb.dir() / name;
-    fs::create_directories(dir);
-    env = sb.env;
-    env["DBFORM_STATE"] = url;
-    env["DBFORM_WORKSPACE"] = "default";
-  }
-  void write_manifest(const std::string& text) { sb.write((dir / "dbform.yaml").lexically_relative(sb.dir()), text); }
-  RunResult run(const std::vector<std::string>& args) {
-    Process p(args, env, dir, "", std::chrono::seconds(60));
-    return p.wait();
-  }
-  RunResult apply() { return run({"apply", "--auto-approve", "--poll-interval", "100ms"}); }
-};
-
-// The URL of the same database as another role.
-std::string as_role(const std::string& database_url, const std::string& role, const std::string& password) {
-  return "postgres://" + role + ":" + password + database_url.substr(database_url.find('@'));
-}
-
-// Every text column dbform keeps outside the secrets table, for the workspace.
-std::string documents_and_journal(dbform::PgConnection& admin) {
-  std::string all;
-  for (const auto& row : admin.exec("SELECT document FROM dbform_states").rows) all += row.at(0).value_or("");
-  for (const auto& row : admin.exec("SELECT entry FROM dbform_journal").rows) all += row.at(0).value_or("");
-  return all;
-}
-
-// The two roles docs/state.md gives: the pull request's planner and main's applier.
-void grant_roles(dbform::PgConnection& admin, const std::string& planner, const std::string& applier) {
-  admin.exec_script("CREATE ROLE " + planner + " LOGIN PASSWORD 'planner-pw'");
-  admin.exec_script("GRANT SELECT ON dbform_states, dbform_journal, dbform_locks TO " + planner);
-  admin.exec_script("CREATE ROLE " + applier + " LOGIN PASSWORD 'applier-pw'");
-  admin.exec_script("GRANT SELECT, INSERT, UPDATE, DELETE ON dbform_states, dbform_journal, dbform_locks, "
-                    "dbform_secrets TO " + applier);
-}
-
-}  // namespace
 
 TEST_CASE("e2e: pg: passwords live in dbform_secrets: a planner without it plans, lists, shows and outputs all but "
           "passwords, and never writes, while the applier reads and writes them",
@@ -112,6 +64,7 @@ TEST_CASE("e2e: pg: passwords live in dbform_secrets: a planner without it plans
   RunResult refused = pr.apply();
   INFO(refused.describe());
   CHECK(refused.exit_code == 1);
+  CHECK(contains(refused.err, "dbform_secrets"));
   CHECK(dbform::PgStateStore(database_url, "default").read()->serial == serial);
 
   // The applier reads and writes them.

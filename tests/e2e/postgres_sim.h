@@ -54,6 +54,13 @@ class PostgresSim {
     return json::parse(r->body)["service_id"];
   }
   Process& process() { return *process_; }
+  // The simulator's count of calls per route (GET /_sim/requests).
+  json calls() const {
+    httplib::Client client("127.0.0.1", port_);
+    auto r = client.Get("/_sim/requests");
+    REQUIRE(r);
+    return json::parse(r->body);
+  }
   // Sends `sig` and waits for the simulator to end.
   RunResult stop(int sig) {
     process_->signal(sig);

@@ -15,16 +15,6 @@ namespace {
 const std::string kBlock = "    previews:\n      services: [orders]\n      strategy: NOW\n      ttl: 72h\n      max: 3\n"
                            "      migrations: db/migrations\n";
 
-// The simulator's count of calls per route (GET /_sim/requests): it runs in its own process here.
-json sim_calls(Sandbox& sb) {
-  const std::string url = sb.env["DBFORM_API_URL"];
-  const int port = std::stoi(url.substr(url.rfind(':') + 1));
-  httplib::Client client("127.0.0.1", port);
-  auto r = client.Get("/_sim/requests");
-  REQUIRE(r);
-  return json::parse(r->body);
-}
-
 // The source's catalogs (every column of every relation of `public`, with its type) and rows: what
 // must not change when a preview is made, migrated and compared.
 std::string fingerprint(const std::string& conninfo) {
@@ -98,11 +88,11 @@ TEST_CASE("postgres: preview up applies the migrations to the fork with a ledger
   // A newer commit: one more file. No API call; only the new file runs.
   const std::string third = "CREATE INDEX customers_name ON customers (name);\n";
   sb.write("db/migrations/0003_index.sql", third);
-  const json before = sim_calls(sb);
+  const json before = sim.calls();
   RunResult again = preview(sb, {"up", "pr-1", "--format", "json"});
   INFO(again.describe());
   REQUIRE(again.exit_code == 0);
-  CHECK(calls_since(before, sim_calls(sb)) == json::object());
+  CHECK(calls_since(before, sim.calls()) == json::object());
   const json report = json::parse(again.out);
   CHECK(report["migrations"]["forks"][0]["applied"] == json::array({"0003_index.sql"}));
   CHECK(report["migrations"]["forks"][0]["applied_before"] == 2);
@@ -148,12 +138,12 @@ TEST_CASE("postgres: a failing migration keeps the fork and names file and line 
 
   // A syntax error is found by PostgreSQL's parser before anything: no call, no statement on the fork.
   sb.write("db/migrations/0002_bad.sql", "CREATE TABLE half (v int);\nINSERT INTO half\n  SELEC v FROM ok;\n");
-  const json before = sim_calls(sb);
+  const json before = sim.calls();
   RunResult syntax = preview(sb, {"up", "pr-2"});
   INFO(syntax.describe());
   CHECK(syntax.exit_code == 1);
   CHECK_THAT(syntax.err, Catch::Contains("db/migrations/0002_bad.sql:3:3: error: syntax error: syntax error at or near \"SELEC\""));
-  CHECK(calls_since(before, sim_calls(sb)) == json::object());
+  CHECK(calls_since(before, sim.calls()) == json::object());
   CHECK_FALSE(find_resource(sb.state(), preview_address("pr-2", "orders")).is_object());
   RunResult fixed_not = preview(sb, {"up", "pr-1"});
   CHECK(fixed_not.exit_code == 1);
