@@ -42,13 +42,7 @@ const std::string kFork = preview_address("p1", "pr-7", "orders");
 // intent recorded at 12:00, no id.
 State with_unknown_fork() {
   State s = new_state();
-  ResourceRecord source;
-  source.address = resource_address("p1", ResourceKind::Service, "orders");
-  source.project_id = "p1";
-  source.name = "orders";
-  source.id = "svc-orders";
-  source.status = "READY";
-  s.upsert(source);
+  s.upsert(ready_orders());
   ResourceRecord fork;
   fork.address = kFork;
   fork.project_id = "p1";

@@ -34,17 +34,22 @@ class LockedStore : public MemoryStateStore {
   }
 };
 
-// `orders` recorded READY with its read replica set `reporting`, and `billing` whose create's
-// outcome is unknown.
-inline State recorded_services() {
-  State s = new_state();
+// `orders` of project p1, recorded READY with the id svc-orders.
+inline ResourceRecord ready_orders() {
   ResourceRecord orders;
   orders.address = kOrders;
   orders.project_id = "p1";
   orders.name = "orders";
   orders.id = "svc-orders";
   orders.status = "READY";
-  s.upsert(orders);
+  return orders;
+}
+
+// `orders` recorded READY with its read replica set `reporting`, and `billing` whose create's
+// outcome is unknown.
+inline State recorded_services() {
+  State s = new_state();
+  s.upsert(ready_orders());
   ResourceRecord replicas;
   replicas.kind = ResourceKind::ReplicaSet;
   replicas.address = kOrders + "/replicas/reporting";

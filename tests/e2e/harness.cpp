@@ -333,6 +333,21 @@ json find_resource(const json& state, const std::string& address) {
   return nullptr;
 }
 
+std::string recorded_service_id(const Sandbox& sb, const std::string& name) {
+  return find_resource(sb.state(), service_address(name))["id"].get<std::string>();
+}
+
+std::map<std::string, std::string> files_beside_manifests(const Sandbox& sb) {
+  std::map<std::string, std::string> files;
+  for (const auto& entry : fs::directory_iterator(sb.dir())) {
+    if (!entry.is_regular_file() || entry.path().extension() == ".yaml") continue;
+    std::ifstream in(entry.path(), std::ios::binary);
+    files[entry.path().filename().string()] = std::string(std::istreambuf_iterator<char>(in), {}) + "|mode " +
+                                              std::to_string(static_cast<int>(entry.status().permissions()));
+  }
+  return files;
+}
+
 std::string service_address(const std::string& name, const std::string& project) {
   return project + "/services/" + name;
 }

@@ -167,6 +167,11 @@ inline const std::string kUpdatePassword = "POST /projects/{project_id}/services
 
 // The state resource with this address, or null JSON.
 json find_resource(const json& state, const std::string& address);
+// The id the sandbox's state records for service `name` of kProject.
+std::string recorded_service_id(const Sandbox& sb, const std::string& name);
+// Every file beside the manifests in the sandbox's directory (state, journal, backup, lock), name ->
+// its bytes and mode: equal before and after a run that wrote nothing.
+std::map<std::string, std::string> files_beside_manifests(const Sandbox& sb);
 std::string service_address(const std::string& name, const std::string& project = kProject);
 std::string vpc_address(const std::string& name, const std::string& project = kProject);
 

@@ -1,7 +1,6 @@
 // Plans a pull request can run: a plan writes nothing and takes no lock,
 // whatever its refresh finds; main's reviewed saved plan stays good while pull requests plan; the
 // next apply records what the refresh found; Terraform's spellings of the flags.
-#include <fstream>
 
 #include "common.h"
 #include "util/clock.h"
@@ -9,34 +8,13 @@
 
 using namespace e2e;
 
-namespace {
-
-// Every file of the sandbox's directory (state, journal, backup, lock) with its bytes and mode.
-std::map<std::string, std::string> files_of(const Sandbox& sb) {
-  std::map<std::string, std::string> files;
-  for (const auto& entry : fs::directory_iterator(sb.dir())) {
-    if (!entry.is_regular_file() || entry.path().extension() == ".yaml") continue;
-    std::ifstream in(entry.path(), std::ios::binary);
-    files[entry.path().filename().string()] =
-        std::string(std::istreambuf_iterator<char>(in), {}) + "|mode " + std::to_string(static_cast<int>(entry.status().permissions()));
-  }
-  return files;
-}
-
-// The service's id in the sandbox's state.
-std::string id_of(const Sandbox& sb, const std::string& name) {
-  return find_resource(sb.state(), service_address(name))["id"].get<std::string>();
-}
-
-}  // namespace
-
 TEST_CASE("e2e: a refreshing plan writes nothing, whatever it finds") {
   Sandbox sb;
   apply_base(sb);
   // Changed outside dbform: a resize, and a service deleted.
-  REQUIRE(sb.sim().console(id_of(sb, "orders"), "resize", R"({"cpu_millis":"2000","memory_gbs":"8"})").status == 200);
-  REQUIRE(sb.sim().console(id_of(sb, "billing"), "delete", "").status == 200);
-  const auto before = files_of(sb);
+  REQUIRE(sb.sim().console(recorded_service_id(sb, "orders"), "resize", R"({"cpu_millis":"2000","memory_gbs":"8"})").status == 200);
+  REQUIRE(sb.sim().console(recorded_service_id(sb, "billing"), "delete", "").status == 200);
+  const auto before = files_beside_manifests(sb);
   const long long serial = sb.state()["serial"];
 
   RunResult r = sb.run({"plan", "--detailed-exitcode"});
@@ -44,7 +22,7 @@ TEST_CASE("e2e: a refreshing plan writes nothing, whatever it finds") {
   CHECK(r.exit_code == 2);
   CHECK(contains(r.out, "changed outside dbform"));
   CHECK(contains(r.out, "deleted outside dbform"));
-  CHECK(files_of(sb) == before);  // not a byte, not a mode, no new file (no journal, no backup)
+  CHECK(files_beside_manifests(sb) == before);  // not a byte, not a mode, no new file (no journal, no backup)
   CHECK(sb.state()["serial"] == serial);
 
   // The next apply records what its own refresh finds, and makes the changes.
@@ -58,7 +36,7 @@ TEST_CASE("e2e: a refreshing plan writes nothing, whatever it finds") {
 TEST_CASE("e2e: a pull request's plan never makes main's reviewed saved plan stale") {
   Sandbox sb;
   apply_base(sb);
-  REQUIRE(sb.sim().console(id_of(sb, "orders"), "resize", R"({"cpu_millis":"2000","memory_gbs":"8"})").status == 200);
+  REQUIRE(sb.sim().console(recorded_service_id(sb, "orders"), "resize", R"({"cpu_millis":"2000","memory_gbs":"8"})").status == 200);
   // main: the reviewed plan, saved.
   sb.write("dbform.yaml", base_manifest({"search"}));
   RunResult saved = sb.run({"plan", "--out", "main.plan"});
@@ -67,7 +45,7 @@ TEST_CASE("e2e: a pull request's plan never makes main's reviewed saved plan sta
   // Then a change outside dbform that main's plan does not act on (environment_tag is not
   // declared), and a pull request plans its own change against the same state, twice: its
   // refreshes read the change, and record nothing.
-  REQUIRE(sb.sim().console(id_of(sb, "billing"), "setEnvironment", R"({"environment":"PROD"})").status == 200);
+  REQUIRE(sb.sim().console(recorded_service_id(sb, "billing"), "setEnvironment", R"({"environment":"PROD"})").status == 200);
   sb.write("pr/dbform.yaml", base_manifest({"search", "reports"}));
   for (int i = 0; i < 2; ++i) REQUIRE(sb.run({"plan", "-f", "pr/"}).exit_code == 0);
 
@@ -88,7 +66,7 @@ TEST_CASE("e2e: a saved plan is stale when what exists changed after it was made
   sb.write("dbform.yaml", base_manifest({"search"}));
   RunResult saved = sb.run({"plan", "--out", "tfplan", "--prune", "--max-deletes", "5"});
   REQUIRE(saved.exit_code == 0);
-  REQUIRE(sb.sim().console(id_of(sb, "orders"), "resize", R"({"cpu_millis":"2000","memory_gbs":"8"})").status == 200);
+  REQUIRE(sb.sim().console(recorded_service_id(sb, "orders"), "resize", R"({"cpu_millis":"2000","memory_gbs":"8"})").status == 200);
   const std::string state = sb.read("dbform.state.json");
   const json writes = writes_of(sb.counts());
 
@@ -115,14 +93,14 @@ TEST_CASE("e2e: a plan runs while an apply holds the lock, and names the holder"
       R"({"pid":4242,"host":"ci-main","operation":"apply","since":"2026-11-26T10:00:00Z"})", dbform::Duration(0), clock,
       holder_out);
   REQUIRE(held);
-  const auto before = files_of(sb);
+  const auto before = files_beside_manifests(sb);
 
   RunResult plan = sb.run({"plan"});
   INFO(plan.describe());
   CHECK(plan.exit_code == 0);
   CHECK(contains(plan.out, "1 to create"));
   CHECK(contains(plan.err, "locked by pid 4242 on ci-main, running `apply` since 2026-11-26T10:00:00Z"));
-  CHECK(files_of(sb) == before);
+  CHECK(files_beside_manifests(sb) == before);
 
   RunResult apply = sb.apply();  // a writer is refused, naming the same holder
   CHECK(apply.exit_code == 1);
@@ -196,7 +174,7 @@ TEST_CASE("e2e: a refreshing plan whose services list fails after the key check 
   INFO("answered " << status);
   Sandbox sb;
   apply_base(sb);
-  const auto files = files_of(sb);
+  const auto files = files_beside_manifests(sb);
   const json before = sb.counts();
   sb.sim().set_route_faults({{kListServices, kind, sb.count(kListServices) + 1, 0}});  // every list from now on
 
@@ -215,7 +193,7 @@ TEST_CASE("e2e: a refreshing plan whose services list fails after the key check 
   CHECK(made("GET /projects/{project_id}/vpcs") == 1);  // listed before the services (resource_types()), once
   CHECK(made(kListServices) == tries);
   CHECK(made(kGetService) == 0);  // nothing of the project is read one by one after its list failed
-  CHECK(files_of(sb) == files);   // the state, journal, backup and lock file: not a byte, no new file
+  CHECK(files_beside_manifests(sb) == files);   // the state, journal, backup and lock file: not a byte, no new file
 }
 
 TEST_CASE("e2e: a refreshing plan while an apply creates reports none of the apply's creates as a conflict") {

@@ -2,7 +2,6 @@
 // dbform, reported and then recorded, with no call but reads; the state's "last refreshed" time,
 // which a plan from the state alone (a pull request without a key) shows; through the real binary
 // against the simulator, counting the calls.
-#include <fstream>
 
 #include "service_helpers.h"
 #include "util/file_lock.h"
@@ -10,21 +9,6 @@
 using namespace e2e;
 
 namespace {
-
-// Every file beside the manifests (state, journal, backup, lock) with its bytes.
-std::map<std::string, std::string> bytes_beside_manifests(const Sandbox& sb) {
-  std::map<std::string, std::string> files;
-  for (const auto& entry : fs::directory_iterator(sb.dir())) {
-    if (!entry.is_regular_file() || entry.path().extension() == ".yaml") continue;
-    std::ifstream in(entry.path(), std::ios::binary);
-    files[entry.path().filename().string()] = std::string(std::istreambuf_iterator<char>(in), {});
-  }
-  return files;
-}
-
-std::string recorded_id(const Sandbox& sb, const std::string& name) {
-  return find_resource(sb.state(), service_address(name))["id"].get<std::string>();
-}
 
 // The requests of each route made since `before` (a count taken earlier).
 json calls_since_counts(const Sandbox& sb, const json& before) {
@@ -46,8 +30,8 @@ struct Drifted {
     RunResult r = sb.apply();
     INFO(r.describe());
     REQUIRE(r.exit_code == 0);
-    orders_id = recorded_id(sb, "orders");
-    billing_id = recorded_id(sb, "billing");
+    orders_id = recorded_service_id(sb, "orders");
+    billing_id = recorded_service_id(sb, "billing");
     sb.write("dbform.yaml", manifest({}, {orders_yaml("        environment_tag: PROD\n", 2000, 8), service_yaml("billing")}));
     REQUIRE(sb.sim().console(orders_id, "resize", R"({"cpu_millis": 4000, "memory_gbs": 16})").status == 200);
     REQUIRE(sb.sim().console(billing_id, "delete", "").status == 200);
@@ -59,7 +43,7 @@ struct Drifted {
 TEST_CASE("e2e: plan --refresh-only reports only what changed outside dbform, writes nothing, and exits 2 on drift") {
   Drifted d;
   Sandbox& sb = d.sb;
-  const auto before = bytes_beside_manifests(sb);
+  const auto before = files_beside_manifests(sb);
   const json counts = sb.counts();
 
   RunResult plan = sb.run({"plan", "--refresh-only", "--detailed-exitcode"});
@@ -73,7 +57,7 @@ TEST_CASE("e2e: plan --refresh-only reports only what changed outside dbform, wr
   CHECK_FALSE(contains(plan.out, "2000"));
   CHECK_FALSE(contains(plan.out, "resize"));
   CHECK_FALSE(contains(plan.out, "to create"));
-  CHECK(bytes_beside_manifests(sb) == before);  // read-only: not a byte, no lock file, no journal
+  CHECK(files_beside_manifests(sb) == before);  // read-only: not a byte, no lock file, no journal
   // One key check and one list of services; billing, absent from the list, read by id once.
   CHECK(calls_since_counts(sb, counts) == json{{kAuthInfo, 1}, {kListServices, 1}, {kGetService, 1}});
 
@@ -89,13 +73,13 @@ TEST_CASE("e2e: plan --refresh-only reports only what changed outside dbform, wr
 
   RunResult comment = sb.run({"plan", "--refresh-only", "--format", "markdown"});
   CHECK(comment.out.rfind("<!-- dbform-refresh -->\n### dbform drift check: 1 changed, 1 deleted outside dbform", 0) == 0);
-  CHECK(bytes_beside_manifests(sb) == before);
+  CHECK(files_beside_manifests(sb) == before);
 }
 
 TEST_CASE("e2e: apply --refresh-only records what changed outside dbform and its time, and calls nothing else") {
   Drifted d;
   Sandbox& sb = d.sb;
-  const auto before = bytes_beside_manifests(sb);
+  const auto before = files_beside_manifests(sb);
   json counts = sb.counts();
 
   // Without a terminal it needs --auto-approve, and says so before reading anything.
@@ -103,7 +87,7 @@ TEST_CASE("e2e: apply --refresh-only records what changed outside dbform and its
   CHECK(refused.exit_code == 1);
   CHECK(contains(refused.err, "--auto-approve"));
   CHECK(calls_since_counts(sb, counts).empty());
-  CHECK(bytes_beside_manifests(sb) == before);
+  CHECK(files_beside_manifests(sb) == before);
 
   // On a terminal it shows the report and asks; anything but yes records nothing.
   RunResult no = sb.run_tty({"apply", "--refresh-only"}, "no\n");
@@ -111,7 +95,7 @@ TEST_CASE("e2e: apply --refresh-only records what changed outside dbform and its
   CHECK(no.exit_code == 1);
   CHECK(contains(no.out, "deleted outside dbform"));
   CHECK(contains(no.out, "Do you want to record what changed outside dbform"));
-  CHECK(bytes_beside_manifests(sb) == before);
+  CHECK(files_beside_manifests(sb) == before);
 
   counts = sb.counts();
   RunResult r = sb.run({"apply", "--refresh-only", "--auto-approve"});
@@ -204,7 +188,7 @@ TEST_CASE("e2e: a scheduled apply --refresh-only that finds nothing leaves main'
 
   // A refresh that records a change moves the records: a plan saved before it is stale.
   REQUIRE(sb.run({"plan", "--out", "tfplan2"}).exit_code == 0);
-  REQUIRE(sb.sim().console(recorded_id(sb, "orders"), "setEnvironment", R"({"environment": "PROD"})").status == 200);
+  REQUIRE(sb.sim().console(recorded_service_id(sb, "orders"), "setEnvironment", R"({"environment": "PROD"})").status == 200);
   REQUIRE(sb.run({"apply", "--refresh-only", "--auto-approve"}).exit_code == 0);
   RunResult stale = sb.run({"apply", "tfplan2"});
   CHECK(stale.exit_code == 1);
@@ -215,7 +199,7 @@ TEST_CASE("e2e: --refresh-only refuses the flags that plan the manifests' change
   Sandbox sb;
   sb.write("dbform.yaml", manifest({}, {orders_yaml()}));
   REQUIRE(sb.apply().exit_code == 0);
-  const auto before = bytes_beside_manifests(sb);
+  const auto before = files_beside_manifests(sb);
   const long long requests = sb.total_requests();
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"plan", "--refresh-only", "--no-refresh"}, "--refresh-only reads what exists and --no-refresh reads nothing"},
@@ -234,7 +218,7 @@ TEST_CASE("e2e: --refresh-only refuses the flags that plan the manifests' change
     CHECK(contains(r.err, message));
   }
   CHECK(sb.total_requests() == requests);
-  CHECK(bytes_beside_manifests(sb) == before);
+  CHECK(files_beside_manifests(sb) == before);
   CHECK_FALSE(sb.exists("tfplan"));
 }
 

@@ -4,14 +4,6 @@
 
 using namespace e2e;
 
-namespace {
-
-std::string service_id_of(Sandbox& sb, const std::string& name) {
-  return find_resource(sb.state(), service_address(name))["id"];
-}
-
-}  // namespace
-
 // A saved plan refused as stale says what moved: each resource, each field, its value when the
 // plan was made and now (as the new plan shows it), and what the saved plan and a plan now do.
 TEST_CASE("e2e: a stale saved plan names the resource, the field and its values then and now") {
@@ -21,8 +13,8 @@ TEST_CASE("e2e: a stale saved plan names the resource, the field and its values 
                                                          service_yaml("analytics")}));
   REQUIRE(sb.run({"plan", "--out", "tfplan"}).exit_code == 0);
   // In the console, after the review: billing resized, and orders resized as the plan would.
-  REQUIRE(sb.sim().console(service_id_of(sb, "billing"), "resize", R"({"cpu_millis":2000,"memory_gbs":8})").status == 200);
-  REQUIRE(sb.sim().console(service_id_of(sb, "orders"), "resize", R"({"cpu_millis":2000,"memory_gbs":8})").status == 200);
+  REQUIRE(sb.sim().console(recorded_service_id(sb, "billing"), "resize", R"({"cpu_millis":2000,"memory_gbs":8})").status == 200);
+  REQUIRE(sb.sim().console(recorded_service_id(sb, "orders"), "resize", R"({"cpu_millis":2000,"memory_gbs":8})").status == 200);
   const json writes = writes_of(sb.counts());
   const std::string state = sb.read("dbform.state.json");
 
@@ -124,7 +116,7 @@ TEST_CASE("e2e: a service paused outside dbform is said to be, with what the pla
   config.upgrading_delay = dbform::Duration(300'000);  // PAUSING for the whole test, unless the console ends it
   Sandbox sb(config);
   apply_base(sb);
-  const std::string id = service_id_of(sb, "orders");
+  const std::string id = recorded_service_id(sb, "orders");
   REQUIRE(sb.sim().handle({"POST", "/projects/" + kProject + "/services/" + id + "/stop", "Bearer " + kKey, ""}).status == 202);
 
   RunResult pausing = sb.run({"plan", "--detailed-exitcode"});
