@@ -42,6 +42,15 @@ ApplyResult ApplyRun::execute(const Plan& plan, const std::vector<std::string>& 
   for (auto& item : items_)  // nothing to call (a change of protection): done at once
     if (item.ops.empty()) ready(item, *state_.find(item.action->address));
   WorkQueue<Outcome> workers(options_.parallelism + kPollLane);
+  // A run that folds the journal at its end does not fold it on the way (a crash leaves a longer
+  // journal, which the next read replays): see StateStore::kRunJournalFloor.
+  const size_t journal_floor = store_.journal_floor();
+  if (options_.fold_journal) store_.set_journal_floor(std::max(journal_floor, StateStore::kRunJournalFloor));
+  struct FloorBack {
+    StateStore& store;
+    size_t floor;
+    ~FloorBack() { store.set_journal_floor(floor); }
+  } floor_back{store_, journal_floor};
   bool stopped = false;
   for (;;) {
     if (stopping()) {

@@ -434,9 +434,8 @@ void apply_journal_entry(State& state, const std::string& line, const std::strin
   state.serial = serial;
 }
 
-bool journal_outgrew(size_t journal_bytes, size_t document_bytes) {
-  constexpr size_t kSmallest = 256 * 1024;
-  return journal_bytes > std::max(document_bytes, kSmallest);
+bool journal_outgrew(size_t journal_bytes, size_t document_bytes, size_t floor) {
+  return journal_bytes > std::max(document_bytes, floor);
 }
 
 }  // namespace dbform

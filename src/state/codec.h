@@ -66,9 +66,10 @@ std::string journal_entry(const State& state, const std::vector<std::string>& ch
 void apply_journal_entry(State& state, const std::string& entry, const std::string& where,
                          const StateCipher& cipher = StateCipher::plaintext());
 // Whether a journal of `journal_bytes` is to be folded into its document of `document_bytes` now:
-// once it is larger than the document (and than 256 KiB, so a small state is not rewritten at
-// every few steps). The one rule of both stores that keep a journal.
-bool journal_outgrew(size_t journal_bytes, size_t document_bytes);
+// once it is larger than the document and than `floor` (StateStore::journal_floor(): 256 KiB, so a
+// small state is not rewritten at every few steps; more during an apply, which folds at its end).
+// The one rule of both stores that keep a journal.
+bool journal_outgrew(size_t journal_bytes, size_t document_bytes, size_t floor);
 // The key id a journal entry's passwords are sealed with (its envelope's, for an entry sealed whole);
 // "" for one in clear.
 std::string journal_entry_key_id(const nlohmann::json& entry);

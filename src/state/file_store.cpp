@@ -264,7 +264,7 @@ void FileStateStore::write_changes(State& state, const std::vector<std::string>&
   }
   ++state.serial;
   seen_->serial = state.serial;
-  if (journal_outgrew(seen_->journal_bytes, seen_->document_bytes)) write_whole(state, true);  // all saved
+  if (journal_outgrew(seen_->journal_bytes, seen_->document_bytes, journal_floor())) write_whole(state, true);  // all saved
 }
 
 void FileStateStore::compact(State& state) {

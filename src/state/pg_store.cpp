@@ -489,7 +489,7 @@ void PgStateStore::write_changes(State& state, const std::vector<std::string>& c
     if (appended) {
       ++state.serial;
       journal_bytes_ += entry.size();
-      if (!journal_outgrew(journal_bytes_, document_bytes_)) return;
+      if (!journal_outgrew(journal_bytes_, document_bytes_, journal_floor())) return;
     }
   }
   // A new workspace (no row to append to), a lost race (refused there), or a journal grown larger

@@ -68,8 +68,8 @@ class PgConnection {
 // updated_at); tables are created on the first write or lock. Writes are compare-and-swap on
 // serial and lineage, each its own committed transaction. Changes are rows of dbform_journal (workspace, serial, entry)
 // appended with the row's serial, so a write costs what changed; reading replays them onto the
-// document, and a whole write (at the end of an apply, or when the journal outgrows the document)
-// folds them in. Every password is a row of dbform_secrets (pg_secrets.h), written in the same
+// document, and a whole write (at the end of an apply, or when the journal outgrows the document and
+// journal_floor()) folds them in. Every password is a row of dbform_secrets (pg_secrets.h), written in the same
 // transaction as the document or journal line that changes it, so a role without SELECT on that
 // table reads everything else (and never writes). The lock is a session-level advisory lock on this store's
 // connection (the server drops it when the process or the connection dies); while held, the

@@ -54,6 +54,15 @@ class StateStore {
   // observations of the same resources (a poll's time), which the fold writes too; after a failed
   // write the fold reads back what is stored for its backup.
   virtual void compact(State& state) {}
+  // How large the journal grows before write_changes() folds it (when it also outgrows the
+  // document): kJournalFloor, so that a small state is not rewritten every few steps. An apply,
+  // which folds at its end anyway, raises it for its run (kRunJournalFloor): a fold rewrites the
+  // whole state while the run waits, and a state growing from nothing would be rewritten at each
+  // doubling while the creates are being sent.
+  static constexpr size_t kJournalFloor = size_t{256} * 1024;
+  static constexpr size_t kRunJournalFloor = size_t{64} * 1024 * 1024;
+  size_t journal_floor() const { return journal_floor_; }
+  void set_journal_floor(size_t bytes) { journal_floor_ = bytes; }
   // Exclusive lock for the whole of an operation; waits up to `timeout` for a live holder, then
   // throws LockError naming the holder.
   virtual std::unique_ptr<StateLock> lock(const std::string& operation, Duration timeout) = 0;
@@ -73,6 +82,7 @@ class StateStore {
 
  private:
   std::shared_ptr<const StateCipher> cipher_;
+  size_t journal_floor_ = kJournalFloor;
 };
 
 // Told once, when the lock is held by another process and the caller waits for it

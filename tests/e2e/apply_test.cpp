@@ -2,6 +2,9 @@
 // conflicts, the state file on disk, and services that do not become READY.
 #include <sys/stat.h>
 
+#include <atomic>
+#include <fstream>
+
 #include "common.h"
 
 using namespace e2e;
@@ -334,4 +337,40 @@ TEST_CASE("e2e: with many projects, one is watched closely and each other is lis
   CHECK(lists >= 2 * projects);  // the refresh's, and at least one round each
   CHECK(lists <= 2 * projects + 20);
   CHECK(sb.count("GET /projects/{project_id}/services/{service_id}") == 0);
+}
+
+// Folding the journal rewrites the whole state while the run waits for it; a state growing from
+// nothing would be rewritten at each doubling while its creates are sent. An apply folds at its end
+// (and on the way only past StateStore::kRunJournalFloor): while it sends 400 creates, the document
+// is the one its first write made, every change in the journal; at its end, all in the document.
+TEST_CASE("e2e: an apply folds the state's journal at its end, not while it sends its creates") {
+  Sandbox sb;
+  std::vector<std::string> services;
+  for (int i = 0; i < 400; ++i) services.push_back(service_yaml("tenant-" + std::to_string(i)));
+  sb.write("dbform.yaml", manifest({}, services));
+  std::atomic<int> posts{0};
+  std::atomic<long> records_at_last_post{-1};
+  std::atomic<size_t> journal_at_last_post{0};
+  const fs::path document = sb.dir() / "dbform.state.json", journal = sb.dir() / "dbform.state.json.journal";
+  sb.observe([&](const dbform::SimRequest& request) {
+    if (request.method != "POST" || request.path != "/projects/" + kProject + "/services") return;
+    if (++posts != 400) return;
+    // The document alone, as a fold would have left it (its journal not replayed).
+    std::ifstream in(document);
+    const json doc = json::parse(in, nullptr, false);
+    records_at_last_post = doc.is_object() ? static_cast<long>(doc.value("resources", json::array()).size()) : 0;
+    std::error_code ec;
+    journal_at_last_post = fs::file_size(journal, ec);
+  });
+  RunResult r = sb.apply();
+  sb.observe(nullptr);
+  INFO(r.describe());
+  REQUIRE(r.exit_code == 0);
+  REQUIRE(posts == 400);
+  // Far more journal than the 256 KiB that folds one outside an apply, and no fold yet.
+  CHECK(journal_at_last_post > size_t{256} * 1024);
+  CHECK(records_at_last_post < 50);
+  std::ifstream in(document);
+  CHECK(json::parse(in)["resources"].size() == 400);
+  CHECK((!sb.exists("dbform.state.json.journal") || sb.read("dbform.state.json.journal").empty()));
 }
