@@ -49,8 +49,8 @@ std::unique_ptr<StateLock> PgStateStore::lock(const std::string& operation, Dura
 
 bool PgStateStore::try_lock(const LockInfo& me) {
   std::lock_guard<std::mutex> guard(mu_);
+  refuse_unless_writer();  // before ensure_tables: a role that may not write makes no table either
   ensure_tables();
-  refuse_unless_writer();
   const std::string key = std::to_string(lock_key_);
   auto r = conn_.exec("SELECT pg_try_advisory_lock($1::bigint)", {key});
   if (r.rows.at(0).at(0) != "t") return false;
@@ -70,15 +70,40 @@ bool PgStateStore::try_lock(const LockInfo& me) {
 
 void PgStateStore::refuse_unless_writer() {
   if (writer_) return;
-  auto r = conn_.exec("SELECT has_table_privilege(current_user, 'dbform_secrets', 'SELECT'), "
-                      "has_table_privilege(current_user, 'dbform_locks', 'INSERT')");
-  secrets_readable_ = r.rows.at(0).at(0) == "t";
+  // Of the tables there are (an older database lacks dbform_secrets, a new one has none): may this
+  // role read the passwords, update the documents and take the lock; and is dbform_secrets owned
+  // by a role that may not write the state (made by a reader, who could read every password put
+  // there, and grant it on)? Asked before anything is created: a table a reader made would be its.
+  constexpr const char* kQuery = R"sql(
+SELECT CASE WHEN to_regclass('dbform_secrets') IS NULL THEN true
+            ELSE has_table_privilege(current_user, 'dbform_secrets', 'SELECT') END,
+       CASE WHEN to_regclass('dbform_states') IS NULL THEN true
+            ELSE has_table_privilege(current_user, 'dbform_states', 'UPDATE') END,
+       CASE WHEN to_regclass('dbform_locks') IS NULL THEN true
+            ELSE has_table_privilege(current_user, 'dbform_locks', 'INSERT') END,
+       CASE WHEN to_regclass('dbform_secrets') IS NULL OR to_regclass('dbform_states') IS NULL THEN NULL
+            ELSE (SELECT r.rolname FROM pg_class c JOIN pg_roles r ON r.oid = c.relowner
+                  WHERE c.oid = to_regclass('dbform_secrets')
+                    AND NOT has_table_privilege(c.relowner, 'dbform_states', 'UPDATE')) END,
+       current_user
+)sql";
+  const auto row = conn_.exec(kQuery).rows.at(0);
+  const std::string grants = "Run this with a role granted SELECT, INSERT, UPDATE and DELETE on dbform_states, "
+                             "dbform_journal, dbform_locks and dbform_secrets (see docs/state.md); nothing was written";
+  secrets_readable_ = row.at(0) == "t";
   refuse_without_secrets();
-  if (r.rows.at(0).at(1) != "t")
-    throw StateError(describe_ + ": this role may not write the state (it may not insert into dbform_locks, so it "
-                     "cannot lock it). Run this with a role granted SELECT, INSERT, UPDATE and DELETE on "
-                     "dbform_states, dbform_journal, dbform_locks and dbform_secrets (see docs/state.md); nothing "
-                     "was written");
+  if (row.at(1) != "t" || row.at(2) != "t")
+    throw StateError(describe_ + ": this role may not write the state (it may not update dbform_states or insert "
+                     "into dbform_locks). " + grants);
+  if (row.at(3)) {
+    const std::string owner = *row.at(3), me = row.at(4).value_or("the writing role");
+    throw StateError(describe_ + ": the table dbform_secrets is owned by the role " + owner + ", which may not write "
+                     "the state: a role that may only read the state made it, and can read every password put there "
+                     "and grant it to others. Nothing was written. Have the database's owner give the table to the "
+                     "writing role and take it from the other (ALTER TABLE dbform_secrets OWNER TO " + me +
+                     "; REVOKE ALL ON dbform_secrets FROM " + owner + "), or drop it if it holds no row; then "
+                     "change every password it held (dbform rotate-password ADDRESS)");
+  }
   writer_ = true;
 }
 

@@ -112,3 +112,72 @@ TEST_CASE("e2e: pg: a workspace whose document holds its passwords moves them to
   CHECK(admin.exec("SELECT count(*) FROM dbform_secrets WHERE value = $1", {json(password).dump()}).rows[0][0] == "1");
   CHECK(team.run({"output", "orders.password"}).out == password + "\n");
 }
+
+TEST_CASE("e2e: pg: on a database made before dbform_secrets, a reader that may create tables makes none, and a "
+          "dbform_secrets a reader owns is refused to the writer",
+          "[pg]") {
+  Sandbox sb;
+  sb.write("dbform.yaml", manifest({}, {service_yaml("orders")}));
+  REQUIRE(sb.apply().exit_code == 0);
+  const json old_form = sb.state();
+  const std::string password = find_resource(old_form, service_address("orders"))["initial_password"];
+  const std::string database_url = pgtest::fresh_database("secrets_owner");
+  {
+    dbform::PgStateStore store(database_url, "default");
+    auto held = store.lock("setup", dbform::Duration(0));
+  }
+  dbform::PgConnection admin(database_url);
+  // The three tables of a dbform before the secrets table, and a workspace it wrote.
+  admin.exec_script("DROP TABLE dbform_secrets");
+  admin.exec("INSERT INTO dbform_states (workspace, lineage, serial, document) VALUES ('default', $1, $2, $3)",
+             {old_form["lineage"].get<std::string>(), std::to_string(old_form["serial"].get<long long>()),
+              old_form.dump(2)});
+  // Both roles may create tables in the schema, as every role may in `public` before PostgreSQL 15.
+  const std::string planner = pgtest::unique_name("planner"), applier = pgtest::unique_name("applier");
+  admin.exec_script("CREATE ROLE " + planner + " LOGIN PASSWORD 'planner-pw'; "
+                    "GRANT SELECT ON dbform_states, dbform_journal, dbform_locks TO " + planner + "; "
+                    "CREATE ROLE " + applier + " LOGIN PASSWORD 'applier-pw'; "
+                    "GRANT SELECT, INSERT, UPDATE, DELETE ON dbform_states, dbform_journal, dbform_locks TO " +
+                    applier + "; GRANT CREATE ON SCHEMA public TO " + planner + ", " + applier);
+  auto secrets_table = [&] { return admin.exec("SELECT to_regclass('dbform_secrets') IS NOT NULL").rows[0][0]; };
+  const long long serial = dbform::PgStateStore(database_url, "default").read()->serial;
+
+  RoleCheckout pr(sb, "pr", as_role(database_url, planner, "planner-pw"));
+  RoleCheckout main_branch(sb, "main", as_role(database_url, applier, "applier-pw"));
+  for (RoleCheckout* checkout : {&pr, &main_branch}) checkout->write_manifest(manifest({}, {service_yaml("orders")}));
+  RunResult refused = pr.run({"rotate-password", "orders"});
+  INFO(refused.describe());
+  CHECK(refused.exit_code == 1);
+  CHECK(contains(refused.err, "may not write the state"));
+  CHECK(secrets_table() == "f");  // it made nothing
+
+  // A table made by a reader (a dbform before this guard made it at the reader's refused lock): the
+  // writer puts nothing there, and says who owns it and what to do.
+  dbform::PgConnection as_planner(as_role(database_url, planner, "planner-pw"));
+  as_planner.exec_script("CREATE TABLE dbform_secrets (workspace text NOT NULL, kind text NOT NULL, project_id text "
+                         "NOT NULL, resource_id text NOT NULL, field text NOT NULL, value text NOT NULL, PRIMARY KEY "
+                         "(workspace, kind, project_id, resource_id, field)); "
+                         "GRANT SELECT, INSERT, UPDATE, DELETE ON dbform_secrets TO " + applier);
+  RunResult foreign = main_branch.run({"rotate-password", "orders"});
+  INFO(foreign.describe());
+  CHECK(foreign.exit_code == 1);
+  CHECK(contains(foreign.err, "owned by the role " + planner));
+  CHECK(contains(foreign.err, "ALTER TABLE dbform_secrets OWNER TO " + applier));
+  CHECK(admin.exec("SELECT count(*) FROM dbform_secrets").rows[0][0] == "0");
+  CHECK(dbform::PgStateStore(database_url, "default").read()->serial == serial);
+  CHECK(sb.count(kUpdatePassword) == 0);
+
+  // Dropped, the writer makes it again, its own, and moves the password there.
+  admin.exec_script("DROP TABLE dbform_secrets");
+  RunResult rotated = main_branch.run({"rotate-password", "orders"});
+  INFO(rotated.describe());
+  REQUIRE(rotated.exit_code == 0);
+  CHECK(admin.exec("SELECT pg_get_userbyid(relowner) FROM pg_class WHERE oid = 'dbform_secrets'::regclass").rows[0][0] ==
+        applier);
+  const std::string rotated_password = main_branch.run({"output", "orders.password"}).out;
+  CHECK(rotated_password != password + "\n");
+  CHECK(!contains(documents_and_journal(admin), password));
+  RunResult hidden = pr.run({"output", "orders.password"});
+  CHECK(hidden.exit_code == 1);
+  CHECK(contains(hidden.err, "dbform_secrets"));
+}
