@@ -288,7 +288,7 @@ void add_output_command(CLI::App& app, int& exit_code) {
 
 A password or a connection string (which holds the password, percent-encoded) is printed only when asked for by field, with `--format env` or `pgpass`, or with `--show-secrets`; text and JSON show `(sensitive)` otherwise. A read replica set shares its service's password, and an imported or adopted service has none known until `dbform rotate-password` sets one: a listing notes it on stderr, and `.password`, `.connection_string` and `.pooler_connection_string` of such a service exit 1 saying so (a connection string without its password would not log in). A preview's fork whose password is not its own yet (a fork starts with its source's) is refused the same way, and left out of listings with a note: `dbform preview up NAME` finishes it. A pooler field of a service whose pooler is off exits 1 naming `connection_pooler`. Connection strings are `postgres://tsdbadmin:PASSWORD@HOST:PORT/tsdb?sslmode=require`.
 
-When the state's passwords are sealed (docs/state.md), ids, endpoints and statuses print without the key, and a sealed password shows as `(sealed)`; a password or connection string asked for by field, `--format env`, `--format pgpass` and `--show-secrets` need the key (`DBFORM_STATE_PASSPHRASE` or `DBFORM_STATE_KEY_FILE`) and exit 1 saying so without it.)",
+When the state's passwords are sealed (docs/state.md), ids, endpoints and statuses print without the key, and a sealed password shows as `(sealed)`; a password or connection string asked for by field, `--format env`, `--format pgpass` and `--show-secrets` need the key (`DBFORM_STATE_PASSPHRASE` or `DBFORM_STATE_KEY_FILE`) and exit 1 saying so without it. The same commands exit 1, naming the table, for a PostgreSQL role that may not read dbform_secrets.)",
                     .environment = {},
                     .examples = {{"Every recorded resource", "dbform output"},
                                  {"Connect with psql", "psql \"$(dbform output acme/services/orders.connection_string)\""},
@@ -323,6 +323,8 @@ When the state's passwords are sealed (docs/state.md), ids, endpoints and status
     // fields (ids, endpoints, statuses) read without it.
     if (lines) require_state_key(*store, state, "output --format " + opts->format);
     if (opts->show_secrets) require_state_key(*store, state, "output --show-secrets");
+    if (lines) require_readable_secrets(state, "output --format " + opts->format);
+    if (opts->show_secrets) require_readable_secrets(state, "output --show-secrets");
     auto print_lines = [&](const std::vector<const ResourceRecord*>& records) {
       if (opts->format == "env") return print_env(state, records);
       print_pgpass(state, records);

@@ -19,6 +19,18 @@ void require_state_key(const StateStore& store, const State& state, const std::s
                    "nothing was done");
 }
 
+void require_readable_secrets(const State& state, const std::string& what) {
+  for (const auto& r : state.resources)
+    for (const Secret* s : {&r.initial_password, &r.pending_password})
+      if (s->is_unreadable()) {
+        try {
+          s->text();  // throws, naming the table and the grant
+        } catch (const Error& e) {
+          throw Error(what + ": " + e.what() + "; nothing was printed");
+        }
+      }
+}
+
 std::string clear_password_warning(const StateStore& store, const State& state) {
   if (store.cipher().seals() || !state.secrets_key_id.empty()) return "";
   return "the password(s) this run records are kept in clear in " + store.describe() +

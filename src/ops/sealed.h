@@ -16,6 +16,11 @@ namespace dbform {
 // Whether `state`'s passwords are sealed and `store` has no key to open them.
 bool sealed_without_key(const StateStore& store, const State& state);
 
+// Throws (exit 1) when some password of `state` is out of this role's reach (a PostgreSQL role
+// without SELECT on dbform_secrets): `what` prints passwords, and printing the rest would pass for
+// the whole. Says which table, as reading one of them does.
+void require_readable_secrets(const State& state, const std::string& what);
+
 // Throws UsageError when sealed_without_key: `what` ("this apply", "output orders.password") needs
 // the state's key (`why`, when given, says what for), naming the key id and both variables that
 // give it.

@@ -60,6 +60,10 @@ TEST_CASE("e2e: pg: postgres: the planner's role is refused every write and ever
       {"rotate-password", "orders"},
       {"connect", "orders", "--check"},
       {"output", "orders.connection_string"},
+      {"output", "--format", "env"},  // would print every endpoint but no password, and pass for whole
+      {"output", "--format", "pgpass"},
+      {"output", "--show-secrets"},
+      {"output", "--json", "--show-secrets"},
       {"preview", "up", "pr-2", "--poll-interval", "100ms"},
       {"preview", "diff", "pr-1"},
       {"preview", "down", "pr-1", "--poll-interval", "100ms"},
