@@ -54,9 +54,13 @@ void restore(nlohmann::json& records, const Rows& rows) {
         record.erase(field);
         continue;
       }
-      // Stored by take() from the codec's own output; a row edited into something else is refused
-      // by the codec when it reads the record.
+      // Stored by take() from the codec's own output; a row edited into other JSON is refused by the
+      // codec when it reads the record, and one that is not JSON at all here, by its key.
       *it = nlohmann::json::parse(row->second, nullptr, false);
+      if (it->is_discarded())
+        throw StateError("the row of dbform_secrets for " + kind + " " + id + " (project " + project + "), field " +
+                         field + ", is not JSON (edited by hand?). Put back the value it held, or delete the row "
+                         "(dbform then knows no password for it: `dbform rotate-password ADDRESS` sets a new one)");
     }
   }
 }

@@ -363,7 +363,11 @@ std::string PgStateStore::with_secrets(const std::string& text, const char* reco
   if (!doc.is_object() || !doc.contains(records)) return text;  // the codec says what is wrong with it
   inline_secrets_ = inline_secrets_ || pg_secrets::held_inline(doc[records]);
   if (!secrets_readable_) return text;  // the placeholders stay: passwords out of this role's reach
-  pg_secrets::restore(doc[records], rows);
+  try {
+    pg_secrets::restore(doc[records], rows);
+  } catch (const StateError& e) {
+    throw StateError(describe_ + ": " + e.what() + "; nothing was changed");
+  }
   return doc.dump();
 }
 

@@ -206,6 +206,24 @@ TEST_CASE("state: pg: a document that disagrees with its row is refused and left
   CHECK(c.exec("SELECT serial FROM dbform_states WHERE workspace = $1", {ws}).rows[0][0] == "41");
 }
 
+TEST_CASE("state: pg: a row of dbform_secrets edited into something that is not JSON is refused, naming the row") {
+  std::string url = pgtest::server_url(), ws = pgtest::unique_name("edited_secret");
+  PgStateStore store(url, ws);
+  State s = new_state();
+  ResourceRecord orders = record("orders");
+  orders.id = "svc-1";
+  orders.initial_password = Secret("a-password-long-enough");
+  s.upsert(orders);
+  store.write(s);
+  PgConnection c(url);
+  c.exec("UPDATE dbform_secrets SET value = 'not json' WHERE workspace = $1", {ws});
+  std::string msg = error_of([&] { store.read(); });
+  CHECK_THAT(msg, Catch::Contains("the row of dbform_secrets for service svc-1 (project p), field initial_password, "
+                                  "is not JSON"));
+  CHECK_THAT(msg, Catch::Contains("(workspace " + ws + ")"));
+  CHECK_THAT(msg, !Catch::Contains(".backup") && !Catch::Contains("a-password"));
+}
+
 TEST_CASE("state: pg: a lost connection fails the next write clearly and writes nothing") {
   std::string url = pgtest::server_url(), ws = pgtest::unique_name("lost");
   PgStateStore store(url, ws);
