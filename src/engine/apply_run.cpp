@@ -190,7 +190,7 @@ void ApplyRun::dispatch(WorkQueue<Outcome>& workers, bool may_start) {
   flush_events();
 }
 
-void ApplyRun::handle(const Outcome& out) {
+void ApplyRun::handle(Outcome& out) {
   switch (out.to) {
     case AnswerTo::Step: return steps_.handle(out.item, out);
     case AnswerTo::Poll: return handle_poll(out.item, out);

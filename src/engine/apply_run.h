@@ -112,7 +112,7 @@ class ApplyRun {
   // failed outright (no memory for its result) stops the run as a signal would.
   void apply_outcomes(WorkQueue<Outcome>& workers, std::vector<Outcome> outcomes);
   // An answer to its handler: a step's to its row, a status check's to the watch.
-  void handle(const Outcome& out);
+  void handle(Outcome& out);  // takes what it keeps out of `out`
   void make_ready(size_t o);
   // The one dispatch: starts every ready operation it can. One that needs no call starts at once
   // (a watch, a call whose change shows already); the calls, as many as workers are free for, are
@@ -159,11 +159,11 @@ class ApplyRun {
   // after each refusal until the service's wait timeout.
   void start_connection_wait(Item& item, const ResourceRecord& rec);
   void handle_connection(size_t i, const Outcome& out);
-  void handle_poll(size_t i, const Outcome& out);
-  void handle_poll_list(const Outcome& out);
+  void handle_poll(size_t i, Outcome& out);
+  void handle_poll_list(Outcome& out);
   void poll_failed(size_t i, const Outcome& out);
   // What a status check saw of the resource.
-  void seen(size_t i, const Shown& shown);
+  void seen(size_t i, Shown&& shown);  // its raw answer moved into the record
   // What the status of the watched resource means for the operation it is watched for.
   void after_status(size_t i, ResourceRecord& rec);
   // Checked again after its pause, unless its wait timed out.

@@ -58,7 +58,7 @@ void ApplyRun::handle_connection(size_t i, const Outcome& out) {
   }
 }
 
-void ApplyRun::handle_poll(size_t i, const Outcome& out) {
+void ApplyRun::handle_poll(size_t i, Outcome& out) {
   Item& item = items_[i];
   watcher_.answered(i);
   if (!watching(item)) return;
@@ -70,12 +70,13 @@ void ApplyRun::handle_poll(size_t i, const Outcome& out) {
     return fail_op(item.watched, "the " + std::string(kind_noun(rec.kind)) + " " + rec.id + " no longer exists (404). Run `dbform state rm " +
                                      rec.address + "` to forget it and create it again");
   if (!out.error.empty()) return poll_failed(i, out);
-  seen(i, *out.shown);
+  seen(i, std::move(*out.shown));
 }
 
-void ApplyRun::handle_poll_list(const Outcome& out) {
-  std::unordered_map<std::string, const Shown*> by_id;
-  for (const auto& s : out.listed) by_id.emplace(s.id, &s);
+void ApplyRun::handle_poll_list(Outcome& out) {
+  // Each listed resource is one record's answer: moved into it (an id is listed once).
+  std::unordered_map<std::string, Shown*> by_id;
+  for (auto& s : out.listed) by_id.emplace(s.id, &s);
   // Quiet: the list shows every one of them, each in the status recorded.
   const bool quiet = out.error.empty() && !out.items.empty() &&
                      std::all_of(out.items.begin(), out.items.end(), [&](size_t i) {
@@ -98,7 +99,7 @@ void ApplyRun::handle_poll_list(const Outcome& out) {
       schedule_poll(i, rec);
       continue;
     }
-    seen(i, *found->second);
+    seen(i, std::move(*found->second));
   }
 }
 
@@ -109,11 +110,11 @@ void ApplyRun::poll_failed(size_t i, const Outcome& out) {
   schedule_poll(i, *state_.find(item.action->address));
 }
 
-void ApplyRun::seen(size_t i, const Shown& shown) {
+void ApplyRun::seen(size_t i, Shown&& shown) {
   Item& item = items_[i];
   ResourceRecord& rec = *state_.find(item.action->address);
   const std::string before = rec.status, host = rec.endpoint_host, pooler = rec.pooler_host;
-  record_answer(rec, shown, format_utc(clock_.wall_now()));
+  record_answer(rec, std::move(shown), format_utc(clock_.wall_now()));
   if (type_of(rec.kind).verdict(rec.status) == StatusVerdict::Ready) watcher_.saw_ready(i);
   // A poll that saw nothing new costs no write; the end of the run writes the last answers.
   if (rec.status != before || rec.endpoint_host != host || rec.pooler_host != pooler) changed_.insert(rec.address);

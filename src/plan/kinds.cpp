@@ -458,7 +458,7 @@ VpcNames recorded_vpc_names(const State& state, const std::string& project_id) {
   return names;
 }
 
-void record_answer(ResourceRecord& rec, const Shown& shown, const std::string& now) {
+void record_answer(ResourceRecord& rec, Shown&& shown, const std::string& now) {
   // An id, once recorded, is the resource's: an answer naming another one cannot move it.
   if (rec.id.empty() && !shown.id.empty()) rec.id = shown.id;
   if (!shown.status.empty()) rec.status = shown.status;
@@ -470,8 +470,12 @@ void record_answer(ResourceRecord& rec, const Shown& shown, const std::string& n
   rec.pooler_host = shown.pooler_endpoint.host;
   rec.pooler_port = shown.pooler_endpoint.port;
   if (!shown.initial_password.empty()) rec.initial_password = shown.initial_password;  // never overwritten by empty
-  rec.last_response = shown.raw;
+  rec.last_response = std::move(shown.raw);
   rec.updated_at = now;
+}
+
+void record_answer(ResourceRecord& rec, const Shown& shown, const std::string& now) {
+  record_answer(rec, Shown(shown), now);
 }
 
 bool answer_recorded(const ResourceRecord& rec, const Shown& shown) {

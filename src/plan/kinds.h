@@ -187,6 +187,8 @@ VpcNames recorded_vpc_names(const State& state, const std::string& project_id);
 // Copies what the API showed into the record. A password, once recorded, is never replaced by "",
 // and an id, once recorded, is never changed.
 void record_answer(ResourceRecord& rec, const Shown& shown, const std::string& now);
+// The same, taking the answer's raw JSON instead of copying it.
+void record_answer(ResourceRecord& rec, Shown&& shown, const std::string& now);
 // Whether record_answer() would leave what `rec` holds of the API's view (id, status, endpoints,
 // the answer kept) as it is.
 bool answer_recorded(const ResourceRecord& rec, const Shown& shown);
