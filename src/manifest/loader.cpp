@@ -426,9 +426,21 @@ EnvLookup recording(const EnvLookup& env, std::vector<EnvUse>& uses, const std::
   };
 }
 
+// Whether the variable `name`, set in the environment, is taken to hold a secret whether or not a
+// manifest names it: a pull request may drop the project whose api_key_env named it, and then
+// interpolate it. Every DBFORM_ variable but the manifests' own whose name says key, passphrase,
+// password, secret or token, and libpq's PGPASSWORD.
+bool secret_by_name(const std::string& name) {
+  if (name == "PGPASSWORD") return true;
+  if (name.rfind("DBFORM_", 0) != 0 || name.rfind(kManifestVariablePrefix, 0) == 0) return false;
+  for (const char* word : {"KEY", "PASSPHRASE", "PASSWORD", "SECRET", "TOKEN"})
+    if (name.find(word) != std::string::npos) return true;
+  return false;
+}
+
 // The values of the variables dbform treats as secret (value, variable): the API keys the
-// manifest's projects would use and the state's passphrases. Each is remembered, so that any
-// text shown later masks it too.
+// manifest's projects would use, the state's passphrases, and every variable secret_by_name. Each
+// is remembered, so that any text shown later masks it too.
 std::vector<std::pair<std::string, std::string>> secret_values(const Manifest& manifest, const EnvLookup& env,
                                                                std::vector<std::string>& key_variables) {
   key_variables = {"DBFORM_API_KEY", "DBFORM_STATE_PASSPHRASE", "DBFORM_STATE_NEW_PASSPHRASE"};
@@ -436,6 +448,9 @@ std::vector<std::pair<std::string, std::string>> secret_values(const Manifest& m
     if (p.api_key_env) key_variables.push_back(*p.api_key_env);
     key_variables.push_back(project_key_variable(p.id));
   }
+  for (const auto& name : process_env_names())
+    if (secret_by_name(name) && std::find(key_variables.begin(), key_variables.end(), name) == key_variables.end())
+      key_variables.push_back(name);
   std::vector<std::pair<std::string, std::string>> values;
   for (const auto& var : key_variables) {
     if (auto v = env(var); v && v->size() >= kShortestHiddenSecret) {

@@ -17,6 +17,15 @@ EnvLookup process_env() {
   };
 }
 
+std::vector<std::string> process_env_names() {
+  std::vector<std::string> names;
+  for (char** e = environ; e && *e; ++e) {
+    const std::string_view entry(*e);
+    names.emplace_back(entry.substr(0, entry.find('=')));
+  }
+  return names;
+}
+
 bool has_control_character(std::string_view text) {
   return std::any_of(text.begin(), text.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; });
 }

@@ -3,6 +3,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace dbform {
 
@@ -12,6 +13,10 @@ using EnvLookup = std::function<std::optional<std::string>(const std::string& na
 
 // Reads the real process environment; unset and empty variables both read as nullopt.
 EnvLookup process_env();
+
+// The names of the process environment's variables (to look for those that may hold a secret; their
+// values are read through an EnvLookup).
+std::vector<std::string> process_env_names();
 
 // Whether `text` holds a control character (below U+0020, or DEL): a line break, a tab, an escape.
 bool has_control_character(std::string_view text);

@@ -91,6 +91,37 @@ TEST_CASE("e2e: no error of validate or plan prints a variable that is not the m
   CHECK(sb.total_requests() == 0);
 }
 
+// A pull request controls the manifest: dropping the project whose api_key_env names a key must not
+// let it interpolate that key. Every DBFORM_ variable named as a key, passphrase, password, secret
+// or token, and PGPASSWORD, is a secret whatever the manifest declares.
+TEST_CASE("e2e: ${NAME} holding the value of a key variable of a project the manifest does not declare, or of "
+          "PGPASSWORD, is refused without printing it") {
+  Sandbox sb;
+  sb.write("dbform.yaml", service_with("        cpu_millis: 1000\n        memory_gbs: 4\n") +
+                              "      - name: s-${X}\n        cpu_millis: 1000\n        memory_gbs: 4\n");
+  struct Case {
+    std::string variable, value;
+  };
+  for (const Case& c : {Case{"DBFORM_API_KEY_BETA", "APIKEYbetaQQQ777"}, Case{"DBFORM_BILLING_TOKEN", "tok-9f8e7d6c"},
+                        Case{"PGPASSWORD", "NEWPASSzz9"}}) {
+    const std::map<std::string, std::string> env = {{c.variable, c.value}, {"DBFORM_VAR_X", c.value}};
+    const std::string &variable = c.variable, &value = c.value;
+    for (const auto& args : std::vector<std::vector<std::string>>{{"validate"}, {"plan", "--no-refresh"}}) {
+      RunResult r = sb.run(args, env);
+      INFO(variable << ": " << r.describe());
+      CHECK(r.exit_code == 1);
+      CHECK(contains(r.err, "DBFORM_VAR_X (read by ${X}) holds the same value as " + variable));
+      CHECK_FALSE(contains(r.all(), value));
+    }
+  }
+  // A variable whose name says nothing of a secret stays the manifest's to read.
+  RunResult plain = sb.run({"plan", "--no-refresh"}, {{"DBFORM_REGION_NAME", "east"}, {"DBFORM_VAR_X", "east"}});
+  INFO(plain.describe());
+  CHECK(plain.exit_code == 0);
+  CHECK(contains(plain.out, "s-east"));
+  CHECK(sb.total_requests() == 0);
+}
+
 TEST_CASE("e2e: api_key_env that does not begin with DBFORM_ is refused before any call") {
   Sandbox sb;
   sb.env.erase("DBFORM_API_KEY");
