@@ -120,11 +120,15 @@ size_t file_size(const std::string& path) {
 
 // The key id a journal line's passwords are sealed with, "" for a line in clear; a line that is not
 // JSON counts as in the document's form (`fallback`), so that replaying it reports it.
-std::string journal_form(const std::string& line, const std::string& fallback) {
+std::string journal_form(const std::string& line, const std::string& fallback, long long* serial) {
   std::string problem;
   const nlohmann::json j = parse_json_within(line, JsonLimits{kMaxStateBytes, kMaxStateDepth}, problem);
-  return j.is_discarded() ? fallback : journal_entry_key_id(j);
+  if (j.is_discarded()) return fallback;
+  if (auto at = j.find("serial"); at != j.end() && at->is_number_integer()) *serial = at->get<long long>();
+  return journal_entry_key_id(j);
 }
+
+std::string key_words(const std::string& key_id) { return key_id.empty() ? "in clear" : "sealed with key id " + key_id; }
 
 }  // namespace
 
@@ -162,7 +166,18 @@ std::optional<State> FileStateStore::read_once(bool& torn) {
       // A journal is appended to only in its document's form (write_changes rewrites the whole
       // state first otherwise), so a line in another form was folded into the document by a whole
       // rewrite (rekey, encrypt, decrypt) that was killed before it removed the journal: skipped.
-      if (journal_form(line, key_id) != key_id) {
+      // Such a leftover holds only what its document does, so its serial is the document's or
+      // older: a newer line in another form was written for another document (a hand edit, a copy
+      // from another state), and skipping it would lose a change silently.
+      long long serial = 0;
+      if (const std::string form = journal_form(line, key_id, &serial); form != key_id) {
+        if (serial > state.serial)
+          throw StateError(journal_path_ + " line " + std::to_string(line_no) + " (serial " + std::to_string(serial) +
+                           ") is " + key_words(form) + ", and " + path_ + " (serial " + std::to_string(state.serial) +
+                           ") " + key_words(key_id) + ": the line is newer than the document, so it is not what a "
+                           "killed rekey left behind, and it cannot be read with the document. Nothing was changed. "
+                           "Put back the journal that goes with this document, or the document that goes with this "
+                           "journal (its .backup?)");
         leftover = true;
         continue;
       }
