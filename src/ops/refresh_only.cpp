@@ -164,8 +164,12 @@ RefreshOnlyOutcome apply_refresh_only(const RefreshOnlyRequest& request, const R
         }
         out.end = RefreshOnlyOutcome::End::Recorded;
         // A targeted refresh read part of the state: it records what it read, but the state as a
-        // whole is no more current than before.
-        if (request.targets.empty()) stamp_refresh(state, "apply --refresh-only", request.clock, !changed.empty());
+        // whole is no more current than before. So is one of a state holding creates whose outcome
+        // is unknown (no id: not read here; the next apply looks them up by name).
+        const bool whole = request.targets.empty() &&
+                           std::none_of(state.resources.begin(), state.resources.end(),
+                                        [](const ResourceRecord& rec) { return rec.id.empty(); });
+        if (whole) stamp_refresh(state, "apply --refresh-only", request.clock, !changed.empty());
         else if (changed.empty()) return Changes{};
         Changes save;
         // Most records changed: written whole, since replaying such a journal on every later read

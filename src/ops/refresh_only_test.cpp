@@ -201,6 +201,28 @@ TEST_CASE("ops: apply --refresh-only --target reads and records only that record
                     Catch::Contains("--target `ordres`") && Catch::Contains("did you mean", Catch::CaseSensitive::No));
 }
 
+TEST_CASE("ops: apply --refresh-only of a state holding a create whose outcome is unknown records what it read, "
+          "and no time") {
+  DriftWorld w;
+  ResourceRecord pending;  // an apply killed after its intent: no id, not read by a refresh
+  pending.project_id = "p1";
+  pending.name = "search";
+  pending.address = resource_address("p1", ResourceKind::Service, "search");
+  pending.create_pending = true;
+  w.h.state.upsert(pending);
+  w.store.emplace(w.h.state);
+  w.orders_now = json::parse(service_json("svc-orders", "orders", "READY", drift_spec(2000, 8)));
+  RefreshLog reporter;
+  RefreshApplySettings settings{.lock_timeout = Duration(0), .lock_wait = {}, .env = env_with_key()};
+  settings.auto_approve = true;
+  auto out = apply_refresh_only(w.request(), settings, reporter, [] { return true; });
+  CHECK(out.end == RefreshOnlyOutcome::End::Recorded);
+  const State saved = *w.store->read();
+  CHECK(saved.find("p1/services/orders")->observed.dump().find("2000") != std::string::npos);
+  CHECK_FALSE(saved.refreshed);
+  CHECK(w.reads_only());
+}
+
 TEST_CASE("ops: a plan from the state alone says how long ago the state was refreshed, by what") {
   DriftWorld w;
   const PlanRequest from_state{.manifest = w.h.manifest, .store = *w.store, .clock = w.h.clock,
