@@ -168,7 +168,7 @@ std::string freshness_text(const StateFreshness& freshness) {
     return from + "the state has never been refreshed by a run that recorded it (`dbform apply`, `dbform apply "
                   "--refresh-only`), so changes made outside dbform are not shown.";
   const RefreshStamp& stamp = *freshness.refreshed;
-  return from + "the state was last refreshed " + format_age(freshness.age_seconds) + " ago (" + stamp.at + ") by " +
+  return from + "the state was last refreshed " + format_ago(freshness.age_seconds) + " (" + stamp.at + ") by " +
          scrub(stamp.by) + "; changes made outside dbform since then are not shown.";
 }
 

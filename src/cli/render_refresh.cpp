@@ -66,7 +66,7 @@ std::string render_refresh_text(const RefreshReport& r, const Terminal& term) {
                                     " and what is in them were read.") + "\n\n";
   out += "dbform read " + std::to_string(r.records) + " recorded resource(s) in " + projects_text(r) +
          " and compared them with the state (serial " + std::to_string(r.serial) + ", " +
-         (r.last ? "last refreshed " + format_age(r.last_age_seconds) + " ago by " + scrub(r.last->by)
+         (r.last ? "last refreshed " + format_ago(r.last_age_seconds) + " by " + scrub(r.last->by)
                  : std::string("never refreshed before")) +
          ").\n\n";
   if (!r.has_changes()) {

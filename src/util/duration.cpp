@@ -57,4 +57,9 @@ std::string format_age(long long seconds) {
   return std::to_string(days) + "d" + (hours % 24 ? " " + std::to_string(hours % 24) + "h" : "");
 }
 
+std::string format_ago(long long seconds) {
+  if (seconds < -60) return "in the future by " + format_age(-seconds) + " (a clock ahead of this one, or a hand edit)";
+  return format_age(seconds) + " ago";
+}
+
 }  // namespace dbform

@@ -21,5 +21,8 @@ std::string format_duration(Duration d);
 // How long ago something was, for a person reading a plan: "45s", "12m", "3h 12m", "2d 4h" (the two
 // largest units; a negative age, from a clock behind the one that wrote it, is "0s").
 std::string format_age(long long seconds);
+// "5m ago", or, for a moment more than a minute ahead of now, "in the future by 5m (a clock ahead
+// of this one, or a hand edit)": how old a stamp written on another machine is.
+std::string format_ago(long long seconds);
 
 }  // namespace dbform

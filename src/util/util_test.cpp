@@ -49,6 +49,13 @@ TEST_CASE("util: durations print short") {
   CHECK(format_duration(minutes(62)) == "1h02m");
 }
 
+TEST_CASE("util: an age reads as ago, and a stamp more than a minute ahead as in the future") {
+  CHECK(format_ago(45) == "45s ago");
+  CHECK(format_ago(3 * 3600 + 12 * 60) == "3h 12m ago");
+  CHECK(format_ago(-30) == "0s ago");  // two clocks a little apart
+  CHECK(format_ago(-2 * 86400) == "in the future by 2d (a clock ahead of this one, or a hand edit)");
+}
+
 TEST_CASE("util: closest match suggests plausible typos only") {
   std::vector<std::string> keys = {"name", "region_code", "cpu_millis", "memory_gbs"};
   CHECK(closest_match("regoin_code", keys) == "region_code");
