@@ -426,10 +426,9 @@ EnvLookup recording(const EnvLookup& env, std::vector<EnvUse>& uses, const std::
   };
 }
 
-// Whether the variable `name`, set in the environment, is taken to hold a secret whether or not a
-// manifest names it: a pull request may drop the project whose api_key_env named it, and then
-// interpolate it. Every DBFORM_ variable but the manifests' own whose name says key, passphrase,
-// password, secret or token, and libpq's PGPASSWORD.
+// Whether the variable `name` holds a secret whatever the manifest names (a pull request may drop the
+// project whose api_key_env named a key, then interpolate it): libpq's PGPASSWORD, and every DBFORM_
+// variable but the manifests' own whose name says key, passphrase, password, secret or token.
 bool secret_by_name(const std::string& name) {
   if (name == "PGPASSWORD") return true;
   if (name.rfind("DBFORM_", 0) != 0 || name.rfind(kManifestVariablePrefix, 0) == 0) return false;
@@ -438,9 +437,8 @@ bool secret_by_name(const std::string& name) {
   return false;
 }
 
-// The values of the variables dbform treats as secret (value, variable): the API keys the
-// manifest's projects would use, the state's passphrases, and every variable secret_by_name. Each
-// is remembered, so that any text shown later masks it too.
+// The values of the variables dbform treats as secret (value, variable): the projects' API keys,
+// the passphrases, and those secret_by_name. Each is remembered: any text shown later masks it.
 std::vector<std::pair<std::string, std::string>> secret_values(const Manifest& manifest, const EnvLookup& env,
                                                                std::vector<std::string>& key_variables) {
   key_variables = {"DBFORM_API_KEY", "DBFORM_STATE_PASSPHRASE", "DBFORM_STATE_NEW_PASSPHRASE"};
