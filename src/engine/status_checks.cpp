@@ -99,7 +99,9 @@ void ApplyRun::handle_poll_list(Outcome& out) {
       schedule_poll(i, rec);
       continue;
     }
-    seen(i, std::move(*found->second));
+    Shown* shown = found->second;
+    by_id.erase(found);  // moved from below: a second record of the same id (none should be) is asked by id
+    seen(i, std::move(*shown));
   }
 }
 

@@ -431,7 +431,8 @@ EnvLookup recording(const EnvLookup& env, std::vector<EnvUse>& uses, const std::
 // variable but the manifests' own whose name says key, passphrase, password, secret or token.
 bool secret_by_name(const std::string& name) {
   if (name == "PGPASSWORD") return true;
-  if (name.rfind("DBFORM_", 0) != 0 || name.rfind(kManifestVariablePrefix, 0) == 0) return false;
+  if (name.rfind("DBFORM_", 0) != 0 || name.rfind(kManifestVariablePrefix, 0) == 0 || name.ends_with("_FILE"))
+    return false;  // a _FILE names where a secret is (DBFORM_STATE_KEY_FILE), not the secret
   for (const char* word : {"KEY", "PASSPHRASE", "PASSWORD", "SECRET", "TOKEN"})
     if (name.find(word) != std::string::npos) return true;
   return false;

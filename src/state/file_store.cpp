@@ -171,13 +171,20 @@ std::optional<State> FileStateStore::read_once(bool& torn) {
       // from another state), and skipping it would lose a change silently.
       long long serial = 0;
       if (const std::string form = journal_form(line, key_id, &serial); form != key_id) {
-        if (serial > state.serial)
+        if (serial > state.serial) {
+          // Read without the lock while a rewrite to another key replaced the document and its new
+          // journal began: read again. Otherwise it is the damage said below.
+          if (file_identity(path_) != identity) {
+            torn = true;
+            return std::nullopt;
+          }
           throw StateError(journal_path_ + " line " + std::to_string(line_no) + " (serial " + std::to_string(serial) +
                            ") is " + key_words(form) + ", and " + path_ + " (serial " + std::to_string(state.serial) +
                            ") " + key_words(key_id) + ": the line is newer than the document, so it is not what a "
                            "killed rekey left behind, and it cannot be read with the document. Nothing was changed. "
                            "Put back the journal that goes with this document, or the document that goes with this "
                            "journal (its .backup?)");
+        }
         leftover = true;
         continue;
       }

@@ -6,6 +6,7 @@
 #include "state/pg_store.h"
 #include "util/clock.h"
 #include "util/host.h"
+#include "util/text.h"
 
 namespace dbform {
 
@@ -49,8 +50,7 @@ std::unique_ptr<StateLock> PgStateStore::lock(const std::string& operation, Dura
 
 bool PgStateStore::try_lock(const LockInfo& me) {
   std::lock_guard<std::mutex> guard(mu_);
-  refuse_unless_writer();  // before ensure_tables: a role that may not write makes no table either
-  ensure_tables();
+  refuse_unless_writer();  // makes the tables, once it knows this role may write
   const std::string key = std::to_string(lock_key_);
   auto r = conn_.exec("SELECT pg_try_advisory_lock($1::bigint)", {key});
   if (r.rows.at(0).at(0) != "t") return false;
@@ -71,40 +71,67 @@ bool PgStateStore::try_lock(const LockInfo& me) {
 void PgStateStore::refuse_unless_writer() {
   if (writer_) return;
   // Of the tables there are (an older database lacks dbform_secrets, a new one has none): may this
-  // role read the passwords, update the documents and take the lock; and is dbform_secrets owned
-  // by a role that may not write the state (made by a reader, who could read every password put
-  // there, and grant it on)? Asked before anything is created: a table a reader made would be its.
-  constexpr const char* kQuery = R"sql(
+  // role read the passwords and write what a run writes. Asked before anything is created: a table
+  // a reader made would be the reader's.
+  constexpr const char* kMay = R"sql(
 SELECT CASE WHEN to_regclass('dbform_secrets') IS NULL THEN true
             ELSE has_table_privilege(current_user, 'dbform_secrets', 'SELECT') END,
        CASE WHEN to_regclass('dbform_states') IS NULL THEN true
-            ELSE has_table_privilege(current_user, 'dbform_states', 'UPDATE') END,
-       CASE WHEN to_regclass('dbform_locks') IS NULL THEN true
-            ELSE has_table_privilege(current_user, 'dbform_locks', 'INSERT') END,
-       CASE WHEN to_regclass('dbform_secrets') IS NULL OR to_regclass('dbform_states') IS NULL THEN NULL
-            ELSE (SELECT r.rolname FROM pg_class c JOIN pg_roles r ON r.oid = c.relowner
-                  WHERE c.oid = to_regclass('dbform_secrets')
-                    AND NOT has_table_privilege(c.relowner, 'dbform_states', 'UPDATE')) END,
-       current_user
+            ELSE has_table_privilege(current_user, 'dbform_states', 'UPDATE') END
+        AND CASE WHEN to_regclass('dbform_locks') IS NULL THEN true
+                 ELSE has_table_privilege(current_user, 'dbform_locks', 'INSERT') END
+        AND CASE WHEN to_regclass('dbform_journal') IS NULL THEN true
+                 ELSE has_table_privilege(current_user, 'dbform_journal', 'INSERT') END
+        AND CASE WHEN to_regclass('dbform_secrets') IS NULL THEN true
+                 ELSE has_table_privilege(current_user, 'dbform_secrets', 'INSERT') END
 )sql";
-  const auto row = conn_.exec(kQuery).rows.at(0);
-  const std::string grants = "Run this with a role granted SELECT, INSERT, UPDATE and DELETE on dbform_states, "
-                             "dbform_journal, dbform_locks and dbform_secrets (see docs/state.md); nothing was written";
-  secrets_readable_ = row.at(0) == "t";
+  const auto may = conn_.exec(kMay).rows.at(0);
+  secrets_readable_ = may.at(0) == "t";
   refuse_without_secrets();
-  if (row.at(1) != "t" || row.at(2) != "t")
-    throw StateError(describe_ + ": this role may not write the state (it may not update dbform_states or insert "
-                     "into dbform_locks). " + grants);
-  if (row.at(3)) {
-    const std::string owner = *row.at(3), me = row.at(4).value_or("the writing role");
-    throw StateError(describe_ + ": the table dbform_secrets is owned by the role " + owner + ", which may not write "
-                     "the state: a role that may only read the state made it, and can read every password put there "
-                     "and grant it to others. Nothing was written. Have the database's owner give the table to the "
-                     "writing role and take it from the other (ALTER TABLE dbform_secrets OWNER TO " + me +
-                     "; REVOKE ALL ON dbform_secrets FROM " + owner + "), or drop it if it holds no row; then "
-                     "change every password it held (dbform rotate-password ADDRESS)");
-  }
+  if (may.at(1) != "t")
+    throw StateError(describe_ + ": this role may not write the state (it may not update dbform_states, or insert "
+                     "into dbform_locks, dbform_journal or dbform_secrets). Run this with a role granted SELECT, "
+                     "INSERT, UPDATE and DELETE on dbform_states, dbform_journal, dbform_locks and dbform_secrets (see "
+                     "docs/state.md); nothing was written");
+  ensure_tables();
+  refuse_exposed_secrets();
   writer_ = true;
+}
+
+void PgStateStore::refuse_exposed_secrets() {
+  // Who may hold the passwords: a role that may write the state, a superuser, this role and those
+  // it belongs to, and the owners of the database, of the schema and of dbform_states (who could
+  // take the table anyway). Asked once the tables exist, so that a table someone made before this
+  // role's first write (or between the check above and CREATE TABLE IF NOT EXISTS) is seen too.
+  constexpr const char* kExposed = R"sql(
+WITH t AS (SELECT c.oid, c.relowner, c.relacl, c.relnamespace FROM pg_class c
+           WHERE c.oid = to_regclass('dbform_secrets')),
+trusted AS (
+  SELECT r.oid FROM pg_roles r
+  WHERE r.rolsuper OR pg_has_role(current_user, r.oid, 'MEMBER')
+     OR has_table_privilege(r.oid, 'dbform_states', 'UPDATE')
+     OR r.oid = (SELECT datdba FROM pg_database WHERE datname = current_database())
+     OR r.oid = (SELECT n.nspowner FROM pg_namespace n, t WHERE n.oid = t.relnamespace)
+     OR r.oid = (SELECT relowner FROM pg_class WHERE oid = to_regclass('dbform_states')))
+SELECT (SELECT quote_ident(rolname) FROM pg_roles, t WHERE pg_roles.oid = t.relowner
+          AND pg_roles.oid NOT IN (SELECT oid FROM trusted)),
+       (SELECT string_agg(CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(a.grantee)) END, ', ')
+          FROM t, aclexplode(t.relacl) a
+         WHERE a.privilege_type = 'SELECT' AND a.grantee NOT IN (SELECT oid FROM trusted)),
+       (SELECT count(*) FROM pg_trigger, t WHERE tgrelid = t.oid AND NOT tgisinternal)
+         + (SELECT count(*) FROM pg_rewrite, t WHERE ev_class = t.oid)
+         + (SELECT count(*) FROM pg_policy, t WHERE polrelid = t.oid)
+)sql";
+  const auto row = conn_.exec(kExposed).rows.at(0);
+  std::vector<std::string> why;
+  if (row.at(0)) why.push_back("is owned by " + *row.at(0) + ", a role that may not write the state");
+  if (row.at(1)) why.push_back("may be read by " + *row.at(1) + ", which may not write the state");
+  if (row.at(2).value_or("0") != "0") why.push_back("has triggers, rules or row security policies");
+  if (why.empty()) return;
+  throw StateError(describe_ + ": the table dbform_secrets " + join(why, ", and ") + ": the passwords dbform would "
+                   "put there could reach a role that may only read the state. Nothing was written. Have the "
+                   "database's owner drop it (DROP TABLE dbform_secrets; dbform makes it again, its own, at the next "
+                   "write), then change every password it held (dbform rotate-password ADDRESS)");
 }
 
 void PgStateStore::unlock() noexcept {

@@ -100,8 +100,12 @@ class PgStateStore : public StateStore {
   std::optional<State> read_snapshot();  // the row with its journal replayed, not yet checked
   bool try_lock(const LockInfo& me);
   // A role that may not write the state is told so before it takes the lock (the planner's role of
-  // docs/state.md reads every table but dbform_secrets and writes none): asked once per store.
+  // docs/state.md reads every table but dbform_secrets and writes none), and before any table is
+  // made; then the tables are made: asked once per store.
   void refuse_unless_writer();
+  // Refuses a dbform_secrets that a role that may not write the state could read: owned or granted
+  // to one, or with triggers, rules or policies.
+  void refuse_exposed_secrets();
   void unlock() noexcept;
   std::string holder_description();
   [[noreturn]] void refuse_write(const State& state);

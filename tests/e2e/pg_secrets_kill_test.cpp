@@ -93,14 +93,16 @@ TEST_CASE("e2e: pg: the apply that moves a workspace's passwords into dbform_sec
     for (const auto& id : services_named(sb, "audit")) REQUIRE(sb.sim().console(id, "delete", "").status == 200);
     put_old_form(admin, old_form);
   };
+  // How many statements a run sends varies a little with how the answers group into rounds (one
+  // write a round): the kills go on until a run ends before its n-th send.
   int killed = 0;
-  for (int n = 1; n <= sends; ++n) {
+  for (int n = 1; n <= sends + 10; ++n) {
     reset();
     RunResult r = sb.run_shell(traced + "-o /dev/null -e inject=sendto:signal=KILL:when=" + std::to_string(n) + " " +
                                    apply,
                                main_branch.env);
-    INFO("killed before send #" << n << " of " << sends << "\n" << r.describe());
-    killed += r.exit_code != 0;
+    INFO("killed before send #" << n << " (the counted run made " << sends << ")\n" << r.describe());
+    const bool was_killed = r.exit_code != 0;
 
     // The state reads, whole, and the applier prints each password as it was.
     auto state = dbform::PgStateStore(database_url, "default").read();
@@ -127,6 +129,9 @@ TEST_CASE("e2e: pg: the apply that moves a workspace's passwords into dbform_sec
     }
     CHECK(services_named(sb, "audit").size() == 1);
     CHECK(main_branch.run({"plan", "--detailed-exitcode"}).exit_code == 0);
+    if (!was_killed) break;  // it made fewer than n sends: every point before was killed
+    ++killed;
   }
-  CHECK(killed == sends);
+  CHECK(killed >= sends - 5);
+  CHECK(killed <= sends + 5);
 }

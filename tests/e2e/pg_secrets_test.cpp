@@ -151,24 +151,43 @@ TEST_CASE("e2e: pg: on a database made before dbform_secrets, a reader that may 
   CHECK(contains(refused.err, "may not write the state"));
   CHECK(secrets_table() == "f");  // it made nothing
 
-  // A table made by a reader (a dbform before this guard made it at the reader's refused lock): the
-  // writer puts nothing there, and says who owns it and what to do.
+  // A table a reader could read (made by it, as a dbform before this guard did at the reader's
+  // refused lock; or granted to it; or with a trigger that copies what is put there): the writer
+  // puts nothing there, and says why and what to do.
   dbform::PgConnection as_planner(as_role(database_url, planner, "planner-pw"));
-  as_planner.exec_script("CREATE TABLE dbform_secrets (workspace text NOT NULL, kind text NOT NULL, project_id text "
-                         "NOT NULL, resource_id text NOT NULL, field text NOT NULL, value text NOT NULL, PRIMARY KEY "
-                         "(workspace, kind, project_id, resource_id, field)); "
-                         "GRANT SELECT, INSERT, UPDATE, DELETE ON dbform_secrets TO " + applier);
-  RunResult foreign = main_branch.run({"rotate-password", "orders"});
-  INFO(foreign.describe());
-  CHECK(foreign.exit_code == 1);
-  CHECK(contains(foreign.err, "owned by the role " + planner));
-  CHECK(contains(foreign.err, "ALTER TABLE dbform_secrets OWNER TO " + applier));
-  CHECK(admin.exec("SELECT count(*) FROM dbform_secrets").rows[0][0] == "0");
-  CHECK(dbform::PgStateStore(database_url, "default").read()->serial == serial);
-  CHECK(sb.count(kUpdatePassword) == 0);
+  const std::string create_table = "CREATE TABLE dbform_secrets (workspace text NOT NULL, kind text NOT NULL, "
+                                   "project_id text NOT NULL, resource_id text NOT NULL, field text NOT NULL, value "
+                                   "text NOT NULL, PRIMARY KEY (workspace, kind, project_id, resource_id, field)); "
+                                   "GRANT SELECT, INSERT, UPDATE, DELETE ON dbform_secrets TO " + applier + "; ";
+  struct Exposed {
+    std::string made_as, why;
+    std::function<void()> make;
+  };
+  const std::vector<Exposed> exposed = {
+      {"made by the reader", "is owned by " + planner + ", a role that may not write the state",
+       [&] { as_planner.exec_script(create_table); }},
+      {"granted to the reader", "may be read by " + planner + ", which may not write the state",
+       [&] { admin.exec_script(create_table + "GRANT SELECT ON dbform_secrets TO " + planner); }},
+      {"granted to PUBLIC", "may be read by PUBLIC", [&] { admin.exec_script(create_table + "GRANT SELECT ON dbform_secrets TO PUBLIC"); }},
+      {"with a trigger", "has triggers, rules or row security policies", [&] {
+         admin.exec_script(create_table + "CREATE FUNCTION copy_secret() RETURNS trigger LANGUAGE plpgsql AS "
+                           "$$BEGIN RETURN NEW; END$$; CREATE TRIGGER copy_secret BEFORE INSERT ON dbform_secrets "
+                           "FOR EACH ROW EXECUTE PROCEDURE copy_secret()");
+       }}};
+  for (const Exposed& e : exposed) {
+    e.make();
+    RunResult foreign = main_branch.run({"rotate-password", "orders"});
+    INFO(e.made_as << "\n" << foreign.describe());
+    CHECK(foreign.exit_code == 1);
+    CHECK(contains(foreign.err, "the table dbform_secrets " + e.why));
+    CHECK(contains(foreign.err, "DROP TABLE dbform_secrets"));
+    CHECK(admin.exec("SELECT count(*) FROM dbform_secrets").rows[0][0] == "0");
+    CHECK(dbform::PgStateStore(database_url, "default").read()->serial == serial);
+    CHECK(sb.count(kUpdatePassword) == 0);
+    admin.exec_script("DROP TABLE dbform_secrets; DROP FUNCTION IF EXISTS copy_secret()");
+  }
 
-  // Dropped, the writer makes it again, its own, and moves the password there.
-  admin.exec_script("DROP TABLE dbform_secrets");
+  // None left: the writer makes it, its own, and moves the password there.
   RunResult rotated = main_branch.run({"rotate-password", "orders"});
   INFO(rotated.describe());
   REQUIRE(rotated.exit_code == 0);
@@ -180,4 +199,12 @@ TEST_CASE("e2e: pg: on a database made before dbform_secrets, a reader that may 
   RunResult hidden = pr.run({"output", "orders.password"});
   CHECK(hidden.exit_code == 1);
   CHECK(contains(hidden.err, "dbform_secrets"));
+
+  // Owned by the database's owner (who may make it where the writer may not, as docs/state.md
+  // says): accepted.
+  admin.exec_script("ALTER TABLE dbform_secrets OWNER TO CURRENT_USER; "
+                    "GRANT SELECT, INSERT, UPDATE, DELETE ON dbform_secrets TO " + applier);
+  RunResult by_owner = main_branch.run({"rotate-password", "orders"});
+  INFO(by_owner.describe());
+  CHECK(by_owner.exit_code == 0);
 }
