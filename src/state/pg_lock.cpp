@@ -123,15 +123,22 @@ SELECT (SELECT quote_ident(rolname) FROM pg_roles, t WHERE pg_roles.oid = t.relo
          + (SELECT count(*) FROM pg_policy, t WHERE polrelid = t.oid)
 )sql";
   const auto row = conn_.exec(kExposed).rows.at(0);
+  const bool foreign_owner = row.at(0).has_value(), hooks = row.at(2).value_or("0") != "0";
   std::vector<std::string> why;
-  if (row.at(0)) why.push_back("is owned by " + *row.at(0) + ", a role that may not write the state");
+  if (foreign_owner) why.push_back("is owned by " + *row.at(0) + ", a role that may not write the state");
   if (row.at(1)) why.push_back("may be read by " + *row.at(1) + ", which may not write the state");
-  if (row.at(2).value_or("0") != "0") why.push_back("has triggers, rules or row security policies");
+  if (hooks) why.push_back("has triggers, rules or row security policies");
   if (why.empty()) return;
+  // A grant alone is taken back; an owner or a hook may have left more behind (grants it made, a
+  // copy of each row): the table goes. Either way the passwords it held may have been read.
+  const std::string fix =
+      foreign_owner || hooks
+          ? "Have the database's owner drop it (DROP TABLE dbform_secrets; dbform makes it again, its own, at the "
+            "next write)"
+          : "Have the database's owner take the grant back (REVOKE ALL ON dbform_secrets FROM " + *row.at(1) + ")";
   throw StateError(describe_ + ": the table dbform_secrets " + join(why, ", and ") + ": the passwords dbform would "
-                   "put there could reach a role that may only read the state. Nothing was written. Have the "
-                   "database's owner drop it (DROP TABLE dbform_secrets; dbform makes it again, its own, at the next "
-                   "write), then change every password it held (dbform rotate-password ADDRESS)");
+                   "put there could reach a role that may only read the state. Nothing was written. " + fix +
+                   ", then change every password it held (dbform rotate-password ADDRESS)");
 }
 
 void PgStateStore::unlock() noexcept {

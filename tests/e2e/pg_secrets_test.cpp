@@ -160,16 +160,19 @@ TEST_CASE("e2e: pg: on a database made before dbform_secrets, a reader that may 
                                    "text NOT NULL, PRIMARY KEY (workspace, kind, project_id, resource_id, field)); "
                                    "GRANT SELECT, INSERT, UPDATE, DELETE ON dbform_secrets TO " + applier + "; ";
   struct Exposed {
-    std::string made_as, why;
+    std::string made_as, why, fix;
     std::function<void()> make;
   };
+  const std::string drop = "DROP TABLE dbform_secrets";
   const std::vector<Exposed> exposed = {
-      {"made by the reader", "is owned by " + planner + ", a role that may not write the state",
+      {"made by the reader", "is owned by " + planner + ", a role that may not write the state", drop,
        [&] { as_planner.exec_script(create_table); }},
       {"granted to the reader", "may be read by " + planner + ", which may not write the state",
+       "REVOKE ALL ON dbform_secrets FROM " + planner,
        [&] { admin.exec_script(create_table + "GRANT SELECT ON dbform_secrets TO " + planner); }},
-      {"granted to PUBLIC", "may be read by PUBLIC", [&] { admin.exec_script(create_table + "GRANT SELECT ON dbform_secrets TO PUBLIC"); }},
-      {"with a trigger", "has triggers, rules or row security policies", [&] {
+      {"granted to PUBLIC", "may be read by PUBLIC", "REVOKE ALL ON dbform_secrets FROM PUBLIC",
+       [&] { admin.exec_script(create_table + "GRANT SELECT ON dbform_secrets TO PUBLIC"); }},
+      {"with a trigger", "has triggers, rules or row security policies", drop, [&] {
          admin.exec_script(create_table + "CREATE FUNCTION copy_secret() RETURNS trigger LANGUAGE plpgsql AS "
                            "$$BEGIN RETURN NEW; END$$; CREATE TRIGGER copy_secret BEFORE INSERT ON dbform_secrets "
                            "FOR EACH ROW EXECUTE PROCEDURE copy_secret()");
@@ -180,7 +183,8 @@ TEST_CASE("e2e: pg: on a database made before dbform_secrets, a reader that may 
     INFO(e.made_as << "\n" << foreign.describe());
     CHECK(foreign.exit_code == 1);
     CHECK(contains(foreign.err, "the table dbform_secrets " + e.why));
-    CHECK(contains(foreign.err, "DROP TABLE dbform_secrets"));
+    CHECK(contains(foreign.err, e.fix));
+    CHECK(contains(foreign.err, "dbform rotate-password"));
     CHECK(admin.exec("SELECT count(*) FROM dbform_secrets").rows[0][0] == "0");
     CHECK(dbform::PgStateStore(database_url, "default").read()->serial == serial);
     CHECK(sb.count(kUpdatePassword) == 0);
