@@ -333,6 +333,17 @@ json find_resource(const json& state, const std::string& address) {
   return nullptr;
 }
 
+std::unique_ptr<dbform::FileLock> hold_state_lock(const Sandbox& sb) {
+  dbform::SystemClock clock;
+  std::string holder_out;
+  auto held = dbform::FileLock::acquire(
+      (sb.dir() / "dbform.state.json.lock").string(),
+      R"({"pid":4242,"host":"ci-main","operation":"apply","since":"2026-11-26T10:00:00Z"})", dbform::Duration(0), clock,
+      holder_out);
+  REQUIRE(held);
+  return held;
+}
+
 std::string recorded_service_id(const Sandbox& sb, const std::string& name) {
   return find_resource(sb.state(), service_address(name))["id"].get<std::string>();
 }

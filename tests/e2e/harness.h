@@ -20,6 +20,7 @@
 
 #include "sim/simulator.h"
 #include "util/clock.h"
+#include "util/file_lock.h"
 
 namespace e2e {
 
@@ -167,6 +168,9 @@ inline const std::string kUpdatePassword = "POST /projects/{project_id}/services
 
 // The state resource with this address, or null JSON.
 json find_resource(const json& state, const std::string& address);
+// The state's lock held as another run's apply would hold it (an flock on the lock file naming pid
+// 4242 on ci-main), until the returned lock is dropped.
+std::unique_ptr<dbform::FileLock> hold_state_lock(const Sandbox& sb);
 // The id the sandbox's state records for service `name` of kProject.
 std::string recorded_service_id(const Sandbox& sb, const std::string& name);
 // Every file beside the manifests in the sandbox's directory (state, journal, backup, lock), name ->

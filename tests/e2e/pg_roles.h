@@ -41,6 +41,20 @@ inline std::string documents_and_journal(dbform::PgConnection& admin) {
   return all;
 }
 
+// Makes dbform's tables in `database_url`, as a first apply would (its lock makes them).
+inline void make_state_tables(const std::string& database_url) {
+  dbform::PgStateStore store(database_url, "default");
+  auto held = store.lock("setup", dbform::Duration(0));
+}
+
+// `document` (a file state's, passwords in it: the form a dbform before the secrets table wrote) as
+// the row of the workspace "default".
+inline void insert_old_form(dbform::PgConnection& admin, const json& document) {
+  admin.exec("INSERT INTO dbform_states (workspace, lineage, serial, document) VALUES ('default', $1, $2, $3)",
+             {document["lineage"].get<std::string>(), std::to_string(document["serial"].get<long long>()),
+              document.dump(2)});
+}
+
 // The two roles docs/state.md gives, with the passwords 'planner-pw' and 'applier-pw'.
 inline void grant_roles(dbform::PgConnection& admin, const std::string& planner, const std::string& applier) {
   admin.exec_script("CREATE ROLE " + planner + " LOGIN PASSWORD 'planner-pw'");

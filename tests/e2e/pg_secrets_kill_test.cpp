@@ -20,9 +20,7 @@ void put_old_form(dbform::PgConnection& admin, const json& old_form) {
                     "DELETE FROM dbform_journal WHERE workspace = 'default'; "
                     "DELETE FROM dbform_secrets WHERE workspace = 'default'; "
                     "DELETE FROM dbform_locks WHERE workspace = 'default'");
-  admin.exec("INSERT INTO dbform_states (workspace, lineage, serial, document) VALUES ('default', $1, $2, $3)",
-             {old_form["lineage"].get<std::string>(), std::to_string(old_form["serial"].get<long long>()),
-              old_form.dump(2)});
+  insert_old_form(admin, old_form);
 }
 
 // The ids of the live services named `name` in the simulator.
@@ -54,10 +52,7 @@ TEST_CASE("e2e: pg: the apply that moves a workspace's passwords into dbform_sec
   }
 
   const std::string database_url = pgtest::fresh_database("secrets_kill");
-  {
-    dbform::PgStateStore store(database_url, "default");
-    auto held = store.lock("setup", dbform::Duration(0));  // makes the tables, as a first apply would
-  }
+  make_state_tables(database_url);
   dbform::PgConnection admin(database_url);
   const std::string planner = pgtest::unique_name("planner"), applier = pgtest::unique_name("applier");
   grant_roles(admin, planner, applier);

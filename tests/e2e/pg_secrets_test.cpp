@@ -95,14 +95,9 @@ TEST_CASE("e2e: pg: a workspace whose document holds its passwords moves them to
   const std::string database_url = pgtest::fresh_database("secrets_moved");
   RoleCheckout team(sb, "team", database_url);
   team.write_manifest(manifest({}, {service_yaml("orders"), service_yaml("search")}));
-  {
-    dbform::PgStateStore store(database_url, "default");
-    auto held = store.lock("setup", dbform::Duration(0));  // makes the tables, as a first apply would
-  }
+  make_state_tables(database_url);
   dbform::PgConnection admin(database_url);
-  admin.exec("INSERT INTO dbform_states (workspace, lineage, serial, document) VALUES ('default', $1, $2, $3)",
-             {old_form["lineage"].get<std::string>(), std::to_string(old_form["serial"].get<long long>()),
-              old_form.dump(2)});
+  insert_old_form(admin, old_form);
   CHECK(team.run({"output", "orders.password"}).out == password + "\n");  // read as it is
 
   RunResult applied = team.apply();
@@ -122,16 +117,11 @@ TEST_CASE("e2e: pg: on a database made before dbform_secrets, a reader that may 
   const json old_form = sb.state();
   const std::string password = find_resource(old_form, service_address("orders"))["initial_password"];
   const std::string database_url = pgtest::fresh_database("secrets_owner");
-  {
-    dbform::PgStateStore store(database_url, "default");
-    auto held = store.lock("setup", dbform::Duration(0));
-  }
+  make_state_tables(database_url);
   dbform::PgConnection admin(database_url);
   // The three tables of a dbform before the secrets table, and a workspace it wrote.
   admin.exec_script("DROP TABLE dbform_secrets");
-  admin.exec("INSERT INTO dbform_states (workspace, lineage, serial, document) VALUES ('default', $1, $2, $3)",
-             {old_form["lineage"].get<std::string>(), std::to_string(old_form["serial"].get<long long>()),
-              old_form.dump(2)});
+  insert_old_form(admin, old_form);
   // Both roles may create tables in the schema, as every role may in `public` before PostgreSQL 15.
   const std::string planner = pgtest::unique_name("planner"), applier = pgtest::unique_name("applier");
   admin.exec_script("CREATE ROLE " + planner + " LOGIN PASSWORD 'planner-pw'; "

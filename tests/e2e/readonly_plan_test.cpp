@@ -86,13 +86,7 @@ TEST_CASE("e2e: a plan runs while an apply holds the lock, and names the holder"
   apply_base(sb);
   sb.write("dbform.yaml", base_manifest({"search"}));
   // Another run holds the lock, as an apply would (an flock on the lock file naming it).
-  dbform::SystemClock clock;
-  std::string holder_out;
-  auto held = dbform::FileLock::acquire(
-      (sb.dir() / "dbform.state.json.lock").string(),
-      R"({"pid":4242,"host":"ci-main","operation":"apply","since":"2026-11-26T10:00:00Z"})", dbform::Duration(0), clock,
-      holder_out);
-  REQUIRE(held);
+  auto held = hold_state_lock(sb);
   const auto before = files_beside_manifests(sb);
 
   RunResult plan = sb.run({"plan"});

@@ -225,13 +225,7 @@ TEST_CASE("e2e: --refresh-only refuses the flags that plan the manifests' change
 TEST_CASE("e2e: apply --refresh-only waits for no apply: it is refused while one holds the lock") {
   Drifted d;
   Sandbox& sb = d.sb;
-  dbform::SystemClock clock;
-  std::string holder_out;
-  auto held = dbform::FileLock::acquire(
-      (sb.dir() / "dbform.state.json.lock").string(),
-      R"({"pid":4242,"host":"ci-main","operation":"apply","since":"2026-11-26T10:00:00Z"})", dbform::Duration(0), clock,
-      holder_out);
-  REQUIRE(held);
+  auto held = hold_state_lock(sb);
   const json counts = sb.counts();
   RunResult r = sb.run({"apply", "--refresh-only", "--auto-approve"});
   INFO(r.describe());
