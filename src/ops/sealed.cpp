@@ -19,16 +19,21 @@ void require_state_key(const StateStore& store, const State& state, const std::s
                    "nothing was done");
 }
 
-void require_readable_secrets(const State& state, const std::string& what) {
+std::pair<const ResourceRecord*, const Secret*> unreadable_secret(const State& state) {
   for (const auto& r : state.resources)
     for (const Secret* s : {&r.initial_password, &r.pending_password})
-      if (s->is_unreadable()) {
-        try {
-          s->text();  // throws, naming the table and the grant
-        } catch (const Error& e) {
-          throw Error(what + ": " + e.what() + "; nothing was printed");
-        }
-      }
+      if (s->is_unreadable()) return {&r, s};
+  return {nullptr, nullptr};
+}
+
+void require_readable_secrets(const State& state, const std::string& what) {
+  const Secret* secret = unreadable_secret(state).second;
+  if (!secret) return;
+  try {
+    secret->text();  // throws, naming the table and the grant
+  } catch (const Error& e) {
+    throw Error(what + ": " + e.what() + "; nothing was printed");
+  }
 }
 
 std::string clear_password_warning(const StateStore& store, const State& state) {

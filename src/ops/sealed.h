@@ -6,6 +6,7 @@
 // call; without any key and nothing sealed, passwords stay in clear and each command that records
 // one warns.
 #include <string>
+#include <utility>
 
 #include "plan/model.h"
 #include "state/model.h"
@@ -15,6 +16,10 @@ namespace dbform {
 
 // Whether `state`'s passwords are sealed and `store` has no key to open them.
 bool sealed_without_key(const StateStore& store, const State& state);
+
+// The first record of `state` holding a password out of this role's reach (a PostgreSQL role
+// without SELECT on dbform_secrets), and that password; {nullptr, nullptr} when there is none.
+std::pair<const ResourceRecord*, const Secret*> unreadable_secret(const State& state);
 
 // Throws (exit 1) when some password of `state` is out of this role's reach (a PostgreSQL role
 // without SELECT on dbform_secrets): `what` prints passwords, and printing the rest would pass for

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ops/address.h"
+#include "ops/sealed.h"
 #include "plan/kinds.h"
 #include "state/codec.h"
 #include "state/file_store.h"
@@ -91,13 +92,11 @@ StateMvOutcome state_mv_operation(const StateMvRequest& r) {
 std::string state_pull_operation(StateStore& store, const RepairRead& read) {
   auto state = read(store);
   if (!state) throw UsageError("there is no state at " + store.describe() + " yet; nothing to pull");
-  for (const auto& r : state->resources)
-    for (const Secret* s : {&r.initial_password, &r.pending_password})
-      if (s->is_unreadable())
-        throw UsageError("refusing to pull " + store.describe() + ": this role may not read the table " +
-                         s->unreadable_in() + ", which holds its passwords (" + r.address + "'s first), so the "
-                         "copy would lack them. Pull it with a role granted SELECT on " + s->unreadable_in() +
-                         " (see docs/state.md); nothing was printed");
+  if (auto [r, s] = unreadable_secret(*state); s)
+    throw UsageError("refusing to pull " + store.describe() + ": this role may not read the table " +
+                     s->unreadable_in() + ", which holds its passwords (" + r->address + "'s first), so the "
+                     "copy would lack them. Pull it with a role granted SELECT on " + s->unreadable_in() +
+                     " (see docs/state.md); nothing was printed");
   return serialize_state(*state, store.cipher());
 }
 
