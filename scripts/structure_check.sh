@@ -2,7 +2,8 @@
 # The layering STYLE.md item 9 asks for, counted: the command line (src/cli) parses flags, opens the
 # store, calls an operation of src/ops and renders its outcome, so it takes no lock, writes no
 # state and includes nothing below ops (the engine, the API client, the HTTP transport, the
-# concrete state stores, the differ); and no product source file is over 600 lines. Prints each
+# concrete state stores, the differ); no folder of src/ includes a folder above its layer; and no
+# product source file is over 600 lines. Prints each
 # count (with what it found) and exits 1 when any is not zero. Run by ctest ("structure: ...").
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -25,6 +26,43 @@ count() {
 count "cli lock calls" '(\block_state|(->|\.)lock)\s*\('
 count "cli state writes" '(->|\.)(write|write_changes|compact)\s*\(|\brecord_refresh\s*\('
 count "cli includes below ops" '#include "(engine|api|http)/|#include "state/(file_store|pg_store|memory_store)\.h"|#include "plan/differ\.h"'
+
+# The layers of src/ (CMakeLists.txt's DBFORM_LAYERS): the product is one library, so nothing but
+# this check keeps a layer from including one above it. Each folder's product files may include
+# the folders it lists here (and its own), nothing else.
+declare -A may_include=(
+  [util]=""
+  [manifest]="util"
+  [state]="manifest util"
+  [http]="util"
+  [api]="http util"
+  [plan]="state api manifest http util"
+  [policy]="plan state api manifest http util"
+  [engine]="plan state api manifest http util"
+  [sql]="engine plan state api manifest http util"
+  [ops]="engine policy sql plan state api manifest http util"
+  [sim]="api http util"
+  [cli]="ops sim engine policy sql plan state api manifest http util"
+)
+upward=""
+for dir in src/*/; do
+  layer=$(basename "$dir")
+  if [ -z "${may_include[$layer]+set}" ]; then
+    upward+="  src/$layer/ is not a layer of this check: add it to may_include"$'\n'
+    continue
+  fi
+  allowed=" $layer ${may_include[$layer]} "
+  while IFS= read -r hit; do
+    [ -n "$hit" ] || continue
+    target=$(printf '%s' "$hit" | sed -E 's/^[^:]+:[0-9]+:#include "([a-z_]+)\/.*/\1/')
+    [[ "$allowed" == *" $target "* ]] || upward+="  $hit"$'\n'
+  done < <(find "$dir" \( -name '*.cpp' -o -name '*.h' \) ! -name '*_test.cpp' ! -name 'test_support.h' -print0 |
+             xargs -0 grep -nE '^#include "[a-z_]+/' /dev/null)
+done
+n=$(printf '%s' "$upward" | grep -c . || true)
+echo "includes of a layer above (or beside) the file's own: $n"
+[ -n "$upward" ] && printf '%s' "$upward"
+[ "$n" -eq 0 ] || failed=1
 
 # Product sources: everything under src/ but the unit tests and their fixtures.
 long=$(find src \( -name '*.cpp' -o -name '*.h' \) ! -name '*_test.cpp' ! -name 'test_support.h' -print0 |

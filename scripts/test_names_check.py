@@ -1,12 +1,14 @@
 #!/usr/bin/python3
-"""No two test files of one test program define the same name at file scope.
+"""No two files of one unity unit define the same name at file scope.
 
-Each test program compiles as one unity unit (CMakeLists.txt, DBFORM_TEST_UNITY_BATCH): its files'
-anonymous namespaces are one namespace. Two files defining one name either fail to compile or,
+The product (every file of src/ but the tests and main.cpp: the library dbform_core) and each test
+program compile as one unity unit (CMakeLists.txt, DBFORM_UNITY_BATCH and DBFORM_TEST_UNITY_BATCH):
+their files' anonymous namespaces are one namespace. Two files defining one name either fail to compile or,
 worse, compile into an overload set where a call silently reaches the other file's helper (a TLS
 test once called the manifest tests' check_refused: a string literal converts to bool). So every
-function, class, struct, enum and constant a test file defines at column 0 must be unique within its
-program; what several files need lives once in a header.
+function, class, struct, enum and constant a file defines at column 0 must be unique within its
+program (whatever namespace it is in: a name two folders both use is one rename away from an
+overload set); what several files need lives once in a header.
 
 Usage: test_names_check.py SOURCE_DIR   (exit 1 naming each name and its files)
 """
@@ -21,9 +23,13 @@ TYPE = re.compile(r"(?:class|struct|enum(?: class)?)\s+(\w+)")
 SKIP = ("TEST_CASE", "SCENARIO", "TEMPLATE_TEST_CASE", "namespace", "using", "template", 'extern "C"')
 
 
+RAW_STRING = re.compile(r'R"([^(\s]*)\((?:.|\n)*?\)\1"')
+
+
 def names(path):
     found = set()
-    for line in open(path, encoding="utf-8", errors="replace"):
+    text = RAW_STRING.sub('""', open(path, encoding="utf-8", errors="replace").read())  # a help text's lines
+    for line in text.splitlines(keepends=True):
         if not line or line[0] in " \t#/}{\n" or line.startswith(SKIP):
             continue
         m = TYPE.match(line) or DEFINITION.match(line)
@@ -35,6 +41,8 @@ def names(path):
 def main():
     root = sys.argv[1]
     programs = {"test_e2e": sorted(glob.glob(os.path.join(root, "tests/e2e/*.cpp")))}
+    programs["dbform_core"] = [f for f in sorted(glob.glob(os.path.join(root, "src/*/*.cpp")))
+                               if not f.endswith("_test.cpp") and not f.endswith("/cli/main.cpp")]
     for module in sorted(glob.glob(os.path.join(root, "src/*/"))):
         files = sorted(glob.glob(os.path.join(module, "*_test.cpp")))
         if files:
@@ -50,7 +58,7 @@ def main():
     for p in problems:
         print(p, file=sys.stderr)
     if not problems:
-        print(f"test names: {sum(len(f) for f in programs.values())} test files in {len(programs)} programs, no name defined twice")
+        print(f"unit names: {sum(len(f) for f in programs.values())} files in {len(programs)} unity programs, no name defined twice")
     return 1 if problems else 0
 
 

@@ -45,7 +45,7 @@ bool confirmed(const ApplyFlowOptions& opts, std::ostream& out) {
 }
 
 // Flags are checked before anything is read, so a mistake costs nothing.
-ApplyOptions engine_options(const ApplyFlowOptions& opts) {
+ApplyOptions flow_engine_options(const ApplyFlowOptions& opts) {
   if (opts.json && opts.plan_file.empty() && !opts.auto_approve)
     throw UsageError("--json needs --auto-approve or a saved plan: stdout carries JSON, so there is no way to ask");
   // `--wait-timeout 10 minutes` leaves `minutes` where a plan file goes.
@@ -178,7 +178,7 @@ int apply_refresh_only_command(const ApplyFlowOptions& opts, std::ostream& out) 
 
 int run_apply(const ApplyFlowOptions& opts, std::ostream& out) {
   if (opts.planning.refresh_only) return apply_refresh_only_command(opts, out);
-  const ApplyOptions engine_opts = engine_options(opts);
+  const ApplyOptions engine_opts = flow_engine_options(opts);
   const Terminal term = detect_terminal();
   auto output = make_apply_output(opts.json, term, out);
   try {

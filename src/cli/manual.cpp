@@ -85,11 +85,6 @@ struct Page {
   std::vector<std::string> see_also;  // dbform(1), ...
 };
 
-std::string upper(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return s;
-}
-
 // `markdown` cut at its `## ` headings, the part before the first titled `first`; a `# ` title is
 // left out (the page's name says it).
 std::vector<Section> sections_of(const std::string& markdown, const std::string& first) {
@@ -212,11 +207,6 @@ struct Block {
   std::vector<std::string> cells;  // Row
   bool header = false;             // Row: a table's first row
 };
-
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t");
-  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
-}
 
 bool is_table_separator(const std::string& line) {
   return line.rfind("|", 0) == 0 && line.find_first_not_of("|-: ") == std::string::npos;

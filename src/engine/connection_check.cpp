@@ -5,20 +5,11 @@
 #include <algorithm>
 #include <chrono>
 
+#include "util/text.h"
+
 namespace dbform {
 
 namespace {
-
-// libpq's messages end with a newline and may span lines ("connection to server at ... failed:
-// FATAL: ..."): one line for a message.
-std::string one_line(std::string text) {
-  std::replace(text.begin(), text.end(), '\n', ' ');
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\r')) text.pop_back();
-  std::string out;
-  for (char c : text)
-    if (!(c == ' ' && !out.empty() && out.back() == ' ')) out += c;
-  return out;
-}
 
 class LibpqConnectionCheck : public ConnectionCheck {
  public:

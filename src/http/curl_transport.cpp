@@ -110,13 +110,6 @@ size_t collect_body(char* data, size_t size, size_t count, void* user) {
   return size * count;
 }
 
-std::string trim(std::string text) {
-  auto is_space = [](unsigned char c) { return std::isspace(c) != 0; };
-  text.erase(text.begin(), std::find_if_not(text.begin(), text.end(), is_space));
-  text.erase(std::find_if_not(text.rbegin(), text.rend(), is_space).base(), text.end());
-  return text;
-}
-
 // Called once per header line, including each status line. A new status line (after a redirect
 // or an interim 1xx response) starts a fresh header set so only the final response's remain.
 size_t collect_header(char* data, size_t size, size_t count, void* user) {

@@ -33,7 +33,7 @@ bool is_env_var_name(std::string_view s) {
 }
 
 // "1000": digits without a leading zero; what the API's string form of cpu_millis looks like.
-bool is_positive_integer_text(std::string_view s) {
+bool is_api_integer_text(std::string_view s) {
   return !s.empty() && s.size() <= 18 && s[0] != '0' &&
          std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
@@ -49,11 +49,6 @@ bool is_positive_decimal_text(std::string_view s) {
   if (!digits(whole) || (dot != std::string_view::npos && !digits(fraction))) return false;
   if (whole.size() > 1 && whole[0] == '0') return false;
   return s.find_first_not_of("0.") != std::string_view::npos;  // not zero
-}
-
-std::string upper(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return s;
 }
 
 std::string excerpt(const std::string& s) { return s.size() <= 60 ? s : s.substr(0, 57) + "..."; }
@@ -317,7 +312,7 @@ std::optional<std::string> ValueReader::cpu_millis(const Entry& e) {
   if (!v) return std::nullopt;
   ScalarType t = v->numeric_type();
   if (t == ScalarType::String && v->text == kShared) return std::string(kShared);
-  if (t == ScalarType::String && is_positive_integer_text(v->text)) return std::move(v->text);  // "1000"
+  if (t == ScalarType::String && is_api_integer_text(v->text)) return std::move(v->text);  // "1000"
   if (t == ScalarType::Int) {
     auto n = parse_yaml_int(v->text);
     if (n && *n >= 1) return std::to_string(*n);

@@ -23,7 +23,7 @@ const MappingSpec kRule{"a rule",
                         {"id", "level", "kind", "where", "require", "forbid_actions", "message", "waivable"},
                         {"id", "level", "kind"}};
 
-std::string how_to_add(const std::string& key) {
+std::string how_to_add_policy_key(const std::string& key) {
   if (key == "version") return "add `version: 1` at the top";
   if (key == "rules") return "add `rules:` with a list of rules";
   if (key == "id") return "add `id: NAME` (lowercase letters, digits and '-'), unique across the policy files";
@@ -52,11 +52,6 @@ const char* type_expected(PolicyFieldType t) {
   return "a value";
 }
 
-std::string upper(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return s;
-}
-
 class PolicyReader {
  public:
   PolicyReader(const std::string& file, const EnvLookup& env, Diagnostics& diags)
@@ -81,7 +76,7 @@ void PolicyReader::read(const YamlNode& root, std::vector<PolicyRule>& rules) {
     values_.error(values_.location(root), "", "the policy file is empty: expected a mapping with `version: 1` and `rules`");
     return;
   }
-  auto top = read_mapping(values_, values_.item(root, ""), kTop, how_to_add);
+  auto top = read_mapping(values_, values_.item(root, ""), kTop, how_to_add_policy_key);
   if (!top) return;
   if (const Entry* v = top->find("version")) {
     auto n = scalar(*v, "`version: 1`");
@@ -106,7 +101,7 @@ std::optional<std::string> PolicyReader::one_of(const Entry& e, const std::vecto
 }
 
 std::optional<PolicyRule> PolicyReader::rule(const Entry& e) {
-  auto fields = read_mapping(values_, e, kRule, how_to_add);
+  auto fields = read_mapping(values_, e, kRule, how_to_add_policy_key);
   if (!fields) return std::nullopt;
   PolicyRule r;
   r.location = e.where;
@@ -173,7 +168,7 @@ std::vector<PolicyCondition> PolicyReader::conditions(const Entry& e, const std:
       continue;
     }
     const std::string path = e.path + "." + key->scalar;
-    auto field = std::find_if(known.begin(), known.end(), [&](const PolicyField& f) { return key->scalar == f.name; });
+    auto field = std::find_if(known.begin(), known.end(), [&name = key->scalar](const PolicyField& f) { return name == f.name; });
     if (field == known.end()) {
       std::string guess = suggest_key(key->scalar, names);
       values_.error(at, path, "unknown field `" + key->scalar + "` of a " + kind,

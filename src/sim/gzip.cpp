@@ -6,6 +6,8 @@
 #include <optional>
 #include <stdexcept>
 
+#include "util/text.h"
+
 namespace dbform::sim {
 
 std::string gzip(std::string_view input, int level, size_t times) {
@@ -30,12 +32,6 @@ std::string gzip(std::string_view input, int level, size_t times) {
 }
 
 namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
 
 std::string lower(std::string_view s) {
   std::string out(s);

@@ -59,9 +59,9 @@ std::string hba(bool open) {
          "hostssl all          all       ::1/128        " + others + "\n";
 }
 
-struct Connection {
+struct FleetConnection {
   PGconn* conn = nullptr;
-  ~Connection() {
+  ~FleetConnection() {
     if (conn) PQfinish(conn);
   }
 };
@@ -120,7 +120,7 @@ void PostgresFleet::make_template() {
     db.data_dir = tmpl;
   }
   start_server(db, /*standby=*/true);
-  Connection c;
+  FleetConnection c;
   const std::string port = std::to_string(db.port), socket = socket_dir();
   const char* keys[] = {"host", "port", "user", "dbname", "connect_timeout", nullptr};
   const char* values[] = {socket.c_str(), port.c_str(), "postgres", "postgres", "10", nullptr};
@@ -303,7 +303,7 @@ void PostgresFleet::await_login(Db& db) {
   const char* values[] = {"127.0.0.1", port.c_str(), "tsdbadmin", "tsdb", password.c_str(), "require", "5", nullptr};
   std::string last;
   for (int attempt = 0; attempt < 500; ++attempt) {
-    Connection c;
+    FleetConnection c;
     c.conn = PQconnectdbParams(keys, values, 0);
     if (PQstatus(c.conn) == CONNECTION_OK) return;
     last = output_tail(PQerrorMessage(c.conn));
@@ -329,7 +329,7 @@ void PostgresFleet::apply_password(Db& db) {
     if (!db.running) return;  // set by its next start
     password = db.password;
   }
-  Connection c;
+  FleetConnection c;
   const std::string port = std::to_string(db.port), socket = socket_dir();
   const char* keys[] = {"host", "port", "user", "dbname", "connect_timeout", nullptr};
   const char* values[] = {socket.c_str(), port.c_str(), "postgres", "postgres", "10", nullptr};

@@ -5,19 +5,13 @@
 #include <algorithm>
 
 #include "util/error.h"
+#include "util/text.h"
 
 namespace dbform {
 
 namespace {
 
-std::string one_line(const char* raw) {
-  std::string text = raw ? raw : "";
-  std::replace(text.begin(), text.end(), '\n', ' ');
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\r')) text.pop_back();
-  return text;
-}
-
-std::string field(const PGresult* r, int code) {
+std::string error_field(const PGresult* r, int code) {
   const char* value = PQresultErrorField(r, code);
   return value ? one_line(value) : "";
 }
@@ -27,13 +21,13 @@ SqlResult result_of(PGconn* conn, PGresult* r) {
   const auto status = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
   out.ok = status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK || status == PGRES_EMPTY_QUERY;
   if (!out.ok) {
-    out.error.message = r ? field(r, PG_DIAG_MESSAGE_PRIMARY) : "";
+    out.error.message = r ? error_field(r, PG_DIAG_MESSAGE_PRIMARY) : "";
     if (out.error.message.empty()) out.error.message = one_line(r ? PQresultErrorMessage(r) : PQerrorMessage(conn));
     if (r) {
-      out.error.detail = field(r, PG_DIAG_MESSAGE_DETAIL);
-      out.error.hint = field(r, PG_DIAG_MESSAGE_HINT);
-      out.error.sqlstate = field(r, PG_DIAG_SQLSTATE);
-      const std::string position = field(r, PG_DIAG_STATEMENT_POSITION);
+      out.error.detail = error_field(r, PG_DIAG_MESSAGE_DETAIL);
+      out.error.hint = error_field(r, PG_DIAG_MESSAGE_HINT);
+      out.error.sqlstate = error_field(r, PG_DIAG_SQLSTATE);
+      const std::string position = error_field(r, PG_DIAG_STATEMENT_POSITION);
       if (!position.empty()) out.error.position = std::atoi(position.c_str());
     }
   } else if (status == PGRES_TUPLES_OK) {

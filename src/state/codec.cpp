@@ -253,7 +253,7 @@ ResourceRecord record_from_json(json&& j, const std::string& source, size_t inde
 }
 
 namespace {
-State parse_document(json&& doc, const std::string& source, const StateCipher& cipher);
+State state_of_document(json&& doc, const std::string& source, const StateCipher& cipher);
 }  // namespace
 
 State parse_state(const std::string& text, const std::string& source, const StateCipher& cipher,
@@ -275,20 +275,20 @@ State parse_state(const std::string& text, const std::string& source, const Stat
     if (doc.is_discarded() || StateCipher::is_sealed(doc))
       throw StateError(source + ": what its envelope holds is not a state document; the state file was left "
                        "untouched. Restore it from " + source + ".backup");
-    State state = parse_document(std::move(doc), source, cipher);
+    State state = state_of_document(std::move(doc), source, cipher);
     state.secrets_key_id = key_id;
     state.sealed_whole = true;
     if (sealed_by) *sealed_by = key_id;
     return state;
   }
-  State state = parse_document(std::move(doc), source, cipher);
+  State state = state_of_document(std::move(doc), source, cipher);
   if (sealed_by) *sealed_by = state.secrets_key_id;
   return state;
 }
 
 namespace {
 
-State parse_document(json&& doc, const std::string& source, const StateCipher& cipher) {
+State state_of_document(json&& doc, const std::string& source, const StateCipher& cipher) {
   auto fail = [&](const std::string& what) -> StateError {
     return StateError(source + ": " + what + "; the state file was left untouched");
   };

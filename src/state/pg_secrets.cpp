@@ -6,14 +6,14 @@ namespace dbform::pg_secrets {
 
 namespace {
 
-constexpr const char* kFields[] = {"initial_password", "pending_password"};
+constexpr const char* kSecretFields[] = {"initial_password", "pending_password"};
 
 // An empty password is written as "" (no password): nothing to keep apart.
 bool holds_value(const nlohmann::json& field) {
   return !field.is_null() && !(field.is_string() && field.get<std::string>().empty());
 }
 
-std::string text_of(const nlohmann::json& record, const char* name) {
+std::string record_text(const nlohmann::json& record, const char* name) {
   auto it = record.find(name);
   return it != record.end() && it->is_string() ? it->get<std::string>() : "";
 }
@@ -21,8 +21,8 @@ std::string text_of(const nlohmann::json& record, const char* name) {
 }  // namespace
 
 std::tuple<std::string, std::string, std::string> record_key(const nlohmann::json& record) {
-  std::string id = text_of(record, "id");
-  return {text_of(record, "kind"), text_of(record, "project_id"), id.empty() ? text_of(record, "address") : id};
+  std::string id = record_text(record, "id");
+  return {record_text(record, "kind"), record_text(record, "project_id"), id.empty() ? record_text(record, "address") : id};
 }
 
 std::vector<Row> take(nlohmann::json& records) {
@@ -31,7 +31,7 @@ std::vector<Row> take(nlohmann::json& records) {
   for (auto& record : records) {
     if (!record.is_object()) continue;
     auto [kind, project, id] = record_key(record);
-    for (const char* field : kFields) {
+    for (const char* field : kSecretFields) {
       auto it = record.find(field);
       if (it == record.end() || !holds_value(*it) || is_secret_placeholder(*it)) continue;
       rows.push_back({{kind, project, id, field}, it->dump()});
@@ -46,7 +46,7 @@ void restore(nlohmann::json& records, const Rows& rows) {
   for (auto& record : records) {
     if (!record.is_object()) continue;
     auto [kind, project, id] = record_key(record);
-    for (const char* field : kFields) {
+    for (const char* field : kSecretFields) {
       auto it = record.find(field);
       if (it == record.end() || !is_secret_placeholder(*it)) continue;
       auto row = rows.find({kind, project, id, field});
@@ -68,7 +68,7 @@ void restore(nlohmann::json& records, const Rows& rows) {
 bool held_inline(const nlohmann::json& records) {
   if (!records.is_array()) return false;
   for (const auto& record : records)
-    for (const char* field : kFields)
+    for (const char* field : kSecretFields)
       if (record.is_object() && record.contains(field) && holds_value(record[field]) &&
           !is_secret_placeholder(record[field]))
         return true;

@@ -52,23 +52,7 @@ CREATE TABLE IF NOT EXISTS dbform_secrets (
 );
 )sql";
 
-// libpq messages span lines ("...failed: Connection refused\n\tIs the server running..."): one line.
-std::string one_line(const std::string& text) {
-  std::string out;
-  bool space = false;
-  for (char c : text) {
-    if (std::isspace(static_cast<unsigned char>(c))) {
-      space = !out.empty();
-      continue;
-    }
-    if (space) out += ' ';
-    space = false;
-    out += c;
-  }
-  return out;
-}
-
-std::string scrub(std::string text, const std::string& secret) {
+std::string without_password(std::string text, const std::string& secret) {
   if (secret.size() < 3) return text;  // shorter ones would mangle ordinary words
   for (size_t at = text.find(secret); at != std::string::npos; at = text.find(secret, at))
     text.replace(at, secret.size(), "***");
@@ -191,7 +175,7 @@ PgConnection::PgConnection(const std::string& url) {
     std::string detail = PQerrorMessage(conn_);
     PQfinish(conn_);
     conn_ = nullptr;
-    throw Error(scrub("cannot connect to the PostgreSQL state (" + where_ + "): " + one_line(detail), password_));
+    throw Error(without_password("cannot connect to the PostgreSQL state (" + where_ + "): " + one_line(detail), password_));
   }
 }
 
@@ -203,10 +187,10 @@ int PgConnection::server_version() const { return PQserverVersion(conn_); }
 
 void PgConnection::fail(const std::string& detail) const {
   if (PQstatus(conn_) == CONNECTION_BAD)
-    throw Error(scrub("lost the connection to the PostgreSQL state (" + where_ + "): " + one_line(detail) +
+    throw Error(without_password("lost the connection to the PostgreSQL state (" + where_ + "): " + one_line(detail) +
                           ". A lock this run held went with it, so nothing more is written; run the command again",
                       password_));
-  throw Error(scrub("PostgreSQL (" + where_ + "): " + one_line(detail), password_));
+  throw Error(without_password("PostgreSQL (" + where_ + "): " + one_line(detail), password_));
 }
 
 PgConnection::Result PgConnection::exec(const std::string& sql, const std::vector<Value>& params) {
