@@ -1,6 +1,6 @@
 #pragma once
 // Each command registers itself on the CLI11 app and, when run, stores its exit code in `exit_code`.
-// Commands throw dbform::Error for anything the user must see; main() catches it once.
+// Commands throw dbform::Error for anything the user must see; run() (cli/app.h) catches it once.
 #include <string>
 #include <vector>
 
