@@ -121,8 +121,7 @@ size_t collect_header(char* data, size_t size, size_t count, void* user) {
   }
   auto colon = line.find(':');
   if (colon == std::string::npos) return size * count;
-  std::string name = trim(line.substr(0, colon));
-  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::string name = lower(trim(line.substr(0, colon)));
   std::string value = trim(line.substr(colon + 1));
   auto [it, inserted] = headers.emplace(name, value);
   if (!inserted) it->second += ", " + value;  // repeated headers combine, as RFC 9110 allows
@@ -315,8 +314,7 @@ HttpResponse CurlTransport::send(const HttpRequest& request) {
 }
 
 bool is_loopback_host(const std::string& host) {
-  std::string name = host;
-  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::string name = lower(host);
   if (name == "localhost") return true;  // libcurl resolves it to loopback itself, never by DNS
   in_addr v4{};
   if (::inet_pton(AF_INET, name.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;

@@ -563,8 +563,7 @@ Manifest merge_files(std::vector<ParsedFile>& files, const EnvLookup& env, Diagn
 }  // namespace
 
 bool is_manifest_file_name(const std::string& path) {
-  std::string ext = fs::path(path).extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  const std::string ext = lower(fs::path(path).extension().string());
   return ext == ".yaml" || ext == ".yml";
 }
 

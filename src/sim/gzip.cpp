@@ -33,12 +33,6 @@ std::string gzip(std::string_view input, int level, size_t times) {
 
 namespace {
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 // The weight of one `coding;param=...;q=...` item: its q parameter (any case, any place among the
 // parameters), 1 when it has none. Only whether it is above zero matters here.
 bool weighs_above_zero(std::string_view params) {

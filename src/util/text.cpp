@@ -65,20 +65,13 @@ std::string trim(std::string_view s) {
   return std::string(s);
 }
 
-std::string one_line(std::string_view text) {
-  std::string out;
-  bool space = false;
-  for (char c : text) {
-    if (std::isspace(static_cast<unsigned char>(c))) {
-      space = !out.empty();
-      continue;
-    }
-    if (space) out += ' ';
-    space = false;
-    out += c;
-  }
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
 }
+
+std::string one_line(std::string_view text) { return one_line_excerpt(text, std::string::npos); }
 
 std::string project_key_variable(std::string_view project_id) {
   std::string name = "DBFORM_API_KEY_";

@@ -13,14 +13,15 @@ size_t edit_distance(std::string_view a, std::string_view b);
 
 std::string join(const std::vector<std::string>& items, std::string_view sep);
 
-// `s` with its ASCII letters upper-cased.
+// `s` with its ASCII letters upper-cased, or lower-cased.
 std::string upper(std::string_view s);
+std::string lower(std::string_view s);
 
 // `s` without the whitespace at either end.
 std::string trim(std::string_view s);
 
 // A message that may span lines (libpq's end with a newline: "...failed: Connection refused\n\tIs the
-// server running..."): on one line, every run of whitespace one space, none at either end.
+// server running..."): one_line_excerpt() without a length limit.
 std::string one_line(std::string_view text);
 
 // "DBFORM_API_KEY_" + id upper-cased with every character outside A-Z0-9 turned into '_'.
