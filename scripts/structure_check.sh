@@ -11,16 +11,19 @@ cd "$(dirname "$0")/.."
 cli_sources=$(find src/cli -name '*.cpp' -o -name '*.h' -o -name '*.in' | sort)
 failed=0
 
-# count NAME PATTERN: the lines of src/cli matching the extended regex PATTERN.
-count() {
-  local name=$1 pattern=$2 found
-  # shellcheck disable=SC2086
-  found=$(grep -nE "$pattern" $cli_sources | grep -vE '^[^:]+:[0-9]+:\s*//')
-  local n=0
+# report NAME FOUND: prints how many lines FOUND holds, and each of them; any fails the check.
+report() {
+  local name=$1 found=$2 n=0
   [ -n "$found" ] && n=$(printf '%s\n' "$found" | wc -l)
   echo "$name: $n"
   [ -n "$found" ] && printf '%s\n' "$found" | sed 's/^/  /'
   [ "$n" -eq 0 ] || failed=1
+}
+
+# count NAME PATTERN: the lines of src/cli matching the extended regex PATTERN.
+count() {
+  # shellcheck disable=SC2086
+  report "$1" "$(grep -nE "$2" $cli_sources | grep -vE '^[^:]+:[0-9]+:\s*//')"
 }
 
 count "cli lock calls" '(\block_state|(->|\.)lock)\s*\('
@@ -48,29 +51,22 @@ upward=""
 for dir in src/*/; do
   layer=$(basename "$dir")
   if [ -z "${may_include[$layer]+set}" ]; then
-    upward+="  src/$layer/ is not a layer of this check: add it to may_include"$'\n'
+    upward+="src/$layer/ is not a layer of this check: add it to may_include"$'\n'
     continue
   fi
   allowed=" $layer ${may_include[$layer]} "
   while IFS= read -r hit; do
     [ -n "$hit" ] || continue
     target=$(printf '%s' "$hit" | sed -E 's/^[^:]+:[0-9]+:#include "([a-z_]+)\/.*/\1/')
-    [[ "$allowed" == *" $target "* ]] || upward+="  $hit"$'\n'
+    [[ "$allowed" == *" $target "* ]] || upward+="$hit"$'\n'
   done < <(find "$dir" \( -name '*.cpp' -o -name '*.h' \) ! -name '*_test.cpp' ! -name 'test_support.h' -print0 |
              xargs -0 grep -nE '^#include "[a-z_]+/' /dev/null)
 done
-n=$(printf '%s' "$upward" | grep -c . || true)
-echo "includes of a layer above (or beside) the file's own: $n"
-[ -n "$upward" ] && printf '%s' "$upward"
-[ "$n" -eq 0 ] || failed=1
+report "includes of a layer above (or beside) the file's own" "${upward%$'\n'}"
 
 # Product sources: everything under src/ but the unit tests and their fixtures.
 long=$(find src \( -name '*.cpp' -o -name '*.h' \) ! -name '*_test.cpp' ! -name 'test_support.h' -print0 |
-         xargs -0 wc -l | awk '$2 != "total" && $1 > 600 {print "  " $2 " (" $1 " lines)"}')
-n=0
-[ -n "$long" ] && n=$(printf '%s\n' "$long" | wc -l)
-echo "product source files over 600 lines: $n"
-[ -n "$long" ] && printf '%s\n' "$long"
-[ "$n" -eq 0 ] || failed=1
+         xargs -0 wc -l | awk '$2 != "total" && $1 > 600 {print $2 " (" $1 " lines)"}')
+report "product source files over 600 lines" "$long"
 
 exit $failed

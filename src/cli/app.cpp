@@ -1,5 +1,5 @@
-// dbform: the command line. Parses arguments, runs one command, and turns any error into a
-// message on stderr and exit code 1. All logic lives in the libraries below src/.
+// dbform: the command line (cli/app.h). Parses arguments, runs one command, and turns any error
+// into a message on stderr and exit code 1. All logic lives in the layers below src/cli/.
 #include <atomic>
 #include <csignal>
 #include <cstdio>
