@@ -17,13 +17,16 @@ bool ReadyForecast::ready_after(Duration since_send) {
   return true;
 }
 
-std::optional<Duration> ReadyForecast::pause(Clock::TimePoint last_send, Clock::TimePoint now, Duration interval) const {
+std::optional<Duration> ReadyForecast::pause(Clock::TimePoint last_answer, Clock::TimePoint now,
+                                            std::optional<Clock::TimePoint> looked) const {
   if (!fastest_) return std::nullopt;
-  // Creates sent together reach the API a little apart: an eighth of the interval later, so that
-  // the look finds the last ones READY too.
-  const Clock::TimePoint due = last_send + *fastest_ + interval / 8;
+  // The API made the last create before its answer came back, and the fastest is no shorter than
+  // its own provisioning: no margin is needed for creates that reached the API a little apart (an
+  // eighth of the interval was added here, and the last READY of a run was seen that much late).
+  const Clock::TimePoint due = last_answer + *fastest_;
   if (due > now) return std::chrono::duration_cast<Duration>(due - now);
-  return std::nullopt;  // slower than the fastest: its usual schedule
+  if (!looked || *looked < due) return Duration(0);
+  return std::nullopt;  // looked at since, and slower than the fastest: its usual schedule
 }
 
 }  // namespace dbform

@@ -20,18 +20,20 @@ struct PollSchedule {
 // When a resource this run created is next worth looking at. Resources of one kind created in one
 // run take about as long as each other to become READY, so the shortest time from a create's send
 // to its READY seen so far (an upper bound of that one's provisioning time, above it by at most the
-// pause before the look that saw it) tells when the others will be: a project whose last create
-// was sent at T is looked at T + that time (and an eighth of the interval), and not before unless
+// pause before the look that saw it) tells when the others will be: a project whose last create's
+// answer came back at A (after the API made it) is looked at A + that time, and not before unless
 // its usual schedule says so. One that is not READY by then goes back to its usual schedule.
 class ReadyForecast {
  public:
   // A resource created `since_send` ago was seen READY. True when that is the fastest yet.
   bool ready_after(Duration since_send);
   bool known() const { return fastest_.has_value(); }
-  // The pause before looking at resources whose last create was sent at `last_send`; nothing while
-  // none has been seen READY, or once that time has passed.
-  std::optional<Duration> pause(Clock::TimePoint last_send, Clock::TimePoint now, Duration interval) const;
-
+  // The pause before looking at resources whose last create's answer came back at `last_answer`
+  // and that were last looked at `looked` (never: nothing): until that time, or none when it has
+  // come and they were not looked at since (a fresh forecast says they are due already); nothing
+  // while none has been seen READY, or once they were looked at after it.
+  std::optional<Duration> pause(Clock::TimePoint last_answer, Clock::TimePoint now,
+                                std::optional<Clock::TimePoint> looked) const;
  private:
   std::optional<Duration> fastest_;
 };

@@ -371,24 +371,27 @@ TEST_CASE("engine: with many projects watched, a quiet project is listed less of
     CHECK(counts[1] <= 8);
   }
   // However long the pause, READY is seen within one of it; with many projects, within the
-  // probe's quarter interval and the forecast's eighth of one.
+  // probe's quarter interval (the forecast adds nothing: it counts from the last create's answer).
   const Duration interval = h.options.polls.interval;
   if (projects == 10) CHECK(h.clock.now() - start <= ready_after + interval + std::chrono::seconds(1));
-  else CHECK(h.clock.now() - start <= ready_after + interval / 4 + interval / 8 + std::chrono::milliseconds(100));
+  else CHECK(h.clock.now() - start <= ready_after + interval / 4 + std::chrono::milliseconds(100));
 }
 
 TEST_CASE("engine: the forecast: projects are looked at when the fastest create seen says they are due") {
   ReadyForecast forecast;
   const Clock::TimePoint sent{};
-  const Duration interval = std::chrono::seconds(1);
-  CHECK_FALSE(forecast.pause(sent, sent, interval));  // nothing learned: the usual schedule
+  CHECK_FALSE(forecast.pause(sent, sent, std::nullopt));  // nothing learned: the usual schedule
   CHECK(forecast.ready_after(std::chrono::seconds(40)));
   CHECK(forecast.ready_after(std::chrono::seconds(30)));
   CHECK_FALSE(forecast.ready_after(std::chrono::seconds(35)));  // slower: the fastest stays
-  // A project whose last create went 10 s after `sent`: due 30 s later, and an eighth of the interval.
-  CHECK(forecast.pause(sent + std::chrono::seconds(10), sent + std::chrono::seconds(20), interval) ==
-        std::chrono::milliseconds(20'125));
-  CHECK_FALSE(forecast.pause(sent, sent + std::chrono::seconds(31), interval));  // overdue: the usual schedule
+  // A project whose last create was answered 10 s after `sent`: due 30 s after that answer.
+  const auto at = [&](int s) { return sent + std::chrono::seconds(s); };
+  CHECK(forecast.pause(at(10), at(20), at(19)) == std::chrono::seconds(20));
+  // Due already when it was learned (this project's last create was answered before the create that
+  // taught it was sent): looked at now, once; after that look, its usual schedule.
+  CHECK(forecast.pause(sent, at(31), at(29)) == Duration(0));
+  CHECK(forecast.pause(sent, at(31), std::nullopt) == Duration(0));
+  CHECK_FALSE(forecast.pause(sent, at(31), at(31)));
 }
 
 TEST_CASE("engine: a probe whose service fails ends probing: the others go back to their usual schedule") {

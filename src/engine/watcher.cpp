@@ -30,7 +30,7 @@ void Watcher::created(size_t i, bool ready) {
   Slot& s = slots_[i];
   s.created_here = true;
   Clock::TimePoint& last = last_create_[s.group];
-  last = std::max(last, s.start);
+  last = std::max(last, clock_.now());  // its answer is in: the API has made it
   if (spread() > 1) probe_.try_emplace(s.kind, s.group);
   if (ready) learn_ready(s);  // READY in the create's answer
 }
@@ -125,6 +125,7 @@ void Watcher::answered(size_t i) {
   s.polling = false;
   s.get_next = false;  // asked by id: the next rounds may use the list again
   ++s.checks;
+  s.looked = clock_.now();
 }
 
 void Watcher::listed(const std::vector<size_t>& slots, bool quiet) {
@@ -136,6 +137,7 @@ void Watcher::listed(const std::vector<size_t>& slots, bool quiet) {
   for (size_t i : slots) {
     slots_[i].polling = false;
     ++slots_[i].checks;
+    slots_[i].looked = clock_.now();
   }
 }
 
@@ -175,7 +177,7 @@ Duration Watcher::pause(const Slot& s) const {
   const Duration usual = std::max(polls_.after(waited), quiet_pause(s));
   if (!forecast_applies(s)) return usual;  // updates, deletes, settles, adoptions: as ever
   if (auto f = forecasts_.find(s.kind); f != forecasts_.end() && f->second.known()) {
-    auto due = f->second.pause(last_create_.at(s.group), clock_.now(), polls_.interval);
+    auto due = f->second.pause(last_create_.at(s.group), clock_.now(), s.looked);
     return due ? std::min(usual, *due) : usual;
   }
   if (!probing(s.kind)) return usual;

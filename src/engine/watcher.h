@@ -117,6 +117,7 @@ class Watcher {
     bool of_create = false;     // the current wait is of a create
     bool created_here = false;  // created (not adopted) by this run: its wait teaches the forecast
     int checks = 0;
+    std::optional<Clock::TimePoint> looked;  // when the answer of its last status check came in
     int timer_generation = 0;     // a timer of an older generation was cancelled
     bool timer_live = false;      // a timer of the current generation is queued
     Clock::TimePoint timer_at{};  // when its live timer is due
@@ -158,7 +159,7 @@ class Watcher {
   std::unordered_map<std::string, std::vector<size_t>> groups_;
   std::unordered_map<std::string, Duration> quiet_for_;  // group -> the pause of a quiet project
   std::unordered_map<ResourceKind, ReadyForecast> forecasts_;
-  std::unordered_map<std::string, Clock::TimePoint> last_create_;  // group -> its last create's send
+  std::unordered_map<std::string, Clock::TimePoint> last_create_;  // group -> its last create's answer
   std::unordered_map<ResourceKind, std::string> probe_;           // the probe's group, by kind
   bool forecast_changed_ = false;
 };

@@ -374,6 +374,17 @@ std::string serialize_state(const State& state, const StateCipher& cipher) {
   return dump_json(doc, 2) + "\n";
 }
 
+std::string with_serial(const std::string& document, long long serial) {
+  check_serial(serial);
+  // Indented by two, a raw newline and two spaces before a quote can only begin a top-level key:
+  // strings hold their newlines escaped, and keys nested deeper are indented further.
+  constexpr std::string_view kKey = "\n  \"serial\": ";
+  const size_t at = document.rfind(kKey);
+  if (at == std::string::npos) throw Error("internal error: a state document without its serial");
+  const size_t from = at + kKey.size(), to = document.find_first_not_of("0123456789", from);
+  return document.substr(0, from) + std::to_string(serial) + document.substr(to);
+}
+
 std::string journal_entry(const State& state, const std::vector<std::string>& changed, const StateCipher& cipher) {
   check_serial(state.serial + 1);
   const std::string key_id = written_key_id(state, cipher);

@@ -48,6 +48,9 @@ State parse_state(const std::string& text, const std::string& source,
 // written as read, and a password in clear in a state whose passwords are sealed is refused
 // (StateError: a sealed state never gets a clear password).
 std::string serialize_state(const State& state, const StateCipher& cipher = StateCipher::plaintext());
+// What serialize_state wrote, for the same state at another serial: its top-level "serial" replaced
+// (a fold writes the backup one serial behind the new document without serializing it twice).
+std::string with_serial(const std::string& document, long long serial);
 // The key id a write of `state` with `cipher` seals its passwords with: the cipher's when it seals,
 // else the one they were read sealed with ("" for clear).
 std::string written_key_id(const State& state, const StateCipher& cipher);

@@ -239,22 +239,24 @@ void FileStateStore::write_whole_once(State& state, bool stored) {
   check_unchanged(state);
   // The backup is the state as it stood: the document alone, or with its journal folded in, and
   // sealed as the new document is (a state just encrypted, decrypted, rekeyed or converted from the
-  // whole-sealed form keeps no copy in the old form).
+  // whole-sealed form keeps no copy in the old form). When everything in memory is stored already
+  // (a fold), that is the new document one serial behind: serialized once, for both.
   const std::string key_id = written_key_id(state, cipher());
+  const bool folded_in = seen_ && (seen_->journal_bytes > 0 || seen_->key_id != key_id || seen_->sealed_whole);
   std::optional<std::string> backup;
-  if (seen_ && (seen_->journal_bytes > 0 || seen_->key_id != key_id || seen_->sealed_whole)) {
-    if (stored) {
-      backup = serialize_state(state, cipher());
-    } else if (auto before = read_current()) {
+  if (folded_in && !stored) {
+    if (auto before = read_current()) {
       before->secrets_key_id = state.secrets_key_id;  // in the form being written (`state decrypt` empties it)
       backup = serialize_state(*before, cipher());
     }
   }
   ++state.serial;
   try {
+    const std::string document = serialize_state(state, cipher());
+    if (folded_in && stored) backup = with_serial(document, state.serial - 1);
     if (backup) write_file_atomically(path_ + ".backup", *backup, 0600);
     else keep_backup(path_);
-    write_file_atomically(path_, serialize_state(state, cipher()), 0600);
+    write_file_atomically(path_, document, 0600);
   } catch (...) {
     --state.serial;
     throw;

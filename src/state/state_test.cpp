@@ -69,6 +69,21 @@ TEST_CASE("state: codec round-trips every field") {
   CHECK(serialize_state(back) == serialize_state(s));
 }
 
+TEST_CASE("state: with_serial gives the document of the same state at another serial, whatever its records hold") {
+  State s = new_state();
+  s.serial = 41;
+  s.refreshed = RefreshStamp{"2026-11-28T20:00:00Z", "apply", 40, std::nullopt};  // a nested "serial" of its own
+  ResourceRecord r = service_record("serial");
+  r.last_response = {{"serial", 99}, {"note", "\n  \"serial\": 7,\n"}};  // a top-level key's text, escaped
+  s.upsert(r);
+  const std::string at_41 = serialize_state(s);
+  s.serial = 40;
+  CHECK(with_serial(at_41, 40) == serialize_state(s));
+  s.serial = 1000;
+  CHECK(with_serial(at_41, 1000) == serialize_state(s));
+  CHECK_THROWS_WITH(with_serial(at_41, -1), Catch::Contains("serial"));
+}
+
 TEST_CASE("state: unusable documents are refused with a clear message") {
   auto refused = [](const std::string& text) {
     try {
