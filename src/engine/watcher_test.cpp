@@ -141,17 +141,19 @@ TEST_CASE("watcher: the forecast brings forward the checks of creates due as soo
   watcher.created(0, false);
   watcher.check_later(0, f.clock.now());
   f.clock.advance(seconds(2));
-  watcher.start(1, f.clock.now(), true);  // created 2 s after the first
+  watcher.start(1, f.clock.now(), true);  // sent 2 s after the first, answered half a second later
+  f.clock.advance(milliseconds(500));
   watcher.created(1, false);
   watcher.check_later(1, f.clock.now());
   CHECK(watcher.next_due() == f.t0 + seconds(10));
   // Slot 0 is seen READY 3 s after its create: slot 1's is due 3 s after its create's answer came
-  // back, not at its usual 12 s (nor an eighth of the interval after that).
-  f.clock.advance(seconds(1));
+  // back (the API may have made it only then), not at its usual 12.5 s, nor 3 s after its send,
+  // nor an eighth of the interval after that.
+  f.clock.advance(milliseconds(500));
   watcher.saw_ready(0);
   watcher.cancel(0);  // done
   CHECK(watcher.due(kAll).empty());
-  CHECK(watcher.next_due() == f.t0 + seconds(2) + seconds(3));
+  CHECK(watcher.next_due() == f.t0 + milliseconds(2500) + seconds(3));
   // A wait that is not of a create neither teaches nor uses it.
   watcher.start(1, f.clock.now(), false);
   watcher.check_later(1, f.clock.now());
