@@ -29,9 +29,10 @@ class ReadyForecast {
   bool ready_after(Duration since_send);
   bool known() const { return fastest_.has_value(); }
   // The pause before looking at resources whose last create's answer came back at `last_answer`
-  // and that were last looked at `looked` (never: nothing): until that time, or none when it has
-  // come and they were not looked at since (a fresh forecast says they are due already); nothing
-  // while none has been seen READY, or once they were looked at after it.
+  // and whose last status check was sent at `looked` (never: nothing): until that time, or none
+  // when it has come and no check was sent since (a fresh forecast says they are due already, or
+  // a check sent just before it came was answered after it); nothing while none has been seen
+  // READY, or once a check was sent after it.
   std::optional<Duration> pause(Clock::TimePoint last_answer, Clock::TimePoint now,
                                 std::optional<Clock::TimePoint> looked) const;
  private:

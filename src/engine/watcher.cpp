@@ -94,6 +94,7 @@ std::vector<Check> Watcher::due(const std::function<bool(size_t)>& watching) {
     ++in_flight_;
     if (slots_[first].connecting) {
       slots_[first].polling = true;
+      slots_[first].looked = clock_.now();
       checks.push_back({Check::Kind::Connect, {first}});
       drop_stale();
       continue;
@@ -108,10 +109,12 @@ std::vector<Check> Watcher::due(const std::function<bool(size_t)>& watching) {
       for (size_t j : round) {
         cancel(j);
         slots_[j].polling = true;
+        slots_[j].looked = clock_.now();
       }
       checks.push_back({Check::Kind::List, std::move(round)});
     } else {
       slots_[first].polling = true;
+      slots_[first].looked = clock_.now();
       checks.push_back({Check::Kind::Get, {first}});
     }
     drop_stale();
@@ -125,7 +128,6 @@ void Watcher::answered(size_t i) {
   s.polling = false;
   s.get_next = false;  // asked by id: the next rounds may use the list again
   ++s.checks;
-  s.looked = clock_.now();
 }
 
 void Watcher::listed(const std::vector<size_t>& slots, bool quiet) {
@@ -137,7 +139,6 @@ void Watcher::listed(const std::vector<size_t>& slots, bool quiet) {
   for (size_t i : slots) {
     slots_[i].polling = false;
     ++slots_[i].checks;
-    slots_[i].looked = clock_.now();
   }
 }
 

@@ -117,7 +117,8 @@ class Watcher {
     bool of_create = false;     // the current wait is of a create
     bool created_here = false;  // created (not adopted) by this run: its wait teaches the forecast
     int checks = 0;
-    std::optional<Clock::TimePoint> looked;  // when the answer of its last status check came in
+    // When its last status check was sent: what that check's answer shows is no older.
+    std::optional<Clock::TimePoint> looked;
     int timer_generation = 0;     // a timer of an older generation was cancelled
     bool timer_live = false;      // a timer of the current generation is queued
     Clock::TimePoint timer_at{};  // when its live timer is due

@@ -160,6 +160,42 @@ TEST_CASE("watcher: the forecast brings forward the checks of creates due as soo
   CHECK(watcher.next_due() == f.clock.now() + seconds(10));
 }
 
+TEST_CASE("watcher: a check sent just before the forecast's time and answered after it is followed by one more at once") {
+  Fixture f;
+  f.polls = {seconds(10), seconds(10)};
+  Watcher watcher{f.clock, f.polls, f.wait_timeout};
+  for (int p = 0; p < 2; ++p) watcher.add("p" + std::to_string(p) + "/service/", ResourceKind::Service, true);
+  watcher.start(0, f.clock.now(), true);  // slot 0's create, answered at once
+  watcher.created(0, false);
+  watcher.check_later(0, f.clock.now());
+  f.clock.advance(seconds(1));
+  watcher.start(1, f.clock.now(), true);  // slot 1's, a second later
+  watcher.created(1, false);
+  watcher.check_later(1, f.clock.now());
+  f.clock.advance(seconds(2));
+  watcher.saw_ready(0);  // 3 s after its send: slot 1 is due at 4 s
+  watcher.cancel(0);
+  CHECK(watcher.due(kAll).empty());
+  CHECK(watcher.next_due() == f.t0 + seconds(4));
+  // Slot 1 is checked 100 ms before then (its own schedule, or the list of another), and the
+  // answer, which may show the API as it was before 4 s, comes back 100 ms after: one more check
+  // at once, since none was sent after 4 s.
+  f.clock.advance(milliseconds(900));
+  watcher.check_now(1);
+  auto checks = watcher.due(kAll);
+  REQUIRE(checks.size() == 1);
+  f.clock.advance(milliseconds(200));
+  watcher.answered(1);
+  watcher.check_later(1, f.clock.now());
+  CHECK(watcher.next_due() == f.clock.now());
+  // That one is sent after 4 s: after its answer, the usual schedule.
+  REQUIRE(watcher.due(kAll).size() == 1);
+  f.clock.advance(milliseconds(50));
+  watcher.answered(1);
+  watcher.check_later(1, f.clock.now());
+  CHECK(watcher.next_due() == f.clock.now() + seconds(10));
+}
+
 TEST_CASE("watcher: with many projects, the first created is the probe, and its failure ends probing") {
   Fixture f;
   f.projects(50);  // a spread of 2: two intervals between a quiet project's rounds
