@@ -388,7 +388,8 @@ TEST_CASE("engine: the forecast: projects are looked at when the fastest create 
   const auto at = [&](int s) { return sent + std::chrono::seconds(s); };
   CHECK(forecast.pause(at(10), at(20), at(19)) == std::chrono::seconds(20));
   // Due already when it was learned (this project's last create was answered before the create that
-  // taught it was sent): looked at now, once; after that look, its usual schedule.
+  // taught it was sent) and no check sent since: looked at now; once a check was sent at or after
+  // that time, its usual schedule.
   CHECK(forecast.pause(sent, at(31), at(29)) == Duration(0));
   CHECK(forecast.pause(sent, at(31), std::nullopt) == Duration(0));
   CHECK_FALSE(forecast.pause(sent, at(31), at(31)));

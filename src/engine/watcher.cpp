@@ -93,8 +93,7 @@ std::vector<Check> Watcher::due(const std::function<bool(size_t)>& watching) {
     cancel(first);
     ++in_flight_;
     if (slots_[first].connecting) {
-      slots_[first].polling = true;
-      slots_[first].looked = clock_.now();
+      mark_sent(slots_[first]);
       checks.push_back({Check::Kind::Connect, {first}});
       drop_stale();
       continue;
@@ -108,18 +107,21 @@ std::vector<Check> Watcher::due(const std::function<bool(size_t)>& watching) {
     if (round.size() >= kListAtLeast) {
       for (size_t j : round) {
         cancel(j);
-        slots_[j].polling = true;
-        slots_[j].looked = clock_.now();
+        mark_sent(slots_[j]);
       }
       checks.push_back({Check::Kind::List, std::move(round)});
     } else {
-      slots_[first].polling = true;
-      slots_[first].looked = clock_.now();
+      mark_sent(slots_[first]);
       checks.push_back({Check::Kind::Get, {first}});
     }
     drop_stale();
   }
   return checks;
+}
+
+void Watcher::mark_sent(Slot& s) {
+  s.polling = true;
+  s.looked = clock_.now();
 }
 
 void Watcher::answered(size_t i) {

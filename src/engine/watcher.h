@@ -136,6 +136,8 @@ class Watcher {
   };
 
   void push(size_t i, Clock::TimePoint at);
+  // A status check of it is sent now.
+  void mark_sent(Slot& s);
   void drop_stale();
   Duration::rep spread() const;
   Duration quiet_pause(const Slot& s) const;
