@@ -20,6 +20,7 @@
 #include "util/atomic_file.h"
 #include "util/duration.h"
 #include "util/env.h"
+#include "util/runner_secrets.h"
 #include "util/text.h"
 
 namespace dbform::cli {
@@ -44,7 +45,8 @@ void add_manifest_options(CLI::App& cmd, ManifestOptions& opts) {
 
 void add_state_options(CLI::App& cmd, StateOptions& opts, bool with_lock_timeout) {
   cmd.add_option("--state", opts.state,
-                 "state file or postgres:// URL (default $DBFORM_STATE, else dbform.state.json)");
+                 "state file or postgres:// URL (default $DBFORM_STATE, else dbform.state.json)")
+      ->each([](const std::string& where) { note_state_location(where); });  // its password is a secret
   cmd.add_option("--workspace", opts.workspace,
                  "which state of a PostgreSQL database (default $DBFORM_WORKSPACE, else default)");
   if (with_lock_timeout)

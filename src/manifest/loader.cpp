@@ -15,9 +15,11 @@
 
 #include "manifest/document.h"
 #include "manifest/interpolate.h"
+#include "manifest/manifest_files.h"
 #include "manifest/yaml_tree.h"
 #include "util/atomic_file.h"
 #include "util/parallel.h"
+#include "util/runner_secrets.h"
 #include "util/text.h"
 
 namespace fs = std::filesystem;
@@ -26,93 +28,6 @@ namespace dbform {
 
 namespace {
 
-
-// Why a manifest path cannot be read as a file ("" when it is a regular file, or a link to one).
-// A declaration that cannot be read must never count as "no longer declared":
-// every command stops, naming it, and nothing is planned as deleted (docs/safety.md).
-std::string unreadable_reason(const std::string& path) {
-  std::error_code ec, link_ec;
-  const auto status = fs::status(path, ec);
-  if (fs::is_regular_file(status)) return "";
-  if (fs::is_symlink(fs::symlink_status(path, link_ec))) {
-    return "a symbolic link to " + fs::read_symlink(path, link_ec).string() + ", which cannot be read (" +
-           (ec ? ec.message() : std::string("not a regular file")) + ")";
-  }
-  if (ec && ec != std::errc::no_such_file_or_directory) return ec.message();  // e.g. a directory it may not enter
-  if (!fs::exists(status)) return "no such file or directory";
-  if (fs::is_directory(status)) return "a directory, not a manifest file";
-  return "not a regular file (a pipe, a device or a socket)";
-}
-
-// Every *.yaml / *.yml directly in `dir` (not in subdirectories), sorted by name. An entry of that
-// name that cannot be read (a dangling link, a pipe, a directory) is an error naming it: what it
-// declares would otherwise be planned as deleted.
-std::vector<std::string> yaml_files_in(const std::string& dir, Diagnostics& diags) {
-  std::vector<std::string> files;
-  std::vector<std::pair<std::string, std::string>> unreadable;
-  std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    if (!is_manifest_file_name(it->path().string())) continue;
-    const std::string file = (fs::path(dir) / it->path().filename()).lexically_normal().string();
-    if (std::string why = unreadable_reason(file); !why.empty()) unreadable.emplace_back(file, std::move(why));
-    else files.push_back(file);
-  }
-  if (ec) {
-    diags.error({dir}, "", "cannot list directory: " + ec.message());
-    return {};
-  }
-  std::sort(files.begin(), files.end());
-  std::sort(unreadable.begin(), unreadable.end());
-  for (const auto& [file, why] : unreadable)
-    diags.error({file}, "", "cannot read this manifest: " + why,
-                "restore it or remove it from " + dir + "; what it declares must not count as undeclared");
-  if (!unreadable.empty()) return {};
-  if (files.empty())
-    diags.error({dir}, "", "no *.yaml or *.yml files in this directory",
-                "pass a manifest file with -f FILE, or the directory that holds the manifests");
-  return files;
-}
-
-// The files one `-f PATH` names: the file itself, or a directory's manifests.
-std::vector<std::string> files_named_by(const std::string& path, Diagnostics& diags) {
-  std::error_code ec;
-  if (fs::is_directory(fs::status(path, ec))) return yaml_files_in(path, diags);
-  if (std::string why = unreadable_reason(path); !why.empty()) {
-    diags.error({path}, "", "cannot read this manifest: " + why,
-                "check the -f argument: a manifest is a file or a directory of *.yaml files");
-    return {};
-  }
-  return {fs::path(path).lexically_normal().string()};
-}
-
-// Whether `file` was already read under this or another name (`-f . -f a.yaml`).
-class SeenFiles {
- public:
-  bool first_time(const std::string& file) {
-    std::error_code ec;
-    auto canonical = fs::weakly_canonical(file, ec);
-    return seen_.insert(ec ? file : canonical.string()).second;
-  }
-
- private:
-  std::unordered_set<std::string> seen_;
-};
-
-// Read in chunks, so that a small file costs what it holds; at most one chunk past the cap is
-// read, whatever the file (or what replaced it since it was listed) holds.
-std::optional<std::string> read_file(const std::string& path, Diagnostics& diags) {
-  try {
-    if (auto contents = read_file_if_exists(path, Links::Follow, kMaxManifestBytes)) return contents;
-    diags.error({path}, "", "cannot read this manifest: it is gone (removed while dbform read the manifests)");
-  } catch (const FileTooLarge&) {
-    diags.error({path}, "", "the file is larger than " + std::to_string(kMaxManifestBytes >> 20) +
-                                " MiB; a manifest file may hold at most that",
-                "split the projects over several files in a directory");
-  } catch (const Error& e) {
-    diags.error({path}, "", std::string("cannot read this manifest: ") + e.what());
-  }
-  return std::nullopt;
-}
 
 // sha256 over every file's name and contents, each framed by its length so that no two different
 // sets of files can feed the same bytes to the hash.
@@ -376,6 +291,11 @@ std::vector<DesiredProject> parse_document(const std::string& name, const std::s
   switch (yaml.problem()) {
     case YamlText::Problem::None:
       break;
+    case YamlText::Problem::NotText: {
+      const YAML::Mark& m = yaml.syntax_error_at();
+      diags.error({name, m.line + 1, m.column + 1}, "", not_text_message(), not_text_hint("manifest"));
+      return {};
+    }
     case YamlText::Problem::Syntax: {
       const YAML::Mark& m = yaml.syntax_error_at();
       diags.error({name, m.is_null() ? 0 : m.line + 1, m.is_null() ? 0 : m.column + 1}, "",
@@ -439,7 +359,8 @@ bool secret_by_name(const std::string& name) {
 }
 
 // The values of the variables dbform treats as secret (value, variable): the projects' API keys,
-// the passphrases, and those secret_by_name. Each is remembered: any text shown later masks it.
+// the passphrases, those secret_by_name, and the runner's secrets (the state database's password,
+// libpq's). Each is remembered: any text shown later masks it.
 std::vector<std::pair<std::string, std::string>> secret_values(const Manifest& manifest, const EnvLookup& env,
                                                                std::vector<std::string>& key_variables) {
   key_variables = {"DBFORM_API_KEY", "DBFORM_STATE_PASSPHRASE", "DBFORM_STATE_NEW_PASSPHRASE"};
@@ -456,6 +377,11 @@ std::vector<std::pair<std::string, std::string>> secret_values(const Manifest& m
       values.emplace_back(*v, var);
       remember_secret(*v);
     }
+  }
+  for (auto& [value, from] : runner_secrets(env)) {
+    if (value.size() < kShortestHiddenSecret) continue;
+    remember_secret(value);
+    values.emplace_back(std::move(value), std::move(from));
   }
   return values;
 }
@@ -476,8 +402,7 @@ void check_no_key_interpolated(const std::vector<std::string>& key_variables,
     if (!named && holds.empty()) continue;
     diags.error({use.file}, "", use.name + " (read by ${" + use.name.substr(kManifestVariablePrefix.size()) + "}) " +
                                     (named ? "is a secret variable" : "holds the same value as " + holds) +
-                                    ": interpolating it would print an API key or passphrase in plans and "
-                                    "pull-request comments",
+                                    ": interpolating it would print a secret in plans and pull-request comments",
                 "dbform reads keys from the environment itself (api_key_env); remove the ${" +
                     use.name.substr(kManifestVariablePrefix.size()) + "}");
   }
@@ -562,11 +487,6 @@ Manifest merge_files(std::vector<ParsedFile>& files, const EnvLookup& env, Diagn
 
 }  // namespace
 
-bool is_manifest_file_name(const std::string& path) {
-  const std::string ext = lower(fs::path(path).extension().string());
-  return ext == ".yaml" || ext == ".yml";
-}
-
 Manifest load_manifests(const std::vector<std::string>& paths, const EnvLookup& env, Diagnostics& diags) {
   if (paths.empty()) diags.error({}, "", "no manifest given", "pass -f FILE or -f DIRECTORY");
   std::vector<ParsedFile> files;
@@ -581,7 +501,7 @@ Manifest load_manifests(const std::vector<std::string>& paths, const EnvLookup& 
   for_each_in_parallel(files.size(), std::min(4u, std::thread::hardware_concurrency()), [&](size_t i) {
     ParsedFile& f = files[i];
     if (f.file.empty()) return;
-    f.text = read_file(f.file, f.diags);
+    f.text = read_manifest_file(f.file, f.diags);
     parse_file(f, env);
   });
   return merge_files(files, env, diags);

@@ -26,9 +26,14 @@ std::string suggest_key(const std::string& key, const std::vector<std::string>& 
 std::optional<Fields> read_mapping(ValueReader& values, const Entry& e, const MappingSpec& spec,
                                    const HowToAdd& how_to_add) {
   if (!e.value->is_map()) {
+    // A file whose top level is not a mapping is no manifest or rule file at all (a password file,
+    // a key, a credentials line): what it holds is never quoted, only what it is.
+    const std::string found = e.path.empty() ? values.describe_without_text(*e.value) : values.describe(*e.value);
     values.error(e.where, e.path,
-                 std::string("expected a mapping (KEY: VALUE lines) describing ") + spec.what + ", found " +
-                     values.describe(*e.value));
+                 std::string("expected a mapping (KEY: VALUE lines) describing ") + spec.what + ", found " + found,
+                 e.path.empty() ? "what the file holds is not shown: a file whose top level is not a mapping is "
+                                  "none of dbform's (is this the file you meant?)"
+                                : "");
     return std::nullopt;
   }
   auto field_path = [&](const std::string& key) { return e.path.empty() ? key : e.path + "." + key; };

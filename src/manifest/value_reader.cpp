@@ -100,6 +100,11 @@ std::string ValueReader::describe(const YamlNode& node) const {
   return std::string(scalar_type_noun(type)) + " `" + excerpt(node.scalar) + "`";
 }
 
+std::string ValueReader::describe_without_text(const YamlNode& node) const {
+  if (!node.is_scalar()) return describe(node);
+  return "a value of " + std::to_string(node.scalar.size()) + " bytes";
+}
+
 std::string ValueReader::found(const ScalarValue& v) const {
   // Whole, not an excerpt: the loader hides a secret by finding its whole value in the message.
   if (v.from_env)

@@ -50,6 +50,8 @@ class ValueReader {
   void warning(const Location& where, const std::string& field, std::string message, std::string hint = {});
   // "a mapping", "a list", "the integer `5`", "the text `abc`", "an empty value".
   std::string describe(const YamlNode& node) const;
+  // What the node is, without its text ("a text of 41 bytes"): for a file that is not dbform's.
+  std::string describe_without_text(const YamlNode& node) const;
 
   void version(const Entry& e);
   std::optional<std::string> text(const Entry& e, std::string_view expected);

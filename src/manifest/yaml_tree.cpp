@@ -1,10 +1,13 @@
 #include "manifest/yaml_tree.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/exceptions.h>
 #include <yaml-cpp/parser.h>
+
+#include "util/text.h"
 
 namespace dbform {
 
@@ -124,7 +127,53 @@ class YamlTreeBuilder : public YAML::EventHandler {
   size_t total_ = 0, aliases_ = 0, events_ = 0;
 };
 
+namespace {
+
+// Where the first byte is that makes `text` no UTF-8 text (a NUL, a byte of no valid sequence),
+// as a mark; the null mark when there is none.
+YAML::Mark first_byte_not_text(const std::string& text) {
+  const std::string valid = valid_utf8(text);
+  size_t at = text.find('\0');
+  if (valid != text) {
+    size_t same = 0;
+    while (same < text.size() && same < valid.size() && text[same] == valid[same]) ++same;
+    at = std::min(at, same);
+  }
+  if (at == std::string::npos) return YAML::Mark::null_mark();
+  YAML::Mark mark;
+  mark.pos = static_cast<int>(at);
+  const size_t line_start = text.rfind('\n', at == 0 ? 0 : at - 1);
+  mark.line = static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
+  mark.column = static_cast<int>(line_start == std::string::npos || at == 0 ? at : at - line_start - 1);
+  return mark;
+}
+
+// yaml-cpp's message without what it quotes of the text: "unknown escape character: C" is a byte of
+// a file that may be no manifest at all.
+std::string without_quoted_text(std::string message) {
+  for (const char* quoting : {YAML::ErrorMsg::INVALID_ESCAPE, YAML::ErrorMsg::INVALID_UNICODE, YAML::ErrorMsg::YAML_VERSION}) {
+    const std::string prefix = quoting;
+    if (message.rfind(prefix, 0) == 0) return prefix.substr(0, prefix.find_last_not_of(": ") + 1);
+  }
+  return message;
+}
+
+}  // namespace
+
+std::string not_text_message() {
+  return "the file is not text: it holds a NUL byte or bytes that are not UTF-8 here";
+}
+
+std::string not_text_hint(const std::string& what) {
+  return "what it holds is not shown; a " + what + " is UTF-8 text (is this the file you meant?)";
+}
+
 YamlText::YamlText(const std::string& text, size_t max_values, size_t max_aliases) {
+  if (YAML::Mark bad = first_byte_not_text(text); !bad.is_null()) {
+    problem_ = Problem::NotText;
+    syntax_error_at_ = bad;
+    return;
+  }
   std::istringstream in(text);
   YAML::Parser parser(in);
   YamlTreeBuilder builder(*this, text.size(), max_values, max_aliases);
@@ -138,7 +187,7 @@ YamlText::YamlText(const std::string& text, size_t max_values, size_t max_aliase
     problem_ = Problem::Runaway;
   } catch (const YAML::Exception& e) {
     problem_ = Problem::Syntax;
-    syntax_error_ = e.msg;
+    syntax_error_ = without_quoted_text(e.msg);
     syntax_error_at_ = e.mark;
   }
   documents_.clear();

@@ -31,16 +31,24 @@ struct YamlNode {
   bool is_map() const { return kind == Kind::Map; }
 };
 
+// The error and hint for a file that is not text (Problem::NotText), naming what it should have been.
+std::string not_text_message();
+std::string not_text_hint(const std::string& what);
+
 class YamlText {
  public:
-  enum class Problem { None, Syntax, TooLarge, Runaway };
+  // NotText: a NUL byte, or bytes that are not UTF-8 (a binary file, /proc/self/environ): the
+  // text is not parsed, and syntax_error_at() is where the first such byte is.
+  enum class Problem { None, NotText, Syntax, TooLarge, Runaway };
 
   YamlText(const std::string& text, size_t max_values, size_t max_aliases);
   YamlText(const YamlText&) = delete;
   YamlText& operator=(const YamlText&) = delete;
 
   Problem problem() const { return problem_; }
-  const std::string& syntax_error() const { return syntax_error_; }  // yaml-cpp's message
+  // yaml-cpp's message, without the text it quotes (an escape, a version, a code point): a file
+  // that is not YAML is not shown.
+  const std::string& syntax_error() const { return syntax_error_; }
   const YAML::Mark& syntax_error_at() const { return syntax_error_at_; }
   // The root of every document of the text (none for an empty text), when there is no problem.
   const std::vector<const YamlNode*>& documents() const { return documents_; }

@@ -1,6 +1,7 @@
 #include "policy/loader.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <set>
 
@@ -13,6 +14,7 @@
 #include "util/crypto.h"
 #include "util/error.h"
 #include "util/text.h"
+#include "util/tree_links.h"
 
 namespace dbform {
 
@@ -321,6 +323,11 @@ std::optional<nlohmann::json> PolicyReader::value(const Entry& e, PolicyFieldTyp
 void read_policy_text(const std::string& name, const std::string& text, std::vector<PolicyRule>& rules,
                       Diagnostics& diags) {
   const YamlText yaml(text, kMaxManifestNodes, kMaxManifestAliases);
+  if (yaml.problem() == YamlText::Problem::NotText) {
+    const YAML::Mark& m = yaml.syntax_error_at();
+    diags.error({name, m.line + 1, m.column + 1}, "", not_text_message(), not_text_hint("policy file"));
+    return;
+  }
   if (yaml.problem() == YamlText::Problem::Syntax) {
     const YAML::Mark& m = yaml.syntax_error_at();
     diags.error({name, m.is_null() ? 0 : m.line + 1, m.is_null() ? 0 : m.column + 1}, "",
@@ -373,6 +380,14 @@ PolicySet load_policy_files(const std::vector<std::string>& paths, Diagnostics& 
   std::vector<std::string> digests;
   for (const auto& path : paths) {
     std::optional<std::string> text;
+    const std::filesystem::path parent =
+        std::filesystem::path(path).parent_path().empty() ? "." : std::filesystem::path(path).parent_path();
+    if (std::string outside = outside_tree(path, repository_tree(parent, parent)); !outside.empty()) {
+      diags.error({path}, "", "cannot read this policy file: " + outside,
+                  "a rule file is read from inside the repository that holds it; replace the link with the file");
+      set.files.push_back(path);
+      continue;
+    }
     try {
       text = read_file_if_exists(path, Links::Follow, kMaxManifestBytes);
       if (!text) diags.error({path}, "", "cannot read this policy file: no such file",

@@ -13,6 +13,7 @@
 #include "util/crypto.h"
 #include "util/error.h"
 #include "util/text.h"
+#include "util/tree_links.h"
 
 namespace dbform {
 
@@ -145,6 +146,12 @@ std::vector<MigrationFile> load_migrations(const std::string& dir, const Locatio
   if (!fs::is_directory(dir, ec))
     throw UsageError(declared_at.str() + ": error: migrations: `" + dir + "` is not a directory that can be read (" +
                      (ec ? ec.message() : "not a directory") + ")" + refused);
+  // A pull request's migrations are read from its own tree: the directory, and every file of it
+  // that is a link, must lead inside it (the repository that holds the manifest declaring them).
+  const fs::path manifest_dir = fs::path(declared_at.file).parent_path();
+  const fs::path tree = repository_tree(manifest_dir.empty() ? fs::path(".") : manifest_dir, dir);
+  if (std::string outside = outside_tree(dir, tree); !outside.empty())
+    throw UsageError(declared_at.str() + ": error: migrations: `" + scrub(dir) + "` cannot be read: " + outside + refused);
   std::vector<std::string> names;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
@@ -156,8 +163,9 @@ std::vector<MigrationFile> load_migrations(const std::string& dir, const Locatio
   std::vector<MigrationFile> files;
   for (const auto& name : names) {
     const std::string path = (fs::path(dir) / name).string();
-    std::string problem;
-    if (!fs::is_regular_file(path, ec)) problem = "is not a regular file (a dangling link, or a directory?)";
+    std::string problem = outside_tree(path, tree);
+    if (!problem.empty()) problem = "is " + problem;
+    else if (!fs::is_regular_file(path, ec)) problem = "is not a regular file (a dangling link, or a directory?)";
     std::string text = problem.empty() ? read_whole(path, problem) : "";
     if (!problem.empty()) {
       diags.error(Location{path}, "", "the migration file " + problem, "each `*.sql` file of the directory is applied, so each must be readable");

@@ -79,7 +79,8 @@ TEST_CASE("the directory's *.sql files are read in name order, every bad one nam
   write("0001_a.sql", "CREATE TABLE a (v int);");
   write("README.md", "not SQL");
   write("0010_c.sql", "CREATE TABLE c (v int);");
-  const Location declared{"dbform.yaml", 9, 7};
+  // The manifest that declares them lies beside them (outside any repository).
+  const Location declared{(dir / "dbform.yaml").string(), 9, 7};
   std::vector<MigrationFile> files;
   REQUIRE_NOTHROW(files = load_migrations(dir.string(), declared));
   REQUIRE(files.size() == 3);
