@@ -3,9 +3,13 @@
 #include <arpa/inet.h>
 #include <libpq-fe.h>
 #include <netinet/in.h>
+#include <pwd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <chrono>
+#include <csignal>
 #include <cstring>
 #include <deque>
 #include <filesystem>
@@ -17,6 +21,7 @@
 
 #include "sim/tls_cert.h"
 #include "util/atomic_file.h"
+#include "util/crypto.h"
 #include "util/error.h"
 #include "util/log.h"
 
@@ -46,17 +51,27 @@ namespace {
 // let the copy skip its own decrement, so the fork never settled (CONFIGURING for ever).
 thread_local bool* running_task_settled = nullptr;
 
-// The superuser only through the socket; everyone else only over TLS with a SCRAM password, once
-// `open`: a server starts closed, and opens once tsdbadmin has its password (a login in between
-// would meet the template's, or the fork source's, password).
+// The superuser only through the socket, with the fleet's password (replication only as the
+// servers' own OS user, mapped to `postgres`: a standby's walreceiver and pg_basebackup); everyone
+// else only over TLS with a SCRAM password, once `open`: a server starts closed, and opens once
+// tsdbadmin has its password (a login in between would meet the template's, or the fork
+// source's, password).
 std::string hba(bool open) {
   const std::string others = open ? "scram-sha-256" : "reject";
-  return "local   all          postgres                 trust\n"
-         "local   replication  postgres                 trust\n"
+  return "local   all          postgres                 scram-sha-256\n"
+         "local   replication  postgres                 peer map=fleet\n"
          "host    all          postgres  0.0.0.0/0      reject\n"
          "host    all          postgres  ::/0           reject\n"
          "hostssl all          all       127.0.0.1/32   " + others + "\n"
          "hostssl all          all       ::1/128        " + others + "\n";
+}
+
+// The OS user the servers run as, which alone may replicate as `postgres` (peer authentication).
+std::string ident(const RunAs& as) {
+  std::string name = as.name;
+  if (name.empty())
+    if (const struct passwd* pw = ::getpwuid(::geteuid())) name = pw->pw_name;
+  return "fleet   " + name + "   postgres\n";
 }
 
 struct FleetConnection {
@@ -65,6 +80,14 @@ struct FleetConnection {
     if (conn) PQfinish(conn);
   }
 };
+
+// The superuser's connection through the socket, with the fleet's password.
+PGconn* connect_superuser(const std::string& socket, int port, const std::string& password) {
+  const std::string p = std::to_string(port);
+  const char* keys[] = {"host", "port", "user", "dbname", "password", "connect_timeout", nullptr};
+  const char* values[] = {socket.c_str(), p.c_str(), "postgres", "postgres", password.c_str(), "10", nullptr};
+  return PQconnectdbParams(keys, values, 0);
+}
 
 void exec(PGconn* conn, const std::string& sql, const std::string& what) {
   PGresult* result = PQexec(conn, sql.c_str());
@@ -79,6 +102,10 @@ void exec(PGconn* conn, const std::string& sql, const std::string& what) {
 PostgresFleet::PostgresFleet(PostgresFleetOptions options) : options_(std::move(options)) {
   bindir_ = find_pg_bindir();
   account_ = server_account();
+  superuser_password_ = hex(random_bytes(24));
+  if (landlock_abi() == 0)
+    log::warn("sim: this kernel offers no Landlock: the PostgreSQL servers run unconfined, and SQL that gains "
+              "pg_execute_server_program or pg_read_server_files reaches this machine's files");
   dir_ = options_.dir.empty() ? default_fleet_dir("sim") : options_.dir;
   take_directory();
   try {
@@ -94,9 +121,16 @@ PostgresFleet::~PostgresFleet() { shutdown(); }
 void PostgresFleet::make_template() {
   const std::string tmpl = dir_ + "/template";
   // WAL segments of 1 MB instead of 16: every copy, fork and standby writes less.
-  check(tool({bindir_ + "/initdb", "-D", tmpl, "-U", "postgres", "-E", "UTF8", "--locale=C", "-A", "trust", "-N",
-              "--wal-segsize=1"}),
-        "initdb of the template");
+  // The superuser's password reaches initdb in a file of the account's that lives only as long as it runs.
+  const std::string pwfile = dir_ + "/superuser-password";
+  write_file_atomically(pwfile, superuser_password_ + "\n", 0600);
+  give_to(pwfile, account_);
+  const ProgramResult made = tool({bindir_ + "/initdb", "-D", tmpl, "-U", "postgres", "-E", "UTF8", "--locale=C",
+                                   "--auth-local=scram-sha-256", "--auth-host=reject", "--pwfile=" + pwfile, "-N",
+                                   "--wal-segsize=1"});
+  std::error_code removed;
+  fs::remove(pwfile, removed);
+  check(made, "initdb of the template");
   write_self_signed_certificate(dir_ + "/tls/server.crt", dir_ + "/tls/server.key");
   std::string conf = read_text(tmpl + "/postgresql.conf");
   conf += "\n# dbform sim --postgres\n"
@@ -109,9 +143,13 @@ void PostgresFleet::make_template() {
           "password_encryption = 'scram-sha-256'\n"
           "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n"
           "shared_buffers = '16MB'\nmax_connections = 30\nmax_wal_senders = 5\nwal_level = replica\n"
-          "hot_standby = on\nlogging_collector = off\n";
+          "hot_standby = on\nlogging_collector = off\n"
+          // Confined to its own files (sim/confine.h): dynamic shared memory in the data directory,
+          // not in /dev/shm where every server's would be; no look at /proc/meminfo for huge pages.
+          "dynamic_shared_memory_type = mmap\nhuge_pages = off\n";
   write_file_atomically(tmpl + "/postgresql.conf", conf, 0600);
   write_file_atomically(tmpl + "/pg_hba.conf", hba(false), 0600);
+  write_file_atomically(tmpl + "/pg_ident.conf", ident(account_), 0600);
   give_to(dir_ + "/tls", account_);
   give_to(tmpl, account_);
   Db& db = add_db("template", reserve_port(), "");
@@ -121,10 +159,7 @@ void PostgresFleet::make_template() {
   }
   start_server(db, /*standby=*/true);
   FleetConnection c;
-  const std::string port = std::to_string(db.port), socket = socket_dir();
-  const char* keys[] = {"host", "port", "user", "dbname", "connect_timeout", nullptr};
-  const char* values[] = {socket.c_str(), port.c_str(), "postgres", "postgres", "10", nullptr};
-  c.conn = PQconnectdbParams(keys, values, 0);
+  c.conn = connect_superuser(socket_dir(), db.port, superuser_password_);
   if (PQstatus(c.conn) != CONNECTION_OK) throw Error("connecting to the template failed: " + output_tail(PQerrorMessage(c.conn)));
   exec(c.conn, "CREATE ROLE tsdbadmin LOGIN CREATEDB CREATEROLE", "creating role tsdbadmin");
   exec(c.conn, "CREATE DATABASE tsdb OWNER tsdbadmin", "creating database tsdb");
@@ -274,9 +309,9 @@ void PostgresFleet::start_server(Db& db, bool standby) {
   }
   if (!standby) write_file_atomically(db.data_dir + "/pg_hba.conf", hba(false), 0600);
   give_to(db.data_dir + "/pg_hba.conf", account_);
-  check(tool({bindir_ + "/pg_ctl", "start", "-D", db.data_dir, "-l", log_of(db), "-w", "-t", "60", "-s", "-o",
-              "-p " + std::to_string(db.port)}),
-        "starting the server on port " + std::to_string(db.port), log_of(db));
+  const pid_t pid = start_confined_daemon({bindir_ + "/postgres", "-D", db.data_dir, "-p", std::to_string(db.port)},
+                                          account_, log_of(db), confinement_of(db));
+  await_start(db, pid);
   {
     std::lock_guard<std::mutex> lock(mu_);
     db.running = true;
@@ -289,6 +324,36 @@ void PostgresFleet::start_server(Db& db, bool standby) {
     await_login(db);
   }
   log::info("sim: PostgreSQL server of " + db.id + " accepts connections on 127.0.0.1:" + std::to_string(db.port));
+}
+
+Confinement PostgresFleet::confinement_of(const Db& db) const {
+  Confinement c;
+  c.executable = bindir_ + "/postgres";
+  // The kernel opens the ELF interpreter for execution too. A server that could run it could not
+  // run a shell through it: every program SQL can start (COPY ... PROGRAM) is started by /bin/sh.
+  c.loaders = {"/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1", "/lib/ld-linux-armhf.so.3"};
+  c.read_only = {"/usr", "/lib", "/lib64", "/etc/ld.so.cache", "/etc/ssl", "/etc/localtime", "/etc/passwd",
+                 "/etc/group", "/etc/nsswitch.conf", "/etc/hosts", dir_ + "/tls",
+                 fs::path(bindir_).parent_path().string()};  // a server built elsewhere keeps its lib/ and share/
+  c.read_write = {db.data_dir};
+  c.socket_dirs = {socket_dir()};
+  return c;
+}
+
+// What pg_ctl -w does: the server is up once the socket answers a ping (it may refuse logins while
+// it starts); a server that exits meanwhile failed, and its log says why.
+void PostgresFleet::await_start(Db& db, pid_t pid) {
+  const std::string port = std::to_string(db.port), socket = socket_dir();
+  const char* keys[] = {"host", "port", "user", "dbname", "connect_timeout", nullptr};
+  const char* values[] = {socket.c_str(), port.c_str(), "postgres", "postgres", "5", nullptr};
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (PQpingParams(keys, values, 0) == PQPING_OK) return;
+    if (::kill(pid, 0) != 0 && errno == ESRCH) break;
+    std::unique_lock<std::mutex> lock(mu_);
+    if (wake_.wait_for(lock, std::chrono::milliseconds(10), [&] { return stopping_; })) return;
+  }
+  throw Error("starting the server on port " + port + " failed; the server's log ends: " + output_tail(read_text(log_of(db))));
 }
 
 // The reload is asynchronous: the server is settled once tsdbadmin's login over TLS works.
@@ -330,10 +395,7 @@ void PostgresFleet::apply_password(Db& db) {
     password = db.password;
   }
   FleetConnection c;
-  const std::string port = std::to_string(db.port), socket = socket_dir();
-  const char* keys[] = {"host", "port", "user", "dbname", "connect_timeout", nullptr};
-  const char* values[] = {socket.c_str(), port.c_str(), "postgres", "postgres", "10", nullptr};
-  c.conn = PQconnectdbParams(keys, values, 0);
+  c.conn = connect_superuser(socket_dir(), db.port, superuser_password_);
   if (PQstatus(c.conn) != CONNECTION_OK) throw Error("setting the password: " + output_tail(PQerrorMessage(c.conn)));
   char* verifier = PQencryptPasswordConn(c.conn, password.c_str(), "tsdbadmin", "scram-sha-256");
   if (!verifier) throw Error("setting the password: " + output_tail(PQerrorMessage(c.conn)));

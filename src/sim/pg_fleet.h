@@ -5,8 +5,10 @@
 // Everything lives under one directory: a lock (one simulator per directory), the TLS certificate,
 // one `initdb` template made when the fleet starts (each new database is a copy of it, not a new
 // initdb, so it costs well under a second), the data directories, their logs and one socket
-// directory. The superuser `postgres` logs in only through that socket (mode 0700); over TCP only
-// TLS with a SCRAM password is accepted, and `tsdbadmin` owns database `tsdb`.
+// directory. The superuser `postgres` logs in only through that socket (mode 0700), with a SCRAM
+// password only the fleet knows (replication: only as the servers' own OS user); over TCP only TLS
+// with a SCRAM password is accepted, and `tsdbadmin` owns database `tsdb`. Each server runs
+// confined (sim/confine.h): whatever SQL reaches it runs no program and reads no file of another.
 #include <atomic>
 #include <condition_variable>
 #include <functional>
@@ -17,6 +19,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "sim/confine.h"
 
 #include "sim/databases.h"
 #include "sim/pg_programs.h"
@@ -86,6 +90,10 @@ class PostgresFleet : public SimDatabases {
   void stop_server(Db& db, const char* mode);
   void apply_password(Db& db);
   void await_login(Db& db);
+  // Waits until the server started as `pid` accepts connections (or fails: its log says why).
+  void await_start(Db& db, pid_t pid);
+  // What the server of `db` may read, write and execute.
+  Confinement confinement_of(const Db& db) const;
   void base_backup(Db& source, Db& target, bool standby);
   ProgramResult tool(const std::vector<std::string>& argv) const;
   void check(const ProgramResult& result, const std::string& what, const std::string& log_file = "") const;
@@ -96,6 +104,7 @@ class PostgresFleet : public SimDatabases {
   std::string dir_;
   std::string bindir_;
   RunAs account_;
+  std::string superuser_password_;  // in memory only: no file, no server's log
   std::string version_;
   int lock_fd_ = -1;
 
