@@ -55,10 +55,17 @@ fs::path repository_tree(const fs::path& declared_in, const fs::path& given) {
 
 std::string outside_tree(const fs::path& path, const fs::path& tree) {
   const fs::path target = resolved(path);
-  if (lies_in(target, tree)) return "";
-  const std::string outside = "outside the repository tree " + scrub(tree.string());
+  // The repository's own .git is not its work tree: a checkout keeps the token it fetched with
+  // in .git/config.
+  const bool in_git = lies_in(target, tree / ".git");
+  if (lies_in(target, tree) && !in_git) return "";
+  const std::string outside = in_git ? "into the repository's .git directory " + scrub((tree / ".git").string())
+                                     : "outside the repository tree " + scrub(tree.string());
   const fs::path link = first_link(path);
-  if (link.empty()) return "it lies " + outside + ": only files inside it are read";
+  if (link.empty())
+    return "it lies " + std::string(in_git ? "in the repository's .git directory " + scrub((tree / ".git").string())
+                                           : "outside the repository tree " + scrub(tree.string())) +
+           ": only files of the work tree are read";
   std::error_code ec;
   const fs::path written = fs::read_symlink(link, ec);
   std::string what = "a symbolic link";

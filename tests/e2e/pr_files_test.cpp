@@ -17,6 +17,8 @@ void make_repository(Sandbox& sb) {
   fs::create_directories(sb.dir() / "runner");
   sb.write("runner/.pgpass", "db.internal:5432:platform:" + kPassword + "\n");
   sb.write("runner/creds.yaml", "token: " + kPassword + "\n");  // a mapping: it would read as a manifest
+  // A checkout keeps the token it fetched with in .git/config: inside the repository, not its work tree.
+  sb.write("repo/.git/config", "[http]\n\textraheader = AUTHORIZATION: basic " + kPassword + "\n");
   sb.write("repo/m/a.yaml", manifest({}, {service_yaml("orders")}));
   sb.write("repo/shared/b.yaml", "version: 1\nprojects:\n  - id: " + kProject + "\n    services:\n" +
                                      service_yaml("billing"));
@@ -31,7 +33,7 @@ void check_nothing_shown(const RunResult& r) {
 }  // namespace
 
 TEST_CASE("e2e: pull request files: a manifest that links out of the repository is refused, naming the link, "
-          "never read; a link inside it is followed") {
+          "never read, and a link inside it is followed") {
   Sandbox sb;
   make_repository(sb);
   // Inside the tree: followed, both services are declared.
@@ -41,7 +43,7 @@ TEST_CASE("e2e: pull request files: a manifest that links out of the repository 
   CHECK(inside.exit_code == 0);
   CHECK(contains(inside.out, "billing"));
 
-  for (const std::string target : {"../../runner/.pgpass", "../../runner/creds.yaml", "/proc/self/environ"}) {
+  for (const std::string target : {"../../runner/.pgpass", "../../runner/creds.yaml", "/proc/self/environ", "../.git/config"}) {
     fs::remove(sb.dir() / "repo/m/b.yaml");
     fs::create_symlink(target, sb.dir() / "repo/m/b.yaml");
     for (const auto& args : std::vector<std::vector<std::string>>{
@@ -51,7 +53,8 @@ TEST_CASE("e2e: pull request files: a manifest that links out of the repository 
       INFO(target << " " << args[0] << ": " << r.describe());
       check_nothing_shown(r);
       CHECK(contains(r.err, "repo/m/b.yaml: error: cannot read this manifest: a symbolic link to " + target +
-                                ", which leads outside the repository tree"));
+                                (target == "../.git/config" ? ", which leads into the repository's .git directory"
+                                                            : ", which leads outside the repository tree")));
       CHECK_FALSE(contains(r.all(), "DBFORM_E2E_SECRET"));
     }
   }
