@@ -13,7 +13,7 @@
 # Installs clang and its fuzzer runtime when run as root on Debian 12.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-targets=(manifest state plan_file api_response durations)
+targets=(manifest state plan_file api_response durations terraform_state)
 which=${1:-all}
 seconds=${2:-30}
 build_only=0

@@ -12,11 +12,7 @@
 
 namespace dbform {
 
-namespace {
-
-// --generate FILE must not be the state, its journal, backup or lock (`--force` or not): the
-// manifest would replace what it records.
-void refuse_own_file(const StateStore& store, const std::string& file) {
+void refuse_state_file(const StateStore& store, const std::string& file) {
   const auto* files = dynamic_cast<const FileStateStore*>(&store);
   if (!files) return;
   std::error_code ec;
@@ -25,12 +21,10 @@ void refuse_own_file(const StateStore& store, const std::string& file) {
     std::error_code own_ec, same_ec;
     if ((!ec && std::filesystem::weakly_canonical(own, own_ec) == target && !own_ec) ||
         std::filesystem::equivalent(own, file, same_ec))
-      throw UsageError("--generate " + file + " is " + own + ", a file of the state " + store.describe() +
-                       "; nothing was changed. Write the manifest elsewhere");
+      throw UsageError("--generate would write " + file + ", which is " + own + ", a file of the state " +
+                       store.describe() + "; nothing was changed. Write the manifest elsewhere");
   }
 }
-
-}  // namespace
 
 ImportOutcome import_operation(const ImportRequest& r) {
   const std::string address = declared_address(r.manifest, r.address);
@@ -57,7 +51,7 @@ ImportOutcome import_operation(const ImportRequest& r) {
 GenerateImportsOutcome generate_imports_operation(const GenerateImportsRequest& r) {
   if (std::filesystem::exists(r.file) && !r.force)
     throw UsageError(r.file + " exists; nothing was changed. Choose another file, or --force to replace it");
-  refuse_own_file(r.store, r.file);
+  refuse_state_file(r.store, r.file);
   // Records nothing (the imports are reviewed as manifest changes and recorded by apply): no lock.
   State state = stored_or_new(r.store);
   const auto keys = resolve_keys(r.manifest, {r.project}, r.env);

@@ -52,4 +52,8 @@ struct GenerateImportsOutcome {
 // one of the state's own files whatever `force` says.
 GenerateImportsOutcome generate_imports_operation(const GenerateImportsRequest& request);
 
+// Throws UsageError when `file` is the state's own (document, journal, backup or lock): a file
+// --generate writes must never replace what the state records, `--force` or not.
+void refuse_state_file(const StateStore& store, const std::string& file);
+
 }  // namespace dbform

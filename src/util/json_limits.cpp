@@ -65,7 +65,14 @@ json parse_json_within(std::string_view text, const JsonLimits& limits, std::str
     return parsed;
   } catch (const json::parse_error& e) {
     // Only where: the parser's own message quotes the text it read.
-    return refuse(JsonProblem::NotJson, "not valid JSON (a syntax error at byte " + std::to_string(e.byte) + ")");
+    // nlohmann's byte is 1-based: the line and column of the byte it stopped at.
+    size_t line = 1, column = 1;
+    for (size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
+      if (text[i] == '\n') ++line, column = 1;
+      else ++column;
+    }
+    return refuse(JsonProblem::NotJson, "not valid JSON (a syntax error at byte " + std::to_string(e.byte) + ", line " +
+                                            std::to_string(line) + " column " + std::to_string(column) + ")");
   } catch (const json::exception&) {
     return refuse(JsonProblem::NotJson, "not valid JSON");
   }

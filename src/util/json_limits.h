@@ -26,7 +26,7 @@ enum class JsonProblem { None, TooLarge, TooDeep, NotJson };
 
 // The parsed value, or a discarded one (is_discarded()) with `problem` saying why, without quoting
 // the text (it may hold a secret): "N bytes, more than the M allowed", "nested more than M levels
-// deep", "not valid JSON (a syntax error at byte N)"; `kind`, when given, tells which.
+// deep", "not valid JSON (a syntax error at byte N, line L column C)"; `kind`, when given, tells which.
 nlohmann::json parse_json_within(std::string_view text, const JsonLimits& limits, std::string& problem,
                                  JsonProblem* kind = nullptr);
 
