@@ -78,7 +78,10 @@ int rewrite_state(const Rekeying& how, const StateOptions& opts) {
   const std::string now = out.after.empty() ? "plain (passwords readable by whoever can read it)" : "passwords sealed with key id " + out.after;
   std::cout << store->describe() << ": " << was << " -> " << now << ", serial " << out.serial
             << (out.backup_too ? "; its .backup too" : "") << ".\n";
-  if (how.write_with && !out.before.empty())
+  if (out.leftover)
+    std::cout << "Removed the journal lines an earlier rewrite, stopped before it removed them, had left in the old "
+                 "form (their passwords in clear or under the old key).\n";
+  if (how.write_with && !out.before.empty() && out.before != out.after)
     std::cout << "The old key no longer opens it: from now on give the new key (now in " << how.write_with->origin()
               << ") as DBFORM_STATE_PASSPHRASE or DBFORM_STATE_KEY_FILE.\n";
   if (!how.write_with)

@@ -173,8 +173,11 @@ StateRewriteOutcome state_rewrite_operation(const StateRewriteRequest& r) {
   const State written = with_locked_state(r.access, [&](State& state) {
     out.before = store.sealed_by();
     out.after = store.cipher().sealing_key_id();
-    // A state sealed whole (the older form) is rewritten in the new form even with the same key.
-    if (out.before == out.after && !state.sealed_whole) return Changes{};
+    // A state sealed whole (the older form) is rewritten in the new form even with the same key, and
+    // so is one whose journal still holds lines in the old form (a rewrite killed before it removed
+    // them: the rotated passwords in clear, or under the old key); the whole write removes them.
+    out.leftover = store.leftover_journal();
+    if (out.before == out.after && !state.sealed_whole && !out.leftover) return Changes{};
     state.secrets_key_id = out.after;  // `state decrypt` writes every password in clear
     out.rewritten = true;
     return whole();

@@ -89,6 +89,7 @@ struct StateRewriteOutcome {
   std::string before, after;  // the key ids; "" for plain
   long long serial = 0;
   bool backup_too = false;    // a file store's .backup rewritten in the new form as well
+  bool leftover = false;      // the journal held lines in the old form (left by a killed rewrite): removed
 };
 
 // Throws UsageError when there is no state yet.

@@ -156,7 +156,31 @@ std::string StateCipher::open_bytes(const json& envelope, const std::string& sou
     throw StateError(source + " is encrypted (" + kScheme + ", key id " + shown(id) +
                      "): set DBFORM_STATE_PASSPHRASE or DBFORM_STATE_KEY_FILE to the key it was encrypted with. "
                      "Nothing was changed");
-  auto& k = *open_with_->impl_;
+  try {
+    return open_with_key(*open_with_, envelope, source, extra_aad, forged, damaged);
+  } catch (const StateError&) {
+    // `state rekey` run again after it was stopped once it had sealed with the new key (the document
+    // rewritten, its old journal not yet removed): what is sealed with the new key opens with it.
+    if (!seal_with_ || seal_with_->impl_ == open_with_->impl_) throw;
+    try {
+      return open_with_key(*seal_with_, envelope, source, extra_aad, forged, damaged);
+    } catch (const StateError&) {
+    }
+    throw;
+  }
+}
+
+std::string StateCipher::open_with_key(const StateKey& with, const json& envelope, const std::string& source,
+                                       const std::string& extra_aad, const std::string& forged,
+                                       const std::function<StateError(const std::string&)>& damaged) const {
+  const json& e = envelope["encryption"];
+  auto text = [&](const json& j, const char* field) {
+    auto it = j.find(field);
+    if (it == j.end() || !it->is_string()) throw damaged(std::string("no \"") + field + "\"");
+    return it->get<std::string>();
+  };
+  const std::string id = text(e, "key_id");
+  auto& k = *with.impl_;
   const json kdf = e.value("kdf", json());
   if (!kdf.is_object()) throw damaged("no \"kdf\"");
   const std::string kdf_name = text(kdf, "name");

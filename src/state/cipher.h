@@ -5,6 +5,7 @@
 // key id, nonce) is in the clear and authenticated together with its record's binding (kind,
 // project, id). Documents and journal entries sealed whole (the form dbform wrote before) are still
 // opened; they are no longer written.
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -12,6 +13,8 @@
 #include <nlohmann/json.hpp>
 
 namespace dbform {
+
+class StateError;  // state/codec.h
 
 // The key, wherever it came from. Copies share one cache of scrypt derivations (one per salt and
 // process: scrypt is slow on purpose).
@@ -65,6 +68,10 @@ class StateCipher {
   // `extra_aad` is authenticated after the header: "" for whole documents, a secret's binding.
   std::string open_bytes(const nlohmann::json& envelope, const std::string& source, const std::string& extra_aad,
                          const std::string& forged) const;
+  // open_bytes with one key (`damaged` makes the error of a damaged envelope).
+  std::string open_with_key(const StateKey& with, const nlohmann::json& envelope, const std::string& source,
+                            const std::string& extra_aad, const std::string& forged,
+                            const std::function<StateError(const std::string&)>& damaged) const;
   std::optional<StateKey> open_with_;
   std::optional<StateKey> seal_with_;
 };

@@ -21,6 +21,7 @@ class FileStateStore : public StateStore {
   std::unique_ptr<StateLock> lock(const std::string& operation, Duration timeout) override;
   std::optional<LockInfo> lock_holder() override;
   std::string sealed_by() const override { return seen_ ? seen_->key_id : ""; }
+  bool leftover_journal() const override { return seen_ && seen_->leftover_journal; }
   std::string describe() const override { return given_; }
   std::string command_line_args() const override;
   // The files this store reads and writes: the state (a link's target), its journal, backup and lock.

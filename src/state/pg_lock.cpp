@@ -98,49 +98,6 @@ SELECT CASE WHEN to_regclass('dbform_secrets') IS NULL THEN true
   writer_ = true;
 }
 
-void PgStateStore::refuse_exposed_secrets() {
-  // Who may hold the passwords: a role that may write the state, a superuser, this role and those
-  // it belongs to, and the owners of the database, of the schema and of dbform_states (who could
-  // take the table anyway). Asked once the tables exist, so that a table someone made before this
-  // role's first write (or between the check above and CREATE TABLE IF NOT EXISTS) is seen too.
-  constexpr const char* kExposed = R"sql(
-WITH t AS (SELECT c.oid, c.relowner, c.relacl, c.relnamespace FROM pg_class c
-           WHERE c.oid = to_regclass('dbform_secrets')),
-trusted AS (
-  SELECT r.oid FROM pg_roles r
-  WHERE r.rolsuper OR pg_has_role(current_user, r.oid, 'MEMBER')
-     OR has_table_privilege(r.oid, 'dbform_states', 'UPDATE')
-     OR r.oid = (SELECT datdba FROM pg_database WHERE datname = current_database())
-     OR r.oid = (SELECT n.nspowner FROM pg_namespace n, t WHERE n.oid = t.relnamespace)
-     OR r.oid = (SELECT relowner FROM pg_class WHERE oid = to_regclass('dbform_states')))
-SELECT (SELECT quote_ident(rolname) FROM pg_roles, t WHERE pg_roles.oid = t.relowner
-          AND pg_roles.oid NOT IN (SELECT oid FROM trusted)),
-       (SELECT string_agg(CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(a.grantee)) END, ', ')
-          FROM t, aclexplode(t.relacl) a
-         WHERE a.privilege_type = 'SELECT' AND a.grantee NOT IN (SELECT oid FROM trusted)),
-       (SELECT count(*) FROM pg_trigger, t WHERE tgrelid = t.oid AND NOT tgisinternal)
-         + (SELECT count(*) FROM pg_rewrite, t WHERE ev_class = t.oid)
-         + (SELECT count(*) FROM pg_policy, t WHERE polrelid = t.oid)
-)sql";
-  const auto row = conn_.exec(kExposed).rows.at(0);
-  const bool foreign_owner = row.at(0).has_value(), hooks = row.at(2).value_or("0") != "0";
-  std::vector<std::string> why;
-  if (foreign_owner) why.push_back("is owned by " + *row.at(0) + ", a role that may not write the state");
-  if (row.at(1)) why.push_back("may be read by " + *row.at(1) + ", which may not write the state");
-  if (hooks) why.push_back("has triggers, rules or row security policies");
-  if (why.empty()) return;
-  // A grant alone is taken back; an owner or a hook may have left more behind (grants it made, a
-  // copy of each row): the table goes. Either way the passwords it held may have been read.
-  const std::string fix =
-      foreign_owner || hooks
-          ? "Have the database's owner drop it (DROP TABLE dbform_secrets; dbform makes it again, its own, at the "
-            "next write)"
-          : "Have the database's owner take the grant back (REVOKE ALL ON dbform_secrets FROM " + *row.at(1) + ")";
-  throw StateError(describe_ + ": the table dbform_secrets " + join(why, ", and ") + ": the passwords dbform would "
-                   "put there could reach a role that may only read the state. Nothing was written. " + fix +
-                   ", then change every password it held (dbform rotate-password ADDRESS)");
-}
-
 void PgStateStore::unlock() noexcept {
   std::lock_guard<std::mutex> guard(mu_);
   try {

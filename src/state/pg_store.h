@@ -104,7 +104,9 @@ class PgStateStore : public StateStore {
   // made; then the tables are made: asked once per store.
   void refuse_unless_writer();
   // Refuses a dbform_secrets that a role that may not write the state could read: owned or granted
-  // to one, or with triggers, rules or policies.
+  // to one, with triggers, rules or policies, or (the server asked for every role that may log in)
+  // readable through a group, a column grant, a predefined role, a view over it or a SECURITY
+  // DEFINER function (state/pg_exposure.cpp).
   void refuse_exposed_secrets();
   void unlock() noexcept;
   std::string holder_description();

@@ -71,6 +71,11 @@ class StateStore {
   virtual std::optional<LockInfo> lock_holder() { return std::nullopt; }
   // The key id the document last read is sealed with; "" when it is plain (or nothing was read).
   virtual std::string sealed_by() const { return ""; }
+  // Whether the last read found journal lines in another form than the document (in clear beside a
+  // sealed document, or sealed with another key): what a whole rewrite killed before it removed its
+  // journal leaves. Reading skips them; they still hold passwords in the old form until the next
+  // whole write removes them.
+  virtual bool leftover_journal() const { return false; }
   // "dbform.state.json" or the URL without password; for messages.
   virtual std::string describe() const = 0;
   // The other states beside this one that hold something (a PostgreSQL store's workspaces), for a

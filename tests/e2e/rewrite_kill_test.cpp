@@ -292,3 +292,99 @@ TEST_CASE("e2e: state decrypt of a state whose journal holds lines, killed befor
                   {"state decrypt with a journal", kDbform + " state decrypt", kOldKey, {kOldPassphrase, ""},
                    {kOldPassphrase, ""}});
 }
+
+namespace {
+
+// Issue 57 item 5: a rewrite killed at its last step, the journal's removal, leaves the journal's
+// lines beside the rewritten document in the old form: in clear after `state encrypt`, sealed with
+// the old key after `state rekey`. Both still hold the rotated password. The same command run again
+// must remove (or reseal) them: afterwards no file beside the state holds the password in clear, no
+// journal line is sealed with the old key, and the state opens with the new key.
+// `password`: the password the journal's line records.
+void killed_at_journal_removal(Sandbox& sb, const fs::path& template_dir, const std::string& command,
+                               const std::map<std::string, std::string>& env, const std::string& new_passphrase,
+                               const std::string& password) {
+  const fs::path work = sb.dir() / "work";
+  copy_state(template_dir, work);
+  const std::string journal = (work / "dbform.state.json.journal").string();
+  // Which unlink (or unlinkat) of the run removes the journal.
+  const fs::path trace = sb.dir() / "unlinks.txt";
+  RunResult traced = sb.run_shell("cd '" + work.string() + "' && strace -f -qq -o '" + trace.string() +
+                                      "' -e trace=unlink,unlinkat " + command,
+                                  env);
+  INFO(traced.describe());
+  REQUIRE(traced.exit_code == 0);
+  std::string call;
+  int nth = 0;
+  std::map<std::string, int> seen;
+  std::ifstream in(trace);
+  for (std::string line; std::getline(in, line);) {
+    const std::string name = contains(line, "unlinkat(") ? "unlinkat" : contains(line, "unlink(") ? "unlink" : "";
+    if (name.empty()) continue;
+    ++seen[name];
+    if (contains(line, "dbform.state.json.journal\"")) call = name, nth = seen[name];
+  }
+  REQUIRE(nth > 0);
+
+  copy_state(template_dir, work);
+  RunResult killed = sb.run_shell("cd '" + work.string() + "' && strace -f -qq -o /dev/null -e trace=" + call +
+                                      " -e inject=" + call + ":signal=KILL:when=" + std::to_string(nth) + " " + command,
+                                  env);
+  INFO(killed.describe());
+  REQUIRE(killed.exit_code != 0);
+  REQUIRE(sb.exists("work/dbform.state.json.journal"));  // what the kill left
+  const std::string left = sb.read("work/dbform.state.json.journal");
+
+  RunResult again = sb.run_shell("cd '" + work.string() + "' && " + command, env);
+  INFO(again.describe());
+  CHECK(again.exit_code == 0);
+  CHECK(!contains(again.all(), password));
+  // No file beside the state holds the password in clear, and the journal (if any) is not the one left.
+  for (const auto& entry : fs::directory_iterator(work)) {
+    INFO(entry.path());
+    CHECK(!contains(sb.read(entry.path().lexically_relative(sb.dir()).string()), password));
+  }
+  if (sb.exists("work/dbform.state.json.journal")) CHECK(sb.read("work/dbform.state.json.journal") != left);
+  // The state opens with the new key, the password as recorded.
+  const auto [records, key] = read_with_any(work, {new_passphrase});
+  CHECK(key == new_passphrase);
+  bool found = false;
+  for (const auto& record : records) found = found || contains(record, password);
+  CHECK(found);
+}
+
+// The password the journal's last line records for billing (the rotation plain_state and
+// sealed_with_journal make), as the state in `dir` reads with `passphrase`.
+std::string billing_password(const fs::path& dir, const std::string& passphrase) {
+  dbform::FileStateStore store((dir / "dbform.state.json").string());
+  if (!passphrase.empty()) store.set_cipher(cipher_of(passphrase));
+  auto state = store.read();
+  REQUIRE(state);
+  for (const auto& r : state->resources)
+    if (r.address == service_address("billing")) return r.initial_password.text();
+  FAIL("no billing in " << dir);
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("e2e: state encrypt killed at the journal's removal, run again, leaves no password in clear beside the "
+          "sealed state") {
+  SKIP_WHEN_SANITIZED();
+  Sandbox sb;
+  const fs::path plain = plain_state(sb);
+  const std::string password = billing_password(plain, "");
+  REQUIRE(contains(sb.read("plain/dbform.state.json.journal"), password));  // in clear in the journal
+  killed_at_journal_removal(sb, plain, kDbform + " state encrypt", kOldKey, kOldPassphrase, password);
+}
+
+TEST_CASE("e2e: state rekey killed at the journal's removal, run again, leaves no journal line under the old key") {
+  SKIP_WHEN_SANITIZED();
+  Sandbox sb;
+  const fs::path sealed = sealed_with_journal(sb);
+  const std::string password = billing_password(sealed, kOldPassphrase);
+  killed_at_journal_removal(sb, sealed, kDbform + " state rekey", kRekeyKeys, kNewPassphrase, password);
+  // No line is left that the old key opens.
+  if (sb.exists("work/dbform.state.json.journal"))
+    CHECK(!contains(sb.read("work/dbform.state.json.journal"), cipher_of(kOldPassphrase)->sealing_key_id()));
+}
