@@ -12,6 +12,19 @@ bool sealed_without_key(const StateStore& store, const State& state) {
 void require_state_key(const StateStore& store, const State& state, const std::string& what,
                        const std::string& why) {
   if (!sealed_without_key(store, state)) return;
+  // A role that may not read the secrets table (the pull request's planner) would not be helped by
+  // the key: that table is its first obstacle, and the key comes second.
+  if (const Secret* secret = unreadable_secret(state).second) {
+    std::string role;
+    try {
+      secret->text();  // throws, naming the table and the grant
+    } catch (const Error& e) {
+      role = e.what();
+    }
+    throw UsageError(what + ": " + role + "; and as the passwords in " + store.describe() + " are sealed (key id " +
+                     state.secrets_key_id + "), that role needs the state's key too (DBFORM_STATE_PASSPHRASE or "
+                     "DBFORM_STATE_KEY_FILE); nothing was done");
+  }
   throw UsageError(what + " needs the state's key" + (why.empty() ? "" : " (" + why + ")") + ": the passwords in " +
                    store.describe() +
                    " are sealed (key id " + state.secrets_key_id +

@@ -28,7 +28,8 @@ void require_readable_secrets(const State& state, const std::string& what);
 
 // Throws UsageError when sealed_without_key: `what` ("this apply", "output orders.password") needs
 // the state's key (`why`, when given, says what for), naming the key id and both variables that
-// give it.
+// give it. A role that may not read the secrets table is told that first (the key alone would not
+// help it), and the key second.
 void require_state_key(const StateStore& store, const State& state, const std::string& what,
                        const std::string& why = "");
 
