@@ -14,7 +14,12 @@ cannot pass by accepting anything.
 The report of `plan --refresh-only --format json`, after those applies, must validate against
 schemas/refresh.schema.json (--refresh-schema).
 
+Each saved plan shown with `dbform show PLANFILE --format terraform-json` must validate against
+the plan representation of HashiCorp's JSON output format (--terraform-schema: written from its
+documentation), hold one resource change per action with Terraform's actions for it, and no secret.
+
 Usage: plan_schema.py --dbform BIN --schema FILE --events-schema FILE [--refresh-schema FILE]
+                      [--terraform-schema FILE]
 Needs python3-jsonschema (a Debian package).
 """
 import argparse
@@ -171,6 +176,8 @@ class Checker:
         self.failures = []
         self.seen_actions = set()
         self.refresh = None
+        self.terraform = None
+        self.seen_terraform = set()
 
     def fail(self, what):
         self.failures.append(what)
@@ -225,6 +232,35 @@ class Checker:
                 self.no_secrets(saved.read_text(), state, f"{name}: plan --out file")
                 if file_doc != doc:
                     self.fail(f"{name}: the saved plan differs from the printed JSON document")
+                if self.terraform:
+                    self.terraform_case(name, d, file_doc, state)
+
+    def terraform_case(self, name, d, doc, state):
+        p = self.run(d, "show", "saved.plan", "--format", "terraform-json", ok=(0,))
+        try:
+            tf = json.loads(p.stdout)
+        except json.JSONDecodeError as e:
+            self.fail(f"{name}: show --format terraform-json is not one JSON document ({e})")
+            return
+        for e in sorted(self.terraform.iter_errors(tf), key=lambda e: list(e.absolute_path))[:5]:
+            self.fail(f"{name}: terraform-json: {'/'.join(map(str, e.absolute_path))}: {e.message}")
+        self.no_secrets(p.stdout, state, f"{name}: terraform-json")
+        expected = {"create": ["create"], "adopt": ["create"], "update": ["update"], "delete": ["delete"],
+                    "replace": ["delete", "create"], "forget": ["forget"]}
+        changes = tf.get("resource_changes", [])
+        if len(changes) != len(doc["actions"]):
+            self.fail(f"{name}: terraform-json: {len(changes)} resource changes for {len(doc['actions'])} actions")
+        for a, rc in zip(doc["actions"], changes):
+            want = expected.get(a["action"], ["no-op"])
+            got = rc.get("change", {}).get("actions")
+            if got != want:
+                self.fail(f"{name}: terraform-json: {a['address']} ({a['action']}) has actions {got}, not {want}")
+            if rc.get("type") != "dbform_" + a["kind"]:
+                self.fail(f"{name}: terraform-json: {a['address']} has type {rc.get('type')}")
+            if a["action"] == "create" and a["kind"] == "service" and \
+                    rc["change"].get("after_unknown", {}).get("password") is not True:
+                self.fail(f"{name}: terraform-json: a created service's password is not unknown until apply")
+            self.seen_terraform.add(tuple(got or []))
 
     def empty_case(self):
         with tempfile.TemporaryDirectory(prefix="plan-schema-empty-") as d:
@@ -366,8 +402,25 @@ def main():
     ap.add_argument("--schema", required=True)
     ap.add_argument("--events-schema", required=True)
     ap.add_argument("--refresh-schema", help="schemas/refresh.schema.json: plan --refresh-only's document")
+    ap.add_argument("--terraform-schema", help="HashiCorp's plan JSON format: show --format terraform-json")
     args = ap.parse_args()
     c = Checker(args.dbform, args.schema, args.events_schema)
+    if args.terraform_schema:
+        terraform_schema = json.loads(Path(args.terraform_schema).read_text())
+        Draft202012Validator.check_schema(terraform_schema)
+        c.terraform = Draft202012Validator(terraform_schema)
+        # The schema is no rubber stamp: a field HashiCorp does not document, or an action Terraform
+        # has not, is refused.
+        sample = {"format_version": "1.2", "resource_changes": [
+            {"address": "a.b", "mode": "managed", "type": "a", "name": "b",
+             "change": {"actions": ["create"], "before": None, "after": {}}}]}
+        if not c.terraform.is_valid(sample):
+            c.fail("the terraform schema refuses a minimal plan")
+        for broken in ({"extra": 1}, {"actions": ["adopt"]}):
+            bad = copy.deepcopy(sample)
+            bad["resource_changes"][0]["change"].update(broken)
+            if c.terraform.is_valid(bad):
+                c.fail(f"the terraform schema accepts a change with {broken}")
     if args.refresh_schema:
         refresh_schema = json.loads(Path(args.refresh_schema).read_text())
         Draft202012Validator.check_schema(refresh_schema)
@@ -389,6 +442,9 @@ def main():
         c.fail(f"the test applies never printed these events: {sorted(missing)}")
     if missing := expected - c.seen_actions:
         c.fail(f"the test plans never produced these (kind, action) pairs: {sorted(missing)}")
+    if c.terraform and (missing := {("create",), ("no-op",), ("update",), ("delete",), ("delete", "create")} -
+                        c.seen_terraform):
+        c.fail(f"the terraform-json plans never held these actions: {sorted(missing)}")
 
     with tempfile.TemporaryDirectory(prefix="plan-schema-refuse-") as d:
         d = Path(d)

@@ -8,6 +8,7 @@
 #include "cli/suggest.h"
 #include "cli/render_plan.h"
 #include "cli/render_refresh.h"
+#include "cli/render_terraform.h"
 #include "ops/connections.h"
 #include "manifest/loader.h"
 #include "ops/keys.h"
@@ -216,15 +217,29 @@ void add_show_command(CLI::App& app, int& exit_code) {
   auto opts = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("show", "render a plan saved by `dbform plan --out`, without a state or an API key");
   set_manual(*cmd, {.text = "Prints a plan file as `dbform plan` printed it: text, the JSON plan document, or the "
-                            "markdown of a pull-request comment. It reads only the file: no manifest, no state, no "
+                            "markdown of a pull-request comment; or, with `--format terraform-json`, in the shape of "
+                            "`terraform show -json` (format_version 1.2: `resource_changes` of type dbform_service, "
+                            "dbform_vpc, dbform_replica_set and dbform_peering in a module per project, with "
+                            "`change.actions`, `before`, `after`, `after_unknown`, `importing`; a service's password "
+                            "marked sensitive and, for a create, unknown, as Terraform marks them), for the tools a "
+                            "Terraform team runs on plans. It reads only the file: no manifest, no state, no "
                             "key; a file that is not a plan, is damaged or has a newer format version is an error. "
                             "Whether the plan can still be applied is checked by `dbform apply PLANFILE`.",
                     .environment = {},
                     .examples = {{"Review a saved plan", "dbform show tfplan"},
-                                 {"Its JSON document, for a script", "dbform show tfplan --format json | jq .summary"}}});
+                                 {"Its JSON document, for a script", "dbform show tfplan --format json | jq .summary"},
+                                 {"For conftest, as Terraform's plan JSON", "dbform show tfplan --format terraform-json > plan.json\nconftest test plan.json"}}});
   cmd->add_option("planfile", opts->file, "the saved plan")->required();
-  add_format_option(*cmd, opts->format);
+  cmd->add_option("--format", opts->format, "text (default), json (the plan document), markdown (a PR comment) or "
+                                            "terraform-json (the shape of `terraform show -json`, for conftest/OPA "
+                                            "and tf-summarize)")
+      ->check(CLI::IsMember({"text", "json", "markdown", "terraform-json"}));
   cmd->callback([opts, &exit_code] {
+    if (opts->format == "terraform-json") {
+      std::cout << dump_json(terraform_plan_json(read_plan_file(opts->file)), 2) << "\n";
+      exit_code = 0;
+      return;
+    }
     print_plan(read_plan_file(opts->file), opts->format);
     exit_code = 0;
   });

@@ -179,7 +179,28 @@ TEST_CASE("e2e: import --from-terraform declares what the provider managed, the 
     CHECK(contains(removed, from));
   CHECK_FALSE(contains(removed, "aws_"));
 
-  // The reviewed move: imports and nothing else, no call that changes anything, then clean.
+  // The reviewed move: imports and nothing else, as Terraform's tools read a plan too.
+  RunResult saved = sb.run({"plan", "-f", "manifests/", "--out", "move.plan"});
+  INFO(saved.describe());
+  REQUIRE(saved.exit_code == 0);
+  CHECK(contains(saved.out, "Plan: 5 to import, 0 to create, 0 to update"));
+  RunResult shown = sb.run({"show", "move.plan", "--format", "terraform-json"});
+  INFO(shown.describe());
+  REQUIRE(shown.exit_code == 0);
+  const json tf = json::parse(shown.out);
+  CHECK(tf["format_version"] == "1.2");
+  REQUIRE(tf["resource_changes"].size() == 5);
+  for (const auto& rc : tf["resource_changes"]) {
+    CHECK(rc["change"]["actions"] == json::array({"no-op"}));
+    CHECK(rc["change"].contains("importing"));
+  }
+  json orders;
+  for (const auto& rc : tf["resource_changes"])
+    if (rc["address"] == "module.acme-prod.dbform_service.orders") orders = rc;
+  INFO(shown.out);
+  CHECK(orders["type"] == "dbform_service");
+  CHECK(orders["change"]["importing"]["id"] == resources[1]["instances"][0]["attributes"]["id"]);
+  // Applied: no call that changes anything, then clean.
   RunResult applied = sb.run({"apply", "-f", "manifests/", "--auto-approve"});
   INFO(applied.describe());
   REQUIRE(applied.exit_code == 0);
