@@ -293,9 +293,7 @@ The report: `text`; `json`; `markdown`, a pull request's comment (services, host
                       .examples = {{"Nightly, keeping the open pull requests", "dbform preview sweep --keep pr-7 --keep pr-9"},
                                    {"Only what expired, ten services at most", "dbform preview sweep --max-deletes 10"}}});
   add_common(*sweep, *opts, true);
-  sweep->add_option("--keep", opts->keep, "a preview to keep (an open pull request); repeat for more")
-      ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  one_value_per_use(sweep->add_option("--keep", opts->keep, "a preview to keep (an open pull request); repeat for more"));
   sweep->add_option("--max-deletes", opts->max_deletes, "the most services one sweep deletes (default 3)")
       ->check(whole_number(0, std::numeric_limits<int>::max(), "a whole number, 0 or more"));
   add_wait_options(*sweep, opts->wait);
