@@ -93,8 +93,9 @@ std::string unknown_flags(const CLI::App& app, const CLI::ExtrasError& e) {
   for (const auto& extra : command->remaining()) {
     if (extra.rfind("-", 0) != 0) {
       if (takes_files && (extra.ends_with(".yaml") || extra.ends_with(".yml") || std::filesystem::exists(extra)))
-        message += "`" + extra + "` was not expected: -f takes one path each time (`-f a.yaml -f b.yaml`), so a shell "
-                   "glob such as `-f manifests/*.yaml` gives it too many; name the directory instead: `-f manifests/`\n";
+        message += "`" + extra + "` was not expected: -f takes one path each time, as every repeatable option takes "
+                   "one value (`-f a.yaml -f b.yaml`, `--policy a.yaml --policy b.yaml`), so a shell glob such as "
+                   "`-f manifests/*.yaml` gives it too many; name the directory instead: `-f manifests/`\n";
       else
         message += "unexpected argument `" + extra + "` for `" + path + "`\n";
       continue;

@@ -16,6 +16,7 @@
 #include "cli/render_preview.h"
 #include "cli/render_schema.h"
 #include "cli/signals.h"
+#include "util/duration.h"
 #include "util/env.h"
 #include "util/json_limits.h"
 #include "util/text.h"
@@ -35,6 +36,7 @@ struct PreviewOptions {
   std::vector<std::string> keep;
   int max_deletes = kDefaultMaxDeletes;
   PolicyOptions policy;  // up: the rules of kind `preview` its forks must keep
+  std::string migration_timeout = "5m";  // up: the longest one migration statement may run
   bool detailed_exitcode = false;
 };
 
@@ -106,17 +108,42 @@ void print_preview(const PreviewOptions& opts, const RecordedPreview& p, WallTim
   }
 }
 
+// --migration-timeout: more than 0, and within what PostgreSQL's statement_timeout holds.
+Duration migration_timeout(const std::string& value) {
+  const Duration d = parse_duration_flag("--migration-timeout", value);
+  if (d.count() <= 0)
+    throw UsageError("--migration-timeout: `" + value + "` ends every statement at once: give a duration like 5m");
+  if (d.count() > std::numeric_limits<int>::max())
+    throw UsageError("--migration-timeout: `" + value + "` is longer than PostgreSQL's statement_timeout holds (" +
+                     format_duration(Duration(std::numeric_limits<int>::max())) + ")");
+  return d;
+}
+
+// What a stop signal cancelled in the migrations, said once on stderr.
+void say_stopped_migrations(const PreviewUpOutcome& out, const std::string& name) {
+  for (const auto& [project, report] : out.schema)
+    if (report.migrations)
+      for (const auto& fork : report.migrations->forks)
+        if (!fork.stopped_in.empty())
+          std::cerr << "stopped by a signal: the statement of " << scrub(fork.stopped_in) << " running on "
+                    << fork.fork_name << " was cancelled on the server and its transaction rolled back; the state's "
+                    << "lock is released. `dbform preview up " << name << "` applies it again\n";
+}
+
 int run_up(const PreviewOptions& opts) {
   require_preview_name(opts.name);
   (void)engine_options(opts.wait, &stop_flag());  // its flags refused before any file is read
+  const Duration statement_limit = migration_timeout(opts.migration_timeout);
   const PolicySet policies = load_policies_or_throw(opts.policy);
   const Manifest manifest = load_manifests_or_throw(opts.manifests);
   PreviewSession session(opts, "preview up");
   const auto connector = libpq_connector();
   PreviewProgress progress("error");
   const PreviewUpOutcome out = preview_up_operation(
-      {*session.context, manifest, opts.project, opts.name, opts.reset, policies, *connector, opts.format == "markdown"},
+      {*session.context, manifest, opts.project, opts.name, opts.reset, policies, *connector, opts.format == "markdown",
+       statement_limit},
       progress);
+  say_stopped_migrations(out, opts.name);
   if (!out.clear_warning.empty() && !out.state.resources.empty()) std::cerr << "warning: " << out.clear_warning << "\n";
   // A preview is reported once it is whole.
   if (out.interrupted || out.failed) return exit_code_of(out.interrupted, out.failed);
@@ -233,7 +260,7 @@ Forks go through the engine apply uses: each create's intent is journaled before
   auto* up = cmd->add_subcommand("up", "fork the `previews:` services for NAME (or report the preview that exists)");
   set_manual(*up, {.text = R"(Makes preview NAME (1-32 lowercase letters, digits and '-') in every project of the manifests that has a `previews:` block (or in `--project`), or reports it when it exists: a second `up` makes no call that changes anything. Refused before any call: a new preview beyond the block's `max` (the message names the previews there and their ages), a listed service that is not recorded or not READY, a fork name that the project declares or records already, a fork being deleted (`preview down` finishes it), a fork that breaks a mandatory rule of kind `preview` of the `--policy` files (or `DBFORM_POLICY`; see dbform-policy(1)), and with `--reset` a protected fork; and before any change in any project, a fork name that a live service of the project has, or a source not READY now. `--reset` deletes the preview's forks and forks them again (fresh data), once every check has passed. Every fork that became READY gets its own password, even when another failed; until then `dbform output` and `dbform connect` refuse its password.
 
-With `migrations: DIR` in the block, every `*.sql` file of DIR is parsed by PostgreSQL's parser before anything is sent (a syntax error is reported at its file:line:col, touching nothing), and once every fork is READY with its own password each fork gets, over TLS, the files its ledger `dbform_migrations` does not hold, in name order, each in one transaction with its ledger row. A file changed (or removed) after it was applied is an error naming it, and nothing is applied anywhere. A failing file stops that fork's migrations: reported as `migrations failed` with the file, the line of the statement, PostgreSQL's position and message, exit 1, the fork kept for inspection. Run again for a newer commit, `up` makes no API call for a preview that stands and applies the new files.
+With `migrations: DIR` in the block, every `*.sql` file of DIR is parsed by PostgreSQL's parser before anything is sent (a syntax error is reported at its file:line:col, touching nothing), and once every fork is READY with its own password each fork gets, over TLS, the files its ledger `dbform_migrations` does not hold, in name order, each in one transaction with its ledger row. A file changed (or removed) after it was applied is an error naming it, and nothing is applied anywhere. A failing file stops that fork's migrations: reported as `migrations failed` with the file, the line of the statement, PostgreSQL's position and message, exit 1, the fork kept for inspection. Run again for a newer commit, `up` makes no API call for a preview that stands and applies the new files. Each statement of a migration may run for `--migration-timeout` (default 5m; PostgreSQL's `statement_timeout`, and dbform's own cancel of a statement that sets another): past it, it is cancelled and its file rolled back, reported as failed naming the file and the timeout. A stop signal (SIGINT, SIGTERM) cancels the running statement on the server, rolls its file back, releases the state's lock and exits 130.
 
 The report: `text`; `json`; `markdown`, a pull request's comment (services, hosts, expiry, the `dbform output` and `dbform connect` commands, the migrations applied and `preview diff`'s changes with their destructive marks; never a password); `env`, `DATABASE_URL_SERVICE='postgres://...'` lines, shell-quoted, for the next step of a pipeline (the one form with the password in it). Progress goes to stderr. Exit 0 once every fork is READY with its own password (and its migrations applied), 1 on an error, a failed fork (`up` again finishes it) or failed migrations, 130 when stopped by a signal.)",
                    .environment = kApiEnvironment,
@@ -246,6 +273,8 @@ The report: `text`; `json`; `markdown`, a pull request's comment (services, host
       ->check(CLI::IsMember({"text", "json", "markdown", "env"}));
   up->add_flag("--reset", opts->reset, "delete the preview's forks and fork them again");
   add_policy_options(*up, opts->policy);
+  up->add_option("--migration-timeout", opts->migration_timeout,
+                 "the longest one statement of a migration may run before it is cancelled (default 5m)");
   add_wait_options(*up, opts->wait);
   up->callback([opts, &exit_code] { exit_code = run_up(*opts); });
 
@@ -264,9 +293,7 @@ The report: `text`; `json`; `markdown`, a pull request's comment (services, host
                       .examples = {{"Nightly, keeping the open pull requests", "dbform preview sweep --keep pr-7 --keep pr-9"},
                                    {"Only what expired, ten services at most", "dbform preview sweep --max-deletes 10"}}});
   add_common(*sweep, *opts, true);
-  sweep->add_option("--keep", opts->keep, "a preview to keep (an open pull request); repeat for more")
-      ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  one_value_per_use(sweep->add_option("--keep", opts->keep, "a preview to keep (an open pull request); repeat for more"));
   sweep->add_option("--max-deletes", opts->max_deletes, "the most services one sweep deletes (default 3)")
       ->check(whole_number(0, std::numeric_limits<int>::max(), "a whole number, 0 or more"));
   add_wait_options(*sweep, opts->wait);

@@ -219,7 +219,7 @@ void add_sim_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--config", flags->config_file, "YAML file with keys, delays, seed and faults")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--key", flags->keys, "an API key and its project, KEY=PROJECT (repeatable)");
+  one_value_per_use(cmd->add_option("--key", flags->keys, "an API key and its project, KEY=PROJECT (repeatable)"));
   cmd->add_option("--queued-delay", flags->queued_delay, "how long a new service stays QUEUED (default 1s)");
   cmd->add_option("--configuring-delay", flags->configuring_delay, "then how long CONFIGURING (default 2s)");
   cmd->add_option("--upgrading-delay", flags->upgrading_delay,
@@ -239,9 +239,9 @@ void add_sim_command(CLI::App& app, int& exit_code) {
                                           "answer every Nth call 429 with Retry-After")
                               ->check(whole_number(0, std::numeric_limits<int>::max(), "a whole number, 0 or more"));
   cmd->add_option("--retry-after", flags->retry_after, "the Retry-After of those 429s (default 1s)");
-  cmd->add_option("--stuck", flags->stuck, "service name (glob) that never leaves CONFIGURING (repeatable)");
-  cmd->add_option("--deleted", flags->deleted, "service name (glob) that ends DELETED (repeatable)");
-  cmd->add_option("--unstable", flags->unstable, "service name (glob) that goes UNSTABLE before READY (repeatable)");
+  one_value_per_use(cmd->add_option("--stuck", flags->stuck, "service name (glob) that never leaves CONFIGURING (repeatable)"));
+  one_value_per_use(cmd->add_option("--deleted", flags->deleted, "service name (glob) that ends DELETED (repeatable)"));
+  one_value_per_use(cmd->add_option("--unstable", flags->unstable, "service name (glob) that goes UNSTABLE before READY (repeatable)"));
   flags->drop_opt = cmd->add_option("--drop-create-every", flags->drop_create_every,
                                     "perform every Nth create but drop its connection before the answer")
                         ->check(whole_number(0, std::numeric_limits<int>::max(), "a whole number, 0 or more"));

@@ -39,8 +39,11 @@ std::string command_path(const CLI::App& command) {
 void add_manifest_options(CLI::App& cmd, ManifestOptions& opts) {
   // One path per -f, as in kubectl and Terraform: `-f a -f b`, and `apply -f dir plan.out` cannot
   // take the plan file for a manifest.
-  cmd.add_option("-f,--file", opts.files, "manifest file or directory (repeat -f for more; default .)")
-      ->allow_extra_args(false);
+  one_value_per_use(cmd.add_option("-f,--file", opts.files, "manifest file or directory (repeat -f for more; default .)"));
+}
+
+CLI::Option* one_value_per_use(CLI::Option* option) {
+  return option->expected(1)->allow_extra_args(false)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 }
 
 void add_state_options(CLI::App& cmd, StateOptions& opts, bool with_lock_timeout) {
@@ -96,10 +99,8 @@ void add_planning_options(CLI::App& cmd, PlanningOptions& opts) {
   cmd.add_option("--max-deletes", opts.max_deletes,
                  "the most deletes (replacements included) one plan may make; beyond it none is made (default 3)")
       ->check(whole_number(0, std::numeric_limits<int>::max(), "a whole number, 0 or more"));
-  cmd.add_option("--target", opts.targets,
-                 "only this resource (an address, KIND/NAME or NAME) and what it needs; repeat for more")
-      ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  one_value_per_use(cmd.add_option("--target", opts.targets,
+                                   "only this resource (an address, KIND/NAME or NAME) and what it needs; repeat for more"));
 }
 
 void check_refresh_only_flags(const CLI::App& cmd, const PlanningOptions& opts, const std::vector<std::string>& others) {
@@ -121,10 +122,8 @@ void check_refresh_only_flags(const CLI::App& cmd, const PlanningOptions& opts, 
 }
 
 void add_policy_options(CLI::App& cmd, PolicyOptions& opts) {
-  cmd.add_option("--policy", opts.files,
-                 "a rule file every plan must keep (repeat for more; default $DBFORM_POLICY, ':'-separated)")
-      ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  one_value_per_use(cmd.add_option("--policy", opts.files,
+                                   "a rule file every plan must keep (repeat for more; default $DBFORM_POLICY, ':'-separated)"));
 }
 
 PolicySet load_policies_or_throw(const PolicyOptions& opts) {

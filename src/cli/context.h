@@ -27,6 +27,10 @@ std::vector<const CLI::App*> visible_commands(const CLI::App& app);
 std::string command_path(const CLI::App& command);
 
 void add_manifest_options(CLI::App& cmd, ManifestOptions& opts);
+// A repeatable option takes one value per use, as -f does (`--policy a.yaml --policy b.yaml`): the
+// word after its value is the next argument, never a second value (`apply --policy p.yaml
+// release.plan` applies release.plan). CLI11 lets a vector option go on eating words unless told.
+CLI::Option* one_value_per_use(CLI::Option* option);
 
 struct StateOptions {
   std::string state;      // "" -> $DBFORM_STATE -> dbform.state.json; a file or a postgres:// URL

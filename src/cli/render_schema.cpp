@@ -8,6 +8,13 @@ namespace {
 
 std::string clean(const std::string& text) { return scrub(valid_utf8(text)); }
 
+// A file a stop signal cancelled: rolled back, applied by the next run.
+std::string stopped_line(const ForkMigrations& f) {
+  std::string s = "stopped by a signal in " + clean(f.stopped_in) + " (cancelled on the server, its transaction rolled back)";
+  if (!f.applied.empty()) s += "; applied before it: " + join(f.applied, ", ");
+  return s;
+}
+
 std::string failure_line(const ForkMigrations& f) {
   std::string s = "migrations failed: " + clean(f.failure->str());
   if (!f.applied.empty()) s += "; applied before it: " + join(f.applied, ", ");
@@ -35,6 +42,7 @@ std::string render_migrations_text(const MigrateOutcome& m) {
   for (const auto& f : m.forks) {
     const size_t total = f.before + f.applied.size();
     if (f.failure) out += "  " + f.fork_name + ": " + failure_line(f) + "\n";
+    else if (!f.stopped_in.empty()) out += "  " + f.fork_name + ": " + stopped_line(f) + "\n";
     else if (f.applied.empty()) out += "  " + f.fork_name + ": up to date (" + std::to_string(total) + " applied)\n";
     else
       out += "  " + f.fork_name + ": applied " + join(f.applied, ", ") + " (" + std::to_string(total) + " in all)\n";
@@ -47,6 +55,7 @@ nlohmann::json migrations_json(const MigrateOutcome& m) {
   nlohmann::json forks = nlohmann::json::array();
   for (const auto& f : m.forks) {
     nlohmann::json j = {{"address", f.address}, {"fork", f.fork_name}, {"applied", f.applied}, {"applied_before", f.before}};
+    if (!f.stopped_in.empty()) j["stopped_in"] = clean(f.stopped_in);
     if (f.failure) {
       const MigrationFailure& x = *f.failure;
       j["failure"] = {{"file", clean(x.file)},          {"line", x.statement.line},
@@ -68,6 +77,8 @@ std::string render_migrations_markdown(const MigrateOutcome& m) {
       const std::string fence = schema_fence(text);
       out += "- **" + clean(f.fork_name) + ": migrations failed** (the fork is kept for inspection)\n\n  " + fence +
              "\n  " + text + "\n  " + fence + "\n";
+    } else if (!f.stopped_in.empty()) {
+      out += "- " + clean(f.fork_name) + ": " + stopped_line(f) + "\n";
     } else if (f.applied.empty()) {
       out += "- " + clean(f.fork_name) + ": up to date (" + std::to_string(f.before) + " applied)\n";
     } else {

@@ -60,9 +60,11 @@ void migrate(const PreviewUpRequest& r, const std::vector<PreviewUpPlan>& plans,
     MigrateRequest request{state, up.project_id, up.name, f->second, r.connector, r.context.engine.stop};
     request.clock = &r.context.clock;
     request.connect_wait = r.context.engine.wait_timeout;  // --wait-timeout, as apply --wait-connectable waits
+    request.statement_timeout = r.migration_timeout;
     report.migrations = migrate_preview(request, reporter);
     for (const auto& fork : report.migrations->forks)
       if (fork.failure) reporter.failed(fork.fork_name + ": migrations failed: " + fork.failure->str());
+    if (report.migrations->interrupted) return;  // a signal: nothing more is run or read
     if (r.diff_schemas) report.diff = diff_preview({state, up.project_id, up.name, r.connector});
   }
 }

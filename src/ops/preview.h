@@ -54,6 +54,7 @@ struct PreviewUpRequest {
   const PolicySet& policies;  // the rules of kind `preview` its forks must keep
   const SqlConnector& connector;  // the migrations' and the diff's connections to the forks
   bool diff_schemas = false;      // each fork's schema diffed against its source's (a pull request's comment)
+  Duration migration_timeout{std::chrono::minutes(5)};  // the longest one migration statement may run
 };
 
 // What `up` adds to a preview's report when its block has `migrations:`.

@@ -102,14 +102,20 @@ MigrateOutcome migrate_preview(const MigrateRequest& request, MigrationReporter&
                      "file, or make the preview afresh with `dbform preview up " + request.name + " --reset`");
   MigrateOutcome outcome;
   for (auto& fork : open) {
-    ForkMigrations done{fork.rec->address, fork.rec->name, {}, fork.ledger.size(), std::nullopt};
+    ForkMigrations done{fork.rec->address, fork.rec->name, {}, fork.ledger.size(), std::nullopt, ""};
     MigrationRun run;
+    const StatementLimit limit{request.stop, request.statement_timeout};
     try {
-      run = apply_pending(*fork.session, pending_files(request.files, fork.ledger), [&](const MigrationFile& file) {
-        if (request.stop && request.stop->load()) return false;
-        reporter.applying(fork.rec->address, fork.rec->name, file);
-        return true;
-      });
+      run = apply_pending(
+          *fork.session, pending_files(request.files, fork.ledger),
+          [&](const MigrationFile& file) {
+            if (request.stop && request.stop->load()) return false;
+            reporter.applying(fork.rec->address, fork.rec->name, file);
+            return true;
+          },
+          limit);
+      if (run.failure && run.failure->cancelled == Cancelled::TimedOut)
+        run.failure->server.hint = "`dbform preview up --migration-timeout` gives each statement longer";
     } catch (const Error& e) {  // the connection itself failed: the file's transaction did not commit
       SqlError lost;
       lost.message = e.what();
@@ -117,6 +123,7 @@ MigrateOutcome migrate_preview(const MigrateRequest& request, MigrationReporter&
     }
     done.applied = std::move(run.applied);
     done.failure = std::move(run.failure);
+    done.stopped_in = std::move(run.stopped_in);
     outcome.forks.push_back(std::move(done));
     if (request.stop && request.stop->load()) {
       outcome.interrupted = true;

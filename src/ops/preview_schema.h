@@ -35,7 +35,10 @@ struct MigrateRequest {
   std::string name;  // the preview's
   const std::vector<MigrationFile>& files;
   const SqlConnector& connector;
-  const std::atomic<bool>* stop = nullptr;  // looked at between files
+  const std::atomic<bool>* stop = nullptr;  // cancels the running statement (its file rolled back), and no more runs
+  // The longest one statement of a migration may run (`preview up --migration-timeout`): the
+  // server's statement_timeout, and dbform's own cancel of a statement that set its own.
+  Duration statement_timeout{std::chrono::minutes(5)};
   // A fork reported READY may refuse connections for a moment (the real service now and then
   // does): connecting is tried again every half second within `connect_wait`, unless the login
   // itself is refused. No clock: one attempt.
@@ -49,6 +52,7 @@ struct ForkMigrations {
   std::vector<std::string> applied;  // by this run, in order
   size_t before = 0;                 // files the ledger held already
   std::optional<MigrationFailure> failure;
+  std::string stopped_in;  // the file a stop signal cancelled on this fork (rolled back), "" when none
 };
 
 struct MigrateOutcome {

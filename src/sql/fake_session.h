@@ -17,8 +17,22 @@ class FakeSqlSession : public SqlSession {
   std::vector<std::string> sent;                    // every statement, in order (parameters after " | ")
   std::map<std::string, SqlError> fail_when;        // a statement containing the key fails so
   std::map<std::string, std::vector<SqlRow>> rows;  // a statement containing the key answers these rows
+  std::map<std::string, Cancelled> cancel_when;     // a watched statement containing the key is cancelled so
+  std::vector<StatementLimit> limits;               // the limit of each watched statement, in order
 
   SqlResult exec(const std::string& sql) override { return answer(sql); }
+  SqlResult exec_limited(const std::string& sql, const StatementLimit& limit) override {
+    limits.push_back(limit);
+    for (const auto& [text, why] : cancel_when)
+      if (sql.find(text) != std::string::npos) {
+        sent.push_back(sql);
+        SqlResult r;
+        r.error = {"canceling statement", "", "", "57014", 0};
+        r.cancelled = why;
+        return r;
+      }
+    return answer(sql);
+  }
   SqlResult exec_params(const std::string& sql, const std::vector<std::string>& params) override {
     std::string line = sql;
     for (const auto& p : params) line += " | " + p;
@@ -69,6 +83,9 @@ class FakeSqlConnector : public SqlConnector {
   struct Shared : SqlSession {
     explicit Shared(std::shared_ptr<FakeSqlSession> s) : session(std::move(s)) {}
     SqlResult exec(const std::string& sql) override { return session->exec(sql); }
+    SqlResult exec_limited(const std::string& sql, const StatementLimit& limit) override {
+      return session->exec_limited(sql, limit);
+    }
     SqlResult exec_params(const std::string& sql, const std::vector<std::string>& p) override {
       return session->exec_params(sql, p);
     }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "util/duration.h"
 #include "util/error.h"
 #include "util/text.h"
 
@@ -69,38 +70,53 @@ std::string MigrationFailure::str() const {
 
 namespace {
 
+// The failure of a statement of `file` that began at `offset`, `text` as sent.
+MigrationFailure failure_of(const MigrationFile& file, Location statement, size_t offset, const std::string& text,
+                            const SqlResult& r, const StatementLimit& limit) {
+  MigrationFailure failure{file.path, std::move(statement), std::nullopt, r.error, r.cancelled};
+  if (r.cancelled == Cancelled::TimedOut) {
+    failure.server.message = "the statement ran longer than the migration timeout (" + format_duration(limit.timeout) +
+                             ") and was cancelled; its file's transaction was rolled back";
+    failure.server.position = 0;
+    return failure;
+  }
+  if (r.error.position > 0) failure.error = file.at(offset + byte_of_character(text, r.error.position));
+  return failure;
+}
+
 // The file's statements and its ledger row, inside the transaction the caller began.
-std::optional<MigrationFailure> run_file(SqlSession& session, const MigrationFile& file) {
+std::optional<MigrationFailure> run_file(SqlSession& session, const MigrationFile& file, const StatementLimit& limit) {
   for (size_t i = 0; i < file.statements.size(); ++i) {
     const std::string text = file.statement_text(i);
-    SqlResult r = session.exec(text);
+    SqlResult r = session.exec_limited(text, limit);
     if (r.ok) continue;
-    MigrationFailure failure{file.path, file.at(file.statements[i].first_token), std::nullopt, r.error};
-    if (r.error.position > 0)
-      failure.error = file.at(file.statements[i].offset + byte_of_character(text, r.error.position));
-    return failure;
+    return failure_of(file, file.at(file.statements[i].first_token), file.statements[i].offset, text, r, limit);
   }
   SqlResult row = session.exec_params("INSERT INTO " + kLedger + " (name, sha256) VALUES ($1, $2)", {file.name, file.sha256});
   if (!row.ok) return MigrationFailure{file.path, Location{file.path}, std::nullopt, row.error};
-  SqlResult commit = session.exec("COMMIT");  // deferred constraints are checked here
-  if (!commit.ok) return MigrationFailure{file.path, Location{file.path}, std::nullopt, commit.error};
+  SqlResult commit = session.exec_limited("COMMIT", limit);  // deferred constraints are checked here
+  if (!commit.ok) return failure_of(file, Location{file.path}, 0, "COMMIT", commit, limit);
   return std::nullopt;
 }
 
 }  // namespace
 
 MigrationRun apply_pending(SqlSession& session, const std::vector<const MigrationFile*>& pending,
-                           const std::function<bool(const MigrationFile&)>& before_each) {
+                           const std::function<bool(const MigrationFile&)>& before_each, const StatementLimit& limit) {
   MigrationRun run;
   for (const MigrationFile* file : pending) {
     if (before_each && !before_each(*file)) break;
     require(session.exec("BEGIN"), "could not begin the transaction of " + file->path);
+    if (limit.timeout.count() > 0)  // the server ends a statement past it; dbform cancels one that set its own
+      require(session.exec("SET LOCAL statement_timeout = " + std::to_string(limit.timeout.count())),
+              "could not set the statement timeout of " + file->path);
     require(session.exec("CREATE TABLE IF NOT EXISTS " + kLedger +
                          " (name text PRIMARY KEY, sha256 text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"),
             "could not create the ledger " + kLedger);
-    if (auto failure = run_file(session, *file)) {
+    if (auto failure = run_file(session, *file, limit)) {
       session.exec("ROLLBACK");  // after a failed COMMIT there is nothing to roll back: harmless
-      run.failure = std::move(failure);
+      if (failure->cancelled == Cancelled::Stopped) run.stopped_in = file->path;
+      else run.failure = std::move(failure);
       return run;
     }
     run.applied.push_back(file->name);

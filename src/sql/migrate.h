@@ -38,7 +38,8 @@ struct MigrationFailure {
   std::string file;               // its path
   Location statement;             // the failing statement's first token
   std::optional<Location> error;  // PostgreSQL's error position within it, when given
-  SqlError server;                // what PostgreSQL said
+  SqlError server;                // what PostgreSQL said (or why dbform cancelled it)
+  Cancelled cancelled = Cancelled::No;  // cancelled by dbform: past the migration timeout, or by a signal
   // "FILE:LINE: MESSAGE (at LINE:COL; SQLSTATE ...)", one line.
   std::string str() const;
 };
@@ -46,13 +47,17 @@ struct MigrationFailure {
 struct MigrationRun {
   std::vector<std::string> applied;  // names, in order
   std::optional<MigrationFailure> failure;
+  std::string stopped_in;  // the file whose statement a stop signal cancelled (rolled back); "" when none
 };
 
 // Applies `pending` in order, each in one transaction with its ledger row (the ledger is created in
 // the first); stops at the first failure, whose transaction is rolled back. `before_each` is told
-// each file's name before it runs and may return false to stop (a signal). Throws Error only when
-// the connection itself fails.
+// each file's name before it runs and may return false to stop (a signal). Each transaction runs
+// with `SET LOCAL statement_timeout` of `limit.timeout` (when not 0), and each statement of a file
+// is cancelled on the server past it (a failure that says so) or once `limit.stop` is set (the
+// file rolled back, named in `stopped_in`). Throws Error only when the connection itself fails.
 MigrationRun apply_pending(SqlSession& session, const std::vector<const MigrationFile*>& pending,
-                           const std::function<bool(const MigrationFile&)>& before_each = {});
+                           const std::function<bool(const MigrationFile&)>& before_each = {},
+                           const StatementLimit& limit = {});
 
 }  // namespace dbform

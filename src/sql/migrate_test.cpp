@@ -66,6 +66,43 @@ TEST_CASE("a failing statement stops the run: rolled back, located at its line a
   for (const auto& s : session.sent) CHECK_THAT(s, !Catch::Contains("CREATE TABLE c"));
 }
 
+TEST_CASE("a statement past the timeout fails its file naming the timeout - one a signal cancelled is a stop, not a failure",
+          "[sql]") {
+  auto files = files_of({{"0001_a.sql", "CREATE TABLE a (v int);"},
+                         {"0002_slow.sql", "CREATE TABLE b (v int);\nSELECT pg_sleep(3600);\n"},
+                         {"0003_c.sql", "CREATE TABLE c (v int);"}});
+  const std::atomic<bool> stop{false};
+  const StatementLimit limit{&stop, std::chrono::seconds(2)};
+  FakeSqlSession timed;
+  timed.cancel_when["pg_sleep"] = Cancelled::TimedOut;
+  MigrationRun run = apply_pending(timed, all(files), {}, limit);
+  CHECK(run.applied == std::vector<std::string>{"0001_a.sql"});
+  REQUIRE(run.failure);
+  CHECK(run.failure->cancelled == Cancelled::TimedOut);
+  CHECK(run.failure->str() == "db/0002_slow.sql:2:1: the statement ran longer than the migration timeout (2s) and was "
+                              "cancelled; its file's transaction was rolled back (SQLSTATE 57014)");
+  CHECK(run.stopped_in.empty());
+  // Each transaction sets the server's timeout; each statement of a file is watched with the limit.
+  CHECK(timed.sent[1] == "SET LOCAL statement_timeout = 2000");
+  REQUIRE_FALSE(timed.limits.empty());
+  for (const auto& l : timed.limits) CHECK((l.stop == &stop && l.timeout == std::chrono::seconds(2)));
+  CHECK(timed.sent.back() == "ROLLBACK");
+
+  FakeSqlSession stopped;
+  stopped.cancel_when["pg_sleep"] = Cancelled::Stopped;
+  MigrationRun interrupted = apply_pending(stopped, all(files), {}, limit);
+  CHECK(interrupted.applied == std::vector<std::string>{"0001_a.sql"});
+  CHECK_FALSE(interrupted.failure);
+  CHECK(interrupted.stopped_in == "db/0002_slow.sql");
+  CHECK(stopped.sent.back() == "ROLLBACK");
+  for (const auto& s : stopped.sent) CHECK_THAT(s, !Catch::Contains("CREATE TABLE c"));
+
+  // No timeout: nothing set.
+  FakeSqlSession unlimited;
+  apply_pending(unlimited, all(files));
+  for (const auto& s : unlimited.sent) CHECK_THAT(s, !Catch::Contains("statement_timeout"));
+}
+
 TEST_CASE("the ledger: a changed or vanished applied file is a problem naming it - pending files are the rest",
           "[sql]") {
   auto files = files_of({{"0001_a.sql", "CREATE TABLE a (v int);"}, {"0002_b.sql", "CREATE TABLE b (v int);"},

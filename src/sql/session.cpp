@@ -1,8 +1,10 @@
 #include "sql/session.h"
 
 #include <libpq-fe.h>
+#include <poll.h>
 
 #include <algorithm>
+#include <cerrno>
 
 #include "util/error.h"
 #include "util/text.h"
@@ -52,6 +54,7 @@ class LibpqSession : public SqlSession {
   }
   ~LibpqSession() override { PQfinish(conn_); }
   SqlResult exec(const std::string& sql) override { return result_of(conn_, PQexec(conn_, sql.c_str())); }
+  SqlResult exec_limited(const std::string& sql, const StatementLimit& limit) override;
   SqlResult exec_params(const std::string& sql, const std::vector<std::string>& params) override {
     std::vector<const char*> values;
     for (const auto& p : params) values.push_back(p.c_str());
@@ -62,6 +65,85 @@ class LibpqSession : public SqlSession {
  private:
   PGconn* conn_;
 };
+
+// How long after the timeout dbform cancels a statement itself (the server's statement_timeout is
+// the first to end it; this ends one that set its own), and how long it then waits for the server
+// to answer the cancel before it gives the connection up.
+constexpr auto kClientGrace = std::chrono::milliseconds(500);
+constexpr auto kCancelAnswer = std::chrono::seconds(10);
+
+// Asks the server to cancel what the connection runs (PQcancel: a connection of its own).
+void send_cancel(PGconn* conn) {
+  PGcancel* cancel = PQgetCancel(conn);
+  if (!cancel) return;
+  char why[256];
+  PQcancel(cancel, why, sizeof why);  // when it cannot be sent, the wait for its answer ends the statement
+  PQfreeCancel(cancel);
+}
+
+// The result of what was sent, as PQexec gives it: the first error, else the last result. A COPY
+// that wants data is ended with an error, one that sends data is read to its end.
+PGresult* result_of_sent(PGconn* conn) {
+  PGresult* kept = nullptr;
+  while (PGresult* r = PQgetResult(conn)) {
+    const auto status = PQresultStatus(r);
+    if (status == PGRES_COPY_IN) PQputCopyEnd(conn, "a migration cannot read from dbform's standard input");
+    if (status == PGRES_COPY_OUT)
+      for (char* row = nullptr; PQgetCopyData(conn, &row, 0) > 0; row = nullptr) PQfreemem(row);
+    if (status == PGRES_COPY_IN || status == PGRES_COPY_OUT || status == PGRES_COPY_BOTH ||
+        (kept && PQresultStatus(kept) == PGRES_FATAL_ERROR)) {
+      PQclear(r);
+      continue;
+    }
+    if (kept) PQclear(kept);
+    kept = r;
+  }
+  return kept;
+}
+
+SqlResult LibpqSession::exec_limited(const std::string& sql, const StatementLimit& limit) {
+  if (limit.stop && limit.stop->load()) {  // stopped between two statements: the next is not sent
+    SqlResult stopped;
+    stopped.error.message = "not sent: dbform was stopped by a signal";
+    stopped.cancelled = Cancelled::Stopped;
+    return stopped;
+  }
+  if (!PQsendQuery(conn_, sql.c_str())) return result_of(conn_, nullptr);
+  using Steady = std::chrono::steady_clock;
+  const auto started = Steady::now();
+  Cancelled cancelled = Cancelled::No;
+  Steady::time_point cancel_sent{};
+  while (PQisBusy(conn_)) {
+    const auto now = Steady::now();
+    if (cancelled == Cancelled::No) {
+      if (limit.stop && limit.stop->load()) cancelled = Cancelled::Stopped;
+      else if (limit.timeout.count() > 0 && now - started >= limit.timeout + kClientGrace) cancelled = Cancelled::TimedOut;
+      if (cancelled != Cancelled::No) {
+        send_cancel(conn_);
+        cancel_sent = now;
+      }
+    } else if (now - cancel_sent >= kCancelAnswer) {
+      SqlResult lost;  // the connection is given up: closing it ends the statement's transaction
+      lost.error.message = "the server did not end the statement within " +
+                           std::to_string(std::chrono::duration_cast<std::chrono::seconds>(kCancelAnswer).count()) +
+                           "s of dbform's cancel request";
+      lost.cancelled = cancelled;
+      PQfinish(conn_);
+      conn_ = nullptr;
+      return lost;
+    }
+    pollfd watched{PQsocket(conn_), POLLIN, 0};
+    if (::poll(&watched, 1, 100) < 0 && errno != EINTR) break;  // a signal wakes it: looked at again at once
+    if (!PQconsumeInput(conn_)) break;                          // the connection failed: its error is the result
+  }
+  SqlResult out = result_of(conn_, result_of_sent(conn_));
+  if (!out.ok && out.error.sqlstate == "57014") {  // query_canceled: by dbform, or by the server's timeout
+    if (cancelled == Cancelled::Stopped) out.cancelled = Cancelled::Stopped;
+    else if (cancelled == Cancelled::TimedOut || (limit.timeout.count() > 0 && Steady::now() - started >= limit.timeout))
+      out.cancelled = Cancelled::TimedOut;
+  }
+  return out;
+}
 
 class LibpqConnector : public SqlConnector {
  public:

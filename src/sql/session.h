@@ -2,6 +2,7 @@
 // A connection to a service's own database, as a seam: the migrations and the schema reader run
 // their SQL through SqlSession, LibpqConnector makes real ones (TLS as `dbform output` writes
 // connection strings), and the tests use a fake.
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
@@ -23,10 +24,20 @@ struct SqlError {
 
 using SqlRow = std::vector<std::optional<std::string>>;  // nullopt: NULL
 
+// Why dbform cancelled a statement on the server (libpq's cancel request).
+enum class Cancelled { No, Stopped, TimedOut };
+
 struct SqlResult {
   bool ok = false;
   std::vector<SqlRow> rows;
   SqlError error;  // when !ok
+  Cancelled cancelled = Cancelled::No;  // when !ok: ended by dbform, a stop signal or the timeout
+};
+
+// What ends a statement before it does: `stop` set (a signal's flag) or `timeout` passed (0: none).
+struct StatementLimit {
+  const std::atomic<bool>* stop = nullptr;
+  Duration timeout{0};
 };
 
 class SqlSession {
@@ -36,6 +47,13 @@ class SqlSession {
   virtual SqlResult exec(const std::string& sql) = 0;
   // One statement with text parameters ($1, $2...), through the extended protocol.
   virtual SqlResult exec_params(const std::string& sql, const std::vector<std::string>& params) = 0;
+  // As exec, watched while it runs: cancelled on the server once `limit.stop` is set or a little
+  // after `limit.timeout` has passed (the server's own statement_timeout, set by the caller, usually
+  // ends it first); the result says which. Its default (the tests' fake) is exec.
+  virtual SqlResult exec_limited(const std::string& sql, const StatementLimit& limit) {
+    (void)limit;
+    return exec(sql);
+  }
 };
 
 struct SqlSessionOptions {

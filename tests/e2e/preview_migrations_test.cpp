@@ -231,3 +231,97 @@ TEST_CASE("postgres: migrations wait for a fork reported READY before it accepts
   CHECK_THAT(up.out, Catch::Contains("orders-pr-1: applied 0001_a.sql (1 in all)"));
   CHECK(sql(p.fork(), "SELECT count(*) FROM dbform_migrations").value == "1");
 }
+
+namespace {
+
+// The statements running pg_sleep on the server at `conninfo`, but the asking one: "0" when none.
+std::string sleeping_statements(const std::string& conninfo) {
+  return sql(conninfo, "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND "
+                       "query LIKE '%pg_sleep(3600)%' AND pid <> pg_backend_pid()")
+      .value;
+}
+
+}  // namespace
+
+// Issue 57, item 4: a migration that never ends. Fails on the main it was written on: there is no
+// --migration-timeout, and a signal is looked at only between files.
+TEST_CASE("postgres: a migration statement past --migration-timeout is cancelled on the server - the failure names the "
+          "file and the timeout - also when the file sets its own statement_timeout",
+          "[e2e][postgres]") {
+  Sandbox sb;
+  PostgresSim sim(sb);
+  Preview p = prepared(sb);
+  sb.write("db/migrations/0001_ok.sql", "CREATE TABLE ok (v int);\n");
+  sb.write("db/migrations/0002_sleep.sql", "CREATE TABLE half (v int);\nSELECT pg_sleep(3600);\n");
+  RunResult up = preview(sb, {"up", "pr-1", "--migration-timeout", "2s"});
+  INFO(up.describe());
+  CHECK(up.exit_code == 1);
+  CHECK_THAT(up.err, Catch::Contains("orders-pr-1: migrations failed: db/migrations/0002_sleep.sql:2:1: the statement ran "
+                                     "longer than the migration timeout (2s) and was cancelled"));
+  CHECK_THAT(up.err, Catch::Contains("--migration-timeout"));
+  const std::string fork = p.fork();
+  CHECK(sleeping_statements(fork) == "0");
+  CHECK(sql(fork, "SELECT string_agg(name, ',') FROM dbform_migrations").value == "0001_ok.sql");
+  CHECK_FALSE(sql(fork, "SELECT 1 FROM half").ok);  // its file was rolled back
+
+  // A file that lifts the server's timeout for itself is cancelled by dbform all the same.
+  sb.write("db/migrations/0002_sleep.sql", "SET statement_timeout = 0;\nSELECT pg_sleep(3600);\n");
+  RunResult own = preview(sb, {"up", "pr-1", "--migration-timeout", "2s"});
+  INFO(own.describe());
+  CHECK(own.exit_code == 1);
+  CHECK_THAT(own.err, Catch::Contains("db/migrations/0002_sleep.sql:2:1: the statement ran longer than the migration "
+                                      "timeout (2s) and was cancelled"));
+  CHECK(own.elapsed < std::chrono::seconds(20));
+  CHECK(sleeping_statements(fork) == "0");
+
+  // The flag's value is checked before anything is read or called.
+  const json before = sim.calls();
+  RunResult zero = preview(sb, {"up", "pr-1", "--migration-timeout", "0s"});
+  CHECK(zero.exit_code == 1);
+  CHECK_THAT(zero.err, Catch::Contains("--migration-timeout: `0s` ends every statement at once"));
+  CHECK(calls_since(before, sim.calls()) == json::object());
+}
+
+TEST_CASE("postgres: SIGTERM during a migration cancels its statement on the server - exit 130 - the state's lock is "
+          "released and the file applies on the next up",
+          "[e2e][postgres]") {
+  Sandbox sb;
+  PostgresSim sim(sb);
+  Preview p = prepared(sb);
+  sb.write("db/migrations/0001_sleep.sql", "CREATE TABLE half (v int);\nSELECT pg_sleep(3600);\n");
+  auto run = sb.start({"preview", "up", "pr-1", "--poll-interval", "100ms"}, {}, std::chrono::seconds(90));
+  // The fork's statement seen running on its server before the signal: no guess at how long it takes.
+  std::string fork;
+  const bool running = eventually(
+      [&] {
+        if (fork.empty()) {
+          RunResult out = sb.run({"output", preview_address("pr-1", "orders") + ".connection_string"});
+          if (out.exit_code != 0 || out.out.find("postgres://") != 0) return false;
+          fork = out.out.substr(0, out.out.find('\n'));
+        }
+        return sleeping_statements(fork) == "1";
+      },
+      std::chrono::seconds(60));
+  INFO(run->stderr_so_far());
+  REQUIRE(running);
+  const auto signalled = std::chrono::steady_clock::now();
+  run->signal(SIGTERM);
+  RunResult stopped = run->wait();
+  INFO(stopped.describe());
+  CHECK(stopped.exit_code == 130);
+  CHECK(std::chrono::steady_clock::now() - signalled < std::chrono::seconds(10));
+  CHECK_THAT(stopped.err, Catch::Contains("stopped by a signal: the statement of db/migrations/0001_sleep.sql running on "
+                                          "orders-pr-1 was cancelled on the server"));
+  // Nothing of it runs on in the fork, and its file left nothing.
+  CHECK(sleeping_statements(fork) == "0");
+  CHECK_FALSE(sql(fork, "SELECT 1 FROM half").ok);
+  CHECK_FALSE(sql(fork, "SELECT 1 FROM dbform_migrations").ok);
+
+  // The lock is free (the next run takes it at once, --lock-timeout 0s), and the file, never
+  // applied, may be fixed and applied.
+  sb.write("db/migrations/0001_sleep.sql", "CREATE TABLE half (v int);\n");
+  RunResult again = preview(sb, {"up", "pr-1"});
+  INFO(again.describe());
+  CHECK(again.exit_code == 0);
+  CHECK(sql(fork, "SELECT string_agg(name, ',') FROM dbform_migrations").value == "0001_sleep.sql");
+}
