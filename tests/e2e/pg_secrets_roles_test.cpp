@@ -226,3 +226,36 @@ TEST_CASE("e2e: pg: the writer refuses a dbform_secrets the planner reaches thro
   INFO(rotated.describe());
   CHECK(rotated.exit_code == 0);
 }
+
+// Issue 57 item 10: the writer's check asks INSERT on dbform_secrets too. A role granted everything
+// but that would send a create (or a new password) and then fail to record the password it chose:
+// it is refused when it would take the lock, before any call to the API, naming the table.
+TEST_CASE("e2e: pg: a writer that may not insert into dbform_secrets is refused before any call", "[pg]") {
+  Sandbox sb;
+  const std::string database_url = pgtest::fresh_database("secrets_insert");
+  RoleCheckout owner(sb, "owner", database_url);
+  owner.write_manifest(manifest({}, {service_yaml("orders")}));
+  RunResult first = owner.apply();
+  INFO(first.describe());
+  REQUIRE(first.exit_code == 0);
+  dbform::PgConnection admin(database_url);
+  const std::string writer = pgtest::unique_name("writer");
+  admin.exec_script("CREATE ROLE " + writer + " LOGIN PASSWORD 'writer-pw'; "
+                    "GRANT SELECT, INSERT, UPDATE, DELETE ON dbform_states, dbform_journal, dbform_locks TO " + writer +
+                    "; GRANT SELECT, UPDATE, DELETE ON dbform_secrets TO " + writer);
+  RoleCheckout main_branch(sb, "main", as_role(database_url, writer, "writer-pw"));
+  main_branch.write_manifest(manifest({}, {service_yaml("orders"), service_yaml("search")}));
+  const long long serial = serial_of(database_url);
+  const long long calls = sb.total_requests();
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"apply", "--auto-approve", "--poll-interval", "100ms"}, {"rotate-password", "orders"}}) {
+    RunResult r = main_branch.run(args);
+    INFO(dbform::join(args, " ") << "\n" << r.describe());
+    CHECK(r.exit_code == 1);
+    CHECK(contains(r.err, "may not write the state"));
+    CHECK(contains(r.err, "dbform_secrets"));
+    CHECK(sb.total_requests() == calls);
+    CHECK(serial_of(database_url) == serial);
+  }
+  CHECK(admin.exec("SELECT count(*) FROM dbform_secrets").rows[0][0] == "1");
+}

@@ -4,6 +4,9 @@
 // that read or record a password say, before any call, which variable to set; a value copied onto
 // another record never opens there; a state sealed whole by an older dbform is read with its key
 // and converted at its next write.
+#include <fstream>
+#include <iterator>
+
 #include "common.h"
 #include "../pg/test_server.h"
 #include "whole_sealed.h"
@@ -264,4 +267,110 @@ TEST_CASE("e2e: sealed: pg: a sealed workspace plans, lists and shows without th
   const long long posts = sb.count(kPostService);
   says_to_set_the_state_key(sb.run({"apply", "--auto-approve"}, at), "this apply");
   CHECK(sb.count(kPostService) == posts);
+}
+
+// Issue 57 item 10: a sealed value is bound to its record's project as well as its kind and id. A
+// sealed workspace's record moved, with its row of dbform_secrets, to the same kind and id under
+// another project never opens there.
+TEST_CASE("e2e: sealed: pg: a sealed password moved to the same kind and id under another project never opens there",
+          "[pg]") {
+  Sandbox sb;
+  const std::string workspace = pgtest::unique_name("sealed57");
+  std::map<std::string, std::string> keyed = {{"DBFORM_STATE", pgtest::server_url()}, {"DBFORM_WORKSPACE", workspace}};
+  keyed.insert(kSealingKey.begin(), kSealingKey.end());
+  sb.write("dbform.yaml", manifest({}, {service_yaml("orders")}));
+  REQUIRE(sb.apply({}, keyed).exit_code == 0);
+  RunResult shown = sb.run({"output", "orders.password"}, keyed);
+  REQUIRE(shown.exit_code == 0);
+  const std::map<std::string, std::string> passwords = {{"orders", shown.out.substr(0, shown.out.find('\n'))}};
+
+  dbform::PgConnection admin(pgtest::server_url());
+  REQUIRE(admin.exec("SELECT count(*) FROM dbform_journal WHERE workspace = $1", {workspace}).rows[0][0] == "0");
+  json doc = json::parse(*admin.exec("SELECT document FROM dbform_states WHERE workspace = $1", {workspace}).rows[0][0]);
+  REQUIRE(doc["resources"].size() == 1);
+  const std::string other = "acme-staging";
+  doc["resources"][0]["project_id"] = other;
+  doc["resources"][0]["address"] = service_address("orders", other);
+  admin.exec("UPDATE dbform_states SET document = $2 WHERE workspace = $1", {workspace, doc.dump(2)});
+  REQUIRE(admin.exec("UPDATE dbform_secrets SET project_id = $2 WHERE workspace = $1", {workspace, other}).affected == 1);
+
+  sb.write("dbform.yaml", manifest({}, {service_yaml("orders")}, other));
+  RunResult moved = sb.run({"output", service_address("orders", other) + ".password"}, keyed);
+  INFO(moved.describe());
+  CHECK(moved.exit_code == 1);
+  CHECK(contains(moved.err, "sealed for another record"));
+  holds_no_password(moved, passwords);
+}
+
+namespace {
+
+// States written by dbform v0.1.0 (document version 2, each password sealed on its own), kept in
+// tests/e2e/data: a change that made every existing sealed state unreadable fails here. One sealed
+// with a passphrase, one with a key file (these 32 bytes, in hex); each holds one service.
+const std::string kStoredPassphrase = "the passphrase of a state kept as test data";
+const std::string kStoredKeyHex = "75b9d019d0687b0f70f74e71e2057c232602ed01494a6f4e06688fddb48b72df";
+
+struct StoredState {
+  std::string file, service, password;
+  std::map<std::string, std::string> key;  // the environment that gives its key
+};
+
+std::vector<StoredState> stored_states(Sandbox& sb) {
+  std::string key;
+  for (size_t i = 0; i < kStoredKeyHex.size(); i += 2) key += static_cast<char>(std::stoi(kStoredKeyHex.substr(i, 2), nullptr, 16));
+  sb.write("stored.key", key);
+  return {{"sealed_v2_passphrase.state.json", "orders", "kRi5yVcviJ92eTNT2RHu",
+           {{"DBFORM_STATE_PASSPHRASE", kStoredPassphrase}}},
+          {"sealed_v2_key_file.state.json", "billing", "oVHrC42HvVsxkkYaH8dD",
+           {{"DBFORM_STATE_KEY_FILE", (sb.dir() / "stored.key").string()}}}};
+}
+
+std::string stored(const std::string& file) {
+  std::ifstream in(std::string(DBFORM_SOURCE_DIR "/tests/e2e/data/") + file, std::ios::binary);
+  REQUIRE(in);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+}  // namespace
+
+TEST_CASE("e2e: sealed: a sealed state file a released dbform wrote opens with its key and gives its password") {
+  Sandbox sb;
+  for (const StoredState& s : stored_states(sb)) {
+    INFO(s.file);
+    sb.write("dbform.state.json", stored(s.file));
+    sb.write("dbform.yaml", manifest({}, {service_yaml(s.service)}));
+    RunResult opened = sb.run({"output", s.service + ".password"}, s.key);
+    INFO(opened.describe());
+    CHECK(opened.exit_code == 0);
+    CHECK(opened.out == s.password + "\n");
+    RunResult list = sb.run({"state", "list"});  // the rest reads without the key
+    CHECK(list.exit_code == 0);
+    CHECK(contains(list.out, service_address(s.service)));
+    RunResult wrong = sb.run({"output", s.service + ".password"}, {{"DBFORM_STATE_PASSPHRASE", "another passphrase"}});
+    CHECK(wrong.exit_code == 1);
+    CHECK(!contains(wrong.all(), s.password));
+  }
+}
+
+TEST_CASE("e2e: sealed: pg: a sealed state file a released dbform wrote, pushed to PostgreSQL, gives its password there",
+          "[pg]") {
+  Sandbox sb;
+  for (const StoredState& s : stored_states(sb)) {
+    INFO(s.file);
+    std::map<std::string, std::string> at = {{"DBFORM_STATE", pgtest::server_url()},
+                                             {"DBFORM_WORKSPACE", pgtest::unique_name("stored57")}};
+    at.insert(s.key.begin(), s.key.end());
+    sb.write("stored.state.json", stored(s.file));
+    sb.write("dbform.yaml", manifest({}, {service_yaml(s.service)}));
+    RunResult pushed = sb.run({"state", "push", "stored.state.json"}, at);
+    INFO(pushed.describe());
+    REQUIRE(pushed.exit_code == 0);
+    RunResult opened = sb.run({"output", s.service + ".password"}, at);
+    INFO(opened.describe());
+    CHECK(opened.exit_code == 0);
+    CHECK(opened.out == s.password + "\n");
+    dbform::PgConnection admin(pgtest::server_url());
+    CHECK(admin.exec("SELECT count(*) FROM dbform_secrets WHERE workspace = $1 AND value LIKE '%ciphertext%'",
+                     {at["DBFORM_WORKSPACE"]}).rows[0][0] == "1");
+  }
 }
