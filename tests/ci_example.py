@@ -31,9 +31,10 @@ PROJECT = "acme-prod"
 KEY = "ci-example-key-0123456789"
 
 
-def manifest(services, orders_region=None):
-    """`orders_region` declares orders in a region: one it was not created in is a conflict."""
-    text = f"version: 1\nprojects:\n  - id: {PROJECT}\n    services:\n"
+def manifest(services, orders_region=None, key_env=None):
+    """`orders_region` declares orders in a region: one it was not created in is a conflict;
+    `key_env` is the project's `api_key_env`."""
+    text = f"version: 1\nprojects:\n  - id: {PROJECT}\n" + (f"    api_key_env: {key_env}\n" if key_env else "") + "    services:\n"
     for s in services:
         text += f"      - name: {s}\n        cpu_millis: 1000\n"
         if s == "orders" and orders_region:
@@ -123,8 +124,20 @@ def check_script(dbform, script, fails):
             keyless = {k: v for k, v in env.items() if k != "DBFORM_API_KEY"}
             p = subprocess.run(["bash", str(script), "plan"], cwd=repo, env=keyless, capture_output=True, text=True,
                                timeout=120)
-            fails.check(p.returncode == 0 and "### dbform plan: no changes" in (out / "plan.md").read_text(),
-                        f"plan without a key: exit {p.returncode}\n{p.stderr}")
+            md = (out / "plan.md").read_text()
+            fails.check(p.returncode == 0 and "### dbform plan: no changes" in md and "From the state alone" in md,
+                        f"plan without a key: exit {p.returncode}\n{p.stderr}\n{md[:600]}")
+            # The key only in the variable the project's `api_key_env` names (as examples/multi-project.yaml
+            # recommends): the script asks dbform whether it has a key for every project (whoami
+            # --offline), not the shell for DBFORM_API_KEY*, so main's plan still refreshes.
+            (repo / "manifests/db.yaml").write_text(manifest(["orders", "billing"], key_env="DBFORM_PROD_DB_KEY"))
+            p = subprocess.run(["bash", str(script), "plan"], cwd=repo, env=dict(keyless, DBFORM_PROD_DB_KEY=KEY),
+                               capture_output=True, text=True, timeout=120)
+            md = (out / "plan.md").read_text()
+            fails.check(p.returncode == 0 and "### dbform plan: no changes" in md and "From the state alone" not in md,
+                        f"plan with the key in api_key_env's variable did not refresh: exit {p.returncode}\n{p.stderr}\n{md[:600]}")
+            fails.check("a key from DBFORM_PROD_DB_KEY" in p.stderr, f"the plan's log does not say which key: {p.stderr}")
+            (repo / "manifests/db.yaml").write_text(manifest(["orders", "billing"]))
 
             (repo / "manifests/db.yaml").write_text(manifest(["orders", "billing", "search"]))
             fails.check(run("plan").returncode == 0 and (out / "plan.exitcode").read_text().strip() == "2",
@@ -188,6 +201,11 @@ def check_workflow(dbform, workflow, fails):
                     fails.check(re.search(rf"(?<![\w-]){re.escape(flag)}(?![\w-])", helps[sub]),
                                 f"{job_name}: `dbform {sub}` has no flag {flag}")
     fails.check(len(helps) >= 4, f"found only these dbform commands in the workflow: {sorted(helps)}")
+    # Whether the plan refreshes is dbform's answer (keys may come from a project's api_key_env), not
+    # the shell's look at DBFORM_API_KEY.
+    plan_run = next((step["run"] for step in jobs["plan"]["steps"] if step.get("name") == "Plan"), "")
+    fails.check("dbform whoami --offline" in plan_run and "--no-refresh" in plan_run, "the Plan step does not ask `dbform whoami --offline` whether to refresh")
+    fails.check("DBFORM_API_KEY:-" not in plan_run, "the Plan step decides on refresh from DBFORM_API_KEY alone")
     # dbform is built once per run, in the plan job (the apply job installs that package) or in the
     # nightly refresh, which runs alone.
     builds = [(name, step) for name, job in jobs.items() for step in job["steps"] if "scripts/build.sh" in step.get("run", "")]

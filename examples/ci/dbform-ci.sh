@@ -11,7 +11,8 @@
 # the same checkout of the same commit: a plan whose state or manifests have moved since is
 # refused, changing nothing.
 #
-# Environment (besides dbform's own: DBFORM_API_KEY, DBFORM_API_KEY_<PROJECT>, DBFORM_API_URL, ...):
+# Environment (besides dbform's own: DBFORM_API_KEY, DBFORM_API_KEY_<PROJECT>, the variables the
+# manifests' `api_key_env` name, DBFORM_API_URL, ...):
 #   DBFORM             the dbform binary                                    (default: dbform)
 #   DBFORM_MANIFESTS   manifest files or directories, separated by spaces   (default: manifests)
 #   DBFORM_VAR_<NAME>  the value of ${NAME} in the manifests, which read no other variable
@@ -55,10 +56,12 @@ plan() {
   local rc=0
   "$DBFORM" validate "${manifest_args[@]}" 2>"$OUT/plan.err" || rc=$?
   if [ "$rc" -eq 0 ]; then
-    # A plan lists what exists first, with the API keys, so that drift shows; a job without any
-    # key (a merge request from a fork) plans from the state alone.
+    # A plan lists what exists first, with the API keys, so that drift shows; a job without a key
+    # for every project (a merge request from a fork) plans from the state alone. dbform says
+    # whether it has them, resolved as plan resolves them (DBFORM_API_KEY, DBFORM_API_KEY_<PROJECT>,
+    # or the variable a project's `api_key_env` names), asking the API nothing.
     local refresh=()
-    [ -n "$(compgen -v DBFORM_API_KEY)" ] || refresh=(--no-refresh)
+    "$DBFORM" whoami --offline "${manifest_args[@]}" >>"$OUT/plan.err" || refresh=(--no-refresh)
     "$DBFORM" plan "${manifest_args[@]}" "${refresh[@]}" --detailed-exitcode --format markdown \
       --out "$OUT/dbform.plan" >"$OUT/plan.md" 2>>"$OUT/plan.err" || rc=$?
   fi

@@ -18,6 +18,7 @@
 #include "cli/signals.h"
 #include "util/duration.h"
 #include "util/env.h"
+#include "util/escape.h"
 #include "util/json_limits.h"
 #include "util/text.h"
 
@@ -52,13 +53,13 @@ class PreviewProgress : public PreviewReporter {
  public:
   explicit PreviewProgress(const char* failure_word) : failure_word_(failure_word) {}
   void advisory(const PolicyViolation& v) override {
-    std::cerr << "warning: [advisory] " << v.rule << ": " << v.address << " " << violation_text(v)
-              << (v.message.empty() ? "" : " (" + v.message + ")") << "\n";
+    std::cerr << "warning: [advisory] " << shown_text(v.rule) << ": " << shown_text(v.address) << " "
+              << shown_text(violation_text(v)) << (v.message.empty() ? "" : " (" + shown_text(v.message) + ")") << "\n";
   }
   EventSink& events() override { return events_; }
   void failed(const std::string& what) override { std::cerr << failure_word_ << ": " << scrub(what) << "\n"; }
   void applying(const std::string&, const std::string& fork, const MigrationFile& file) override {
-    std::cerr << fork << ": applying " << scrub(file.path) << "\n";
+    std::cerr << shown_text(fork) << ": applying " << shown_text(file.path) << "\n";
   }
 
  private:

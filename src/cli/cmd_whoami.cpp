@@ -53,11 +53,25 @@ bool check_project(ApiClient& api, const Manifest& manifest, const std::string& 
   }
 }
 
+// `--offline`: whether the project has a key as plan resolves it, without asking the API; false
+// when it has none.
+bool project_has_key(const Manifest& manifest, const std::string& project) {
+  try {
+    const auto keys = resolve_keys(manifest, {project}, process_env());
+    std::cout << "Project " << project << ": a key from " << keys.at(project).variable << " (not checked: --offline)\n";
+    return true;
+  } catch (const Error& e) {
+    std::cout << "Project " << project << ": NO KEY: " << e.what() << "\n";
+    return false;
+  }
+}
+
 }  // namespace
 
 void add_whoami_command(CLI::App& app, int& exit_code) {
   auto project = std::make_shared<std::string>();
   auto manifests = std::make_shared<ManifestOptions>();
+  auto offline = std::make_shared<bool>(false);
   auto* cmd = app.add_subcommand("whoami", "check the API key of each project the manifests declare (as apply would "
                                            "resolve it), or of DBFORM_API_KEY");
   set_manual(*cmd, {.text = "For each project the manifests declare (`-f`, else those in the working directory), "
@@ -65,18 +79,37 @@ void add_whoami_command(CLI::App& app, int& exit_code) {
                             "else `DBFORM_API_KEY_<PROJECT>`, else `DBFORM_API_KEY`), asks the API whom it belongs "
                             "to (`GET /auth/info`) and prints the variable, the key's name and its project, never the "
                             "key. Exit status 1 when a key is missing, refused, or belongs to another project. "
-                            "Without manifests it checks `DBFORM_API_KEY` (or `--project ID`'s key).",
+                            "Without manifests it checks `DBFORM_API_KEY` (or `--project ID`'s key). With "
+                            "`--offline` it asks nothing: it says which variable would give each project its key, "
+                            "and exits 0 when every project has one, 1 when one has none (what a pipeline asks "
+                            "before it decides between `plan` and `plan --no-refresh`: keys may come from "
+                            "`DBFORM_API_KEY`, `DBFORM_API_KEY_<PROJECT>` or the variable an `api_key_env` names).",
                     .environment = kApiEnvironment,
                     .examples = {{"Check every key a pipeline will use, before it plans", "dbform whoami -f manifests/"},
-                                 {"Check one project's key", "dbform whoami --project acme"}}});
+                                 {"Check one project's key", "dbform whoami --project acme"},
+                                 {"Whether every project has a key, asking nothing (a pipeline's choice of refresh)",
+                                  "dbform whoami --offline -f manifests/ && dbform plan -f manifests/"}}});
   add_manifest_options(*cmd, *manifests);
   cmd->add_option("--project", *project, "check this project's key (also when no manifest declares it)");
-  cmd->callback([project, manifests, cmd, &exit_code] {
+  cmd->add_flag("--offline", *offline,
+                "ask the API nothing: say which variable gives each project its key; exit 1 when a project has none");
+  cmd->callback([project, manifests, offline, cmd, &exit_code] {
     const Manifest manifest = manifests_if_any(*manifests, cmd->count("--file") > 0);
     std::vector<std::string> projects;
     for (const auto& p : manifest.projects)
       if (project->empty() || p.id == *project) projects.push_back(p.id);
     if (!project->empty() && projects.empty()) projects.push_back(*project);
+    if (*offline) {
+      bool all_keyed = true;
+      if (projects.empty()) {
+        all_keyed = checked_env(process_env(), "DBFORM_API_KEY").has_value();
+        std::cout << (all_keyed ? "A key from DBFORM_API_KEY (not checked: --offline)\n"
+                                : "NO KEY: DBFORM_API_KEY is not set, and no manifest declares a project\n");
+      }
+      for (const auto& p : projects) all_keyed = project_has_key(manifest, p) && all_keyed;
+      exit_code = all_keyed ? 0 : 1;
+      return;
+    }
     auto api = make_api();
     std::cout << "API: " << redact_url(api->client->base_url()) << "\n";
     if (projects.empty()) {  // no manifest here: the default key alone

@@ -20,7 +20,7 @@ extern const char* const kManifestDoc;  // docs/manifest.md, generated into the 
 
 const std::vector<std::string> kApiEnvironment = {"DBFORM_API_URL",     "DBFORM_API_KEY", "DBFORM_API_KEY_<PROJECT>",
                                                   "DBFORM_AUTH_SCHEME", "SSL_CERT_FILE",  "SSL_CERT_DIR",
-                                                  "DBFORM_ALLOW_HTTP"};
+                                                  "DBFORM_ALLOW_HTTP",  "DBFORM_RETRY_BACKOFF"};
 
 namespace {
 
@@ -45,6 +45,9 @@ const std::vector<Variable> kEnvironment = {
     {"SSL_CERT_DIR", "directories of CA certificates (PEM, hashed by `c_rehash`), separated by `:`, trusted "
                      "instead of the system's directory and beside the bundle, as OpenSSL reads it"},
     {"DBFORM_ALLOW_HTTP", "`1`: plain `http://` to any host, the API key in clear text (by default only to loopback)"},
+    {"DBFORM_RETRY_BACKOFF", "the longest wait before the first retry of a failed call (default `500ms`, at most "
+                             "`30s`), doubled for each further retry up to 30s; the wait is a random part of it, or "
+                             "the API's Retry-After"},
     {"DBFORM_STATE", "the state, instead of `--state`: a file, a `postgres://` URL or a libpq keyword string "
                      "(`host=... dbname=...`)"},
     {"DBFORM_WORKSPACE", "which state of a PostgreSQL database, instead of `--workspace` (default `default`)"},

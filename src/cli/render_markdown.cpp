@@ -7,8 +7,9 @@
 
 #include "cli/render_plan.h"
 #include "cli/render_policy.h"
-#include "util/text.h"
+#include "util/escape.h"
 #include "util/json_limits.h"
+#include "util/text.h"
 
 namespace dbform::cli {
 
@@ -24,24 +25,23 @@ std::string count(int n, const char* one, const char* many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
-// Text in a table cell or list item: nothing in it may end the cell or open HTML.
-std::string md(std::string text) {
+// dbform's own sentences in a table cell or list item (reasons, warnings; what they quote of a
+// manifest is validated or in backticks): on one line (util/escape.h), nothing in them that may end
+// the cell, open HTML or make a link.
+std::string md(const std::string& text) {
   std::string out;
-  for (char c : text) {
+  for (char c : shown_text(text)) {
     if (c == '|') out += "\\|";
     else if (c == '<') out += "&lt;";
     else if (c == '>') out += "&gt;";
-    else if (c == '\n' || c == '\r') out += ' ';
+    else if (c == '[' || c == ']') out += std::string("\\") + c;
     else out += c;
   }
   return out;
 }
 
-std::string code(const std::string& text) {
-  std::string t = text;
-  std::replace(t.begin(), t.end(), '`', '\'');
-  return "`" + md(t) + "`";
-}
+// A name, an id, a value: outside text, always a code span (util/escape.h), fit for a table cell.
+std::string code(const std::string& text) { return markdown_cell(text); }
 
 // Settings as people write them in a manifest: `1000`, `[time-series, ai]`, not JSON.
 std::string markdown_value(const json& v) {
@@ -219,7 +219,7 @@ std::vector<std::string> list_items(const Plan& plan, Action which) {
     if (const std::string changes = which == Action::Conflict ? changes_text(a) : ""; !changes.empty())
       parts.push_back(changes);
     if (!a.reason.empty()) parts.push_back(md(a.reason));
-    items.push_back("- " + code(a.address) + id + (parts.empty() ? "" : ": " + join(parts, ". ")) + "\n");
+    items.push_back("- " + markdown_code(a.address) + id + (parts.empty() ? "" : ": " + join(parts, ". ")) + "\n");
   }
   return items;
 }
@@ -252,18 +252,12 @@ void project_tables(Comment& c, const Plan& plan) {
   }
 }
 
-std::string fence_for(const std::string& text) {
-  size_t longest = 0, run = 0;
-  for (char ch : text) longest = std::max(longest, run = ch == '`' ? run + 1 : 0);
-  return std::string(std::max<size_t>(3, longest + 1), '`');
-}
-
 void details(Comment& c, const Plan& plan) {
   const std::string text = render_plan_text(plan, Terminal{});
   std::vector<std::string> lines;
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) lines.push_back(line + "\n");
-  const std::string fence = fence_for(text);
+  const std::string fence = markdown_fence(text);
   c.section("\n<details><summary>Full plan</summary>\n\n" + fence + "text\n", lines, fence + "\n\n</details>\n",
             "lines of the full plan", [](size_t n) { return "... " + std::to_string(n) + " more lines\n"; });
 }

@@ -1,5 +1,6 @@
 #include "cli/render_policy.h"
 
+#include "util/escape.h"
 #include "util/json_limits.h"
 #include "util/text.h"
 
@@ -15,19 +16,6 @@ std::string found_text(const nlohmann::json& v) {
   if (v.is_null()) return "not set";
   if (v.is_string()) return v.get<std::string>();
   return dump_json(v);
-}
-
-// Markdown list text: nothing in it may open HTML or break the line.
-std::string md_text(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '\n' || c == '\r') out += ' ';
-    else if (c == '`') out += '\'';
-    else out += c;
-  }
-  return out;
 }
 
 }  // namespace
@@ -49,29 +37,33 @@ std::string violation_text(const PolicyViolation& v) {
 std::string render_policies_text(const PolicyCheck& c, const Terminal& term) {
   if (c.files.empty()) return "";
   std::string out = "Policies: " + policy_summary(c) + ".\n";
+  // Rule names and messages come from rule files, waivers and the values found from manifests: a
+  // pull request writes them all, so each is shown on one line with its controls escaped.
   for (const auto& v : c.violations) {
-    out += "  " + paint(term, v.mandatory ? "31" : "33", v.mandatory ? "[mandatory]" : "[advisory]") + " " + v.rule +
-           "  " + v.address + "\n      " + violation_text(v) + "\n";
-    if (!v.message.empty()) out += "      " + v.message + "\n";
+    out += "  " + paint(term, v.mandatory ? "31" : "33", v.mandatory ? "[mandatory]" : "[advisory]") + " " +
+           shown_text(v.rule) + "  " + shown_text(v.address) + "\n      " + shown_text(violation_text(v)) + "\n";
+    if (!v.message.empty()) out += "      " + shown_text(v.message) + "\n";
   }
   for (const auto& w : c.waivers)
-    out += "  " + paint(term, "2", "[waived]") + " " + w.rule + "  " + w.address + " until " + w.expires + ": " + w.reason + "\n";
+    out += "  " + paint(term, "2", "[waived]") + " " + shown_text(w.rule) + "  " + shown_text(w.address) + " until " +
+           shown_text(w.expires) + ": " + shown_text(w.reason) + "\n";
   return out;
 }
 
 std::vector<std::string> policy_violation_items(const PolicyCheck& c) {
   std::vector<std::string> items;
   for (const auto& v : c.violations)
-    items.push_back(std::string("- ") + (v.mandatory ? "**mandatory**" : "advisory") + " `" + md_text(v.rule) + "` on `" +
-                    md_text(v.address) + "`: " + md_text(violation_text(v)) + (v.message.empty() ? "" : ". " + md_text(v.message)) + "\n");
+    items.push_back(std::string("- ") + (v.mandatory ? "**mandatory**" : "advisory") + " " + markdown_code(v.rule) + " on " +
+                    markdown_code(v.address) + ": " + markdown_code(violation_text(v)) +
+                    (v.message.empty() ? "" : ". " + markdown_code(v.message)) + "\n");
   return items;
 }
 
 std::vector<std::string> policy_waiver_items(const PolicyCheck& c) {
   std::vector<std::string> items;
   for (const auto& w : c.waivers)
-    items.push_back("- `" + md_text(w.rule) + "` waived for `" + md_text(w.address) + "` until " + md_text(w.expires) + ": " +
-                    md_text(w.reason) + "\n");
+    items.push_back("- " + markdown_code(w.rule) + " waived for " + markdown_code(w.address) + " until " +
+                    shown_text(w.expires) + ": " + markdown_code(w.reason) + "\n");
   return items;
 }
 

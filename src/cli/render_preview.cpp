@@ -5,6 +5,7 @@
 #include "ops/connections.h"
 #include "util/clock.h"
 #include "util/error.h"
+#include "util/escape.h"
 #include "util/text.h"
 
 namespace dbform::cli {
@@ -27,14 +28,8 @@ std::string endpoint_of(const ResourceRecord& rec) {
   return scrub(rec.endpoint_host) + (rec.endpoint_port ? ":" + std::to_string(*rec.endpoint_port) : "");
 }
 
-// Text from the API inside a markdown code span in a table cell: nothing that ends the span or
-// the cell, or the line.
-std::string md_code(const std::string& text) {
-  std::string out = scrub(text);
-  for (char& c : out)
-    if (c == '`' || c == '|' || c == '\n' || c == '\r' || c == '\t') c = '?';
-  return "`" + out + "`";
-}
+// Text from the API in a table cell: a code span nothing in it ends (util/escape.h).
+std::string md_code(const std::string& text) { return markdown_cell(text); }
 
 std::string env_variable(const std::string& service) {
   std::string name = "DATABASE_URL_" + service;

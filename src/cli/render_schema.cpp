@@ -1,38 +1,43 @@
 #include "cli/render_schema.h"
 
+#include "util/escape.h"
 #include "util/text.h"
 
 namespace dbform::cli {
 
 namespace {
 
-std::string clean(const std::string& text) { return scrub(valid_utf8(text)); }
+// A pull request writes the migrations' file names and, through them, every table, column and
+// default the diff names: each is shown through util/escape.h, on one line, in every format.
+std::string clean(const std::string& text) { return shown_text(text); }
+std::string json_text(const std::string& text) { return scrub(valid_utf8(text)); }
+
+std::vector<std::string> shown_names(const std::vector<std::string>& names) {
+  std::vector<std::string> out;
+  for (const auto& n : names) out.push_back(shown_text(n));
+  return out;
+}
 
 // A file a stop signal cancelled: rolled back, applied by the next run.
 std::string stopped_line(const ForkMigrations& f) {
   std::string s = "stopped by a signal in " + clean(f.stopped_in) + " (cancelled on the server, its transaction rolled back)";
-  if (!f.applied.empty()) s += "; applied before it: " + join(f.applied, ", ");
+  if (!f.applied.empty()) s += "; applied before it: " + join(shown_names(f.applied), ", ");
   return s;
 }
 
 std::string failure_line(const ForkMigrations& f) {
   std::string s = "migrations failed: " + clean(f.failure->str());
-  if (!f.applied.empty()) s += "; applied before it: " + join(f.applied, ", ");
+  if (!f.applied.empty()) s += "; applied before it: " + join(shown_names(f.applied), ", ");
   return s;
-}
-
-// A fence longer than any run of backticks in `text`, so that nothing in it ends the block.
-std::string schema_fence(const std::string& text) {
-  size_t longest = 0, run = 0;
-  for (char c : text) {
-    run = c == '`' ? run + 1 : 0;
-    longest = std::max(longest, run);
-  }
-  return std::string(std::max<size_t>(3, longest + 1), '`');
 }
 
 std::string against(const ForkDiff& f) {
   return clean(f.fork_name) + " against " + (f.source_name.empty() ? std::string("its source") : clean(f.source_name));
+}
+
+std::string against_markdown(const ForkDiff& f) {
+  return markdown_code(f.fork_name) + " against " +
+         (f.source_name.empty() ? std::string("its source") : markdown_code(f.source_name));
 }
 
 }  // namespace
@@ -41,11 +46,12 @@ std::string render_migrations_text(const MigrateOutcome& m) {
   std::string out = "Migrations:\n";
   for (const auto& f : m.forks) {
     const size_t total = f.before + f.applied.size();
-    if (f.failure) out += "  " + f.fork_name + ": " + failure_line(f) + "\n";
-    else if (!f.stopped_in.empty()) out += "  " + f.fork_name + ": " + stopped_line(f) + "\n";
-    else if (f.applied.empty()) out += "  " + f.fork_name + ": up to date (" + std::to_string(total) + " applied)\n";
+    const std::string fork = clean(f.fork_name);
+    if (f.failure) out += "  " + fork + ": " + failure_line(f) + "\n";
+    else if (!f.stopped_in.empty()) out += "  " + fork + ": " + stopped_line(f) + "\n";
+    else if (f.applied.empty()) out += "  " + fork + ": up to date (" + std::to_string(total) + " applied)\n";
     else
-      out += "  " + f.fork_name + ": applied " + join(f.applied, ", ") + " (" + std::to_string(total) + " in all)\n";
+      out += "  " + fork + ": applied " + join(shown_names(f.applied), ", ") + " (" + std::to_string(total) + " in all)\n";
   }
   if (m.interrupted) out += "  stopped by a signal: run the same command again to finish\n";
   return out;
@@ -54,13 +60,13 @@ std::string render_migrations_text(const MigrateOutcome& m) {
 nlohmann::json migrations_json(const MigrateOutcome& m) {
   nlohmann::json forks = nlohmann::json::array();
   for (const auto& f : m.forks) {
-    nlohmann::json j = {{"address", f.address}, {"fork", f.fork_name}, {"applied", f.applied}, {"applied_before", f.before}};
-    if (!f.stopped_in.empty()) j["stopped_in"] = clean(f.stopped_in);
+    nlohmann::json j = {{"address", f.address}, {"fork", json_text(f.fork_name)}, {"applied", f.applied}, {"applied_before", f.before}};
+    if (!f.stopped_in.empty()) j["stopped_in"] = json_text(f.stopped_in);
     if (f.failure) {
       const MigrationFailure& x = *f.failure;
-      j["failure"] = {{"file", clean(x.file)},          {"line", x.statement.line},
-                      {"column", x.statement.column},   {"message", clean(x.server.message)},
-                      {"detail", clean(x.server.detail)}, {"hint", clean(x.server.hint)},
+      j["failure"] = {{"file", json_text(x.file)},          {"line", x.statement.line},
+                      {"column", x.statement.column},   {"message", json_text(x.server.message)},
+                      {"detail", json_text(x.server.detail)}, {"hint", json_text(x.server.hint)},
                       {"sqlstate", x.server.sqlstate}};
       if (x.error) j["failure"]["error_position"] = {{"line", x.error->line}, {"column", x.error->column}};
     }
@@ -74,17 +80,21 @@ std::string render_migrations_markdown(const MigrateOutcome& m) {
   for (const auto& f : m.forks) {
     if (f.failure) {
       const std::string text = failure_line(f);
-      const std::string fence = schema_fence(text);
-      out += "- **" + clean(f.fork_name) + ": migrations failed** (the fork is kept for inspection)\n\n  " + fence +
-             "\n  " + text + "\n  " + fence + "\n";
+      const std::string fence = markdown_fence(text);
+      out += "- " + markdown_code(f.fork_name) + ": **migrations failed** (the fork is kept for inspection)\n\n  " +
+             fence + "\n  " + text + "\n  " + fence + "\n";
     } else if (!f.stopped_in.empty()) {
-      out += "- " + clean(f.fork_name) + ": " + stopped_line(f) + "\n";
+      std::vector<std::string> applied;
+      for (const auto& name : f.applied) applied.push_back(markdown_code(name));
+      out += "- " + markdown_code(f.fork_name) + ": stopped by a signal in " + markdown_code(f.stopped_in) +
+             " (cancelled on the server, its transaction rolled back)" +
+             (applied.empty() ? "" : "; applied before it: " + join(applied, ", ")) + "\n";
     } else if (f.applied.empty()) {
-      out += "- " + clean(f.fork_name) + ": up to date (" + std::to_string(f.before) + " applied)\n";
+      out += "- " + markdown_code(f.fork_name) + ": up to date (" + std::to_string(f.before) + " applied)\n";
     } else {
-      out += "- " + clean(f.fork_name) + ": applied ";
+      out += "- " + markdown_code(f.fork_name) + ": applied ";
       std::vector<std::string> names;
-      for (const auto& name : f.applied) names.push_back("`" + clean(name) + "`");
+      for (const auto& name : f.applied) names.push_back(markdown_code(name));
       out += join(names, ", ") + " (" + std::to_string(f.before + f.applied.size()) + " in all)\n";
     }
   }
@@ -101,7 +111,7 @@ std::string render_diff_text(const DiffOutcome& d, const std::string& heading) {
     }
     out += against(f) + (f.changes.empty() ? ": no schema change\n" : ":\n");
     for (const auto& c : f.changes)
-      out += "  " + clean(c.line()) + (c.destructive ? "  (destructive: " + c.why + ")" : "") + "\n";
+      out += "  " + clean(c.line()) + (c.destructive ? "  (destructive: " + clean(c.why) + ")" : "") + "\n";
     changes += f.changes.size();
   }
   out += std::to_string(changes) + " change(s), " + std::to_string(d.destructive()) + " destructive.\n";
@@ -113,12 +123,12 @@ nlohmann::json diff_json(const DiffOutcome& d, const std::string& name) {
   for (const auto& f : d.forks) {
     nlohmann::json changes = nlohmann::json::array();
     for (const auto& c : f.changes)
-      changes.push_back({{"op", std::string(1, c.op)}, {"kind", kind_word(c.kind)}, {"name", clean(c.name)},
-                         {"before", clean(c.before)}, {"after", clean(c.after)}, {"destructive", c.destructive},
-                         {"why", c.why}, {"line", clean(c.line())}});
-    nlohmann::json j = {{"project_id", f.project_id}, {"address", f.address}, {"fork", f.fork_name},
+      changes.push_back({{"op", std::string(1, c.op)}, {"kind", kind_word(c.kind)}, {"name", json_text(c.name)},
+                         {"before", json_text(c.before)}, {"after", json_text(c.after)}, {"destructive", c.destructive},
+                         {"why", json_text(c.why)}, {"line", json_text(c.line())}});
+    nlohmann::json j = {{"project_id", f.project_id}, {"address", f.address}, {"fork", json_text(f.fork_name)},
                         {"source_address", f.source_address}, {"changes", changes}};
-    if (!f.error.empty()) j["error"] = clean(f.error);
+    if (!f.error.empty()) j["error"] = json_text(f.error);
     forks.push_back(std::move(j));
   }
   return {{"name", name}, {"differs", d.differs()}, {"destructive", d.destructive()}, {"forks", forks}};
@@ -127,9 +137,9 @@ nlohmann::json diff_json(const DiffOutcome& d, const std::string& name) {
 std::string render_diff_markdown(const DiffOutcome& d) {
   std::string out = "\n#### Schema changes\n";
   for (const auto& f : d.forks) {
-    out += "\n**" + against(f) + "**";
+    out += "\n" + against_markdown(f);
     if (!f.error.empty()) {
-      out += ": could not be compared: " + clean(f.error) + "\n";
+      out += ": could not be compared: " + markdown_code(f.error) + "\n";
       continue;
     }
     if (f.changes.empty()) {
@@ -139,9 +149,9 @@ std::string render_diff_markdown(const DiffOutcome& d) {
     std::string block, destructive;
     for (const auto& c : f.changes) {
       block += clean(c.line()) + (c.destructive ? "  # DESTRUCTIVE" : "") + "\n";
-      if (c.destructive) destructive += "- **destructive**: `" + clean(c.name) + "`: " + c.why + "\n";
+      if (c.destructive) destructive += "- **destructive**: " + markdown_code(c.name) + ": " + markdown_code(c.why) + "\n";
     }
-    const std::string fence = schema_fence(block);
+    const std::string fence = markdown_fence(block);
     out += "\n\n" + (destructive.empty() ? "" : destructive + "\n") + fence + "diff\n" + block + fence + "\n";
   }
   const size_t n = d.destructive();

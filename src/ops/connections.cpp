@@ -82,6 +82,20 @@ bool plain_http_allowed(const EnvLookup& env) {
   throw UsageError("DBFORM_ALLOW_HTTP must be 1 (plain http:// to any host) or 0, not `" + valid_utf8(*value) + "`");
 }
 
+// DBFORM_RETRY_BACKOFF: the ceiling of the first retry's wait (each further retry doubles it, up to
+// 30s); the tests of lost answers set it low, so that their retries take milliseconds, not seconds.
+RetryPolicy retry_policy(const EnvLookup& env) {
+  RetryPolicy retry;
+  const std::optional<std::string> value = checked_env(env, "DBFORM_RETRY_BACKOFF");
+  if (!value) return retry;
+  const std::optional<Duration> backoff = parse_duration(*value);
+  if (!backoff || *backoff > retry.max_backoff)
+    throw UsageError("DBFORM_RETRY_BACKOFF must be a duration of at most 30s (like 500ms, the default), not `" +
+                     valid_utf8(*value) + "`; nothing was sent");
+  retry.initial_backoff = *backoff;
+  return retry;
+}
+
 }  // namespace
 
 std::unique_ptr<ApiSetup> api_setup(const EnvLookup& env) {
@@ -101,7 +115,7 @@ std::unique_ptr<ApiSetup> api_setup(const EnvLookup& env) {
   if (std::string problem = base_url_problem(url, plain_http_allowed(env)); !problem.empty())
     throw UsageError("DBFORM_API_URL is refused: " + problem + "; nothing was sent (DBFORM_ALLOW_HTTP=1 allows "
                      "plain http:// to any host)");
-  setup->client = std::make_unique<ApiClient>(*setup->transport, setup->clock, url, scheme);
+  setup->client = std::make_unique<ApiClient>(*setup->transport, setup->clock, url, scheme, retry_policy(env));
   if (log::enabled(log::Level::Debug)) setup->client->log_exchanges(log_exchange);
   return setup;
 }

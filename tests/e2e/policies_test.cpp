@@ -91,7 +91,7 @@ TEST_CASE("e2e: policies: a mandatory violation refuses plan and apply (text, js
   CHECK(md.exit_code == 1);
   CHECK(contains(md.out, "### dbform plan: 2 mandatory policy violations, nothing can be applied"));
   CHECK(contains(md.out, "#### Policies"));
-  CHECK(contains(md.out, "- **mandatory** `prod-needs-ha` on `acme-prod/services/orders`: replica_count is not set, requires &gt;= 1."));
+  CHECK(contains(md.out, "- **mandatory** `prod-needs-ha` on `acme-prod/services/orders`: `replica_count is not set, requires >= 1`. "));
   CHECK(contains(md.out, "- advisory `billing-small` on `acme-prod/services/billing`"));
 
   CHECK(sb.total_requests() == 0);  // a plan's policies call nothing

@@ -176,7 +176,7 @@ TEST_CASE("postgres: preview diff shows the fork's schema against its source's w
   REQUIRE(up.exit_code == 0);
   CHECK_THAT(up.out, Catch::Contains("#### Migrations") && Catch::Contains("applied `0001_change.sql`"));
   CHECK_THAT(up.out, Catch::Contains("#### Schema changes") && Catch::Contains("- table public.legacy  # DESTRUCTIVE"));
-  CHECK_THAT(up.out, Catch::Contains("**destructive**: `public.orders.qty`: the type narrows from integer to smallint"));
+  CHECK_THAT(up.out, Catch::Contains("**destructive**: `public.orders.qty`: `the type narrows from integer to smallint"));
   CHECK_THAT(up.out, Catch::Contains("**3 destructive change(s)**"));
   // Never a password or a connection string that holds one.
   json state = sb.state();

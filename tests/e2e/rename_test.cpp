@@ -156,7 +156,8 @@ TEST_CASE("e2e: a VPC rename whose answer was lost is settled by one read, with 
     REQUIRE(sb.apply().exit_code == 0);
     sb.sim().set_route_faults({{kRenameVpc, Kind::LoseAnswer, 1, 10}});
     sb.write("dbform.yaml", manifest({vpc_yaml("edge") + "        renamed_from: net\n"}, {}));
-    RunResult lost = sb.run({"apply", "--auto-approve"});
+    // Every try's answer is lost: the retries wait DBFORM_RETRY_BACKOFF's milliseconds, not seconds.
+    RunResult lost = sb.run({"apply", "--auto-approve"}, {{"DBFORM_RETRY_BACKOFF", "10ms"}});
     INFO(lost.describe());
     REQUIRE(lost.exit_code != 0);
     REQUIRE(find_resource(sb.state(), vpc_address("edge"))["pending_call"]["call"] == "rename");
@@ -170,4 +171,28 @@ TEST_CASE("e2e: a VPC rename whose answer was lost is settled by one read, with 
     CHECK_FALSE(find_resource(sb.state(), vpc_address("edge")).contains("pending_call"));
     CHECK(sb.sim().all_vpcs()[0]["name"] == "edge");
   }
+}
+
+TEST_CASE("e2e: DBFORM_RETRY_BACKOFF bounds the waits between retries - a bad value is refused before any call") {
+  using Kind = dbform::RouteFault::Kind;
+  Sandbox sb;
+  sb.write("dbform.yaml", manifest({vpc_yaml("net")}, {}));
+  REQUIRE(sb.apply().exit_code == 0);
+  sb.sim().set_route_faults({{kRenameVpc, Kind::LoseAnswer, 1, 10}});
+  sb.write("dbform.yaml", manifest({vpc_yaml("edge") + "        renamed_from: net\n"}, {}));
+  for (const char* bad : {"1h", "31s", "soon"}) {
+    const long long before = sb.total_requests();
+    RunResult refused = sb.run({"apply", "--auto-approve"}, {{"DBFORM_RETRY_BACKOFF", bad}});
+    INFO(refused.describe());
+    CHECK(refused.exit_code == 1);
+    CHECK(contains(refused.err, std::string("DBFORM_RETRY_BACKOFF must be a duration of at most 30s (like 500ms, the "
+                                            "default), not `") + bad + "`; nothing was sent"));
+    CHECK(sb.total_requests() == before);
+  }
+  // Six tries, every answer lost: five waits of at most 10, 20, 40, 80 and 160 ms (500 ms to 8 s by default).
+  RunResult lost = sb.run({"apply", "--auto-approve"}, {{"DBFORM_RETRY_BACKOFF", "10ms"}});
+  INFO(lost.describe());
+  CHECK(lost.exit_code != 0);
+  CHECK(sb.count(kRenameVpc) >= 2);
+  CHECK(lost.elapsed < std::chrono::seconds(5));
 }
