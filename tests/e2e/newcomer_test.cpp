@@ -2,6 +2,8 @@
 // message says the first thing to do, and each suggestion works as pasted.
 #include "../pg/test_server.h"
 #include "pg_roles.h"
+#include "postgres_sim.h"
+#include "previews_common.h"
 #include "util/text.h"
 
 using namespace e2e;
@@ -53,4 +55,40 @@ TEST_CASE("e2e: newcomer: pg: the planner's role without the key over a sealed s
   CHECK(keyless.exit_code == 1);
   CHECK(contains(keyless.err, "needs the state's key"));
   CHECK(!contains(keyless.err, "no access to secrets"));
+}
+
+namespace {
+
+// The `dbform ...` a message suggests, beginning with `start` ("dbform policy check"), run as pasted.
+RunResult run_suggestion(Sandbox& sb, const std::string& message, const std::string& start) {
+  const size_t at = message.find("`" + start);
+  REQUIRE(at != std::string::npos);
+  const std::string command = message.substr(at + 1, message.find('`', at + 1) - at - 1);
+  INFO("pasted: " << command);
+  return sb.run_shell("\"$DBFORM\" " + command.substr(std::string("dbform ").size()));
+}
+
+}  // namespace
+
+TEST_CASE("e2e: newcomer: a suggestion carries the rule files, manifests and state the run was given, and works as "
+          "pasted") {
+  Sandbox sb;
+  sb.write("manifests/dbform.yaml", manifest({}, {service_yaml("orders")}));
+  sb.write("rules/team a.yaml", "version: 1\nrules:\n  - id: small\n    level: mandatory\n    kind: service\n"
+                                "    require: {cpu_millis: {\"<=\": 4000}}\n");
+  RunResult applied = sb.run({"apply", "--auto-approve", "-f", "manifests", "--state", "team.state.json"});
+  INFO(applied.describe());
+  REQUIRE(applied.exit_code == 0);
+  RunResult refused = sb.run({"plan", "--refresh-only", "--policy", "rules/team a.yaml", "-f", "manifests", "--state",
+                              "team.state.json"});
+  INFO(refused.describe());
+  REQUIRE(refused.exit_code == 1);
+  CHECK(contains(refused.err, "`dbform policy check -f manifests --policy 'rules/team a.yaml' --state team.state.json`"));
+  RunResult pasted = run_suggestion(sb, refused.err, "dbform policy check");
+  INFO(pasted.describe());
+  CHECK(pasted.exit_code == 0);
+  CHECK(contains(pasted.out, "1 rule from rules/team a.yaml: no violation"));
+  CHECK(!contains(pasted.err, "no rule file"));
+  // `apply --refresh-only` takes no rule file: it gets the manifests and the state only.
+  CHECK(contains(refused.err, "`dbform apply --refresh-only -f manifests --state team.state.json`"));
 }
