@@ -92,3 +92,19 @@ TEST_CASE("e2e: newcomer: a suggestion carries the rule files, manifests and sta
   // `apply --refresh-only` takes no rule file: it gets the manifests and the state only.
   CHECK(contains(refused.err, "`dbform apply --refresh-only -f manifests --state team.state.json`"));
 }
+
+TEST_CASE("e2e: newcomer: a strategy in a previews block is told LAST_SNAPSHOT or NOW, and a fork's the three") {
+  Sandbox sb;
+  const std::string services = manifest({}, {service_yaml("orders"),
+                                             service_yaml("copy") + "        fork:\n          from: orders\n"
+                                                                    "          strategy: lastsnapshot\n"});
+  sb.write("dbform.yaml", services + "    previews:\n      services: [orders]\n      strategy: now\n      ttl: 72h\n"
+                                     "      max: 3\n");
+  RunResult r = sb.run({"validate"});
+  INFO(r.describe());
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.err, "expected LAST_SNAPSHOT or NOW, found"));
+  CHECK(contains(r.err, "did you mean `NOW`?"));
+  CHECK(contains(r.err, "expected LAST_SNAPSHOT, NOW or PITR, found"));  // a fork's takes PITR with target_time
+  CHECK(contains(r.err, "did you mean `LAST_SNAPSHOT`?"));
+}
