@@ -108,3 +108,47 @@ TEST_CASE("e2e: newcomer: a strategy in a previews block is told LAST_SNAPSHOT o
   CHECK(contains(r.err, "expected LAST_SNAPSHOT, NOW or PITR, found"));  // a fork's takes PITR with target_time
   CHECK(contains(r.err, "did you mean `LAST_SNAPSHOT`?"));
 }
+
+TEST_CASE("e2e: newcomer: preview diff takes -f as up does and compares the previews of the manifests' projects, and a "
+          "diff that compared nothing never reads clean") {
+  Sandbox sb(two_keys());
+  sb.env["DBFORM_API_KEY_ACME_DEV"] = kDevKey;
+  const std::string block = "    previews:\n      services: [%]\n      strategy: NOW\n      ttl: 72h\n      max: 5\n";
+  auto with = [&](const std::string& service) { return std::string(block).replace(block.find('%'), 1, service); };
+  const std::string prod = manifest({}, {service_yaml("orders")}) + with("orders");
+  sb.write("dbform.yaml", prod + manifest({}, {service_yaml("web")}, kDev).substr(std::string("version: 1\nprojects:\n").size()) +
+                              with("web"));
+  REQUIRE(sb.apply().exit_code == 0);
+  REQUIRE(preview(sb, {"up", "pr-1"}).exit_code == 0);  // orders-pr-1 in acme-prod, web-pr-1 in acme-dev
+  sb.write("prod/dbform.yaml", prod);
+
+  // The simulator's endpoints take no connection: each fork is named as not compared.
+  RunResult diff = sb.run({"preview", "diff", "pr-1", "-f", "prod"});
+  INFO(diff.describe());
+  CHECK(diff.exit_code == 1);
+  CHECK(contains(diff.out, "orders-pr-1 against orders: could not be compared"));
+  CHECK(!contains(diff.out, "web-pr-1"));  // acme-dev is not in the manifests named
+  CHECK(contains(diff.out, "Nothing was compared: 1 fork(s) could not be read"));
+  CHECK(!contains(diff.out, "0 change(s)"));
+  RunResult as_json = sb.run({"preview", "diff", "pr-1", "-f", "prod", "--format", "json"});
+  INFO(as_json.describe());
+  REQUIRE(!as_json.out.empty());
+  CHECK(json::parse(as_json.out)["failed"] == true);
+  RunResult markdown = sb.run({"preview", "diff", "pr-1", "-f", "prod", "--format", "markdown"});
+  CHECK(contains(markdown.out, "**Not every fork was compared**"));
+
+  // Without -f, every project's; --project still narrows; a manifest that is not valid is refused.
+  RunResult every = sb.run({"preview", "diff", "pr-1"});
+  CHECK(contains(every.out, "orders-pr-1 against orders"));
+  CHECK(contains(every.out, "web-pr-1 against web"));
+  CHECK(contains(every.out, "Nothing was compared: 2 fork(s) could not be read"));
+  RunResult dev = sb.run({"preview", "diff", "pr-1", "-f", "prod", "--project", kDev});
+  CHECK(contains(dev.out, "web-pr-1 against web"));
+  CHECK(!contains(dev.out, "orders-pr-1"));
+  sb.write("bad/dbform.yaml", "version: 1\nprojects: [\n");
+  RunResult bad = sb.run({"preview", "diff", "pr-1", "-f", "bad"});
+  INFO(bad.describe());
+  CHECK(bad.exit_code == 1);
+  CHECK(contains(bad.err, "bad/dbform.yaml"));
+  CHECK(bad.out.empty());
+}
