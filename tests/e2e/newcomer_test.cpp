@@ -152,3 +152,38 @@ TEST_CASE("e2e: newcomer: preview diff takes -f as up does and compares the prev
   CHECK(contains(bad.err, "bad/dbform.yaml"));
   CHECK(bad.out.empty());
 }
+
+TEST_CASE("e2e: newcomer: postgres: preview diff lists a new table's columns in their declared order, and counts a "
+          "fork it could not compare as unknown",
+          "[e2e][postgres]") {
+  Sandbox sb;
+  PostgresSim sim(sb);
+  sb.write("dbform.yaml", manifest({}, {service_yaml("orders"), service_yaml("billing")}) +
+                              "    previews:\n      services: [orders, billing]\n      strategy: NOW\n      ttl: 72h\n"
+                              "      max: 3\n      migrations: db/migrations\n");
+  sb.write("db/migrations/0001_events.sql",
+           "CREATE TABLE events (id bigint, occurred_at timestamptz NOT NULL, kind text, amount integer);\n");
+  RunResult applied = sb.apply();
+  INFO(applied.describe());
+  REQUIRE(applied.exit_code == 0);
+  RunResult up = preview(sb, {"up", "pr-1"});
+  INFO(up.describe());
+  REQUIRE(up.exit_code == 0);
+  RunResult diff = sb.run({"preview", "diff", "pr-1"});
+  INFO(diff.describe());
+  CHECK(diff.exit_code == 0);
+  CHECK(contains(diff.out, "+ table public.events (id bigint, occurred_at timestamp with time zone NOT NULL, kind text, "
+                           "amount integer)\n"));
+  CHECK(contains(diff.out, "2 change(s), 0 destructive.\n"));
+
+  // billing forgotten: its fork has nothing to be compared with, and the summary says so.
+  RunResult forget = sb.run({"state", "rm", "billing"});
+  INFO(forget.describe());
+  REQUIRE(forget.exit_code == 0);
+  RunResult partial = sb.run({"preview", "diff", "pr-1"});
+  INFO(partial.describe());
+  CHECK(partial.exit_code == 1);
+  CHECK(contains(partial.out, "billing-pr-1 against its source: could not be compared"));
+  CHECK(contains(partial.out, "1 change(s), 0 destructive in 1 of 2 fork(s); 1 could not be compared, so their changes "
+                              "are unknown.\n"));
+}
