@@ -187,3 +187,31 @@ TEST_CASE("e2e: newcomer: postgres: preview diff lists a new table's columns in 
   CHECK(contains(partial.out, "1 change(s), 0 destructive in 1 of 2 fork(s); 1 could not be compared, so their changes "
                               "are unknown.\n"));
 }
+
+TEST_CASE("e2e: newcomer: a value or flag the parser refuses is said as every other error, with the closest value") {
+  Sandbox sb;
+  struct Case {
+    std::vector<std::string> args;
+    std::string says;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{"plan", "--format", "markdwon"}, "Error: --format: `markdwon` is not one of text, json, markdown; did you mean `markdown`?\n"},
+           {{"preview", "diff", "pr-1", "--format", "jsno"}, "Error: --format: `jsno` is not one of text, json, markdown; did you mean `json`?\n"},
+           {{"--log-level", "debgu", "plan"}, "did you mean `debug`?\n"},
+           {{"output", "--format"}, "Error: --format needs a value: one of text, json, env, pgpass\n"},
+           {{"plan", "--max-deletes", "x"}, "Error: --max-deletes: expected a whole number, 0 or more, not `x`\n"},
+           {{"preview", "up"}, "Error: name is required\n"},
+       }) {
+    RunResult r = sb.run(c.args);
+    INFO(dbform::join(c.args, " ") << "\n" << r.describe());
+    CHECK(r.exit_code == 1);
+    CHECK(contains(r.err, c.says));
+    CHECK(r.err.rfind("Error: ", 0) == 0);
+    CHECK(!contains(r.err, "Run with --help"));
+    CHECK(contains(r.err, "See `dbform help"));
+  }
+  CHECK(contains(sb.run({"plan", "--format", "markdwon"}).err, "See `dbform help plan`."));
+  RunResult help = sb.run({"plan", "--help"});
+  CHECK(help.exit_code == 0);
+  CHECK(help.err.empty());
+}
