@@ -215,3 +215,34 @@ TEST_CASE("e2e: newcomer: a value or flag the parser refuses is said as every ot
   CHECK(help.exit_code == 0);
   CHECK(help.err.empty());
 }
+
+TEST_CASE("e2e: newcomer: state mv says what a refreshing plan and a --no-refresh plan each show, and each does") {
+  Sandbox sb;
+  sb.write("dbform.yaml", manifest({}, {service_yaml("orders")}));
+  REQUIRE(sb.apply().exit_code == 0);
+  RunResult mv = sb.run({"state", "mv", "orders", "invoices"});
+  INFO(mv.describe());
+  REQUIRE(mv.exit_code == 0);
+  const std::string invoices = service_address("invoices");
+  CHECK(contains(mv.out, "the next plan (with or without --no-refresh) shows the rename call"));
+  CHECK(contains(mv.out, "a plan shows a conflict there"));
+  CHECK(contains(mv.out, "a plan with --no-refresh (the state alone) shows `orders` to be created and `invoices` no "
+                         "longer declared"));
+  CHECK(contains(mv.out, "`dbform state mv " + invoices + " orders` moves it back"));
+  // As said: still declaring orders, a conflict; with --no-refresh, a create and an orphan.
+  RunResult refreshed = sb.run({"plan"});
+  INFO(refreshed.describe());
+  CHECK(contains(refreshed.out, "1 conflict"));
+  RunResult state_alone = sb.run({"plan", "--no-refresh"});
+  INFO(state_alone.describe());
+  CHECK(contains(state_alone.out, "Plan: 1 to create"));
+  CHECK(contains(state_alone.out, invoices + " (id "));
+  CHECK(contains(state_alone.out, "is recorded but no longer declared"));
+  // Declaring invoices, both plan the rename.
+  sb.write("dbform.yaml", manifest({}, {service_yaml("invoices")}));
+  for (const auto& args : std::vector<std::vector<std::string>>{{"plan"}, {"plan", "--no-refresh"}}) {
+    RunResult r = sb.run(args);
+    INFO(r.describe());
+    CHECK(contains(r.out, R"(rename {"name":"invoices"})"));
+  }
+}
