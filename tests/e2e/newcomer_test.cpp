@@ -246,3 +246,30 @@ TEST_CASE("e2e: newcomer: state mv says what a refreshing plan and a --no-refres
     CHECK(contains(r.out, R"(rename {"name":"invoices"})"));
   }
 }
+
+TEST_CASE("e2e: newcomer: preview up refused by a project's max suggests a down of the oldest that keeps to that "
+          "project, and pasted it makes room there only") {
+  Sandbox sb(two_keys());
+  sb.env["DBFORM_API_KEY_ACME_DEV"] = kDevKey;
+  auto with = [](const std::string& service, int max) {
+    return "    previews:\n      services: [" + service + "]\n      strategy: NOW\n      ttl: 72h\n      max: " +
+           std::to_string(max) + "\n";
+  };
+  sb.write("dbform.yaml", manifest({}, {service_yaml("orders")}) + with("orders", 5) +
+                              manifest({}, {service_yaml("web")}, kDev).substr(std::string("version: 1\nprojects:\n").size()) +
+                              with("web", 1));
+  RunResult applied = sb.apply();
+  INFO(applied.describe());
+  REQUIRE(applied.exit_code == 0);
+  REQUIRE(preview(sb, {"up", "pr-1"}).exit_code == 0);  // orders-pr-1 and web-pr-1
+  RunResult full = preview(sb, {"up", "pr-2"});
+  INFO(full.describe());
+  CHECK(full.exit_code == 1);
+  CHECK(contains(full.err, "`dbform preview down pr-1 --project " + kDev + "` deletes the oldest"));
+  RunResult down = run_suggestion(sb, full.err, "dbform preview down");
+  INFO(down.describe());
+  CHECK(down.exit_code == 0);
+  CHECK(named(sb, "web-pr-1") == 0);
+  CHECK(find_resource(sb.state(), preview_address("pr-1", "orders")).is_object());  // acme-prod's kept
+  CHECK(preview(sb, {"up", "pr-2"}).exit_code == 0);
+}
