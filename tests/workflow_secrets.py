@@ -11,7 +11,8 @@ A pull request's jobs run code its author controls (and, from a fork, a stranger
   read the secrets table and write (DBFORM_STATE_URL); without an API key (a fork) it plans with
   --no-refresh;
 - a job that keeps the state as an artifact seals its passwords: it has the state key and refuses
-  to run without it, so no uploaded state holds a clear password;
+  to run without it, and an upload that runs after a failure (`always()`) requires the key in its
+  own condition, so no uploaded state holds a clear password;
 - the preview jobs run the base branch's definition: their dbform steps run base/'s script.
 
 Usage: workflow_secrets.py FILE.yml...   (exit 1, naming each broken rule, when one is broken)
@@ -93,10 +94,18 @@ def check(path):
             keyed = (job_secrets | step_secrets) & STATE_KEYS
             refuses = any(re.search(r"DBFORM_STATE_(PASSPHRASE|KEY_FILE)", str(s.get("run", ""))) and "exit 1" in str(s.get("run", ""))
                           for s in steps[:i])
+            # A refusal stops the steps after it, but not one that runs `always()` (or on failure):
+            # that upload must itself require the key.
+            condition = str(step.get("if", ""))
+            runs_anyway = re.search(r"\b(always|failure|cancelled)\(\)", condition)
+            requires_key = re.search(r"env\.DBFORM_STATE_(PASSPHRASE|KEY_FILE)\s*!=\s*''", condition)
             if not keyed:
                 problems.append(f"{where}: uploads the state without the state key: its passwords would be in clear")
             elif not refuses:
                 problems.append(f"{where}: uploads the state but no step before it refuses to run without the state key")
+            elif runs_anyway and not requires_key:
+                problems.append(f"{where}: step {step.get('name', '?')!r} uploads the state even after the refusal "
+                                f"without the state key (`if: {condition}`): its condition must require the key")
     return problems
 
 

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <new>
 #include <optional>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -106,6 +107,41 @@ std::string unknown_flags(const CLI::App& app, const CLI::ExtrasError& e) {
   }
   if (message.empty()) return std::string(e.what()) + "\n";
   return message + "See `dbform help" + (words.empty() ? "" : " " + words) + "`.\n";
+}
+
+std::vector<std::string> split_commas(const std::string& text) {
+  std::vector<std::string> parts;
+  for (size_t start = 0;;) {
+    const size_t comma = text.find(',', start);
+    parts.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) return parts;
+    start = comma + 1;
+  }
+}
+
+// CLI11's own message of a refused parse as every other error says it: "Error: ", a value out of its
+// list (`--format: markdwon not in {text,json,markdown}`) with the closest one, a flag without its
+// value with what it takes, and the command's help page rather than "Run with --help".
+std::string parse_error(const CLI::App& app, const CLI::ParseError& e) {
+  static const std::regex not_in(R"(^(\S+): (.*) not in \{(.*)\}$)");
+  static const std::regex missing(R"(^(\S+): \d+ required (\S+) missing$)");
+  std::string message = e.what();
+  std::smatch m;
+  if (std::regex_match(message, m, not_in)) {
+    const std::vector<std::string> values = split_commas(m[3].str());
+    const std::string close = dbform::closest_match(m[2].str(), values);
+    message = m[1].str() + ": `" + m[2].str() + "` is not one of " + dbform::join(values, ", ") +
+              (close.empty() ? "" : "; did you mean `" + close + "`?");
+  } else if (std::regex_match(message, m, missing)) {
+    const std::string type = m[2].str();
+    const size_t set = type.find(":{");
+    message = m[1].str() + " needs a value" +
+              (set != std::string::npos && type.back() == '}'
+                   ? ": one of " + dbform::join(split_commas(type.substr(set + 2, type.size() - set - 3)), ", ")
+                   : "");
+  }
+  const std::string words = dbform::cli::command_path(*deepest_command(app));
+  return message + "\nSee `dbform help" + (words.empty() ? "" : " " + words) + "`.\n";
 }
 
 // --no-color is accepted after every command (and before it), whether or not the command colours.
@@ -247,10 +283,12 @@ dbform never creates a database twice (an unknown outcome is looked up by name, 
                 << dbform::join(command_names(*command), ", ") << ". See `dbform help " << command->get_name() << "`.\n";
       return 1;
     }
-    return app.exit(e) == 0 ? 0 : 1;
+    std::cerr << "Error: " << parse_error(app, e);
+    return 1;
   } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    return rc == 0 ? 0 : 1;
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    std::cerr << "Error: " << parse_error(app, e);
+    return 1;
   } catch (const dbform::Error& e) {
     std::fflush(stdout);
     std::cerr << "Error: " << dbform::cli::with_run_flags(dbform::scrub(e.what())) << "\n";

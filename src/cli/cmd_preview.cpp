@@ -160,13 +160,20 @@ int run_up(const PreviewOptions& opts) {
   return exit_code;  // 1 when a fork's migrations failed: the fork is kept, and reported so
 }
 
-int run_diff(const PreviewOptions& opts) {
+int run_diff(const PreviewOptions& opts, bool manifests_given) {
   require_preview_name(opts.name);
+  // `-f` as up, down and sweep take it: the manifests are read and must be valid, and without
+  // --project only their projects' previews are compared.
+  std::vector<std::string> among;
+  if (manifests_given)
+    for (const auto& p : load_manifests_or_throw(opts.manifests).projects) among.push_back(p.id);
   auto store = open_state_store(opts.state);
   const State state = read_recorded_state(*store, false);
   require_state_key(*store, state, "preview diff");  // it connects to each fork with its password
   const auto connector = libpq_connector();
-  const DiffOutcome diff = diff_preview({state, opts.project, opts.name, *connector});
+  DiffRequest request{state, opts.project, opts.name, *connector};
+  request.among = std::move(among);
+  const DiffOutcome diff = diff_preview(request);
   const std::string heading = "Preview " + opts.name + (opts.project.empty() ? "" : " of project " + opts.project);
   if (opts.format == "json") std::cout << dump_json(diff_json(diff, opts.name), 2) << "\n";
   else if (opts.format == "markdown") std::cout << "### " << heading << "\n" << render_diff_markdown(diff);
@@ -301,19 +308,20 @@ The report: `text`; `json`; `markdown`, a pull request's comment (services, host
   sweep->callback([opts, sweep, &exit_code] { exit_code = run_sweep(*opts, sweep->count("--file") > 0); });
 
   auto* diff = cmd->add_subcommand("diff", "each fork's schema against its source's: + - ~ lines, destructive changes marked");
-  set_manual(*diff, {.text = R"(Compares the schema of each fork of preview NAME (in every project, or in `--project`) with its source's, read from both servers' catalogs: schemas, extensions, tables, columns (type, nullability, default), indexes, constraints and views (not the ledger `dbform_migrations`). Each side is read in one transaction of a session that is read-only from its login on, with a statement timeout of 30s: the source is only ever read. Changes print as `+` (in the fork only), `-` (in the source only) and `~` (changed) lines; a new or dropped table is one line with its columns. Those that lose data when they reach the source are marked destructive: a dropped table or column, and a column whose type narrows (any change of type not known to widen it, like integer to bigint or varchar(20) to text).
+  set_manual(*diff, {.text = R"(Compares the schema of each fork of preview NAME (in every project, in `--project`, or with `-f` in the projects of the manifests named, which are read and must be valid) with its source's, read from both servers' catalogs: schemas, extensions, tables, columns (type, nullability, default), indexes, constraints and views (not the ledger `dbform_migrations`). Each side is read in one transaction of a session that is read-only from its login on, with a statement timeout of 30s: the source is only ever read. Changes print as `+` (in the fork only), `-` (in the source only) and `~` (changed) lines; a new or dropped table is one line with its columns. Those that lose data when they reach the source are marked destructive: a dropped table or column, and a column whose type narrows (any change of type not known to widen it, like integer to bigint or varchar(20) to text).
 
 It makes no API call and takes no lock: it connects with the endpoints and passwords the state records (TLS, as `dbform output` writes connection strings). Formats: `text`, `json`, `markdown` (a pull request's comment; no password, no connection string). Exit 0, or with `--detailed-exitcode` 2 when a schema differs; 1 when a fork or its source could not be read.)",
                      .environment = {},
                      .examples = {{"What pr-7 changes", "dbform preview diff pr-7"},
                                   {"Fail a pipeline step on any change", "dbform preview diff pr-7 --detailed-exitcode"}}});
+  add_manifest_options(*diff, opts->manifests);
   add_state_options(*diff, opts->state, false);
   diff->add_option("name", opts->name, "the preview's name")->required();
   diff->add_option("--project", opts->project, "only this project's preview");
   diff->add_option("--format", opts->format, "text (default), json or markdown")
       ->check(CLI::IsMember({"text", "json", "markdown"}));
   diff->add_flag("--detailed-exitcode", opts->detailed_exitcode, "exit 2 when a fork's schema differs from its source's");
-  diff->callback([opts, &exit_code] { exit_code = run_diff(*opts); });
+  diff->callback([opts, diff, &exit_code] { exit_code = run_diff(*opts, diff->count("--file") > 0); });
 
   auto* list = cmd->add_subcommand("list", "every preview: services, status, age, expiry");
   set_manual(*list, {.text = R"(Prints every recorded preview with its services and their status, its age and its expiry, from the state alone: no API call, no lock. `-f` is taken as by the other subcommands: the manifests named are read and must be valid, and the list is the same.)",

@@ -188,8 +188,9 @@ void add_state_command(CLI::App& app, int& exit_code) {
   set_manual(*mv, {.text = "`dbform state mv OLD NEW` moves a record to another name of the same project and kind "
                            "(NEW is an address or a bare name), with no API call. Once the manifests declare NEW (and "
                            "no longer OLD), the next plan sees the API's name differ from the record's and plans the "
-                           "`rename` call that makes it NEW; a plan from manifests that still declare OLD shows a "
-                           "conflict. Declaring `renamed_from: OLD` in the manifest does the same in one reviewed "
+                           "`rename` call that makes it NEW; from manifests that still declare OLD, a plan shows a "
+                           "conflict, and one with `--no-refresh` (the state alone) a create of OLD and NEW no "
+                           "longer declared. Declaring `renamed_from: OLD` in the manifest does the same in one reviewed "
                            "apply. A record whose create's "
                            "outcome is unknown is refused, and so are read replica sets and peerings (their "
                            "service or VPC moves, and they move along).",
@@ -202,10 +203,15 @@ void add_state_command(CLI::App& app, int& exit_code) {
     auto store = open_state_store(*opts);
     const StateMvOutcome out =
         state_mv_operation({access_of(*store, "state mv", *opts), recorded_read, moved->first, moved->second});
+    // What each plan will show, as it does: a refreshing plan reads the API's name, one with
+    // --no-refresh knows only the state, where the record is NEW and nothing is named OLD.
     std::cout << "Moved " << out.from << " to " << out.to << ". The API still names it `" << out.old_name
               << "`: once the manifests declare `" << out.name << "` (and no longer `" << out.old_name
-              << "`), the next plan shows the rename call that makes it so; a plan from manifests that still "
-                 "declare `" << out.old_name << "` shows a conflict there. `renamed_from: " << out.old_name
+              << "`), the next plan (with or without --no-refresh) shows the rename call that makes it so. From "
+                 "manifests that still declare `" << out.old_name << "`, a plan shows a conflict there, and a "
+                 "plan with --no-refresh (the state alone) shows `" << out.old_name << "` to be created and `"
+              << out.name << "` no longer declared (its apply creates nothing: a service of that name exists); `dbform state mv " << out.to << " " << out.old_name
+              << "` moves it back. `renamed_from: " << out.old_name
               << "` in the manifest is the reviewable way to do the same.\n";
     exit_code = 0;
   });

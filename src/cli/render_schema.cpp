@@ -40,6 +40,19 @@ std::string against_markdown(const ForkDiff& f) {
          (f.source_name.empty() ? std::string("its source") : markdown_code(f.source_name));
 }
 
+// The last line of the text report: a count that never reads as a clean result when a fork could not
+// be compared (its changes are unknown, not none).
+std::string diff_summary(const DiffOutcome& d, size_t changes) {
+  size_t unread = 0;
+  for (const auto& f : d.forks) unread += f.error.empty() ? 0 : 1;
+  const std::string counts = std::to_string(changes) + " change(s), " + std::to_string(d.destructive()) + " destructive";
+  if (unread == 0) return counts + ".";
+  if (unread == d.forks.size())
+    return "Nothing was compared: " + std::to_string(unread) + " fork(s) could not be read, so their changes are unknown.";
+  return counts + " in " + std::to_string(d.forks.size() - unread) + " of " + std::to_string(d.forks.size()) +
+         " fork(s); " + std::to_string(unread) + " could not be compared, so their changes are unknown.";
+}
+
 }  // namespace
 
 std::string render_migrations_text(const MigrateOutcome& m) {
@@ -114,7 +127,7 @@ std::string render_diff_text(const DiffOutcome& d, const std::string& heading) {
       out += "  " + clean(c.line()) + (c.destructive ? "  (destructive: " + clean(c.why) + ")" : "") + "\n";
     changes += f.changes.size();
   }
-  out += std::to_string(changes) + " change(s), " + std::to_string(d.destructive()) + " destructive.\n";
+  out += diff_summary(d, changes) + "\n";
   return out;
 }
 
@@ -131,7 +144,8 @@ nlohmann::json diff_json(const DiffOutcome& d, const std::string& name) {
     if (!f.error.empty()) j["error"] = json_text(f.error);
     forks.push_back(std::move(j));
   }
-  return {{"name", name}, {"differs", d.differs()}, {"destructive", d.destructive()}, {"forks", forks}};
+  return {{"name", name}, {"differs", d.differs()}, {"destructive", d.destructive()}, {"failed", d.failed()},
+          {"forks", forks}};
 }
 
 std::string render_diff_markdown(const DiffOutcome& d) {
@@ -156,6 +170,7 @@ std::string render_diff_markdown(const DiffOutcome& d) {
   }
   const size_t n = d.destructive();
   if (n > 0) out += "\n> **" + std::to_string(n) + " destructive change(s)**: data is lost when they reach production.\n";
+  if (d.failed()) out += "\n> **Not every fork was compared**: the changes of those that could not be are unknown.\n";
   return out;
 }
 

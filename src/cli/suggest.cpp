@@ -42,15 +42,30 @@ const CLI::App* command_of(const std::string& words) {
   return command == run_flags().root ? nullptr : command;
 }
 
+// Whether the suggestion `words` (naming `command`) gets the run's `flag`: when its command takes it
+// with the same meaning and the words give it no value of their own. --project narrows a preview
+// command to a project (import's makes a whole project's manifests); --refresh-only takes no rules.
+bool carries(const CLI::App& command, const std::string& words, const std::string& flag) {
+  const std::string padded = " " + words + " ";
+  if (!command.get_option_no_throw(flag == "-f" ? "--file" : flag)) return false;
+  if (flag == "--project" && words.rfind("preview ", 0) != 0) return false;
+  if (flag == "--policy" && padded.find(" --refresh-only ") != std::string::npos) return false;
+  return padded.find(" " + flag + " ") == std::string::npos;
+}
+
 }  // namespace
 
 void remember_run_flags(const CLI::App& root, const CLI::App& command) {
   RunFlags& flags = run_flags();
   flags.root = &root;
   flags.given.clear();
-  if (const CLI::Option* files = command.get_option_no_throw("--file"); files && files->count() > 0)
-    for (const auto& f : files->as<std::vector<std::string>>()) flags.given.emplace_back("-f", f);
-  for (const char* name : {"--state", "--workspace"})
+  // What the run acted on: its manifests, its state, its rule files and (of a preview) its project.
+  // Not what it did (--auto-approve, --out, --prune, --format...): a pasted command does its own.
+  for (const char* name : {"--file", "--policy"})
+    if (const CLI::Option* o = command.get_option_no_throw(name); o && o->count() > 0)
+      for (const auto& value : o->as<std::vector<std::string>>())
+        flags.given.emplace_back(std::string(name) == "--file" ? "-f" : name, value);
+  for (const char* name : {"--state", "--workspace", "--lock-timeout", "--project"})
     if (const CLI::Option* o = command.get_option_no_throw(name); o && o->count() > 0)
       flags.given.emplace_back(name, o->as<std::string>());
 }
@@ -71,11 +86,8 @@ std::string with_run_flags(const std::string& text) {
     const std::string words = text.substr(at + kOpen.size(), close - at - kOpen.size());
     std::string completed = words;
     if (const CLI::App* command = command_of(words))
-      for (const auto& [flag, value] : run_flags().given) {
-        const bool takes = command->get_option_no_throw(flag == "-f" ? "--file" : flag) != nullptr;
-        const bool has = (" " + words + " ").find(" " + flag + " ") != std::string::npos;
-        if (takes && !has) completed += " " + flag + " " + shell_word(value);
-      }
+      for (const auto& [flag, value] : run_flags().given)
+        if (carries(*command, words, flag)) completed += " " + flag + " " + shell_word(value);
     out.append(text, last, at - last);
     out += "`dbform " + completed + "`";
     last = close + 1;

@@ -64,8 +64,11 @@ std::string what_makes_room(const State& state, const std::string& project_id, W
   if (!expired.empty())
     return "`dbform preview sweep` deletes the expired " + std::string(expired.size() == 1 ? "one" : "ones") + " (" +
            join(expired, ", ") + ")";
+  // `down NAME` deletes NAME in every project: named elsewhere too, the suggestion keeps to this one.
+  bool elsewhere = false;
+  for (const auto& p : recorded_previews(state, "")) elsewhere = elsewhere || (p.project_id != project_id && p.name == open.front());
   return "none has expired yet, so `dbform preview sweep` alone deletes nothing: `dbform preview down " + open.front() +
-         "` deletes the oldest, or `dbform preview sweep --keep NAME...`, naming the previews of the pull requests "
+         (elsewhere ? " --project " + project_id : "") + "` deletes the oldest, or `dbform preview sweep --keep NAME...`, naming the previews of the pull requests "
          "still open, deletes the others";
 }
 

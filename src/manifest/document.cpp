@@ -200,7 +200,7 @@ std::optional<DesiredPreviews> DocumentReader::previews(const Entry& e) {
     values_.error(f->where, f->path, "a `previews:` block forks at least one service, and lists none",
                   "list the declared services each preview copies, like `services: [orders]`");
   if (const Entry* f = fields->find("strategy")) {
-    auto strategy = values_.fork_strategy(*f);
+    auto strategy = values_.fork_strategy(*f, false);
     if (strategy == "PITR")
       values_.error(f->where, f->path, "a preview forks with LAST_SNAPSHOT or NOW, not PITR",
                     "PITR needs a target time, which a pull request's copy has none of");

@@ -292,12 +292,15 @@ std::optional<std::string> ValueReader::environment_tag(const Entry& e) {
   return std::nullopt;
 }
 
-std::optional<std::string> ValueReader::fork_strategy(const Entry& e) {
-  constexpr std::string_view expected = "LAST_SNAPSHOT, NOW or PITR";
+std::optional<std::string> ValueReader::fork_strategy(const Entry& e, bool pitr) {
+  const std::string_view expected = pitr ? "LAST_SNAPSHOT, NOW or PITR" : "LAST_SNAPSHOT or NOW";
+  const std::vector<std::string> accepted =
+      pitr ? std::vector<std::string>{"LAST_SNAPSHOT", "NOW", "PITR"} : std::vector<std::string>{"LAST_SNAPSHOT", "NOW"};
   auto v = scalar(e, expected);
   if (!v) return std::nullopt;
+  // PITR where it is not accepted is returned: the caller says why that place takes none.
   if (v->text == "LAST_SNAPSHOT" || v->text == "NOW" || v->text == "PITR") return std::move(v->text);
-  std::string guess = closest_match(upper(v->text), {"LAST_SNAPSHOT", "NOW", "PITR"});
+  std::string guess = closest_match(upper(v->text), accepted);
   wrong(e, expected, *v, guess.empty() ? "" : "did you mean `" + guess + "`?");
   return std::nullopt;
 }

@@ -70,7 +70,9 @@ class ValueReader {
   std::optional<std::string> peer_id(const Entry& e);
   std::optional<std::vector<std::string>> addons(const Entry& e);
   std::optional<bool> boolean(const Entry& e);
-  std::optional<std::string> fork_strategy(const Entry& e);  // LAST_SNAPSHOT, NOW or PITR
+  // LAST_SNAPSHOT, NOW or PITR; without `pitr` the error names only the first two (PITR itself is
+  // returned, for the caller to say why that place takes none).
+  std::optional<std::string> fork_strategy(const Entry& e, bool pitr = true);
   std::optional<std::string> utc_time(const Entry& e);       // 2026-11-01T00:00:00Z
 
   const std::vector<InterpolatedValue>& interpolated() const { return interpolated_; }

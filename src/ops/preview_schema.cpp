@@ -1,5 +1,6 @@
 #include "ops/preview_schema.h"
 
+#include <algorithm>
 #include <memory>
 
 #include "engine/connectable.h"
@@ -134,10 +135,17 @@ MigrateOutcome migrate_preview(const MigrateRequest& request, MigrationReporter&
 }
 
 DiffOutcome diff_preview(const DiffRequest& request) {
-  const auto forks = forks_of(request.state, request.project_id, request.name);
+  auto forks = forks_of(request.state, request.project_id, request.name);
+  const bool among = request.project_id.empty() && !request.among.empty();
+  if (among)
+    std::erase_if(forks, [&](const ResourceRecord* rec) {
+      return std::find(request.among.begin(), request.among.end(), rec->project_id) == request.among.end();
+    });
   if (forks.empty())
     throw UsageError("no preview `" + request.name + "` is recorded" +
-                     (request.project_id.empty() ? "" : " in project " + request.project_id) +
+                     (!request.project_id.empty() ? " in project " + request.project_id
+                      : among ? " in the manifests' project(s) " + join(request.among, ", ")
+                              : "") +
                      ": `dbform preview list` shows those that are");
   SqlSessionOptions read_only;
   read_only.read_only = true;

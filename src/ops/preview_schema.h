@@ -69,10 +69,11 @@ MigrateOutcome migrate_preview(const MigrateRequest& request, MigrationReporter&
 
 struct DiffRequest {
   const State& state;
-  std::string project_id;  // "" for every project
+  std::string project_id;  // "" for every project (of `among`, when it names some)
   std::string name;        // the preview's
   const SqlConnector& connector;
   Duration statement_timeout{std::chrono::seconds(30)};
+  std::vector<std::string> among{};  // with project_id "": only these projects (the manifests'), none = every
 };
 
 struct ForkDiff {

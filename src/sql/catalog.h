@@ -15,6 +15,7 @@ struct SchemaColumn {
   std::string type;  // format_type(): "character varying(40)", "numeric(10,2)"
   bool not_null = false;
   std::optional<std::string> default_value;  // pg_get_expr(), or "GENERATED ... AS (...) STORED", an identity
+  long long position = 0;                     // attnum: where CREATE TABLE (or ALTER TABLE ADD) put it
 };
 
 // One object; `name` is qualified (`public.orders`, a column `public.orders.qty`, an index

@@ -1,5 +1,6 @@
 #include "sql/schema_diff.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <tuple>
@@ -111,9 +112,14 @@ namespace {
 std::string description(const SchemaObject& o, const SchemaSnapshot& snapshot) {
   if (o.kind == Kind::Column) return describe_column(o.column);
   if (o.kind != Kind::Table) return o.definition;
-  std::vector<std::string> columns;  // a table's line carries its columns
+  std::vector<const SchemaObject*> of_table;  // a table's line carries its columns, in their declared order
   for (const auto& c : snapshot.objects)
-    if (c.kind == Kind::Column && c.table == o.name) columns.push_back(c.name.substr(o.name.size() + 1) + " " + describe_column(c.column));
+    if (c.kind == Kind::Column && c.table == o.name) of_table.push_back(&c);
+  std::stable_sort(of_table.begin(), of_table.end(), [](const SchemaObject* a, const SchemaObject* b) {
+    return a->column.position < b->column.position;
+  });
+  std::vector<std::string> columns;
+  for (const SchemaObject* c : of_table) columns.push_back(c->name.substr(o.name.size() + 1) + " " + describe_column(c->column));
   return (o.definition == "table" ? "" : o.definition + ": ") + join(columns, ", ");
 }
 

@@ -2,6 +2,9 @@
 // and destructive marks on what loses data (a dropped table or column, a narrowed type).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <tuple>
+
 #include "sql/schema_diff.h"
 
 using namespace dbform;
@@ -23,6 +26,7 @@ struct Builder {
       c.name = name + "." + column;
       c.table = name;
       c.column.type = type;
+      c.column.position = static_cast<long long>(s.objects.size());  // in the order given, as attnum
       s.objects.push_back(c);
     }
     return *this;
@@ -108,4 +112,14 @@ TEST_CASE("a type narrows unless the new type is known to hold every value", "[s
   CHECK(type_narrows("text", "uuid"));
   CHECK_FALSE(type_narrows("real", "double precision"));
   CHECK(type_narrows("double precision", "real"));
+}
+
+TEST_CASE("a new table's line lists its columns in their declared order, not by name", "[sql]") {
+  Builder source, fork;
+  fork.table("public.events", {{"id", "bigint"}, {"occurred_at", "timestamp with time zone"}, {"kind", "text"}});
+  std::stable_sort(fork.s.objects.begin(), fork.s.objects.end(), [](const SchemaObject& a, const SchemaObject& b) {
+    return std::tie(a.kind, a.name) < std::tie(b.kind, b.name);  // as read_schema orders a snapshot
+  });
+  CHECK(lines(diff_schemas(source.s, fork.s)) ==
+        std::vector<std::string>{"+ table public.events (id bigint, occurred_at timestamp with time zone, kind text)"});
 }

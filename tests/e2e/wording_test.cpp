@@ -296,7 +296,7 @@ TEST_CASE("e2e: state mv says the manifests must declare NEW, and a plan that st
   INFO(mv.describe());
   REQUIRE(mv.exit_code == 0);
   CHECK(contains(mv.out, "once the manifests declare `orders`"));
-  CHECK(contains(mv.out, "still declare `orders-db` shows a conflict"));
+  CHECK(contains(mv.out, "still declare `orders-db`, a plan shows a conflict"));
   RunResult old_plan = sb.run({"plan"});
   INFO(old_plan.describe());
   CHECK(old_plan.exit_code == 1);
