@@ -207,10 +207,10 @@ Imported services have no known password (the API returns one only to the create
                                             "PROJECT/services/SERVICE/replicas/NAME, PROJECT/vpcs/VPC/peerings/PEER_VPC_ID, "
                                             "or a declared resource's short address");
   cmd->add_option("id", opts->id, "its id (a read replica set's or a peering's as its service's or VPC's list shows it)");
-  cmd->add_option("--project", opts->projects, "with --generate: list this project and declare every resource the state "
+  one_value_per_use(cmd->add_option("--project", opts->projects, "with --generate: list this project and declare every resource the state "
                                               "does not record, each with its import_id (records nothing: the apply "
                                               "of a plan with FILE does); with --from-terraform: ID, or ALIAS=ID for "
-                                              "an aliased provider configuration (repeatable)");
+                                              "an aliased provider configuration (repeatable)"));
   cmd->add_option("--from-terraform", opts->terraform, "a Terraform state (`terraform state pull`, or `terraform show "
                                                        "-json`): with --generate, declare what it holds; with "
                                                        "--passwords, record its passwords");

@@ -21,6 +21,7 @@
 #include <map>
 #include <set>
 
+#include "state/codec.h"
 #include "state/pg_store.h"
 #include "util/text.h"
 

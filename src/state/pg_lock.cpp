@@ -3,6 +3,7 @@
 // it. Part of PgStateStore (state/pg_store.h).
 #include <unistd.h>
 
+#include "state/codec.h"
 #include "state/pg_store.h"
 #include "util/clock.h"
 #include "util/host.h"

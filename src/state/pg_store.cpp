@@ -9,6 +9,7 @@
 
 #include "state/codec.h"
 #include "state/pg_secrets.h"
+#include "util/json_limits.h"
 
 namespace dbform {
 
