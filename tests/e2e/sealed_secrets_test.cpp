@@ -319,9 +319,9 @@ std::vector<StoredState> stored_states(Sandbox& sb) {
   std::string key;
   for (size_t i = 0; i < kStoredKeyHex.size(); i += 2) key += static_cast<char>(std::stoi(kStoredKeyHex.substr(i, 2), nullptr, 16));
   sb.write("stored.key", key);
-  return {{"sealed_v2_passphrase.state.json", "orders", "kRi5yVcviJ92eTNT2RHu",
+  return {{"sealed_v2_passphrase.json", "orders", "kRi5yVcviJ92eTNT2RHu",
            {{"DBFORM_STATE_PASSPHRASE", kStoredPassphrase}}},
-          {"sealed_v2_key_file.state.json", "billing", "oVHrC42HvVsxkkYaH8dD",
+          {"sealed_v2_key_file.json", "billing", "oVHrC42HvVsxkkYaH8dD",
            {{"DBFORM_STATE_KEY_FILE", (sb.dir() / "stored.key").string()}}}};
 }
 
