@@ -166,7 +166,7 @@ int import_from_terraform(const ImportOptions& opts) {
     std::cout << m.other_providers << " resource(s) of other providers left alone.\n";
   if (m.moves.empty()) {
     std::cout << "Nothing to move; nothing was written.\n";
-    return 0;
+    return m.left_out.empty() ? 0 : 1;  // everything left behind: the move has not begun
   }
   std::cout << "Wrote " << out.removed_file << ": a removed block for each resource moved.\n"
             << "Nothing was recorded and no API was called. Next, in one pull request:\n"

@@ -52,8 +52,27 @@ Place place_of(const PlannedAction& a) {
   return p;
 }
 
-ordered_json object_or_null(const nlohmann::json& settings) {
-  return settings.is_null() ? ordered_json() : ordered_json::parse(settings.dump());
+// Settings as a policy compares them: a size that is a number ("1000", "0.5") as one (in Rego a
+// string sorts above every number), "shared" as it is; and deletion_protection, which the plan
+// keeps beside the settings.
+ordered_json values_of(const nlohmann::json& settings, bool protection) {
+  if (settings.is_null()) return ordered_json();
+  ordered_json values = ordered_json::parse(settings.dump());
+  for (const char* key : {"cpu_millis", "memory_gbs"})
+    if (auto it = values.find(key); it != values.end() && it->is_string()) {
+      const std::string& text = it->get_ref<const std::string&>();
+      ordered_json number = ordered_json::parse(text, nullptr, false);
+      if (!number.is_discarded() && number.is_number()) *it = number;
+    }
+  values["deletion_protection"] = protection;
+  return values;
+}
+
+// The recorded protection: a change of it says what it was; otherwise as declared.
+bool protection_before(const PlannedAction& a) {
+  for (const auto& c : a.changes)
+    if (c.field == "deletion_protection" && c.before.is_boolean()) return c.before.get<bool>();
+  return a.deletion_protection;
 }
 
 // What apply learns: the id, and a service's endpoints and password.
@@ -100,8 +119,8 @@ ordered_json terraform_plan_json(const PlanDocument& doc) {
     const Place p = place_of(a);
     const ordered_json actions = actions_of(a.action);
     const bool gone = a.action == Action::Delete || a.action == Action::Forget || a.action == Action::Orphan;
-    const ordered_json before = object_or_null(a.before);
-    const ordered_json after = gone ? ordered_json() : object_or_null(a.after);
+    const ordered_json before = values_of(a.before, protection_before(a));
+    const ordered_json after = gone ? ordered_json() : values_of(a.after, a.deletion_protection);
     const bool creates = actions.back() == "create";
     ordered_json change = {{"actions", actions},
                            {"before", before},

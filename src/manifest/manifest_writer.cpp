@@ -140,7 +140,7 @@ std::map<std::string, nlohmann::json> declarations(const DesiredProject& project
 }  // namespace
 
 std::string generated_manifest(const std::string& project_id, const std::vector<FoundResource>& records,
-                               const std::string& file, const std::string& header) {
+                               const std::string& file, const std::string& header, const std::string& source) {
   const std::string text = emit(project_id, records, header);
   Diagnostics diags;
   const EnvLookup no_environment = [](const std::string&) { return std::nullopt; };
@@ -172,7 +172,7 @@ std::string generated_manifest(const std::string& project_id, const std::vector<
     }
   }
   if (!problems.empty())
-    throw Error("nothing was written: the API's answers cannot be declared exactly as they are in a manifest:\n  " +
+    throw Error("nothing was written: " + source + " cannot be declared exactly as they are in a manifest:\n  " +
                 join(problems, "\n  "));
   return text;
 }

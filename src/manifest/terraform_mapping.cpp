@@ -17,7 +17,9 @@ namespace {
 
 // How a tool that masks Terraform's sensitive values writes one (terraform show's text, tfcmt).
 bool is_masked_value(const json& v) {
-  return v.is_string() && (v == "(sensitive value)" || v == "(sensitive)" || v == "<sensitive>");
+  if (!v.is_string()) return false;
+  const std::string text = lower(trim(v.get_ref<const std::string&>()));
+  return text == "(sensitive value)" || text == "(sensitive)" || text == "<sensitive>" || text == "(known after apply)";
 }
 
 // Text for a YAML comment and a message: one line of printable ASCII.
@@ -57,15 +59,28 @@ const TfAttributes kTfPeering = {
      "timeouts"},
     {{"peer_cidr_blocks", "the CIDR blocks of a peering: dbform peers whole VPCs"}}};
 
-// module.db.timescale_service.orders: identifiers joined by dots, as a removed block's `from` holds
-// them (anything else could write more than an address into the Terraform file).
-bool is_plain_tf_address(std::string_view address) {
-  if (address.empty() || address.front() == '.' || address.back() == '.') return false;
-  for (size_t i = 0; i < address.size(); ++i) {
-    const unsigned char c = address[i];
-    if (c == '.' ? address[i - 1] == '.' : !(std::isalnum(c) || c == '_' || c == '-')) return false;
-  }
+// module.db.timescale_service.orders: Terraform's syntax for a resource's address (module calls,
+// then a type and a name, each an identifier: a letter or '_' first, then letters, digits, '_' and
+// '-'), so that a removed block's `from` holds an address and nothing else.
+bool is_tf_identifier(std::string_view s) {
+  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+  for (unsigned char c : s)
+    if (!(std::isalnum(c) || c == '_' || c == '-')) return false;
   return true;
+}
+
+bool is_plain_tf_address(std::string_view address) {
+  std::vector<std::string_view> parts;
+  for (size_t from = 0;;) {
+    const size_t dot = address.find('.', from);
+    parts.push_back(address.substr(from, dot == std::string_view::npos ? std::string_view::npos : dot - from));
+    if (dot == std::string_view::npos) break;
+    from = dot + 1;
+  }
+  if (parts.size() < 2 || parts.size() % 2 != 0) return false;
+  for (size_t i = 0; i + 2 < parts.size(); i += 2)
+    if (parts[i] != "module" || !is_tf_identifier(parts[i + 1])) return false;
+  return is_tf_identifier(parts[parts.size() - 2]) && is_tf_identifier(parts.back());
 }
 
 bool tf_is_set(const json& v) {
@@ -113,10 +128,12 @@ class TerraformMapper {
   }
 
   void leave(const TerraformInstance& in, const std::string& why, const std::string& project = "") {
-    out_.left_out.push_back({in.address, why, project});
+    out_.left_out.push_back({tf_comment_text(in.address), tf_comment_text(why), project});
   }
 
-  void problem(const TerraformInstance& in, const std::string& what) { problems_.push_back(in.address + ": " + what); }
+  void problem(const TerraformInstance& in, const std::string& what) {
+    problems_.push_back(tf_comment_text(in.address) + ": " + what);
+  }
 
   // The project its provider configuration is given, or "" (and listed) when none is.
   std::string project_of(const TerraformInstance& in) {
@@ -128,8 +145,8 @@ class TerraformMapper {
   // Whether `in` can be moved at all; lists it when not.
   bool movable(const TerraformInstance& in, std::string& project) {
     if (!is_plain_tf_address(in.resource)) {
-      leave(in, "its address is not one a removed block can name (module, type and name of letters, digits, '-' "
-                "and '_')");
+      leave(in, "its address is not one a removed block can name (module calls, a type and a name, each a letter "
+                "or '_' and then letters, digits, '-' and '_')");
       return false;
     }
     if (in.keyed) {
@@ -140,6 +157,14 @@ class TerraformMapper {
     if (in.in_module_instance) {
       leave(in, "in an instance of a module with count or for_each, which a removed block cannot name: move it out "
                 "with `terraform state mv` first");
+      return false;
+    }
+    if (in.deposed) {
+      leave(in, "a deposed object (a replacement's old half), which Terraform deletes at its next apply");
+      return false;
+    }
+    if (in.tainted) {
+      leave(in, "tainted: Terraform would replace it; `terraform untaint` it (or let Terraform replace it) first");
       return false;
     }
     project = project_of(in);
@@ -234,13 +259,15 @@ class TerraformMapper {
 
   void add(const TerraformInstance& in, const std::string& project, FoundResource found, const TfAttributes& kind) {
     const std::string address = resource_address(project, found.kind, found.name, found.parent);
-    const std::string key = std::string(kind_name(found.kind)) + " " + found.id;
-    if (auto [at, fresh] = ids_.emplace(key, in.address); !fresh)
-      problems_.push_back(in.address + " and " + at->second + " both name " + kind_noun(found.kind) + " " + found.id +
-                          ": remove one from Terraform's state (`terraform state rm`) first");
-    if (auto [at, fresh] = addresses_.emplace(address, in.address); !fresh)
-      problems_.push_back(in.address + " and " + at->second + " would both be " + address + ": rename one first");
-    TerraformMove move{project, std::move(found), in.address, in.resource, left_behind(in, kind)};
+    // A read replica is a timescale_service too: one id space per Terraform type.
+    const std::string key = in.type + " " + found.id;
+    const std::string shown = tf_comment_text(in.address);
+    if (auto [at, fresh] = ids_.emplace(key, shown); !fresh)
+      problems_.push_back(shown + " and " + at->second + " both name " + kind_noun(found.kind) + " " +
+                          tf_comment_text(found.id) + ": remove one from Terraform's state (`terraform state rm`) first");
+    if (auto [at, fresh] = addresses_.emplace(address, shown); !fresh)
+      problems_.push_back(shown + " and " + at->second + " would both be " + address + ": rename one first");
+    TerraformMove move{project, std::move(found), shown, in.resource, left_behind(in, kind)};
     move.found.comment = "from " + tf_comment_text(in.address) +
                          (move.not_moved.empty() ? "" : "; not moved: " + join(move.not_moved, ", "));
     out_.moves.push_back(std::move(move));

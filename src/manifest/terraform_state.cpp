@@ -102,6 +102,8 @@ TerraformState read_state_v4(const json& doc, const std::string& file) {
         instance.address += tf_index_suffix(*key, file, at + ".index_key");
       }
       instance.in_module_instance = has_tf_instance_key(module);
+      instance.tainted = in.contains("status") && in["status"] == "tainted";
+      instance.deposed = in.contains("deposed") && !in["deposed"].is_null();
       read_tf_provider(provider, instance, file, where);
       instance.attributes = tf_field(in, "attributes", &json::is_object, "an object", file, at);
       // Each sensitive path: [{"type": "get_attr", "value": "password"}, ...]; its first step names
@@ -142,6 +144,8 @@ void read_tf_module(const json& module, const std::string& where, const std::str
         refuse_tf_state(file, at + ".address", "does not name its module, type and name");
       }
       instance.in_module_instance = has_tf_instance_key(module_address);
+      instance.tainted = r.contains("tainted") && r["tainted"] == true;
+      instance.deposed = r.contains("deposed_key") && !r["deposed_key"].is_null();
       instance.provider = valid_utf8(tf_text(r, "provider_name", file, at));
       instance.where = at;
       instance.attributes = tf_field(r, "values", &json::is_object, "an object", file, at);
@@ -185,6 +189,9 @@ bool is_timescale_provider(std::string_view source) {
 }
 
 TerraformState parse_terraform_state(std::string_view text, const std::string& file) {
+  if (text.size() >= 2 && ((text[0] == '\xff' && text[1] == '\xfe') || (text[0] == '\xfe' && text[1] == '\xff')))
+    refuse_tf_state(file, "", "is UTF-16 text (PowerShell's `>` writes it): write it as UTF-8 (`terraform state pull | "
+                              "Out-File -Encoding utf8 FILE`)");
   std::string problem;
   const json doc = parse_json_within(text, kTfStateLimits, problem);
   if (doc.is_discarded()) refuse_tf_state(file, "", "is " + problem);

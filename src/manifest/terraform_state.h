@@ -25,6 +25,8 @@ struct TerraformInstance {
   std::optional<std::string> configuration;
   bool keyed = false;             // an instance of `count` or `for_each`
   bool in_module_instance = false;  // in an instance of a module with `count` or `for_each`
+  bool tainted = false;  // marked for replacement (`status: tainted`)
+  bool deposed = false;  // a replacement's old object, to be deleted
   nlohmann::json attributes;      // an object: what the provider recorded
   std::set<std::string> sensitive;  // top-level attributes Terraform marks sensitive
   std::string where;  // its place in the file, for messages: "resources[3].instances[0]"

@@ -5,6 +5,7 @@
 #include "ops/keys.h"
 #include "ops/policy.h"
 #include "ops/sealed.h"
+#include "util/escape.h"
 
 namespace dbform {
 
@@ -63,7 +64,7 @@ void migrate(const PreviewUpRequest& r, const std::vector<PreviewUpPlan>& plans,
     request.statement_timeout = r.migration_timeout;
     report.migrations = migrate_preview(request, reporter);
     for (const auto& fork : report.migrations->forks)
-      if (fork.failure) reporter.failed(fork.fork_name + ": migrations failed: " + fork.failure->str());
+      if (fork.failure) reporter.failed(shown_text(fork.fork_name) + ": migrations failed: " + shown_text(fork.failure->str()));
     if (report.migrations->interrupted) return;  // a signal: nothing more is run or read
     if (r.diff_schemas) report.diff = diff_preview({state, up.project_id, up.name, r.connector});
   }

@@ -56,14 +56,26 @@ std::string tf_manifest_header(const std::string& terraform_file, const std::str
     any = true;
     h += "#   " + l.address + ": " + l.why + "\n";
   }
-  std::string safe;  // one comment line each: whatever the state's names held
-  for (char c : h) safe += (c == '\n' || (static_cast<unsigned char>(c) >= 0x20 && c != 0x7f)) ? c : '?';
+  std::string safe;  // comment lines of printable ASCII: whatever the state's names and the path held
+  for (char c : h) safe += (c == '\n' || (static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x7f)) ? c : '?';
   return safe;
 }
 
-void refuse_tf_existing(const std::string& file, bool force, const StateStore& store) {
-  if (fs::exists(file) && !force)
+// A file about to be written: absent (a dangling link counts as there), or replaced with `force`
+// when it is a regular file; never the state's own, and never the Terraform state being read (the
+// last copy of its passwords, `--force` or not).
+void refuse_tf_existing(const std::string& file, bool force, const StateStore& store, const std::string& input) {
+  std::error_code ec, same;
+  const fs::file_status status = fs::symlink_status(file, ec);
+  if (fs::exists(file, ec) && fs::equivalent(file, input, same))
+    throw UsageError("--generate would write " + file + ", the Terraform state it reads; nothing was written. Write "
+                     "the manifests elsewhere");
+  if (fs::exists(status) && !force)
     throw UsageError(file + " exists; nothing was written. Choose another place, or --force to replace it");
+  if (fs::exists(status) && !fs::is_regular_file(fs::status(file, ec)) && !fs::is_symlink(status))
+    throw UsageError(file + " is not a regular file; nothing was written");
+  if (fs::is_symlink(status) && fs::is_directory(fs::status(file, ec)))
+    throw UsageError(file + " is a link to a directory; nothing was written");
   refuse_state_file(store, file);
 }
 
@@ -71,8 +83,32 @@ void refuse_tf_existing(const std::string& file, bool force, const StateStore& s
 
 TerraformGenerateOutcome terraform_generate_operation(const TerraformGenerateRequest& r) {
   TerraformGenerateOutcome out;
+  if (r.projects.empty())
+    throw UsageError("--from-terraform needs --project ID (the default provider configuration's project) or "
+                     "--project ALIAS=ID: Terraform's state does not hold a service's project, and dbform does not guess "
+                     "it; nothing was written");
   const TerraformState state = read_terraform_state(r.terraform_file);
   out.form = state.form;
+  // A --project for a configuration nothing uses is a typo (`ue=` for `eu=`): its resources would be
+  // left behind without a word.
+  std::set<std::string> used;
+  bool unnamed = false;
+  for (const auto& in : state.instances)
+    if (is_timescale_provider(in.provider)) {
+      if (in.configuration) used.insert(*in.configuration);
+      else unnamed = true;
+    }
+  for (const auto& [config, project] : r.projects)
+    if (!unnamed && !used.count(config)) {
+      std::vector<std::string> names;
+      for (const auto& u : used) names.push_back(u.empty() ? "(the default)" : u);
+      throw UsageError("--project " + (config.empty() ? project : config + "=" + project) + ": no resource of " +
+                       r.terraform_file + " uses the provider configuration " +
+                       (config.empty() ? std::string("(the default)") : "`" + valid_utf8(config) + "`") +
+                       (names.empty() ? std::string(" (it holds none of the provider's)")
+                                      : "; it uses " + join(names, ", ")) +
+                       "; nothing was written");
+    }
   out.mapping = map_terraform_state(state, r.projects, r.terraform_file);
   const auto& moves = out.mapping.moves;
   if (moves.empty()) return out;
@@ -93,14 +129,15 @@ TerraformGenerateOutcome terraform_generate_operation(const TerraformGenerateReq
     for (const auto& m : moves)
       if (m.project == project) found.push_back(m.found);
     const std::string file = directory ? tf_manifest_in(dir.string(), project) : r.generate;
-    refuse_tf_existing(file, r.force, r.store);
+    refuse_tf_existing(file, r.force, r.store, r.terraform_file);
     texts.emplace_back(file, generated_manifest(project, found,
-                                                file, tf_manifest_header(r.terraform_file, project, kTfRemovedFile, out.mapping.left_out)));
+                                                file, tf_manifest_header(r.terraform_file, project, kTfRemovedFile, out.mapping.left_out),
+                                                "the values " + r.terraform_file + " records"));
     out.manifests.emplace_back(file, project);
   }
-  refuse_tf_existing(out.removed_file, r.force, r.store);
+  refuse_tf_existing(out.removed_file, r.force, r.store, r.terraform_file);
   texts.emplace_back(out.removed_file, terraform_removed_blocks(moves, r.terraform_file));
-  // Every text is made and checked before the first is written.
+  // Every text is made and every target checked before the first is written.
   if (directory && !dir.empty()) fs::create_directories(dir);
   for (const auto& [file, text] : texts) write_file_atomically(file, text, 0644);
   return out;
@@ -170,6 +207,9 @@ TerraformPasswordsOutcome terraform_passwords_operation(const TerraformPasswords
     }
     for (const auto& [id, h] : held)
       if (!found.count(id)) out.unrecorded.push_back(h.address);
+    if (state.resources.empty())
+      throw UsageError("the state " + r.access.store.describe() + " records nothing: apply the manifests `import "
+                       "--from-terraform --generate` wrote first; nothing was recorded");
     return changes;
   });
   return out;

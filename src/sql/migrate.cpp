@@ -5,6 +5,7 @@
 
 #include "util/duration.h"
 #include "util/error.h"
+#include "util/escape.h"
 #include "util/text.h"
 
 namespace dbform {
@@ -38,10 +39,10 @@ std::vector<std::string> ledger_problems(const std::vector<MigrationFile>& files
   for (const auto& entry : ledger) {
     const auto file = by_name.find(entry.name);
     if (file == by_name.end())
-      problems.push_back("`" + valid_utf8(entry.name) + "` was applied at " + entry.applied_at +
+      problems.push_back("`" + shown_text(entry.name) + "` was applied at " + entry.applied_at +
                          " and is no longer in the migrations directory");
     else if (file->second->sha256 != entry.sha256)
-      problems.push_back(file->second->path + " changed after it was applied at " + entry.applied_at +
+      problems.push_back(shown_text(file->second->path) + " changed after it was applied at " + entry.applied_at +
                          " (sha256 " + entry.sha256.substr(0, 12) + "... then, " + file->second->sha256.substr(0, 12) +
                          "... now)");
   }
@@ -106,10 +107,10 @@ MigrationRun apply_pending(SqlSession& session, const std::vector<const Migratio
   MigrationRun run;
   for (const MigrationFile* file : pending) {
     if (before_each && !before_each(*file)) break;
-    require(session.exec("BEGIN"), "could not begin the transaction of " + file->path);
+    require(session.exec("BEGIN"), "could not begin the transaction of " + shown_text(file->path));
     if (limit.timeout.count() > 0)  // the server ends a statement past it; dbform cancels one that set its own
       require(session.exec("SET LOCAL statement_timeout = " + std::to_string(limit.timeout.count())),
-              "could not set the statement timeout of " + file->path);
+              "could not set the statement timeout of " + shown_text(file->path));
     require(session.exec("CREATE TABLE IF NOT EXISTS " + kLedger +
                          " (name text PRIMARY KEY, sha256 text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"),
             "could not create the ledger " + kLedger);

@@ -1,11 +1,13 @@
 #include "util/diagnostics.h"
 
+#include "util/escape.h"
+
 #include <algorithm>
 
 namespace dbform {
 
 std::string Location::str() const {
-  std::string s = file;
+  std::string s = shown_text(file);  // a pull request names its files: a line break in one forges no line
   if (line > 0) {
     s += ":" + std::to_string(line);
     if (column > 0) s += ":" + std::to_string(column);

@@ -195,3 +195,14 @@ TEST_CASE("e2e: a waiver's reason and a rule's message with ESC - CR and BEL rea
   CHECK(!has_control_bytes(refused.all()));
   CHECK(contains(refused.out, "needs HA\\x1b[1A\\x1b[2K\\rall clear\\x07"));
 }
+
+TEST_CASE("e2e: a manifest file whose name holds a line break is named on one line in its error - no forged line") {
+  Sandbox sb;
+  sb.write("manifests/ok.yaml", manifest({}, {service_yaml("orders")}));
+  sb.write("manifests/b\nerror: nothing is wrong, apply it.yaml", "version: 1\nprojects:\n  - id: acme-dev\n    servces: []\n");
+  RunResult r = sb.run({"validate", "-f", "manifests"});
+  INFO(r.describe());
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.err, "manifests/b\\nerror: nothing is wrong, apply it.yaml:4:5: error: "));
+  for (const auto& line : lines_of(r.all())) CHECK(line.rfind("error: nothing is wrong", 0) == std::string::npos);
+}

@@ -292,6 +292,48 @@ TEST_CASE("e2e: a Terraform state that cannot be moved as it is is refused at it
   shapes[1]["instances"][0]["attributes"] = "not an object";
   refused(tf_state(shapes), {"resources[1].instances[0].attributes: is a string, not an object"});
   refused(R"({"format_version":"1.2","planned_values":{},"resource_changes":[]})", {"is a plan's JSON"});
+  json shared_id = resources;  // a read replica is a timescale_service too: one id space
+  shared_id[3]["instances"][0]["attributes"]["id"] = shared_id[1]["instances"][0]["attributes"]["id"];
+  refused(tf_state(shared_id), {"timescale_service.reporting and timescale_service.orders both name"});
+  json shouted = resources;
+  shouted[1]["instances"][0]["attributes"]["name"] = " (SENSITIVE VALUE) ";
+  refused(tf_state(shouted), {"its `name` is masked"});
+  json dotted = resources;  // no more than an address may reach a removed block
+  dotted[2]["module"] = "module.a\n}\nresource \"x\" \"y\" {";
+  sb.write("terraform.tfstate", tf_state(dotted));
+  RunResult odd = sb.run({"import", "--from-terraform", "terraform.tfstate", "--project", kProject, "--generate", "m2/"});
+  INFO(odd.describe());
+  CHECK(odd.exit_code == 0);
+  CHECK(contains(odd.out, "its address is not one a removed block can name"));
+  CHECK_FALSE(contains(sb.read("m2/removed-from-terraform.tf"), "resource \"x\""));
+  CHECK_FALSE(contains(sb.read("m2/" + kProject + ".yaml"), "\n}"));
+
+  // The Terraform state is never what --generate writes, --force or not; nor without a --project, or
+  // with one for a configuration nothing uses.
+  sb.write("terraform.tfstate", tf_state(resources));
+  const std::string tfstate = sb.read("terraform.tfstate");
+  RunResult onto = sb.run({"import", "--from-terraform", "terraform.tfstate", "--project", kProject, "--generate",
+                           "terraform.tfstate", "--force"});
+  INFO(onto.describe());
+  CHECK(onto.exit_code == 1);
+  CHECK(contains(onto.err, "the Terraform state it reads"));
+  CHECK(sb.read("terraform.tfstate") == tfstate);
+  RunResult none = sb.run({"import", "--from-terraform", "terraform.tfstate", "--generate", "m3/"});
+  CHECK(none.exit_code == 1);
+  CHECK(contains(none.err, "needs --project ID"));
+  RunResult typo = sb.run({"import", "--from-terraform", "terraform.tfstate", "--project", kProject, "--project",
+                           "ue=" + kProject, "--generate", "m3/"});
+  CHECK(typo.exit_code == 1);
+  CHECK(contains(typo.err, "no resource of terraform.tfstate uses the provider configuration `ue`"));
+  CHECK_FALSE(sb.exists("m3"));
+  json tainted = resources;
+  for (auto& r : tainted) r["instances"][0]["status"] = "tainted";
+  sb.write("tainted.tfstate", tf_state(tainted));
+  RunResult all_tainted = sb.run({"import", "--from-terraform", "tainted.tfstate", "--project", kProject, "--generate", "m4/"});
+  INFO(all_tainted.describe());
+  CHECK(all_tainted.exit_code == 1);  // nothing could be moved
+  CHECK(contains(all_tainted.out, "timescale_service.orders: tainted"));
+  CHECK_FALSE(sb.exists("m4"));
 
   // --passwords: a masked password is refused before the lock, and a sealed state needs its key.
   json hidden = resources;
