@@ -30,10 +30,15 @@ std::atomic<bool>& g_stop = stop_flag();
 
 // Known before anything is read or sent: with no terminal to ask on, only --auto-approve or a
 // saved plan may apply.
+// A refresh-only run has no saved plan to offer (`plan --refresh-only --out` is refused).
 void check_confirmation_possible(const ApplyFlowOptions& opts, const Terminal& term) {
-  if (!opts.auto_approve && opts.plan_file.empty() && !term.stdin_tty)
+  if (opts.auto_approve || !opts.plan_file.empty() || term.stdin_tty) return;
+  if (opts.planning.refresh_only)
     throw UsageError("refusing to apply without confirmation: there is no terminal to ask on. "
-                     "Review the plan and pass --auto-approve, or apply a saved plan (`dbform plan --out FILE`)");
+                     "Review the report of `dbform plan --refresh-only` and pass --auto-approve "
+                     "(a refresh-only plan is never saved)");
+  throw UsageError("refusing to apply without confirmation: there is no terminal to ask on. "
+                   "Review the plan and pass --auto-approve, or apply a saved plan (`dbform plan --out FILE`)");
 }
 
 bool confirmed(const ApplyFlowOptions& opts, std::ostream& out) {

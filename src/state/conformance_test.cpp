@@ -314,6 +314,9 @@ TEST_CASE("state: conformance: the lock refuses a second holder, names the first
     ::gethostname(host, sizeof host - 1);
     CHECK_THAT(msg, Catch::Contains(std::string(" on ") + host + ", running `apply` since 20"));
     CHECK_THAT(msg, Catch::EndsWith("Wait for it to finish, or pass --lock-timeout to wait for it"));
+    // After a --lock-timeout that ran out, the message says so instead of suggesting the flag given.
+    std::string waited = error_of([&] { b->lock("apply", Duration(50)); });
+    CHECK_THAT(waited, Catch::EndsWith("It still held it after --lock-timeout 50ms: wait for it to finish, or pass a longer --lock-timeout"));
     CHECK_THROWS_AS(b->lock("state rm", Duration(0)), LockError);
   }
   auto next = b->lock("state rm", Duration(0));

@@ -11,6 +11,7 @@
 
 #include "state/codec.h"
 #include "util/atomic_file.h"
+#include "util/duration.h"
 #include "util/file_lock.h"
 #include "util/text.h"
 #include "util/json_limits.h"
@@ -59,6 +60,12 @@ std::string file_identity(const std::string& path) {
 std::string LockInfo::str() const {
   if (pid == 0) return "another dbform process (it has not written its details yet)";
   return "pid " + std::to_string(pid) + " on " + host + ", running `" + operation + "` since " + since;
+}
+
+std::string lock_refused_advice(Duration timeout) {
+  if (timeout <= Duration(0)) return ". Wait for it to finish, or pass --lock-timeout to wait for it";
+  return ". It still held it after --lock-timeout " + format_duration(timeout) +
+         ": wait for it to finish, or pass a longer --lock-timeout";
 }
 
 std::unique_ptr<StateLock> lock_state(StateStore& store, const std::string& operation, Duration timeout,
@@ -352,8 +359,7 @@ std::unique_ptr<StateLock> FileStateStore::lock(const std::string& operation, Du
   if (lock) return std::make_unique<FileStateLock>(std::move(lock));
   const auto holder = lock_info_of(holder_text);
   throw LockError("the state " + path_ + " is locked by " +
-                  holder.value_or(LockInfo{}).str() +
-                  ". Wait for it to finish, or pass --lock-timeout to wait for it");
+                  holder.value_or(LockInfo{}).str() + lock_refused_advice(timeout));
 }
 
 }  // namespace dbform

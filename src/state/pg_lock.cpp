@@ -45,8 +45,7 @@ std::unique_ptr<StateLock> PgStateStore::lock(const std::string& operation, Dura
     if (now >= deadline) break;
     clock_.sleep_until(std::min(deadline, now + Duration(100)));
   }
-  throw LockError("the state " + describe_ + " is locked by " + holder_description() +
-                  ". Wait for it to finish, or pass --lock-timeout to wait for it");
+  throw LockError("the state " + describe_ + " is locked by " + holder_description() + lock_refused_advice(timeout));
 }
 
 bool PgStateStore::try_lock(const LockInfo& me) {

@@ -22,6 +22,10 @@ struct LockInfo {
   std::string str() const;  // "pid 123 on host ci-1, running apply since 2026-..."
 };
 
+// What a refused lock's message ends with: how to wait, or, after a --lock-timeout ran out, that
+// it did.
+std::string lock_refused_advice(Duration timeout);
+
 class LockError : public Error {
  public:
   using Error::Error;

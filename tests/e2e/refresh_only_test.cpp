@@ -222,6 +222,25 @@ TEST_CASE("e2e: --refresh-only refuses the flags that plan the manifests' change
   CHECK_FALSE(sb.exists("tfplan"));
 }
 
+// `plan --refresh-only --out` is refused, so apply --refresh-only without a terminal must not send
+// the user there: it names the report to read and --auto-approve.
+TEST_CASE("e2e: apply --refresh-only without a terminal suggests --auto-approve, never a saved plan") {
+  Sandbox sb;
+  sb.write("dbform.yaml", manifest({}, {orders_yaml()}));
+  REQUIRE(sb.apply().exit_code == 0);
+  const auto before = files_beside_manifests(sb);
+  const long long requests = sb.total_requests();
+  RunResult r = sb.run({"apply", "--refresh-only"});
+  INFO(r.describe());
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.err, "there is no terminal to ask on"));
+  CHECK(contains(r.err, "dbform plan --refresh-only"));
+  CHECK(contains(r.err, "--auto-approve"));
+  CHECK_FALSE(contains(r.err, "--out"));
+  CHECK(sb.total_requests() == requests);
+  CHECK(files_beside_manifests(sb) == before);
+}
+
 TEST_CASE("e2e: apply --refresh-only waits for no apply: it is refused while one holds the lock") {
   Drifted d;
   Sandbox& sb = d.sb;

@@ -188,6 +188,9 @@ TEST_CASE("e2e: a second apply while the first holds the lock fails at once nami
   CHECK(contains(patient.err, "pid " + std::to_string(first->pid())));
   // And says so while it waits: a pipeline waiting for another must not look hung.
   CHECK(contains(patient.err, "Waiting up to 1s for the state's lock, held by pid " + std::to_string(first->pid())));
+  // Given up, it says the wait ran out, not to pass the --lock-timeout it was given.
+  CHECK(contains(patient.err, "It still held it after --lock-timeout 1s: wait for it to finish, or pass a longer --lock-timeout"));
+  CHECK_FALSE(contains(patient.err, "or pass --lock-timeout to wait for it"));
 
   // The first run stops cleanly on SIGTERM, keeping what it created.
   first->signal(SIGTERM);
