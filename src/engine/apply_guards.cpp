@@ -75,7 +75,7 @@ void Guards::guard_names(const Plan& plan) {
       run_.fail_op(o, "not created: could not list project " + a.project_id + " to check that no `" + a.name +
                      "` exists already: " + error->second);
     else if (found != scan.found.end())
-      run_.fail_op(o, "not created: " + namesake_reason(a.kind, a.address, found->second));
+      run_.fail_op(o, "not created: " + namesake_reason(a.kind, a.address, found->second, run_.state_));
     else if (others != taken.end())
       run_.fail_op(o, "not created: in project " + a.project_id + ", " + join(others->second, ", ") +
                      " exist(s) already without being recorded, so another state or a running apply may be "

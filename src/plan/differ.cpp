@@ -135,17 +135,7 @@ PlannedAction plan_declared(const std::string& project_id, Declared d, const Sta
       a.action = Action::Conflict;
       a.calls.clear();
       a.resource_id = join(*ids, ", ");
-      a.reason = namesake_reason(kind, a.address, *ids);
-      for (const auto& r : state.resources)
-        if (r.kind == kind && r.project_id == project_id && !r.id.empty() &&
-            std::find(ids->begin(), ids->end(), r.id) != ids->end()) {
-          // `state mv` moved its record away (or a rename is half made): importing it again fails.
-          a.reason = "a " + std::string(kind_noun(kind)) + " of this name exists (id " + r.id +
-                     ") and is recorded as " + r.address + " (moved there by `dbform state mv`?). Declare `" + r.name +
-                     "` instead of `" + a.name + "` and the next plan renames it to `" + r.name +
-                     "`, or move the record back: `dbform state mv " + r.address + " " + a.name + "`";
-          break;
-        }
+      a.reason = namesake_reason(kind, a.address, *ids, state);
     }
     return a;
   }
@@ -389,8 +379,19 @@ std::string unrecorded_origin(const State& state, const std::string& project_id,
 
 }  // namespace
 
-std::string namesake_reason(ResourceKind kind, const std::string& address, const std::vector<std::string>& ids) {
+std::string namesake_reason(ResourceKind kind, const std::string& address, const std::vector<std::string>& ids,
+                            const State& state) {
   const std::string noun = kind_noun(kind);
+  const std::string project = address.substr(0, address.find('/'));
+  const std::string name = address.substr(address.rfind('/') + 1);
+  for (const auto& r : state.resources)
+    if (r.kind == kind && r.project_id == project && !r.id.empty() &&
+        std::find(ids.begin(), ids.end(), r.id) != ids.end())
+      // `state mv` moved its record away (or a rename is half made): importing it again fails.
+      return "a " + noun + " of this name exists (id " + r.id + ") and is recorded as " + r.address +
+             " (moved there by `dbform state mv`?). Declare `" + r.name + "` instead of `" + name +
+             "` and the next plan renames it to `" + r.name + "`, or move the record back: `dbform state mv " +
+             r.address + " " + name + "`";
   return "a " + noun + " of this name already exists (" + (ids.size() == 1 ? "id " : "ids ") + join(ids, ", ") +
          ") but the state does not record it, so dbform does not create another one beside it. Check that --state "
          "names the right state; to manage the existing " + noun + ", bring it into the state (`dbform import " +

@@ -22,6 +22,9 @@ void limit_deletes(Plan& plan);
 std::string recorded_vpc_id(const State& state, const std::string& project_id, const std::string& name);
 
 // Why a declared, unrecorded resource is not created while resources of its name exist.
-std::string namesake_reason(ResourceKind kind, const std::string& address, const std::vector<std::string>& ids);
+// When the state records one of `ids` under another address (`state mv` moved it), says so and how to
+// declare or move it back, instead of suggesting an import that would fail.
+std::string namesake_reason(ResourceKind kind, const std::string& address, const std::vector<std::string>& ids,
+                            const State& state);
 
 }  // namespace dbform

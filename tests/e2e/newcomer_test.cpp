@@ -238,6 +238,14 @@ TEST_CASE("e2e: newcomer: state mv says what a refreshing plan and a --no-refres
   CHECK(contains(state_alone.out, "Plan: 1 to create"));
   CHECK(contains(state_alone.out, invoices + " (id "));
   CHECK(contains(state_alone.out, "is recorded but no longer declared"));
+  // Applied from the state alone, the name guard refuses the create, and says where the record went
+  // (an import of that id would fail: it is recorded already).
+  RunResult guarded = sb.apply({"--no-refresh"});
+  INFO(guarded.describe());
+  CHECK(guarded.exit_code == 1);
+  CHECK(contains(guarded.all(), "is recorded as " + invoices));
+  CHECK_FALSE(contains(guarded.all(), "dbform import"));
+  CHECK(sb.count(kPostService) == 1);
   // Declaring invoices, both plan the rename.
   sb.write("dbform.yaml", manifest({}, {service_yaml("invoices")}));
   for (const auto& args : std::vector<std::vector<std::string>>{{"plan"}, {"plan", "--no-refresh"}}) {
