@@ -21,7 +21,6 @@ struct ImportOptions {
   std::string address;
   std::string id;
   std::vector<std::string> projects;  // --project: every unrecorded resource of it; with --from-terraform, CONFIG=ID
-  std::string project;   // the one --project names (without --from-terraform)
   std::string generate;  // the manifest file --project writes
   std::string terraform;  // --from-terraform FILE
   bool passwords = false;
@@ -59,19 +58,20 @@ int import_one(const ImportOptions& opts, const Manifest& manifest) {
 int import_project(const ImportOptions& opts, const Manifest& manifest) {
   if (opts.generate.empty()) throw UsageError("--project needs --generate FILE: the manifest to write");
   if (!opts.address.empty()) throw UsageError("give either ADDRESS ID or --project ID --generate FILE, not both");
+  const std::string& project = opts.projects.front();  // one: the caller checked
   auto store = open_state_store(opts.state);
   std::unique_ptr<ApiSetup> api;
   SystemClock clock;
   const GenerateImportsOutcome out = generate_imports_operation(
-      {*store, manifest, api_of(api), clock, process_env(), opts.project, opts.generate, opts.force});
+      {*store, manifest, api_of(api), clock, process_env(), project, opts.generate, opts.force});
   const std::vector<ResourceRecord>& records = out.records;
   if (records.empty()) {
-    std::cout << "Project " << opts.project << " has nothing the state does not record; " << opts.generate
+    std::cout << "Project " << project << " has nothing the state does not record; " << opts.generate
               << " was not written.\n";
     return 0;
   }
   bool services = false;
-  std::cout << "Declared " << records.size() << " resource(s) of project " << opts.project << " in " << opts.generate
+  std::cout << "Declared " << records.size() << " resource(s) of project " << project << " in " << opts.generate
             << ", each with its import_id:\n";
   for (const auto& r : records) {
     std::cout << "  " << r.address << " (id " << r.id << ")\n";
@@ -116,19 +116,15 @@ int import_from_terraform(const ImportOptions& opts) {
     if (!out.clear_warning.empty()) std::cerr << "Warning: " << out.clear_warning << "\n";
     std::cout << "Recorded the password of " << out.recorded.size() << " service(s) from " << opts.terraform
               << (out.recorded.empty() ? "." : ":") << "\n";
-    for (const auto& a : out.recorded) std::cout << "  " << a << "\n";
-    if (!out.kept.empty()) {
-      std::cout << "Kept the password the state holds already for:\n";
-      for (const auto& a : out.kept) std::cout << "  " << a << "\n";
-    }
-    if (!out.without.empty()) {
-      std::cout << "Terraform's state holds no password for (`dbform rotate-password ADDRESS` sets one once imported):\n";
-      for (const auto& a : out.without) std::cout << "  " << a << "\n";
-    }
-    if (!out.unrecorded.empty()) {
-      std::cout << "Not recorded by dbform yet (apply the generated manifests first, then run this again):\n";
-      for (const auto& a : out.unrecorded) std::cout << "  " << a << "\n";
-    }
+    auto list = [](const char* heading, const std::vector<std::string>& addresses) {
+      if (!addresses.empty() && *heading) std::cout << heading << "\n";
+      for (const auto& a : addresses) std::cout << "  " << a << "\n";
+    };
+    list("", out.recorded);
+    list("Kept the password the state holds already for:", out.kept);
+    list("Terraform's state holds no password for (`dbform rotate-password ADDRESS` sets one once imported):",
+         out.without);
+    list("Not recorded by dbform yet (apply the generated manifests first, then run this again):", out.unrecorded);
     return 0;
   }
   if (opts.generate.empty())
@@ -228,9 +224,8 @@ Imported services have no known password (the API returns one only to the create
     if (opts->projects.size() > 1) throw UsageError("--project is given " + std::to_string(opts->projects.size()) +
                                                     " times: --generate declares one project (with --from-terraform, each "
                                                     "provider configuration's)");
-    opts->project = opts->projects.empty() ? "" : opts->projects.front();
     const Manifest manifest = manifests_if_any(opts->manifests, cmd->count("--file") > 0);
-    if (!opts->project.empty()) {
+    if (!opts->projects.empty()) {
       exit_code = import_project(*opts, manifest);
       return;
     }

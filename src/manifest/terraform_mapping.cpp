@@ -15,12 +15,15 @@ using nlohmann::json;
 
 namespace {
 
-// How a tool that masks Terraform's sensitive values writes one (terraform show's text, tfcmt).
-bool is_masked_value(const json& v) {
+}  // namespace
+
+bool is_masked_terraform_value(const json& v) {
   if (!v.is_string()) return false;
   const std::string text = lower(trim(v.get_ref<const std::string&>()));
   return text == "(sensitive value)" || text == "(sensitive)" || text == "<sensitive>" || text == "(known after apply)";
 }
+
+namespace {
 
 // Text for a YAML comment and a message: one line of printable ASCII.
 std::string tf_comment_text(std::string_view s) {
@@ -186,7 +189,7 @@ class TerraformMapper {
   std::string required_text(const TerraformInstance& in, const char* key) {
     const json* v = attr(in, key);
     if (!v) problem(in, std::string("records no `") + key + "` (" + in.where + ")");
-    else if (is_masked_value(*v)) problem(in, std::string("its `") + key + "` is masked: read the state unmasked (`terraform state pull`)");
+    else if (is_masked_terraform_value(*v)) problem(in, std::string("its `") + key + "` is masked: read the state unmasked (`terraform state pull`)");
     else if (!v->is_string()) problem(in, std::string("`") + key + "` is not a string (" + in.where + ")");
     else return valid_utf8(v->get<std::string>());
     return "";
@@ -228,7 +231,7 @@ class TerraformMapper {
     if constexpr (std::is_same_v<T, bool>) {
       if (!v->is_boolean()) return problem(in, std::string("`") + from + "` is not a boolean (" + in.where + ")");
     } else {
-      if (is_masked_value(*v)) return problem(in, std::string("its `") + from + "` is masked");
+      if (is_masked_terraform_value(*v)) return problem(in, std::string("its `") + from + "` is masked");
       if (!v->is_string()) return problem(in, std::string("`") + from + "` is not a string (" + in.where + ")");
     }
     settings[to] = *v;

@@ -32,6 +32,10 @@ struct TerraformMapping {
   size_t other_providers = 0;  // resources of other providers, left alone
 };
 
+// Whether `v` is a value a tool masked (`(sensitive value)` as terraform show's text writes it, in
+// any case and spacing, and the like), not the value itself.
+bool is_masked_terraform_value(const nlohmann::json& v);
+
 // `projects`: provider configuration ("" the default, "eu" an alias, "module.db") -> project id.
 // Throws UsageError naming every Terraform address at fault when a move would be wrong: two
 // resources with one id or one dbform address, a name dbform's addresses cannot hold, a VPC whose

@@ -169,7 +169,7 @@ TerraformPasswordsOutcome terraform_passwords_operation(const TerraformPasswords
       throw UsageError(r.terraform_file + ": " + in.where + ".attributes.password of " + in.address +
                        " is not text; nothing was recorded");
     const std::string& text = password->get_ref<const std::string&>();
-    if (text == "(sensitive value)" || text == "(sensitive)" || text == "<sensitive>")
+    if (is_masked_terraform_value(*password))
       throw UsageError(r.terraform_file + ": the password of " + in.address +
                        " is masked; read the state unmasked (`terraform state pull`); nothing was recorded");
     remember_secret(text);
@@ -182,34 +182,32 @@ TerraformPasswordsOutcome terraform_passwords_operation(const TerraformPasswords
   TerraformPasswordsOutcome out;
   out.without = std::move(without);
   with_locked_state(r.access, [&](State& state) {
+    if (state.resources.empty())
+      throw UsageError("the state " + r.access.store.describe() + " records nothing: apply the manifests `import "
+                       "--from-terraform --generate` wrote first; nothing was recorded");
     Changes changes;
     std::set<std::string> found;
+    std::vector<ResourceRecord*> recording;
     for (auto& rec : state.resources) {
       if (rec.kind != ResourceKind::Service || rec.id.empty()) continue;
       auto it = held.find(rec.id);
       if (it == held.end()) continue;
       found.insert(rec.id);
-      if (!rec.initial_password.empty() || !rec.pending_password.empty()) {
-        out.kept.push_back(rec.address);
-        continue;
-      }
-      out.recorded.push_back(rec.address);
+      if (!rec.initial_password.empty() || !rec.pending_password.empty()) out.kept.push_back(rec.address);
+      else recording.push_back(&rec);
     }
-    if (!out.recorded.empty()) {
+    if (!recording.empty()) {
       require_state_key(r.access.store, state, "import --from-terraform --passwords", "it records passwords");
       out.clear_warning = clear_password_warning(r.access.store, state);
-      for (auto& rec : state.resources)
-        if (std::find(out.recorded.begin(), out.recorded.end(), rec.address) != out.recorded.end()) {
-          rec.initial_password = Secret(held.at(rec.id).password);
-          changes.changed.push_back(rec.address);
-        }
+      for (ResourceRecord* rec : recording) {
+        rec->initial_password = Secret(held.at(rec->id).password);
+        out.recorded.push_back(rec->address);
+        changes.changed.push_back(rec->address);
+      }
       changes.save = Changes::Save::Journal;
     }
     for (const auto& [id, h] : held)
       if (!found.count(id)) out.unrecorded.push_back(h.address);
-    if (state.resources.empty())
-      throw UsageError("the state " + r.access.store.describe() + " records nothing: apply the manifests `import "
-                       "--from-terraform --generate` wrote first; nothing was recorded");
     return changes;
   });
   return out;

@@ -265,15 +265,6 @@ namespace {
 
 // A read replica set or peering made outside dbform, through the API (`path` under the project):
 // its id.
-std::string made_outside(Sandbox& sb, const std::string& path, const json& body) {
-  httplib::Client client("127.0.0.1", sb.port());
-  auto made = client.Post(("/public/api/v1/projects/" + kProject + path).c_str(),
-                          httplib::Headers{{"Authorization", "Bearer " + kKey}}, body.dump(), "application/json");
-  REQUIRE(made);
-  REQUIRE(made->status / 100 == 2);
-  return json::parse(made->body)["id"];
-}
-
 const json kPeerBody = {{"peer_account_id", "123456789012"}, {"peer_region_code", "us-east-1"}, {"peer_vpc_id", "vpc-0abc"}};
 const json kSetBody = {{"name", "reporting"}, {"nodes", 2}, {"cpu_millis", 1000}, {"memory_gbs", 4}};
 

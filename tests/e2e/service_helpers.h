@@ -1,6 +1,8 @@
 #pragma once
 // What the e2e tests of service changes share (updates, drift, pause, rename, fork, guards): the
 // routes they count, the `orders` service with extra lines, and the checks after an apply.
+#include <httplib.h>
+
 #include "common.h"
 
 namespace e2e {
@@ -27,6 +29,17 @@ inline const std::string kGetPeerings = "GET " + kPeerings;
 inline const std::string kDeletePeering = "DELETE " + kPeerings + "/{peering_id}";
 inline const std::string kPeeringAddress = "acme-prod/vpcs/main/peerings/vpc-0abc";
 inline const std::string kPaused = "        paused: true\n";
+
+// A resource made through the API, outside dbform (POST PATH of the project, as the vendor's tools
+// or Terraform's provider make it); its id.
+inline std::string made_outside(Sandbox& sb, const std::string& path, const json& body) {
+  httplib::Client client("127.0.0.1", sb.port());
+  auto made = client.Post(("/public/api/v1/projects/" + kProject + path).c_str(),
+                          httplib::Headers{{"Authorization", "Bearer " + kKey}}, body.dump(), "application/json");
+  REQUIRE(made);
+  REQUIRE(made->status / 100 == 2);
+  return json::parse(made->body)["id"];
+}
 
 // One service of the standard project, with the given extra lines (8 spaces in).
 inline std::string orders_yaml(const std::string& extra = "", int cpu = 1000, int memory = 4) {

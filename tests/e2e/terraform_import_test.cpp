@@ -4,9 +4,7 @@
 // the plan of those manifests is imports and nothing else, and a second is clean; --passwords
 // records the passwords Terraform held; hostile and odd states are refused, naming the place, with
 // nothing written and no call made.
-#include <httplib.h>
-
-#include "common.h"
+#include "service_helpers.h"
 
 using namespace e2e;
 
@@ -86,15 +84,6 @@ std::string tf_show_json(const json& resources) {
       .dump(2);
 }
 
-std::string made_by_api(Sandbox& sb, const std::string& path, const json& body) {
-  httplib::Client client("127.0.0.1", sb.port());
-  auto made = client.Post(("/public/api/v1/projects/" + kProject + path).c_str(),
-                          httplib::Headers{{"Authorization", "Bearer " + kKey}}, body.dump(), "application/json");
-  REQUIRE(made);
-  REQUIRE(made->status / 100 == 2);
-  return json::parse(made->body)["id"];
-}
-
 // What Terraform made in the simulator: a VPC, `orders` in it with the pooler and an HA replica,
 // `reports`, a read replica of orders and a peering of the VPC; the Terraform state that records them.
 json made_by_terraform(Sandbox& sb) {
@@ -106,9 +95,9 @@ json made_by_terraform(Sandbox& sb) {
   REQUIRE(sb.sim().console(orders, "attachToVPC", json{{"vpc_id", vpc_id}}.dump()).status == 200);
   REQUIRE(sb.sim().console(orders, "enablePooler", "").status == 200);
   const std::string reports = console_service(sb, {{"name", "reports"}, {"cpu_millis", "1000"}, {"memory_gbs", "4"}});
-  const std::string set = made_by_api(sb, "/services/" + orders + "/replicaSets",
+  const std::string set = made_outside(sb, "/services/" + orders + "/replicaSets",
                                       {{"name", "reporting"}, {"nodes", 2}, {"cpu_millis", 1000}, {"memory_gbs", 4}});
-  const std::string peering = made_by_api(sb, "/vpcs/" + vpc_id + "/peerings",
+  const std::string peering = made_outside(sb, "/vpcs/" + vpc_id + "/peerings",
                                           {{"peer_account_id", "123456789012"}, {"peer_region_code", "us-east-1"},
                                            {"peer_vpc_id", "vpc-0abc"}});
   return json::array(
@@ -343,6 +332,9 @@ TEST_CASE("e2e: a Terraform state that cannot be moved as it is is refused at it
   INFO(masked_password.describe());
   CHECK(masked_password.exit_code == 1);
   CHECK(contains(masked_password.err, "the password of timescale_service.orders is masked"));
+  hidden[1]["instances"][0]["attributes"]["password"] = " (SENSITIVE VALUE) ";  // as the fields are: any case
+  sb.write("hidden.tfstate", tf_state(hidden));
+  CHECK(contains(sb.run({"import", "--from-terraform", "hidden.tfstate", "--passwords"}).err, "is masked"));
   CHECK_FALSE(sb.exists("dbform.state.json"));
 }
 
