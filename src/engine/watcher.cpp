@@ -1,4 +1,4 @@
-// The watching of one apply run (engine/watcher.h): timers, pauses, the forecast and the probe.
+// The watching of one apply run (engine/watcher.h): timers, the lane, lists and connections.
 #include "engine/watcher.h"
 
 #include <algorithm>
@@ -9,51 +9,38 @@
 namespace dbform::scheduling {
 
 void Watcher::add(const std::string& group, ResourceKind kind, bool listed) {
-  if (listed) groups_[group].push_back(slots_.size());
+  if (listed) {
+    auto [slots, fresh] = groups_.try_emplace(group);
+    if (fresh) pacing_.add_group();
+    slots->second.push_back(slots_.size());
+  }
   Slot& s = slots_.emplace_back();
-  s.group = group;
-  s.kind = kind;
+  s.wait.group = group;
+  s.wait.kind = kind;
 }
 
 void Watcher::start(size_t i, Clock::TimePoint at, bool of_create) {
   Slot& s = slots_[i];
-  s.start = at;
+  s.wait.start = at;
   s.deadline = at + wait_timeout_;
-  s.of_create = of_create;
+  s.wait.of_create = of_create;
 }
 
 Duration Watcher::elapsed(size_t i) const {
-  return std::chrono::duration_cast<Duration>(clock_.now() - slots_[i].start);
+  return std::chrono::duration_cast<Duration>(clock_.now() - slots_[i].wait.start);
 }
 
 void Watcher::created(size_t i, bool ready) {
-  Slot& s = slots_[i];
-  s.created_here = true;
-  Clock::TimePoint& last = last_create_[s.group];
-  last = std::max(last, clock_.now());  // its answer is in: the API has made it
-  if (spread() > 1) probe_.try_emplace(s.kind, s.group);
-  if (ready) learn_ready(s);  // READY in the create's answer
+  slots_[i].wait.created_here = true;
+  pacing_.created(slots_[i].wait, ready);
 }
 
-void Watcher::saw_ready(size_t i) {
-  if (forecast_applies(slots_[i])) learn_ready(slots_[i]);
-}
+void Watcher::saw_ready(size_t i) { pacing_.saw_ready(slots_[i].wait); }
 
-void Watcher::learn_ready(const Slot& s) {
-  const auto since_send = std::chrono::duration_cast<Duration>(clock_.now() - s.start);
-  forecast_changed_ = forecasts_[s.kind].ready_after(since_send) || forecast_changed_;
-}
-
-void Watcher::create_failed(size_t i) {
-  const Slot& s = slots_[i];
-  if (!s.created_here) return;
-  auto p = probe_.find(s.kind);
-  // It taught nothing (READY would have): the others go back to their usual schedule.
-  if (p != probe_.end() && p->second == s.group && probing(p->first)) probe_.erase(p);
-}
+void Watcher::create_failed(size_t i) { pacing_.create_failed(slots_[i].wait); }
 
 void Watcher::check_later(size_t i, Clock::TimePoint now) {
-  push(i, std::min(now + pause(slots_[i]), slots_[i].deadline));
+  push(i, std::min(now + pacing_.pause(slots_[i].wait), slots_[i].deadline));
 }
 
 void Watcher::check_now(size_t i) { push(i, clock_.now()); }
@@ -86,7 +73,7 @@ std::optional<Clock::TimePoint> Watcher::next_due() {
 
 std::vector<Check> Watcher::due(const std::function<bool(size_t)>& watching) {
   std::vector<Check> checks;
-  if (std::exchange(forecast_changed_, false)) retime(watching);
+  if (pacing_.take_sooner()) retime(watching);
   drop_stale();
   while (in_flight_ < kPollLane && !timers_.empty() && timers_.top().at <= clock_.now()) {
     const size_t first = timers_.top().slot;
@@ -100,7 +87,7 @@ std::vector<Check> Watcher::due(const std::function<bool(size_t)>& watching) {
     }
     std::vector<size_t> round = {first};
     if (!slots_[first].get_next)
-      for (size_t j : groups_[slots_[first].group]) {
+      for (size_t j : groups_[slots_[first].wait.group]) {
         const Slot& other = slots_[j];
         if (j != first && watching(j) && !other.polling && !other.get_next) round.push_back(j);
       }
@@ -121,7 +108,7 @@ std::vector<Check> Watcher::due(const std::function<bool(size_t)>& watching) {
 
 void Watcher::mark_sent(Slot& s) {
   s.polling = true;
-  s.looked = clock_.now();
+  s.wait.looked = clock_.now();
 }
 
 void Watcher::answered(size_t i) {
@@ -129,19 +116,12 @@ void Watcher::answered(size_t i) {
   Slot& s = slots_[i];
   s.polling = false;
   s.get_next = false;  // asked by id: the next rounds may use the list again
-  ++s.checks;
 }
 
 void Watcher::listed(const std::vector<size_t>& slots, bool quiet) {
   --in_flight_;
-  if (quiet && spread() > 1) {
-    const Slot& first = slots_[slots.front()];
-    quiet_for_[first.group] = std::min(2 * quiet_pause(first), spread() * polls_.interval);
-  }
-  for (size_t i : slots) {
-    slots_[i].polling = false;
-    ++slots_[i].checks;
-  }
+  pacing_.listed(slots_[slots.front()].wait, quiet);
+  for (size_t i : slots) slots_[i].polling = false;
 }
 
 void Watcher::start_connecting(size_t i) {
@@ -165,45 +145,11 @@ ConnectVerdict Watcher::connection_answered(size_t i, bool accepted, bool transi
   return ConnectVerdict::TryAgain;
 }
 
-Duration::rep Watcher::spread() const {
-  return std::clamp<Duration::rep>(static_cast<Duration::rep>(groups_.size() / 25), 1, 4);
-}
-
-Duration Watcher::quiet_pause(const Slot& s) const {
-  if (spread() == 1) return Duration(0);
-  auto quiet = quiet_for_.find(s.group);
-  return quiet == quiet_for_.end() ? 2 * polls_.interval : quiet->second;
-}
-
-Duration Watcher::pause(const Slot& s) const {
-  const Duration waited = std::chrono::duration_cast<Duration>(clock_.now() - s.start);
-  const Duration usual = std::max(polls_.after(waited), quiet_pause(s));
-  if (!forecast_applies(s)) return usual;  // updates, deletes, settles, adoptions: as ever
-  if (auto f = forecasts_.find(s.kind); f != forecasts_.end() && f->second.known()) {
-    auto due = f->second.pause(last_create_.at(s.group), clock_.now(), s.looked);
-    return due ? std::min(usual, *due) : usual;
-  }
-  if (!probing(s.kind)) return usual;
-  // The probe is looked at closely; the others' creates wait for what it learns.
-  if (is_probe(s)) return polls_.after(std::chrono::duration_cast<Duration>(clock_.now() - s.start)) / 4;
-  return std::max(usual, 2 * spread() * polls_.interval);
-}
-
-bool Watcher::probing(ResourceKind kind) const {
-  auto f = forecasts_.find(kind);
-  return probe_.count(kind) && (f == forecasts_.end() || !f->second.known());
-}
-
-bool Watcher::is_probe(const Slot& s) const {
-  auto p = probe_.find(s.kind);
-  return p != probe_.end() && p->second == s.group && probing(s.kind);
-}
-
 void Watcher::retime(const std::function<bool(size_t)>& watching) {
   for (size_t i = 0; i < slots_.size(); ++i) {
     const Slot& s = slots_[i];
-    if (!s.timer_live || s.polling || s.connecting || !watching(i) || !forecast_applies(s)) continue;
-    const auto at = std::min(clock_.now() + pause(s), s.deadline);
+    if (!s.timer_live || s.polling || s.connecting || !watching(i) || !Pacing::forecast_applies(s.wait)) continue;
+    const auto at = std::min(clock_.now() + pacing_.pause(s.wait), s.deadline);
     if (at < s.timer_at) push(i, at);
   }
 }

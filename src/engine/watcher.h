@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/pacing.h"
 #include "engine/poll_schedule.h"
 #include "plan/kinds.h"
 #include "util/clock.h"
@@ -33,23 +34,11 @@ struct Check {
 // What a connection attempt's answer means for the wait.
 enum class ConnectVerdict { Accepted, Refused, TimedOut, TryAgain };
 
-// Polling scales with the projects (and parents) watched: with a few, each resource is checked
-// every interval, so READY is seen within one. With more, every 25 of them allow one more interval
-// between a project's rounds (up to 4): its first round comes after 2 intervals, and each round that
-// shows no resource of it in a new status doubles the pause (a round that shows a change keeps it).
-// Most rounds of many projects whose resources are still being made see nothing new, and each costs
-// a call. PollSchedule's pause wins when it is longer.
-//
-// With 50 or more (a spread above 1), the first project to have a service created is the probe:
-// until a service of that kind is seen READY it is looked at every quarter interval, and the
-// others' creates wait (at least twice their longest pause); a probe whose create fails ends
-// probing. From then on, the forecast (ReadyForecast) says when a project's last create so far will
-// be READY, and its round comes then if that is sooner than its usual one (a project still sending
-// creates moves it on). Only creates sent by this run teach or use it.
+// The pauses between checks (quiet projects, the probe, the READY forecast): engine/pacing.h.
 class Watcher {
  public:
   Watcher(Clock& clock, PollSchedule polls, Duration wait_timeout)
-      : clock_(clock), polls_(polls), wait_timeout_(wait_timeout) {}
+      : clock_(clock), polls_(polls), wait_timeout_(wait_timeout), pacing_(clock, polls) {}
 
   // One slot per resource of the run, in the run's order. `group`: the resources one list answers
   // for (one kind in one project, in one parent); `listed`: its kind has statuses to wait for.
@@ -98,8 +87,6 @@ class Watcher {
   void listed(const std::vector<size_t>& slots, bool quiet);
   // The last list did not show it (lists lag behind writes): its next check is a GET by id.
   void ask_by_id(size_t i) { slots_[i].get_next = true; }
-  // Status checks of it answered so far.
-  int checks(size_t i) const { return slots_[i].checks; }
 
   // --- Connections (engine/connectable.h) -------------------------------------------------------
 
@@ -111,14 +98,8 @@ class Watcher {
 
  private:
   struct Slot {
-    std::string group;
-    ResourceKind kind{};
-    Clock::TimePoint start{}, deadline{};
-    bool of_create = false;     // the current wait is of a create
-    bool created_here = false;  // created (not adopted) by this run: its wait teaches the forecast
-    int checks = 0;
-    // When its last status check was sent: what that check's answer shows is no older.
-    std::optional<Clock::TimePoint> looked;
+    Wait wait;  // what the pacing knows of its current wait
+    Clock::TimePoint deadline{};
     int timer_generation = 0;     // a timer of an older generation was cancelled
     bool timer_live = false;      // a timer of the current generation is queued
     Clock::TimePoint timer_at{};  // when its live timer is due
@@ -139,15 +120,6 @@ class Watcher {
   // A status check of it is sent now.
   void mark_sent(Slot& s);
   void drop_stale();
-  Duration::rep spread() const;
-  Duration quiet_pause(const Slot& s) const;
-  // The pause before the next status check of a watched resource.
-  Duration pause(const Slot& s) const;
-  // Whether it waits for the create this run sent: what the forecast learns from and tells.
-  bool forecast_applies(const Slot& s) const { return s.created_here && s.of_create; }
-  bool probing(ResourceKind kind) const;
-  bool is_probe(const Slot& s) const;
-  void learn_ready(const Slot& s);
   // The forecast became sooner: timers due later than it are brought forward.
   void retime(const std::function<bool(size_t)>& watching);
 
@@ -160,11 +132,7 @@ class Watcher {
   int in_flight_ = 0;  // checks sent and not answered, at most kPollLane
   // The slots of one group, watched by one list when several are.
   std::unordered_map<std::string, std::vector<size_t>> groups_;
-  std::unordered_map<std::string, Duration> quiet_for_;  // group -> the pause of a quiet project
-  std::unordered_map<ResourceKind, ReadyForecast> forecasts_;
-  std::unordered_map<std::string, Clock::TimePoint> last_create_;  // group -> its last create's answer
-  std::unordered_map<ResourceKind, std::string> probe_;           // the probe's group, by kind
-  bool forecast_changed_ = false;
+  Pacing pacing_;
 };
 
 }  // namespace dbform::scheduling
