@@ -38,14 +38,14 @@ declare -A may_include=(
   [manifest]="util"
   [state]="manifest util"
   [http]="util"
+  [sql]="util"
   [api]="http util"
   [plan]="state api manifest http util"
   [policy]="plan state api manifest http util"
-  [engine]="plan state api manifest http util"
-  [sql]="engine plan state api manifest http util"
-  [ops]="engine policy sql plan state api manifest http util"
+  [engine]="plan state api manifest sql http util"
+  [ops]="engine policy plan state api manifest sql http util"
   [sim]="api http util"
-  [cli]="ops sim engine policy sql plan state api manifest http util"
+  [cli]="ops sim engine policy plan state api manifest sql http util"
 )
 upward=""
 for dir in src/*/; do
