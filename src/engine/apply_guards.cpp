@@ -6,7 +6,7 @@
 #include <map>
 
 #include "engine/apply_run.h"
-#include "engine/namesakes.h"
+#include "read/namesakes.h"
 #include "plan/differ.h"
 #include "util/text.h"
 
