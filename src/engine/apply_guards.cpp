@@ -7,7 +7,7 @@
 
 #include "engine/progress.h"
 #include "engine/steps.h"
-#include "engine/namesakes.h"
+#include "read/namesakes.h"
 #include "plan/differ.h"
 #include "util/text.h"
 

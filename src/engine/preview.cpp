@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "plan/kinds.h"
-#include "engine/namesakes.h"
+#include "read/namesakes.h"
 #include "engine/jobs.h"
 #include "engine/password.h"
 #include "plan/differ.h"

@@ -2,10 +2,10 @@
 
 #include <filesystem>
 
-#include "engine/import.h"
+#include "read/import.h"
 #include "ops/keys.h"
 #include "manifest/manifest_writer.h"
-#include "engine/namesakes.h"
+#include "read/namesakes.h"
 #include "ops/address.h"
 #include "state/file_store.h"
 #include "util/atomic_file.h"

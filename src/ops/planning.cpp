@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <set>
 
-#include "engine/import.h"
+#include "read/import.h"
 #include "ops/keys.h"
-#include "engine/refresh.h"
+#include "read/refresh.h"
 #include "plan/targets.h"
 #include "ops/address.h"
 #include "plan/differ.h"

@@ -12,7 +12,7 @@
 
 #include "api/client.h"
 #include "engine/apply.h"
-#include "engine/namesakes.h"
+#include "read/namesakes.h"
 #include "manifest/model.h"
 #include "plan/model.h"
 #include "state/model.h"

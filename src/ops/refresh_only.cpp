@@ -4,8 +4,8 @@
 #include <set>
 
 #include "engine/apply.h"
-#include "engine/namesakes.h"
-#include "engine/refresh.h"
+#include "read/namesakes.h"
+#include "read/refresh.h"
 #include "ops/address.h"
 #include "ops/keys.h"
 #include "ops/locked_state.h"

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/connection_check.h"
+#include "sql/connection_check.h"
 #include "util/duration.h"
 
 namespace dbform {

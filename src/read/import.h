@@ -8,7 +8,7 @@
 #include "api/client.h"
 #include "api/project_key.h"
 #include "plan/kinds.h"
-#include "engine/namesakes.h"
+#include "read/namesakes.h"
 #include "manifest/manifest_writer.h"
 #include "manifest/model.h"
 #include "plan/model.h"

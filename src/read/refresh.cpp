@@ -1,10 +1,8 @@
-#include "engine/refresh.h"
-
+#include "read/refresh.h"
 
 #include <set>
 #include <unordered_map>
 
-#include "engine/jobs.h"
 #include "util/parallel.h"
 #include "util/log.h"
 #include "util/text.h"

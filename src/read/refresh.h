@@ -7,7 +7,7 @@
 
 #include "api/client.h"
 #include "api/project_key.h"
-#include "engine/namesakes.h"
+#include "read/namesakes.h"
 #include "plan/model.h"
 #include "state/model.h"
 

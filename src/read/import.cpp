@@ -1,4 +1,4 @@
-#include "engine/import.h"
+#include "read/import.h"
 
 #include <set>
 

@@ -1,4 +1,4 @@
-#include "engine/namesakes.h"
+#include "read/namesakes.h"
 
 #include <algorithm>
 #include <optional>
