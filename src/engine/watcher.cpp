@@ -14,6 +14,7 @@ void Watcher::add(const std::string& group, ResourceKind kind, bool listed) {
     if (fresh) pacing_.add_group();
     slots->second.push_back(slots_.size());
   }
+  timers_.add_slot();
   Slot& s = slots_.emplace_back();
   s.wait.group = group;
   s.wait.kind = kind;
@@ -45,44 +46,25 @@ void Watcher::check_later(size_t i, Clock::TimePoint now) {
 
 void Watcher::check_now(size_t i) { push(i, clock_.now()); }
 
-void Watcher::push(size_t i, Clock::TimePoint at) {
-  Slot& s = slots_[i];
-  cancel(i);
-  s.timer_live = true;
-  s.timer_at = at;
-  ++live_timers_;
-  timers_.push({at, i, s.timer_generation});
-}
-
-void Watcher::cancel(size_t i) {
-  Slot& s = slots_[i];
-  ++s.timer_generation;
-  if (s.timer_live) --live_timers_;
-  s.timer_live = false;
-}
-
-void Watcher::drop_stale() {
-  while (!timers_.empty() && timers_.top().generation != slots_[timers_.top().slot].timer_generation) timers_.pop();
-}
+void Watcher::cancel(size_t i) { timers_.cancel(i); }
 
 std::optional<Clock::TimePoint> Watcher::next_due() {
-  drop_stale();
-  if (in_flight_ >= kPollLane || timers_.empty()) return std::nullopt;
-  return timers_.top().at;
+  const std::optional<size_t> first = timers_.first();
+  if (in_flight_ >= kPollLane || !first) return std::nullopt;
+  return timers_.at(*first);
 }
 
 std::vector<Check> Watcher::due(const std::function<bool(size_t)>& watching) {
   std::vector<Check> checks;
   if (pacing_.take_sooner()) retime(watching);
-  drop_stale();
-  while (in_flight_ < kPollLane && !timers_.empty() && timers_.top().at <= clock_.now()) {
-    const size_t first = timers_.top().slot;
+  for (std::optional<size_t> next = timers_.first();
+       in_flight_ < kPollLane && next && timers_.at(*next) <= clock_.now(); next = timers_.first()) {
+    const size_t first = *next;
     cancel(first);
     ++in_flight_;
     if (slots_[first].connecting) {
       mark_sent(slots_[first]);
       checks.push_back({Check::Kind::Connect, {first}});
-      drop_stale();
       continue;
     }
     std::vector<size_t> round = {first};
@@ -101,7 +83,6 @@ std::vector<Check> Watcher::due(const std::function<bool(size_t)>& watching) {
       mark_sent(slots_[first]);
       checks.push_back({Check::Kind::Get, {first}});
     }
-    drop_stale();
   }
   return checks;
 }
@@ -148,9 +129,9 @@ ConnectVerdict Watcher::connection_answered(size_t i, bool accepted, bool transi
 void Watcher::retime(const std::function<bool(size_t)>& watching) {
   for (size_t i = 0; i < slots_.size(); ++i) {
     const Slot& s = slots_[i];
-    if (!s.timer_live || s.polling || s.connecting || !watching(i) || !Pacing::forecast_applies(s.wait)) continue;
+    if (!timers_.live(i) || s.polling || s.connecting || !watching(i) || !Pacing::forecast_applies(s.wait)) continue;
     const auto at = std::min(clock_.now() + pacing_.pause(s.wait), s.deadline);
-    if (at < s.timer_at) push(i, at);
+    if (at < timers_.at(i)) push(i, at);
   }
 }
 

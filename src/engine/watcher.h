@@ -13,6 +13,7 @@
 
 #include "engine/pacing.h"
 #include "engine/poll_schedule.h"
+#include "engine/timer_queue.h"
 #include "plan/kinds.h"
 #include "util/clock.h"
 
@@ -71,7 +72,7 @@ class Watcher {
   // Its queued timer, if any, no longer counts (it is dropped when it reaches the top).
   void cancel(size_t i);
   // No check is queued: nothing left to watch.
-  bool idle() const { return live_timers_ == 0; }
+  bool idle() const { return timers_.idle(); }
   // When the next check is due, or nothing when none can be sent (none queued, or the lane full).
   std::optional<Clock::TimePoint> next_due();
   // The checks that are due now, as many as the lane has room for; each is counted in flight until
@@ -100,26 +101,16 @@ class Watcher {
   struct Slot {
     Wait wait;  // what the pacing knows of its current wait
     Clock::TimePoint deadline{};
-    int timer_generation = 0;     // a timer of an older generation was cancelled
-    bool timer_live = false;      // a timer of the current generation is queued
-    Clock::TimePoint timer_at{};  // when its live timer is due
     bool polling = false;         // a check of it is in flight
     bool get_next = false;        // the last list did not show it: ask for it by id next
     // Checks are connection attempts until `connect_deadline`.
     bool connecting = false;
     Clock::TimePoint connect_deadline{};
   };
-  struct Timer {
-    Clock::TimePoint at;
-    size_t slot;
-    int generation;
-    bool operator>(const Timer& other) const { return at > other.at; }
-  };
-
-  void push(size_t i, Clock::TimePoint at);
+  // Its check is due at `at` (the timer it had is replaced).
+  void push(size_t i, Clock::TimePoint at) { timers_.set(i, at); }
   // A status check of it is sent now.
   void mark_sent(Slot& s);
-  void drop_stale();
   // The forecast became sooner: timers due later than it are brought forward.
   void retime(const std::function<bool(size_t)>& watching);
 
@@ -127,8 +118,7 @@ class Watcher {
   const PollSchedule polls_;
   const Duration wait_timeout_;
   std::vector<Slot> slots_;
-  std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
-  int live_timers_ = 0;
+  TimerQueue timers_;
   int in_flight_ = 0;  // checks sent and not answered, at most kPollLane
   // The slots of one group, watched by one list when several are.
   std::unordered_map<std::string, std::vector<size_t>> groups_;
