@@ -47,7 +47,7 @@ struct Connection {
 
 Connection recorded_connection(const State& state, const std::string& text) {
   const ResourceRecord& r = resolve_address(state, text);
-  if (r.kind != ResourceKind::Service && r.kind != ResourceKind::ReplicaSet)
+  if (!kind_form(r.kind).connectable)
     throw UsageError(r.address + " is a " + kind_name(r.kind) + ": only services and read replica sets take "
                      "connections");
   if (r.status == "PAUSED" || r.status == "PAUSING")
@@ -57,9 +57,7 @@ Connection recorded_connection(const State& state, const std::string& text) {
     throw UsageError(r.address + " has no recorded endpoint" +
                      (r.id.empty() ? " (its create's outcome is unknown)" : " (status " + (r.status.empty() ? std::string("unknown") : r.status) + ")") +
                      ": run `dbform apply` to wait until it is READY");
-  const ResourceRecord* owner = &r;
-  if (r.kind == ResourceKind::ReplicaSet)
-    owner = state.find(resource_address(r.project_id, ResourceKind::Service, r.parent));
+  const ResourceRecord* owner = password_record(state, r);
   if (!owner || owner->initial_password.empty()) {
     const std::string who = owner ? owner->address : r.address;
     throw UsageError(who + " has no known password (imported or adopted): `dbform rotate-password " + who +

@@ -48,9 +48,9 @@ int import_one(const ImportOptions& opts, const Manifest& manifest) {
   if (type_of(rec.kind).has_password)
     std::cout << "Its password is not known (the API gives it only to its create): `dbform rotate-password " << address
               << "` sets a new one.\n";
-  else if (rec.kind == ResourceKind::ReplicaSet)
-    std::cout << "It shares the password of its service, "
-              << resource_address(rec.project_id, ResourceKind::Service, rec.parent) << ".\n";
+  else if (const KindForm& form = kind_form(rec.kind); form.password == PasswordOwner::Parent)
+    std::cout << "It shares the password of its " << kind_noun(*form.parent) << ", "
+              << resource_address(rec.project_id, *form.parent, rec.parent) << ".\n";
   std::cout << "`dbform plan` now compares its declaration with it.\n";
   return 0;
 }
@@ -75,7 +75,7 @@ int import_project(const ImportOptions& opts, const Manifest& manifest) {
             << ", each with its import_id:\n";
   for (const auto& r : records) {
     std::cout << "  " << r.address << " (id " << r.id << ")\n";
-    services = services || r.kind == ResourceKind::Service;
+    services = services || kind_form(r.kind).password == PasswordOwner::Own;
   }
   std::cout << "Nothing was recorded. Put " << opts.generate << " among the manifests (or copy its declarations into "
             << "them): the plan shows the imports for review, and apply records them.";

@@ -44,9 +44,8 @@ std::string host_port(const std::string& host, const std::optional<int>& port) {
 
 // Whose password a record's connections use: its own, or (a read replica set) its service's.
 const ResourceRecord& password_owner(const State& state, const ResourceRecord& r) {
-  if (r.kind != ResourceKind::ReplicaSet) return r;
-  const ResourceRecord* service = state.find(resource_address(r.project_id, ResourceKind::Service, r.parent));
-  return service ? *service : r;
+  const ResourceRecord* owner = password_record(state, r);
+  return owner ? *owner : r;
 }
 
 // The endpoint inside the VPC the service is attached to, as the API last showed it.
@@ -68,9 +67,7 @@ std::string connection_string(const State& state, const ResourceRecord& r, const
                        "sslmode=require"});
 }
 
-bool connectable(const ResourceRecord& r) {
-  return r.kind == ResourceKind::Service || r.kind == ResourceKind::ReplicaSet;
-}
+bool connectable(const ResourceRecord& r) { return kind_form(r.kind).connectable; }
 
 // What to do about a password the state does not know: that of an imported or adopted service.
 std::string unknown_password(const ResourceRecord& owner) {
@@ -234,9 +231,8 @@ void print_pgpass(const State& state, const std::vector<const ResourceRecord*>& 
 void print_record(const State& state, const ResourceRecord& r, bool show_secrets) {
   std::cout << r.address << "\n";
   std::cout << "  id       " << (r.id.empty() ? "(create outcome unknown)" : r.id) << "\n";
-  if (r.kind == ResourceKind::Peering) std::cout << "  status   " << (r.status.empty() ? "unknown" : r.status) << "\n";
+  if (kind_form(r.kind).has_status) std::cout << "  status   " << (r.status.empty() ? "unknown" : r.status) << "\n";
   if (!connectable(r)) return;
-  std::cout << "  status   " << (r.status.empty() ? "unknown" : r.status) << "\n";
   std::cout << "  endpoint " << field_value(state, r, "endpoint").value_or("(not yet known)") << "\n";
   std::cout << "  pooler   " << field_value(state, r, "pooler").value_or("(none)") << "\n";
   if (auto vpc = field_value(state, r, "vpc_endpoint")) std::cout << "  in VPC   " << *vpc << "\n";

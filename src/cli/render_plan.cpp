@@ -110,12 +110,8 @@ void render_action(std::string& out, const PlannedAction& a, const Terminal& t) 
       out += "      " + a.reason + "\n";
       break;
     case Action::Delete:
-      // A read replica set or a peering holds no data of its own; a VPC holds no data at all.
-      out += "  # " + a.address + id + " will be DELETED" +
-             (a.kind == ResourceKind::Service ? ", with its data"
-              : a.kind == ResourceKind::Vpc   ? ""
-                                              : " (it holds no data of its own)") +
-             "\n";
+      // What goes with it (KindForm::delete_note): a service's data; nothing else holds data.
+      out += "  # " + a.address + id + " will be DELETED" + kind_form(a.kind).delete_note + "\n";
       out += paint(t, kRed, "  - " + what) + ": " + a.reason + "\n";
       break;
     case Action::Orphan:
@@ -188,7 +184,8 @@ std::string render_plan_text(const Plan& plan, const Terminal& term) {
   }
   out += plan_summary_line(plan.summary);
   const auto awaiting = std::count_if(plan.actions.begin(), plan.actions.end(), [](const PlannedAction& a) {
-    return a.kind == ResourceKind::Peering && a.action == Action::NoOp && a.status == "pending" && a.reason.empty();
+    const char* awaiting = type_of(a.kind).awaiting_status;  // a peering the peer account has not accepted yet
+    return *awaiting && a.action == Action::NoOp && a.status == awaiting && a.reason.empty();
   });
   if (awaiting)  // the peer account's to accept: not a change, and not news every plan
     out += paint(term, kDim, " " + std::to_string(awaiting) +

@@ -78,7 +78,7 @@ bool protection_before(const PlannedAction& a) {
 // What apply learns: the id, and a service's endpoints and password.
 ordered_json unknown_after_create(ResourceKind kind) {
   ordered_json unknown = {{"id", true}};
-  if (kind == ResourceKind::Service) {
+  if (kind_form(kind).password == PasswordOwner::Own) {
     unknown["hostname"] = true;
     unknown["port"] = true;
     unknown["password"] = true;
@@ -89,7 +89,7 @@ ordered_json unknown_after_create(ResourceKind kind) {
 ordered_json sensitive_of(ResourceKind kind, bool present) {
   if (!present) return false;
   ordered_json marks = ordered_json::object();
-  if (kind == ResourceKind::Service) marks["password"] = true;
+  if (kind_form(kind).password == PasswordOwner::Own) marks["password"] = true;
   return marks;
 }
 

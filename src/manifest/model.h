@@ -19,8 +19,37 @@ namespace dbform {
 // Read replica sets live in a service and peerings in a VPC (their parent).
 enum class ResourceKind { Service, Vpc, ReplicaSet, Peering };
 
-// A kind as the manifest, the state and messages know it: one row each (model.cpp); how its calls
-// are made is plan/kinds.h's row.
+// What a rule of the policies (src/policy) may compare a field with, and how its value is checked
+// when loaded.
+enum class PolicyFieldType {
+  Text,      // names, ids, regions: any scalar, compared as text
+  Number,    // counts and a read replica set's sizes
+  Size,      // a service's cpu_millis / memory_gbs: a number or "shared"
+  Bool,
+  Tag,       // environment_tag: DEV or PROD
+  Strategy,  // a preview's fork strategy: LAST_SNAPSHOT or NOW
+  TextList,  // addons: compared as a set
+};
+
+struct PolicyField {
+  const char* name;
+  PolicyFieldType type;
+};
+
+// Whose password a record's connections use: none (it takes no connections), its own (made by its
+// create, whose answer carries it), or its parent's (a read replica set shares its service's).
+enum class PasswordOwner { None, Own, Parent };
+
+// A setting that names a resource of another kind of the project (a service's `vpc`): kept when the
+// named one is renamed, and managed even when undeclared (no `vpc` means "in none").
+struct KindReference {
+  const char* field;
+  ResourceKind kind;
+};
+
+// A kind as the manifest, the state, the policies and messages know it: one row each, in its own
+// file (kind_vpc.cpp, kind_service.cpp, ...) and a line of kind_forms() (model.cpp); how its calls
+// are made is its plan/kinds.h row.
 struct KindForm {
   ResourceKind kind;
   const char* name;    // as states and plans store it: "service", "vpc", "replica_set", "peering"
@@ -36,17 +65,32 @@ struct KindForm {
   // once it has an id), and the one that counts as settled besides (a stopped service).
   const char* ready_status;
   const char* settled_status;
+  // The fields a rule of the policies may name for it, in the order docs/policies.md lists them
+  // (kept in agreement with schemas/policy.schema.json).
+  std::vector<PolicyField> policy_fields;
+  PasswordOwner password = PasswordOwner::None;
+  bool connectable = false;  // it has an endpoint that psql, `connect` and `output` reach
+  bool has_status = false;   // the API shows a status of it (a VPC has none)
+  std::optional<KindReference> refers;
+  const char* delete_note = "";  // after "will be DELETED" in a plan: what goes with it
 };
 
 const KindForm& kind_form(ResourceKind k);
 // Every kind: VPCs, services, then those that live in another (the order of a generated manifest).
 const std::vector<KindForm>& kind_forms();
+// Each kind's row, in its own file.
+KindForm vpc_form();
+KindForm service_form();
+KindForm replica_set_form();
+KindForm peering_form();
 
 const char* kind_name(ResourceKind k);
 std::optional<ResourceKind> kind_named(std::string_view name);
 const char* kind_plural(ResourceKind k);
 const char* kind_noun(ResourceKind k);
 std::optional<ResourceKind> parent_kind(ResourceKind k);
+// Whether a setting of another kind names resources of kind `k` (KindForm::refers: a VPC).
+bool is_referred_to(ResourceKind k);
 
 // A declaration's exemption from one rule of the policies (`policy_waivers`): honoured only for a
 // rule marked `waivable`, until it expires; the policies' evaluator (src/policy) decides.

@@ -13,9 +13,11 @@ RotatePasswordOutcome rotate_password_operation(const RotatePasswordRequest& r) 
     require_state_key(r.access.store, state, "rotate-password");  // it records the new password
     out.clear_warning = clear_password_warning(r.access.store, state);
     const ResourceRecord& rec = resolve_address(state, r.address);
-    if (rec.kind != ResourceKind::Service)
-      throw UsageError(rec.address + " is a " + kind_noun(rec.kind) + ": only services have passwords" +
-                       (rec.kind == ResourceKind::ReplicaSet ? " (a read replica set shares its service's)" : ""));
+    if (const KindForm& form = kind_form(rec.kind); form.password != PasswordOwner::Own)
+      throw UsageError(rec.address + " is a " + form.noun + ": only services have passwords" +
+                       (form.password == PasswordOwner::Parent
+                            ? std::string(" (a ") + form.noun + " shares its " + kind_noun(*form.parent) + "'s)"
+                            : ""));
     if (rec.id.empty()) throw UsageError(rec.address + " has no id yet (its create's outcome is unknown): apply first");
     const std::string key = resolve_keys(r.manifest, {rec.project_id}, r.access.env).at(rec.project_id).key;
     out.address = rec.address;

@@ -189,7 +189,7 @@ TerraformPasswordsOutcome terraform_passwords_operation(const TerraformPasswords
     std::set<std::string> found;
     std::vector<ResourceRecord*> recording;
     for (auto& rec : state.resources) {
-      if (rec.kind != ResourceKind::Service || rec.id.empty()) continue;
+      if (kind_form(rec.kind).password != PasswordOwner::Own || rec.id.empty()) continue;
       auto it = held.find(rec.id);
       if (it == held.end()) continue;
       found.insert(rec.id);

@@ -62,7 +62,9 @@ json current_value(const ResourceRecord& rec, const std::string& field) {
 std::vector<FieldChange> changes_of(const ResourceRecord& rec, const json& declared) {
   std::vector<std::string> fields;
   for (auto it = declared.begin(); it != declared.end(); ++it) fields.push_back(it.key());
-  if (rec.kind == ResourceKind::Service && !declared.contains("vpc")) fields.push_back("vpc");
+  // A reference undeclared means none (no `vpc`: in no VPC), unlike other settings left out.
+  if (const auto refers = kind_form(rec.kind).refers; refers && !declared.contains(refers->field))
+    fields.push_back(refers->field);
   std::vector<FieldChange> changes;
   for (const auto& field : fields) {
     if (field == "fork") continue;  // create-time only (see plan_declared)

@@ -23,8 +23,7 @@ std::string replacement_reason(const std::vector<FieldChange>& changes, Resource
   std::vector<std::string> fields;
   for (const auto& c : changes)
     if (type_of(kind).needs_replacement(c)) fields.push_back(c.field);
-  const std::string noun = kind == ResourceKind::Vpc ? "VPC" : "database";
-  return "changing " + join(fields, " and ") + " requires replacing the " + noun +
+  return "changing " + join(fields, " and ") + " requires replacing the " + type_of(kind).replaced_noun +
          ", and dbform never replaces one (a replacement loses its data and its endpoint). To keep it, restore "
          "the recorded value in the manifest. To move to a new one, declare it under another name, move the data "
          "over, then remove this declaration (it becomes an orphan, which `--prune` deletes)";
@@ -74,7 +73,7 @@ void plan_replacement(PlannedAction& a, const ResourceRecord& rec, bool prune) {
 // outside dbform (in the console). Said as such, with what the plan does about it, rather than as a
 // service not READY yet; "" otherwise.
 std::string paused_outside(const ResourceRecord& rec, const PlannedAction& a) {
-  if (a.kind != ResourceKind::Service || !is_paused_status(rec.status) || !rec.observed.is_object() ||
+  if (!*type_of(a.kind).unready_call || !is_paused_status(rec.status) || !rec.observed.is_object() ||
       rec.observed.value("paused", json()) != true || rec.settings.value("paused", json()) == true ||
       a.after.value("paused", json()) == true)
     return "";
@@ -222,10 +221,11 @@ PlannedAction plan_declared(const std::string& project_id, Declared d, const Sta
     a.reason = why;
   // A peering waiting for its peer account is counted in the plan's summary line (render_plan.cpp)
   // rather than repeated as a line of its own every plan; one that failed says why.
-  const bool awaiting_peer = rec->status == "pending" &&
+  const ResourceType& type = type_of(kind);
+  const bool awaiting_peer = rec->status == type.awaiting_status &&
                              !(rec->last_response.is_object() && rec->last_response.value("error_message", json()).is_string() &&
                                !rec->last_response["error_message"].get<std::string>().empty());
-  if (kind == ResourceKind::Peering && a.reason.empty() && rec->status != "active" &&
+  if (*type.accepted_status && a.reason.empty() && rec->status != type.accepted_status &&
       !(awaiting_peer && a.action == Action::NoOp)) {
     // Its acceptance is the peer account's: not waited for, shown until it is active.
     const json message = rec->last_response.is_object() ? rec->last_response.value("error_message", json()) : json();
@@ -288,12 +288,12 @@ PlannedAction plan_undeclared(const ResourceRecord& rec, bool prune) {
 // What needs its service running (a read replica set's create and calls, a fork's create): the
 // service it needs, "" when it needs none.
 std::string needs_running(const PlannedAction& a, std::string& what) {
-  if (a.kind == ResourceKind::ReplicaSet &&
+  if (type_of(a.kind).runs_in_parent &&
       (a.action == Action::Create || a.action == Action::Adopt || a.action == Action::Replace ||
        (a.action == Action::Update && !a.calls.empty()))) {
-    what = std::string(a.action == Action::Update ? "the calls of" : "the create of") + " read replica set `" +
-           a.name + "`";
-    return resource_address(a.project_id, ResourceKind::Service, a.parent);
+    what = std::string(a.action == Action::Update ? "the calls of" : "the create of") + " " + kind_noun(a.kind) +
+           " `" + a.name + "`";
+    return resource_address(a.project_id, *parent_kind(a.kind), a.parent);
   }
   const std::string source = a.action == Action::Create ? fork_source(a) : "";
   if (!source.empty()) what = "the fork `" + a.name + "`";

@@ -95,6 +95,15 @@ struct ResourceType {
   // It holds no data of its own, so `--prune` replaces it (deleted, then created) where a change
   // needs a new one; a kind that holds data is never replaced.
   bool replaceable = false;
+  // What a refused replacement says would be replaced: "database" (its data and endpoint lost), "VPC".
+  const char* replaced_noun = "database";
+  // Its create and calls need its parent running (a read replica set's service READY).
+  bool runs_in_parent = false;
+  // Made once created, but carrying nothing until another account accepts it (a peering): the plan
+  // says so until its status is `accepted_status`, and counts those in `awaiting_status` (still
+  // asked, no error) in its summary instead.
+  const char* accepted_status = "";
+  const char* awaiting_status = "";
   // The settings its calls read besides the declared ones (a resize sends both sizes, setHA both
   // counts); empty for a kind whose changes are no calls.
   std::vector<const char*> call_inputs;

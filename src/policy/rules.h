@@ -7,28 +7,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "manifest/model.h"  // PolicyFieldType, PolicyField: each kind's fields are its row's
 #include "util/diagnostics.h"
 
 namespace dbform {
 
-// What a rule's condition may compare a field with, and how its value is checked when loaded.
-enum class PolicyFieldType {
-  Text,      // names, ids, regions: any scalar, compared as text
-  Number,    // counts and a read replica set's sizes
-  Size,      // a service's cpu_millis / memory_gbs: a number or "shared"
-  Bool,
-  Tag,       // environment_tag: DEV or PROD
-  Strategy,  // a preview's fork strategy: LAST_SNAPSHOT or NOW
-  TextList,  // addons: compared as a set
-};
-
-struct PolicyField {
-  const char* name;
-  PolicyFieldType type;
-};
-
 // The kinds a rule may name, "service", "vpc", "replica_set", "peering" and "preview", each with
-// the fields its conditions may name, in the order docs/policies.md lists them.
+// the fields its conditions may name, in the order docs/policies.md lists them: a resource kind's
+// are its KindForm::policy_fields.
 const std::vector<std::string>& policy_kinds();
 const std::vector<PolicyField>& policy_fields(std::string_view kind);
 // The plan actions forbid_actions may name.

@@ -101,6 +101,11 @@ std::string unmovable_reason(const ResourceRecord& rec) {
          "name it was sent with: apply under the old name to settle it first, then rename";
 }
 
+const ResourceRecord* password_record(const State& state, const ResourceRecord& r) {
+  if (kind_form(r.kind).password != PasswordOwner::Parent) return &r;
+  return state.find(resource_address(r.project_id, *parent_kind(r.kind), r.parent));
+}
+
 std::vector<std::string> move_record(State& state, const std::string& from, const std::string& to,
                                      const std::string& new_name) {
   ResourceRecord moved = *state.find(from);
@@ -122,13 +127,13 @@ std::vector<std::string> move_record(State& state, const std::string& from, cons
     changed.push_back(child.address);
     state.upsert(child);
   }
-  if (moved.kind != ResourceKind::Vpc) return changed;
   for (auto& r : state.resources) {
-    if (r.kind != ResourceKind::Service || r.project_id != moved.project_id) continue;
+    const auto refers = kind_form(r.kind).refers;  // a service's `vpc` names the VPC it is attached to
+    if (!refers || refers->kind != moved.kind || r.project_id != moved.project_id) continue;
     bool touched = false;
     for (nlohmann::json* view : {&r.settings, &r.observed})
-      if (view->is_object() && view->value("vpc", nlohmann::json()) == old_name) {
-        (*view)["vpc"] = new_name;
+      if (view->is_object() && view->value(refers->field, nlohmann::json()) == old_name) {
+        (*view)[refers->field] = new_name;
         touched = true;
       }
     if (touched) changed.push_back(r.address);

@@ -121,6 +121,7 @@ bool is_failed_status(const std::string& status);
 // count as paused.
 bool is_paused_status(const std::string& status);
 
+
 // When a run that wrote the state last read every record of it from the API (an apply whose
 // refresh covered every project the state records, or `apply --refresh-only`): what a plan made
 // from the state alone (`plan --no-refresh`, a pull request without a key) says about how current
@@ -165,6 +166,10 @@ std::string unmovable_reason(const ResourceRecord& rec);
 // VPC's new name replaces the old one in the `vpc` of its project's services, and the records of
 // the resources in it (read replica sets, peerings) move with it. Returns every address whose
 // record changed (`from` and `to` included; both addresses of a moved child).
+// The record whose password `r`'s connections use (KindForm::password): `r` itself, or (a read
+// replica set) its parent's record; nullptr when that one is not recorded.
+const ResourceRecord* password_record(const State& state, const ResourceRecord& r);
+
 std::vector<std::string> move_record(State& state, const std::string& from, const std::string& to,
                                      const std::string& new_name);
 
