@@ -31,7 +31,7 @@ class CallStep final : public Step {
   }
   std::string label(size_t o) override { return "`" + run_.call_of(o).call + "`"; }
   NameClaim claims_name(size_t o) const override {
-    return run_.call_of(o).call == "rename" ? NameClaim::Rename : NameClaim::None;
+    return call_type(run_.call_of(o).call).renames ? NameClaim::Rename : NameClaim::None;
   }
 
   bool journal(size_t o) override {
@@ -39,7 +39,7 @@ class CallStep final : public Step {
     const PlannedCall& call = run_.call_of(o);
     nlohmann::json body = call_body(a, call);
     if (body.is_object() && body.contains("vpc_id") && body["vpc_id"].is_null()) {
-      run_.progress.fail(o, call.call == "attachToVPC"
+      run_.progress.fail(o, call_type(call.call).vpc == VpcEffect::Attach
                                 ? "not attached: its VPC `" + call.vpc + "` was not created (see above); the next "
                                   "apply attaches it"
                                 : "not detached: the id of VPC `" + call.vpc + "` is not known. Apply without "
@@ -123,9 +123,7 @@ class CallStep final : public Step {
 
   // A stop, a start or a rename may find it PAUSED (and so may any call of a service declared paused).
   bool expects_pause(size_t o) override {
-    const std::string& call = run_.call_of(o).call;
-    return run_.graph.action_of(o).after.value("paused", false) || call == "stop" || call == "start" ||
-           call == "rename";
+    return run_.graph.action_of(o).after.value("paused", false) || call_type(run_.call_of(o).call).may_find_paused;
   }
 
   std::string blocked_reason(size_t o, size_t need) override { return needs_failed(o, need, run_.call_of(o).call); }
@@ -152,9 +150,10 @@ class CallStep final : public Step {
         if (rec.observed.is_object()) rec.observed[it.key()] = it.value();
       }
     }
-    if (call.call == "rename" && rec.last_response.is_object()) rec.last_response["name"] = call.body["name"];
-    if (rec.observed.is_object() && call.call == "detachFromVPC") rec.observed.erase("vpc_id");
-    if (rec.observed.is_object() && call.call == "attachToVPC")
+    const CallType& type = call_type(call.call);
+    if (type.renames && rec.last_response.is_object()) rec.last_response["name"] = call.body["name"];
+    if (rec.observed.is_object() && type.vpc == VpcEffect::Detach) rec.observed.erase("vpc_id");
+    if (rec.observed.is_object() && type.vpc == VpcEffect::Attach)
       rec.observed["vpc_id"] = call_body(run_.graph.action_of(o), call)["vpc_id"];
     run_.ledger.changed(rec.address);
   }

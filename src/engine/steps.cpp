@@ -16,7 +16,7 @@ void Step::on_ready(size_t o) { run_.progress.complete(o); }
 bool Step::expects_pause(size_t o) {
   const PlannedAction& a = run_.graph.action_of(o);
   return a.after.value("paused", false) || is_paused_status(a.status) ||
-         std::any_of(a.calls.begin(), a.calls.end(), [](const PlannedCall& c) { return c.call == "start"; });
+         std::any_of(a.calls.begin(), a.calls.end(), [](const PlannedCall& c) { return call_type(c.call).starts; });
 }
 
 std::string Step::blocked_reason(size_t o, size_t need) { return needs_failed(o, need, ""); }

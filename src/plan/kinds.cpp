@@ -8,19 +8,28 @@ namespace dbform {
 
 const std::vector<CallType>& call_types() {
   static const std::vector<CallType> all = {
-      {"rename", false},      {"start", true},          {"resize", true},
-      {"setEnvironment", false}, {"setHA", true},       {"enablePooler", false},
-      {"disablePooler", false},  {"attachToVPC", true}, {"detachFromVPC", true},
-      {"stop", true},
+      {.name = "rename", .renames = true, .may_find_paused = true, .reconnects = true},
+      {.name = "start", .async = true, .starts = true, .may_find_paused = true, .reconnects = true},
+      {.name = "resize", .async = true},
+      {.name = "setEnvironment"},
+      {.name = "setHA", .async = true},
+      {.name = "enablePooler"},
+      {.name = "disablePooler"},
+      {.name = "attachToVPC", .async = true, .vpc = VpcEffect::Attach},
+      {.name = "detachFromVPC", .async = true, .vpc = VpcEffect::Detach},
+      {.name = "stop", .async = true, .may_find_paused = true},
   };
   return all;
 }
 
-bool is_async_call(const std::string& call) {
+const CallType& call_type(const std::string& call) {
+  static const CallType unknown{.name = ""};
   for (const CallType& c : call_types())
-    if (call == c.name) return c.async;
-  return false;
+    if (call == c.name) return c;
+  return unknown;
 }
+
+bool is_async_call(const std::string& call) { return call_type(call).async; }
 
 Shown shown_of(Service s) {
   return {std::move(s.service_id), std::move(s.name),  std::move(s.status),          std::move(s.endpoint),

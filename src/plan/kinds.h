@@ -25,14 +25,26 @@ StatusVerdict classify_status(const std::string& status);
 
 // One call that changes a resource in place (PlannedCall::call): adding one is a row of
 // call_types() and its ApiClient method.
+// What a call's answer does to the VPC a resource is attached to.
+enum class VpcEffect { None, Attach, Detach };
+
 struct CallType {
   const char* name;
   // The resource is UPGRADING (PAUSING, RESUMING) until the change is made: watched until it shows.
   bool async = false;
+  bool renames = false;  // it gives the resource its declared name: the name guard checks it first
+  bool starts = false;   // it starts a paused service: PAUSED is what the plan may find before it
+  // PAUSED is what its watch may find (the stop itself; a start or rename of a paused service).
+  bool may_find_paused = false;
+  VpcEffect vpc = VpcEffect::None;
+  // After it, --wait-connectable waits until the service accepts connections again (a start, a rename).
+  bool reconnects = false;
 };
 
 // Every call, in the order the plan makes them.
 const std::vector<CallType>& call_types();
+// The row of `call`; a row that does nothing of the above for one not in the table.
+const CallType& call_type(const std::string& call);
 // Whether `call` is asynchronous (CallType::async); false for one not in the table.
 bool is_async_call(const std::string& call);
 

@@ -95,7 +95,7 @@ std::vector<std::string> listed_namesakes(const PlannedAction& a, const ProjectL
 }
 
 bool renames(const PlannedAction& a) {
-  return std::any_of(a.calls.begin(), a.calls.end(), [](const PlannedCall& c) { return c.call == "rename"; });
+  return std::any_of(a.calls.begin(), a.calls.end(), [](const PlannedCall& c) { return call_type(c.call).renames; });
 }
 
 // Whether the action claims a name: a create (a replacement's included) or a rename.
