@@ -29,6 +29,8 @@ count() {
 count "cli lock calls" '(\block_state|(->|\.)lock)\s*\('
 count "cli state writes" '(->|\.)(write|write_changes|compact)\s*\(|\brecord_refresh\s*\('
 count "cli includes below ops" '#include "(engine|read|api|http)/|#include "state/(file_store|pg_store|memory_store)\.h"|#include "plan/differ\.h"'
+# The state's document format is the stores' business: the command line shows a record through ops.
+count "cli includes of the state codec" '#include "state/codec\.h"'
 
 # The layers of src/ (CMakeLists.txt's DBFORM_LAYERS): the product is one library, so nothing but
 # this check keeps a layer from including one above it. Each folder's product files may include

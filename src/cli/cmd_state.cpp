@@ -8,7 +8,7 @@
 #include "cli/manual.h"
 #include "ops/address.h"
 #include "ops/state_edit.h"
-#include "state/codec.h"
+#include "ops/state_read.h"
 #include "util/atomic_file.h"
 #include "util/env.h"
 #include "util/text.h"
@@ -142,14 +142,7 @@ void add_state_command(CLI::App& app, int& exit_code) {
     auto store = open_state_store(*opts);
     State state = read_recorded_state(*store, true);
     const ResourceRecord& rec = resolve_address(state, targets->front());
-    nlohmann::json j = record_to_json(rec);
-    // A password in clear shows as (sensitive); one sealed and not opened (no key) as (sealed).
-    // One this role may not read at all (kept in a table it has no access to): (not readable here).
-    auto hidden = [](const Secret& s) {
-      return s.is_unreadable() ? "(not readable here)" : s.is_sealed() ? "(sealed)" : "(sensitive)";
-    };
-    if (!rec.initial_password.empty()) j["initial_password"] = hidden(rec.initial_password);
-    if (!rec.pending_password.empty()) j["pending_password"] = hidden(rec.pending_password);
+    const nlohmann::json j = shown_record(rec);
     // What the API last answered is kept scrubbed; scrubbed again here for records written before.
     std::cout << scrub(dump_json(j, 2)) << "\n";
     exit_code = 0;

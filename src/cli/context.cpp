@@ -13,9 +13,10 @@
 
 
 #include "ops/connections.h"
+#include "ops/state_read.h"
+#include "state/errors.h"
 #include "manifest/loader.h"
 #include "policy/loader.h"
-#include "state/codec.h"
 #include "util/log.h"
 #include "util/atomic_file.h"
 #include "util/duration.h"
@@ -213,12 +214,7 @@ State read_state(StateStore& store) {
 }
 
 std::optional<State> read_state_to_repair(StateStore& store) {
-  try {
-    return store.read();
-  } catch (const DuplicateRecords& e) {
-    std::cerr << "warning: " << scrub(e.what()) << "\n";
-    return e.state;
-  }
+  return read_to_repair(store, [](const std::string& why) { std::cerr << "warning: " << scrub(why) << "\n"; });
 }
 
 State read_recorded_state(StateStore& store, bool to_repair) {

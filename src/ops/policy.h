@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/preview.h"
+#include "plan/preview_plan.h"
 #include "manifest/model.h"
 #include "plan/model.h"
 #include "policy/rules.h"

@@ -12,9 +12,9 @@
 
 #include "api/client.h"
 #include "engine/apply.h"
-#include "engine/preview.h"
 #include "manifest/model.h"
 #include "ops/locked_state.h"
+#include "ops/preview_runner.h"
 #include "ops/preview_schema.h"
 #include "policy/rules.h"
 #include "sql/session.h"

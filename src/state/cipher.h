@@ -14,7 +14,7 @@
 
 namespace dbform {
 
-class StateError;  // state/codec.h
+class StateError;  // state/errors.h
 
 // The key, wherever it came from. Copies share one cache of scrypt derivations (one per salt and
 // process: scrypt is slow on purpose).

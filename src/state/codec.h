@@ -3,27 +3,11 @@
 #include <vector>
 
 #include "state/cipher.h"
+#include "state/errors.h"
 #include "state/model.h"
 #include "util/error.h"
 
 namespace dbform {
-
-// A state that cannot be used: not JSON, not a dbform state, a newer version, a bad record. The
-// message names the source and the problem; the file is never touched.
-class StateError : public Error {
- public:
-  using Error::Error;
-};
-
-// A state two of whose records name one resource: two of one kind and project with the same id (a
-// hand edit, or a copy pasted twice). Acting on it could delete or overwrite the wrong database, so
-// every command refuses it but those that repair it (`state list | show | rm | pull`, and a push
-// over it), which take `state` as read.
-class DuplicateRecords : public StateError {
- public:
-  DuplicateRecords(const std::string& what, State state) : StateError(what), state(std::move(state)) {}
-  State state;
-};
 
 // `state`, unless two of its records share a (kind, project, id): then DuplicateRecords naming
 // every such pair, where they are (`source`) and how to repair it. Every store's read ends with it,

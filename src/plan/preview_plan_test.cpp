@@ -1,8 +1,8 @@
-// What `preview sweep` chooses and what `preview up` plans (engine/preview.h), from the state alone:
+// What `preview sweep` chooses and what `preview up` plans (plan/preview_plan.h), from the state alone:
 // the order of a sweep across projects, what it keeps, and each guard of `up` before any call.
 #include <catch2/catch.hpp>
 
-#include "engine/preview.h"
+#include "plan/preview_plan.h"
 #include "plan/kinds.h"
 #include "util/error.h"
 
@@ -12,7 +12,7 @@ namespace {
 
 WallTime at(const std::string& utc) { return WallTime(parse_utc(utc).value().time_since_epoch()); }
 
-ResourceRecord service(const std::string& project, const std::string& name, const std::string& status = "READY") {
+ResourceRecord recorded_service(const std::string& project, const std::string& name, const std::string& status = "READY") {
   ResourceRecord r;
   r.project_id = project;
   r.name = name;
@@ -63,14 +63,14 @@ DesiredProject project_with_previews(const std::vector<std::string>& services, l
 
 State sources_ready() {
   State s = new_state();
-  s.upsert(service("acme", "orders"));
-  s.upsert(service("acme", "billing"));
+  s.upsert(recorded_service("acme", "orders"));
+  s.upsert(recorded_service("acme", "billing"));
   return s;
 }
 
 }  // namespace
 
-TEST_CASE("engine: choose_sweep orders every project's previews oldest first - not the state's project order") {
+TEST_CASE("plan: choose_sweep orders every project's previews oldest first - not the state's project order") {
   State s = new_state();
   // acme comes first in the state, but dev's preview is the oldest.
   s.upsert(fork_of("acme", "young", "orders", "2026-01-03T00:00:00Z", "2026-01-04T00:00:00Z"));
@@ -86,7 +86,7 @@ TEST_CASE("engine: choose_sweep orders every project's previews oldest first - n
         std::vector<std::string>{"acme/previews/mid", "acme/previews/young"});
 }
 
-TEST_CASE("engine: choose_sweep deletes what expired and, with --keep, what is not kept - keeping never extends an expiry") {
+TEST_CASE("plan: choose_sweep deletes what expired and, with --keep, what is not kept - keeping never extends an expiry") {
   State s = new_state();
   s.upsert(fork_of("acme", "done", "orders", "2026-01-01T00:00:00Z", "2026-01-02T00:00:00Z"));
   s.upsert(fork_of("acme", "open", "orders", "2026-01-01T00:00:01Z", "9999-12-31T23:59:59Z"));
@@ -105,7 +105,7 @@ TEST_CASE("engine: choose_sweep deletes what expired and, with --keep, what is n
   CHECK(due_of(choose_sweep(s, "", {}, at("2026-01-01T23:59:59Z"))).empty());
 }
 
-TEST_CASE("engine: plan_preview_up forks each block service as DEV with the block's expiry - and nothing for a preview that stands") {
+TEST_CASE("plan: plan_preview_up forks each block service as DEV with the block's expiry - and nothing for a preview that stands") {
   State s = sources_ready();
   const WallTime now = at("2026-01-01T00:00:00Z");
   const PreviewUpPlan up = plan_preview_up(project_with_previews({"orders", "billing"}), "pr-1", s, now, false);
@@ -131,7 +131,7 @@ TEST_CASE("engine: plan_preview_up forks each block service as DEV with the bloc
   CHECK(!again.needs_calls(s));
 }
 
-TEST_CASE("engine: plan_preview_up refuses before any call - a source not recorded or not READY, a full block, a taken name") {
+TEST_CASE("plan: plan_preview_up refuses before any call - a source not recorded or not READY, a full block, a taken name") {
   const WallTime now = at("2026-01-01T00:00:00Z");
   auto refusal = [&](const DesiredProject& p, const State& s) {
     try {
@@ -142,11 +142,11 @@ TEST_CASE("engine: plan_preview_up refuses before any call - a source not record
     return std::string("(planned)");
   };
   State missing = new_state();
-  missing.upsert(service("acme", "orders"));
+  missing.upsert(recorded_service("acme", "orders"));
   CHECK_THAT(refusal(project_with_previews({"orders", "billing"}), missing),
              Catch::Contains("its service `billing` is not recorded (apply the manifests first)"));
   State configuring = sources_ready();
-  configuring.upsert(service("acme", "billing", "CONFIGURING"));
+  configuring.upsert(recorded_service("acme", "billing", "CONFIGURING"));
   CHECK_THAT(refusal(project_with_previews({"orders", "billing"}), configuring),
              Catch::Contains("its service `billing` is not READY (status CONFIGURING)"));
   State full = sources_ready();
@@ -168,7 +168,7 @@ TEST_CASE("engine: plan_preview_up refuses before any call - a source not record
              Catch::Contains("was deleted outside dbform: `dbform preview up pr-1 --reset`"));
 }
 
-TEST_CASE("engine: plan_preview_up adopts a fork whose create's outcome is unknown - and --reset deletes the recorded forks first") {
+TEST_CASE("plan: plan_preview_up adopts a fork whose create's outcome is unknown - and --reset deletes the recorded forks first") {
   const WallTime now = at("2026-01-01T00:00:00Z");
   State s = sources_ready();
   ResourceRecord unknown = fork_of("acme", "pr-1", "orders", "2026-01-01T00:00:00Z", "2026-01-04T00:00:00Z");
