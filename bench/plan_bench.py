@@ -321,7 +321,7 @@ def refreshed_only(args, tmp):
 
 
 def refreshed_plan(args, noop, what):
-    """A pull request's plan (SPEC section 4): refreshing (read-only, lock-free) beside the same plan
+    """A pull request's plan, which always refreshes: refreshing (read-only, lock-free) beside the same plan
     from the state alone, run side by side; goal: at most 1.5x."""
     plan_cmd = [args.dbform, "plan", "-f", noop.manifests, "--state", noop.state]
     offline, refreshed = [], []

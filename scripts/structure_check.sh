@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# The layering STYLE.md item 9 asks for, counted: the command line (src/cli) parses flags, opens the
-# store, calls an operation of src/ops and renders its outcome, so it takes no lock, writes no
-# state and includes nothing below ops (the engine, the read side, the API client, the HTTP transport, the
-# concrete state stores, the differ); no folder of src/ includes a folder above its layer; and no
-# product source file is over 600 lines. Prints each
-# count (with what it found) and exits 1 when any is not zero. Run by ctest ("structure: ...").
+# The layering, counted, so the core stays testable without the CLI: the command line (src/cli)
+# parses flags, opens the store, calls an operation of src/ops and renders its outcome, so it takes
+# no lock, writes no state and includes nothing below ops (the engine, the read side, the API
+# client, the HTTP transport, the concrete state stores, the differ); no folder of src/ includes a
+# folder above its layer; and no product source file is over 600 lines. Prints each count (with
+# what it found) and exits 1 when any is not zero. Run by ctest ("structure: ...").
 set -uo pipefail
 cd "$(dirname "$0")/.."
 

@@ -138,15 +138,6 @@ T map_create_response(const std::string& path, const HttpResponse& response, Par
   }
 }
 
-// The typed view of an object read by its route, with the id as it was sent (its texts scrubbed
-// already; mapping them again changes nothing).
-template <typename T>
-T typed(ApiObject o, T (*parse)(json), std::string T::*id) {
-  T t = parse(std::move(o.raw));
-  t.*id = std::move(o.id);
-  return t;
-}
-
 }  // namespace
 
 ApiClient::ApiClient(Transport& transport, Clock& clock, std::string base_url, AuthScheme scheme, RetryPolicy retry)
@@ -322,21 +313,6 @@ std::vector<Service> ApiClient::list_services(const std::string& key, const std:
   return map_list<Service>(path, call(CallKind::Read, "GET", path, key, nullptr), parse_service, "services");
 }
 
-Vpc ApiClient::create_vpc(const std::string& key, const std::string& project_id, const VpcCreateRequest& req) {
-  return typed(create_at(key, kVpcRoute, project_id, "", to_json(req)), parse_vpc, &Vpc::id);
-}
-
-std::optional<Vpc> ApiClient::get_vpc(const std::string& key, const std::string& project_id, const std::string& vpc_id) {
-  auto found = get_at(key, kVpcRoute, project_id, "", vpc_id);
-  return found ? std::optional<Vpc>(typed(std::move(*found), parse_vpc, &Vpc::id)) : std::nullopt;
-}
-
-std::vector<Vpc> ApiClient::list_vpcs(const std::string& key, const std::string& project_id) {
-  std::vector<Vpc> out;
-  for (ApiObject& o : list_at(key, kVpcRoute, project_id, "")) out.push_back(typed(std::move(o), parse_vpc, &Vpc::id));
-  return out;
-}
-
 void ApiClient::update_password(const std::string& key, const std::string& project_id, const std::string& service_id,
                                 const std::string& password) {
   const std::string path = project_path(project_id, "/services/" + escape_path_segment(service_id) + "/updatePassword");
@@ -347,10 +323,6 @@ void ApiClient::update_password(const std::string& key, const std::string& proje
 bool ApiClient::delete_service(const std::string& key, const std::string& project_id, const std::string& service_id) {
   const std::string path = project_path(project_id, "/services/" + escape_path_segment(service_id));
   return call(CallKind::Read, "DELETE", path, key, nullptr, /*allow_404=*/true).status != 404;
-}
-
-bool ApiClient::delete_vpc(const std::string& key, const std::string& project_id, const std::string& vpc_id) {
-  return delete_at(key, kVpcRoute, project_id, "", vpc_id);
 }
 
 std::optional<Service> ApiClient::update_service(const std::string& key, const std::string& project_id,
@@ -365,13 +337,6 @@ std::optional<Service> ApiClient::update_service(const std::string& key, const s
                                   problem);
   if (!answer.is_object() || !answer.contains("service_id")) return std::nullopt;
   return map_response<Service>("POST", path, answer, parse_service);
-}
-
-void ApiClient::update_vpc(const std::string& key, const std::string& project_id, const std::string& vpc_id,
-                           const std::string& action, const json& body) {
-  const std::string path = project_path(project_id, "/vpcs/" + escape_path_segment(vpc_id) + "/" + action);
-  const std::string text = body.dump();
-  call(CallKind::Read, "POST", path, key, &text);
 }
 
 namespace {
@@ -407,30 +372,6 @@ bool ApiClient::delete_replica_set(const std::string& key, const std::string& pr
                                    const std::string& set_id) {
   const std::string path = replica_sets_path(project_id, service_id) + "/" + escape_path_segment(set_id);
   return call(CallKind::Read, "DELETE", path, key, nullptr, /*allow_404=*/true).status != 404;
-}
-
-Peering ApiClient::create_peering(const std::string& key, const std::string& project_id, const std::string& vpc_id,
-                                  const PeeringCreateRequest& req) {
-  return typed(create_at(key, kPeeringRoute, project_id, vpc_id, to_json(req)), parse_peering, &Peering::id);
-}
-
-std::vector<Peering> ApiClient::list_peerings(const std::string& key, const std::string& project_id,
-                                              const std::string& vpc_id) {
-  std::vector<Peering> out;
-  for (ApiObject& o : list_at(key, kPeeringRoute, project_id, vpc_id))
-    out.push_back(typed(std::move(o), parse_peering, &Peering::id));
-  return out;
-}
-
-std::optional<Peering> ApiClient::get_peering(const std::string& key, const std::string& project_id,
-                                              const std::string& vpc_id, const std::string& peering_id) {
-  auto found = get_at(key, kPeeringRoute, project_id, vpc_id, peering_id);
-  return found ? std::optional<Peering>(typed(std::move(*found), parse_peering, &Peering::id)) : std::nullopt;
-}
-
-bool ApiClient::delete_peering(const std::string& key, const std::string& project_id, const std::string& vpc_id,
-                               const std::string& peering_id) {
-  return delete_at(key, kPeeringRoute, project_id, vpc_id, peering_id);
 }
 
 namespace {

@@ -96,10 +96,6 @@ class ApiClient {
   std::optional<Service> get_service(const std::string& key, const std::string& project_id,
                                      const std::string& service_id);  // nullopt on 404
   std::vector<Service> list_services(const std::string& key, const std::string& project_id);
-  Vpc create_vpc(const std::string& key, const std::string& project_id, const VpcCreateRequest& req);
-  std::vector<Vpc> list_vpcs(const std::string& key, const std::string& project_id);
-  std::optional<Vpc> get_vpc(const std::string& key, const std::string& project_id,
-                             const std::string& vpc_id);  // nullopt on 404
   // POST .../services/{id}/updatePassword; idempotent (the same password again changes nothing),
   // so retried like a read. The password never appears in an error message.
   void update_password(const std::string& key, const std::string& project_id, const std::string& service_id,
@@ -113,13 +109,9 @@ class ApiClient {
                                         const std::string& service_id, const std::string& action,
                                         const nlohmann::json& body);
 
-  // DELETE of a service (202, then DELETING until gone) or a VPC (204). Idempotent, so retried
-  // like a read. False when it was gone already (404).
+  // DELETE of a service (202, then DELETING until gone). Idempotent, so retried like a read.
+  // False when it was gone already (404).
   bool delete_service(const std::string& key, const std::string& project_id, const std::string& service_id);
-  bool delete_vpc(const std::string& key, const std::string& project_id, const std::string& vpc_id);
-  // POST .../vpcs/{vpc_id}/{action} (rename): an idempotent call answered with a SuccessMessage.
-  void update_vpc(const std::string& key, const std::string& project_id, const std::string& vpc_id,
-                  const std::string& action, const nlohmann::json& body);
 
   // A service's read replica sets (.../services/{service_id}/replicaSets). The document has no GET
   // of one set: the list answers for it. The create is a create (sent at most once, never
@@ -135,22 +127,12 @@ class ApiClient {
   bool delete_replica_set(const std::string& key, const std::string& project_id, const std::string& service_id,
                           const std::string& set_id);
 
-  // A VPC's peerings (.../vpcs/{vpc_id}/peerings): create (a create), list, get (nullopt on 404) and
-  // delete (false when it was gone already).
-  Peering create_peering(const std::string& key, const std::string& project_id, const std::string& vpc_id,
-                         const PeeringCreateRequest& req);
-  std::vector<Peering> list_peerings(const std::string& key, const std::string& project_id, const std::string& vpc_id);
-  std::optional<Peering> get_peering(const std::string& key, const std::string& project_id, const std::string& vpc_id,
-                                     const std::string& peering_id);
-  bool delete_peering(const std::string& key, const std::string& project_id, const std::string& vpc_id,
-                      const std::string& peering_id);
-
   // A kind's calls by its route (ApiRoute), `parent_id` the id of what it lives in ("" for a
   // project's own). The create is a create (sent at most once, never replayed; an answer without
   // the id is an unknown outcome); the list, the get (nullopt on 404), an action (POST
   // .../{id}/{action} with `body`, or none when null; its answer is not read) and the delete (false
-  // when it was gone already) are retried like reads. The typed VPC and peering calls above are
-  // these with their routes.
+  // when it was gone already) are retried like reads. VPCs and peerings are these with their
+  // routes (kVpcRoute, kPeeringRoute).
   ApiObject create_at(const std::string& key, const ApiRoute& route, const std::string& project_id,
                       const std::string& parent_id, const nlohmann::json& body);
   std::vector<ApiObject> list_at(const std::string& key, const ApiRoute& route, const std::string& project_id,

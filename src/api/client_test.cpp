@@ -98,7 +98,8 @@ TEST_CASE("api: error messages name status, method, path and the API's message, 
       f.client.create_service(kKey, "p1", orders_request());
       FAIL("no error");
     } catch (const ApiError& e) {
-      // Issue 39 item 9: a 401 also names the other auth scheme (README: "a 401 ... usually means the other scheme").
+      // A 401 also names the other auth scheme: a right key sent the wrong way answers 401 too
+      // (README: "a 401 ... usually means the other scheme").
       CHECK(std::string(e.what()) ==
             "POST /projects/p1/services: 401 Unauthorized: invalid API key (code UNAUTHORIZED). A 401 for a key that "
             "is right usually means the other scheme: this request sent it as a Bearer token; try "
@@ -118,7 +119,7 @@ TEST_CASE("api: error messages name status, method, path and the API's message, 
   SECTION("a text body is excerpted on one line") {
     f.transport.on("GET", "/vpcs", FakeTransport::response(400, "bad\n  request\r\n" + std::string(500, 'x')));
     try {
-      f.client.list_vpcs(kKey, "p1");
+      f.client.list_at(kKey, dbform::kVpcRoute, "p1", "");
       FAIL("no error");
     } catch (const ApiError& e) {
       std::string what = e.what();
@@ -165,7 +166,7 @@ TEST_CASE("api: read retries stop at max_attempts with waits capped by max_backo
   ApiClient client(transport, clock, kBase, AuthScheme::Bearer, {5, milliseconds(1000), milliseconds(2000), 7});
   transport.always("GET", "/vpcs", FakeTransport::response(502, "<html>bad gateway</html>"));
   try {
-    client.list_vpcs(kKey, "p1");
+    client.list_at(kKey, dbform::kVpcRoute, "p1", "");
     FAIL("no error");
   } catch (const ApiError& e) {
     CHECK(e.status() == 502);
@@ -262,7 +263,7 @@ TEST_CASE("api: a create whose request may have reached the server is never re-s
   std::vector<dbform::Exchange> logged;
   f.client.log_exchanges([&](const dbform::Exchange& x) { logged.push_back(x); });
   try {
-    f.client.create_vpc(kKey, "p1", {"main", "10.0.0.0/16", "us-east-1"});
+    f.client.create_at(kKey, dbform::kVpcRoute, "p1", "", to_json(dbform::VpcCreateRequest{"main", "10.0.0.0/16", "us-east-1"}));
     FAIL("no error");
   } catch (const ApiError& e) {
     CHECK(e.outcome_unknown());
@@ -281,7 +282,8 @@ TEST_CASE("api: a create whose connection was refused is retried") {
   Fixture f;
   f.transport.fail("POST", "/vpcs", /*may_have_reached_server=*/false, "connection refused");
   f.transport.on("POST", "/vpcs", FakeTransport::response(201, R"({"id":"v1","name":"main"})"));
-  auto vpc = f.client.create_vpc(kKey, "p1", {"main", "10.0.0.0/16", "us-east-1"});
+  auto vpc = f.client.create_at(kKey, dbform::kVpcRoute, "p1", "",
+                                to_json(dbform::VpcCreateRequest{"main", "10.0.0.0/16", "us-east-1"}));
   CHECK(vpc.id == "v1");
   auto sent = f.transport.requests();
   REQUIRE(sent.size() == 2);
@@ -344,7 +346,7 @@ TEST_CASE("api: list calls map arrays and reject other shapes naming the call") 
                     "GET /projects/p1/services: expected a JSON array of services, but the API sent object");
 
   f.transport.on("GET", "/vpcs", FakeTransport::response(200, R"([{"id":5}])"));
-  CHECK_THROWS_WITH(f.client.list_vpcs(kKey, "p1"),
+  CHECK_THROWS_WITH(f.client.list_at(kKey, dbform::kVpcRoute, "p1", ""),
                     Catch::StartsWith("GET /projects/p1/vpcs: VPC: field `id` must be a string"));
 }
 
@@ -420,28 +422,30 @@ TEST_CASE("api: read replica sets: the create sends integers once, the resize di
   CHECK_FALSE(f.client.delete_replica_set(kKey, "p1", "s1", "rs1"));
 }
 
-TEST_CASE("api: peerings: create once with the peer, get maps 404 to nullopt, delete") {
+TEST_CASE("api: peerings by their route: create once with the peer, get maps 404 to nullopt, delete") {
   Fixture f;
+  const dbform::ApiRoute& route = dbform::kPeeringRoute;
   f.transport.on("POST", "/vpcs/v1/peerings",
                  FakeTransport::response(201, R"({"id":"pr1","peer_account_id":"123","peer_region_code":"us-east-1",)"
                                               R"("peer_vpc_id":"vpc-0abc","status":"pending"})"));
-  const dbform::Peering created = f.client.create_peering(kKey, "p1", "v1", {"123", "us-east-1", "vpc-0abc"});
-  CHECK(created.id == "pr1");
-  CHECK(created.peer_vpc_id == "vpc-0abc");
+  const dbform::ApiObject made =
+      f.client.create_at(kKey, route, "p1", "v1", to_json(dbform::PeeringCreateRequest{"123", "us-east-1", "vpc-0abc"}));
+  CHECK(made.id == "pr1");
+  CHECK(dbform::parse_peering(made.raw).peer_vpc_id == "vpc-0abc");
   CHECK(json::parse(f.transport.requests()[0].body) ==
         json{{"peer_account_id", "123"}, {"peer_region_code", "us-east-1"}, {"peer_vpc_id", "vpc-0abc"}});
   f.transport.on("GET", "/peerings/pr1",
                  FakeTransport::response(200, R"({"id":"pr1","status":"failed","error_message":"VPC not found"})"));
-  CHECK(f.client.get_peering(kKey, "p1", "v1", "pr1")->error_message == "VPC not found");
+  CHECK(dbform::parse_peering(f.client.get_at(kKey, route, "p1", "v1", "pr1")->raw).error_message == "VPC not found");
   f.transport.on("GET", "/peerings/pr1", FakeTransport::response(404, "{}"));
-  CHECK_FALSE(f.client.get_peering(kKey, "p1", "v1", "pr1"));
+  CHECK_FALSE(f.client.get_at(kKey, route, "p1", "v1", "pr1"));
   f.transport.on("DELETE", "/peerings/pr1", FakeTransport::response(204, ""));
-  CHECK(f.client.delete_peering(kKey, "p1", "v1", "pr1"));
+  CHECK(f.client.delete_at(kKey, route, "p1", "v1", "pr1"));
   f.transport.on("GET", "/vpcs/v1/peerings", FakeTransport::response(200, R"({"not":"a list"})"));
-  CHECK_THROWS_WITH(f.client.list_peerings(kKey, "p1", "v1"), Catch::Contains("GET /projects/p1/vpcs/v1/peerings"));
+  CHECK_THROWS_WITH(f.client.list_at(kKey, route, "p1", "v1"), Catch::Contains("GET /projects/p1/vpcs/v1/peerings"));
 }
 
-// A kind the typed calls do not know, by its route alone: its path with the parent's id escaped
+// A kind of no product route, by its route alone: its path with the parent's id escaped
 // in, its own id field, and the fields of its own its answers keep (api_field_names() drops them).
 TEST_CASE("api: a kind by its route: its path, its id field, the fields it names kept, a create without the id unknown") {
   Fixture f;

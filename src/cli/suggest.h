@@ -1,5 +1,5 @@
 #pragma once
-// Suggested commands the user can paste (issue 22): a message's `dbform COMMAND ...` in backticks
+// Suggested commands the user can paste as they are: a message's `dbform COMMAND ...` in backticks
 // gets the -f, --state, --workspace, --lock-timeout, --policy and (of a preview) --project the run
 // was given, where that command takes them, so that it acts on the same manifests, state and rules.
 #include <string>

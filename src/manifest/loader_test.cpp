@@ -152,7 +152,7 @@ projects:
   auto errors = errors_of(diags);
   REQUIRE(errors.size() == 2);
   CHECK(errors[0]->location.str() == "m.yaml:8:14");
-  CHECK(errors[0]->field == "projects[0].services[0].vpc");  // the field path (issue 39 item 7), not `vpc`
+  CHECK(errors[0]->field == "projects[0].services[0].vpc");  // the field's whole path, so the user finds it, not `vpc`
   CHECK(errors[0]->message == "service `orders` names vpc `mian`, which project `acme-prod` does not declare");
   CHECK(errors[0]->hint == "did you mean `main`?");
   // Another project's VPC does not count: a service attaches only within its project.

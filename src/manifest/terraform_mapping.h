@@ -1,5 +1,5 @@
 #pragma once
-// What `dbform import --from-terraform` makes of a Terraform state (SPEC 15): each resource of the
+// What `dbform import --from-terraform` makes of a Terraform state, for teams moving from Terraform to dbform: each resource of the
 // vendor's provider (timescale/timescale v2.13.3: `timescale_service`, its read replicas,
 // `timescale_vpcs`, `timescale_peering_connection`) as the declaration that imports it, in its
 // project; what cannot be moved is listed with its Terraform address and why, never guessed.

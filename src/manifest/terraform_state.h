@@ -1,5 +1,5 @@
 #pragma once
-// A Terraform state as `dbform import --from-terraform` reads it (SPEC 15): the file `terraform
+// A Terraform state as `dbform import --from-terraform` reads it: the file `terraform
 // state pull` writes (format version 4) or `terraform show -json`'s output (format_version 1.x),
 // each resource instance with its address, type, provider configuration and recorded attributes.
 // A state holds passwords: no message quotes a value read from it, only paths, types and names.

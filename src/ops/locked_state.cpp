@@ -9,6 +9,13 @@ State stored_or_new(StateStore& store) {
   return state ? std::move(*state) : new_state();
 }
 
+Changes refresh_changes(const std::vector<std::string>& changed, const State& state) {
+  Changes save;
+  save.save = changed.size() * 2 > state.resources.size() ? Changes::Save::Whole : Changes::Save::Journal;
+  save.changed = changed;
+  return save;
+}
+
 State with_locked_state(const StateAccess& access, const std::function<Changes(State&)>& body,
                        const LockedRead& read) {
   auto lock = lock_state(access.store, access.operation, access.lock_timeout, access.lock_wait);

@@ -44,6 +44,12 @@ struct Changes {
   std::function<void(const State&)> then;
 };
 
+// What a refresh changed (`changed`), saved: most records (the first refresh after a large apply
+// records what every one looks like) by rewriting the document whole, since replaying such a
+// journal on every later read costs more than the document; otherwise appended, at the cost of the
+// change.
+Changes refresh_changes(const std::vector<std::string>& changed, const State& state);
+
 // How the state is read under the lock. The default: the stored state, or a new empty one.
 using LockedRead = std::function<State(StateStore& store)>;
 State stored_or_new(StateStore& store);

@@ -1,12 +1,11 @@
 #include "ops/operation.h"
 
 #include <algorithm>
-#include <memory>
 #include <optional>
 #include <set>
 
 #include "ops/keys.h"
-#include "ops/recovery.h"
+#include "ops/locked_state.h"
 #include "ops/refresh_only.h"
 #include "ops/sealed.h"
 #include "plan/differ.h"
@@ -95,32 +94,25 @@ bool refreshed_whole(const State& state, const std::optional<std::vector<Preflig
                      [&](const ResourceRecord& r) { return r.id.empty() || read.count(r.project_id); });
 }
 
-// What the engine needs: the locked state and the plan to execute.
+// What the engine needs besides the locked state: the plan to execute.
 struct Prepared {
-  std::unique_ptr<StateLock> lock;
-  State state;
-  bool state_missing = false;  // no state yet: everything is new
   Plan plan;
   std::optional<std::vector<PreflightPass>> preflight;  // made by the refresh
-  // What the refresh read: recorded (with the plan's imports) once the apply goes ahead, never for
-  // a plan with conflicts or one that is not confirmed.
+  // What the refresh read: saved (with the plan's imports) once the apply goes ahead, by the run's
+  // first write, or by the helper when there is nothing to run; never for a plan with conflicts or
+  // one that is not confirmed.
   std::vector<std::string> refreshed;
   Imports imports;
 };
 
-Prepared plan_now(const ApplyRequest& r, ApplyReporter& reporter) {
+Prepared plan_now(const ApplyRequest& r, State& state, ApplyReporter& reporter) {
   Prepared p;
-  p.lock = lock_state(r.store, "apply", r.lock_timeout, r.lock_wait);
-  auto stored = r.store.read();
-  p.state_missing = !stored;
-  p.state = stored ? std::move(*stored) : new_state();
-  RefreshedPlan refreshed =
-      plan_refreshed(r.manifest, p.state, r.settings, r.api, r.clock, r.env, r.engine.parallelism);
+  RefreshedPlan refreshed = plan_refreshed(r.manifest, state, r.settings, r.api, r.clock, r.env, r.engine.parallelism);
   p.refreshed = std::move(refreshed.changed);
   p.plan = std::move(refreshed.plan);
   p.preflight = std::move(refreshed.preflight);
   p.imports = std::move(refreshed.imports);
-  check_policies(p.plan, p.state, r.manifest, r.policies, r.clock);
+  check_policies(p.plan, state, r.manifest, r.policies, r.clock);
   for (const auto& warning : refreshed.warnings) reporter.warning(warning);
   return p;
 }
@@ -128,25 +120,22 @@ Prepared plan_now(const ApplyRequest& r, ApplyReporter& reporter) {
 // The saved plan, once the manifests it names, the (locked) state and, for a refreshed plan, what
 // a refresh reads now are proved to give the same actions; refused otherwise, before anything is
 // sent or written. What that refresh read is recorded, as an apply without a plan file records its
-// own (the plan that made the file wrote nothing).
-Prepared load_saved_plan(const ApplyRequest& r) {
+// own (the plan that made the file wrote nothing). `stored`: there was a state to read.
+Prepared load_saved_plan(const ApplyRequest& r, State& state, bool stored) {
   const PlanDocument& saved = *r.saved;
   Prepared p;
-  p.lock = lock_state(r.store, "apply", r.lock_timeout, r.lock_wait);
-  auto stored = r.store.read();
-  p.state = stored ? std::move(*stored) : new_state();  // `stored` stays engaged, its state moved out
   PlanSettings as_saved;
   as_saved.refresh = saved.plan.refreshed;
   as_saved.prune = saved.plan.prune;
   as_saved.max_deletes = saved.plan.max_deletes;
   as_saved.targets = saved.plan.targets;
   as_saved.settle_window = r.settings.settle_window;
-  const State as_stored = p.state;
+  const State as_stored = state;
   auto problems = saved_plan_problems(saved, r.manifest, stored ? &as_stored : nullptr, nullptr);
   if (std::string changed = policy_change(saved.plan.policy, r.policies); !changed.empty()) problems.push_back(changed);
   RefreshedPlan now;
   if (problems.empty()) {
-    now = plan_refreshed(r.manifest, p.state, as_saved, r.api, r.clock, r.env, r.engine.parallelism);
+    now = plan_refreshed(r.manifest, state, as_saved, r.api, r.clock, r.env, r.engine.parallelism);
     problems = saved_plan_problems(saved, r.manifest, stored ? &as_stored : nullptr, &now.plan);
   }
   if (!problems.empty())
@@ -157,7 +146,7 @@ Prepared load_saved_plan(const ApplyRequest& r) {
   p.preflight = std::move(now.preflight);
   p.imports = std::move(now.imports);
   p.plan = saved.plan;
-  check_policies(p.plan, p.state, r.manifest, r.policies, r.clock);  // a waiver may have expired since
+  check_policies(p.plan, state, r.manifest, r.policies, r.clock);  // a waiver may have expired since
   return p;
 }
 
@@ -166,62 +155,92 @@ Prepared load_saved_plan(const ApplyRequest& r) {
 // passwords are sealed: refused before the question, any write and any call that changes anything
 // (only the refresh's reads were made, and they made the plan). Without a key on a state in clear,
 // it warns, once approved, that the passwords are kept in clear. Returns that warning ("" for none).
-std::string check_sealed_passwords(const ApplyRequest& r, const Prepared& p) {
-  if (r.engine.connectable.check) require_state_key(r.store, p.state, "apply --wait-connectable");
-  if (!plan_records_password(p.plan, p.state)) return "";
-  require_state_key(r.store, p.state, "this apply",
+std::string check_sealed_passwords(const ApplyRequest& r, const Prepared& p, const State& state) {
+  if (r.engine.connectable.check) require_state_key(r.store, state, "apply --wait-connectable");
+  if (!plan_records_password(p.plan, state)) return "";
+  require_state_key(r.store, state, "this apply",
                     "its plan records a new password: a create, fork, adoption or rotation");
-  return clear_password_warning(r.store, p.state);
+  return clear_password_warning(r.store, state);
 }
 
 }  // namespace
 
+// The apply runs in the one helper that holds the lock around an operation, and the engine's run is
+// the one writer of the state: what the refresh read is handed to the run (`settled`), which saves
+// it with its first write, before any call that changes anything is sent (a stop before that write
+// saves it at the run's end, having sent nothing). With nothing to run, the helper saves it.
 ApplyOutcome apply_operation(const ApplyRequest& r, ApplyReporter& reporter, const Approver& approve) {
-  Prepared p = r.saved ? load_saved_plan(r) : plan_now(r, reporter);
   ApplyOutcome out;
-  if (p.state_missing) reporter.no_state(r.store);
-  reporter.plan(p.plan, r.saved ? r.saved_from : "");
-  auto ended = [&](ApplyOutcome::End end) {
-    out.end = end;
-    out.plan = std::move(p.plan);
-    out.state = std::move(p.state);
-    return std::move(out);
+  bool state_missing = false;
+  auto read = [&](StateStore& store) {
+    auto stored = store.read();
+    state_missing = !stored;
+    return stored ? std::move(*stored) : new_state();
   };
-  if (p.plan.summary.has_conflicts()) {
-    reporter.conflicts(p.plan);
-    return ended(ApplyOutcome::End::Conflicts);
+  bool saving_refresh = false;  // the helper is saving what the refresh read (nothing to run)
+  auto body = [&](State& state) -> Changes {
+    Prepared p = r.saved ? load_saved_plan(r, state, !state_missing) : plan_now(r, state, reporter);
+    if (state_missing && !r.saved) reporter.no_state(r.store);
+    reporter.plan(p.plan, r.saved ? r.saved_from : "");
+    auto ended = [&](ApplyOutcome::End end) {
+      out.end = end;
+      out.plan = std::move(p.plan);
+    };
+    if (p.plan.summary.has_conflicts()) {
+      reporter.conflicts(p.plan);
+      ended(ApplyOutcome::End::Conflicts);
+      return {};
+    }
+    // The time of a refresh is recorded with what it read, by a write the run makes anyway: an
+    // apply with nothing to do and nothing new read writes nothing (a saved plan stays valid).
+    const bool stamp = refreshed_whole(state, p.preflight);
+    if (!p.plan.summary.has_changes()) {
+      ended(ApplyOutcome::End::NothingToDo);
+      if (p.refreshed.empty()) {
+        reporter.nothing_to_do();
+        return {};
+      }
+      if (stamp) stamp_refresh(state, "apply", r.clock, true);
+      Changes save = refresh_changes(p.refreshed, state);
+      saving_refresh = true;
+      save.then = [&](const State&) {
+        saving_refresh = false;
+        reporter.nothing_to_do();
+      };
+      return save;
+    }
+    const std::string in_clear = check_sealed_passwords(r, p, state);
+    // A saved plan was reviewed when it was made.
+    if (!r.saved && !r.auto_approve && !approve()) {
+      reporter.cancelled();
+      ended(ApplyOutcome::End::Cancelled);
+      return {};
+    }
+    if (!in_clear.empty()) reporter.warning(Diagnostic{Severity::Warning, {}, "", in_clear, ""});
+    if (stamp) stamp_refresh(state, "apply", r.clock, true);  // saved by the run's first write
+    record_imports(p.plan, p.imports, state);                 // saved by the run's first write
+    auto keys = resolve_keys(r.manifest, projects_with_work(p.plan), r.env);
+    EventSink& events = reporter.start(p.plan);
+    ApplyOptions run_opts = r.engine;
+    // The refresh's lists stand for the engine's own check of names only when nothing waited between
+    // them: while a person reads the plan, an apply of another state can create the same names.
+    run_opts.names_checked = p.preflight.has_value() && (r.auto_approve || r.saved);
+    ApplyEngine engine(r.api, r.store, r.clock, events, run_opts);
+    if (p.preflight) engine.report_preflight(*p.preflight);
+    else engine.preflight(p.plan, keys);
+    out.result = engine.apply(p.plan, keys, state, p.refreshed);
+    ended(ApplyOutcome::End::Applied);
+    Changes ran;
+    ran.engine = &out.result;  // its save error stops the apply with the recovery file's message
+    return ran;
+  };
+  try {
+    out.state = with_locked_state(StateAccess{r.store, "apply", r.lock_timeout, r.lock_wait, r.env}, body, read);
+  } catch (const Error& e) {
+    if (!saving_refresh) throw;
+    throw Error(std::string("what the refresh read could not be saved, so nothing was sent: ") + e.what());
   }
-  // The time of a refresh is recorded with what it read, by a write the run makes anyway: an apply
-  // with nothing to do and nothing new read writes nothing (a saved plan stays valid).
-  const bool stamp = refreshed_whole(p.state, p.preflight);
-  if (!p.plan.summary.has_changes()) {
-    if (stamp && !p.refreshed.empty()) stamp_refresh(p.state, "apply", r.clock, true);
-    record_refresh(p.refreshed, p.state, r.store);
-    reporter.nothing_to_do();
-    return ended(ApplyOutcome::End::NothingToDo);
-  }
-  const std::string in_clear = check_sealed_passwords(r, p);
-  // A saved plan was reviewed when it was made.
-  if (!r.saved && !r.auto_approve && !approve()) {
-    reporter.cancelled();
-    return ended(ApplyOutcome::End::Cancelled);
-  }
-  if (!in_clear.empty()) reporter.warning(Diagnostic{Severity::Warning, {}, "", in_clear, ""});
-  if (stamp) stamp_refresh(p.state, "apply", r.clock, true);  // saved by the refresh's or the engine's first write
-  record_refresh(p.refreshed, p.state, r.store);
-  record_imports(p.plan, p.imports, p.state);  // saved with the engine's first write
-  auto keys = resolve_keys(r.manifest, projects_with_work(p.plan), r.env);
-  EventSink& events = reporter.start(p.plan);
-  ApplyOptions run_opts = r.engine;
-  // The refresh's lists stand for the engine's own check of names only when nothing waited between
-  // them: while a person reads the plan, an apply of another state can create the same names.
-  run_opts.names_checked = p.preflight.has_value() && (r.auto_approve || r.saved);
-  ApplyEngine engine(r.api, r.store, r.clock, events, run_opts);
-  if (p.preflight) engine.report_preflight(*p.preflight);
-  else engine.preflight(p.plan, keys);
-  out.result = engine.apply(p.plan, keys, p.state);
-  if (!out.result.save_error.empty()) throw Error(save_failure_message(out.result, p.state, r.store, r.env));
-  return ended(ApplyOutcome::End::Applied);
+  return out;
 }
 
 }  // namespace dbform

@@ -94,9 +94,10 @@ struct ApplyOutcome {
   ApplyResult result;  // when applied
 };
 
-// Locks the state, reads it, plans (or checks the saved plan), asks `approve`, records what the
-// refresh read, preflights the keys and runs the engine. Throws Error for anything that stopped it
-// before the first call, and when the state could not be saved (naming the recovery file).
+// In with_locked_state (one lock, one read): plans (or checks the saved plan), asks `approve`,
+// preflights the keys and runs the engine, which saves what the refresh read with its first write
+// (with nothing to run, the helper saves it). Throws Error for anything that stopped it before the
+// first call, and when the state could not be saved (naming the recovery file).
 ApplyOutcome apply_operation(const ApplyRequest& request, ApplyReporter& reporter, const Approver& approve);
 
 // A saved plan with conflicts is refused before anything is read (its deletes beyond its limit are

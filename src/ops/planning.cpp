@@ -148,18 +148,6 @@ RefreshedPlan plan_refreshed(const Manifest& manifest, State& state, PlanSetting
   return out;
 }
 
-void record_refresh(const std::vector<std::string>& changed, State& state, StateStore& store) {
-  try {
-    // Most records changed (the first refresh after a large apply records what every one looks
-    // like): written whole, since replaying such a journal on every later read costs more than
-    // the document. Otherwise appended, at the cost of the change.
-    if (changed.size() * 2 > state.resources.size()) store.write(state);
-    else if (!changed.empty()) store.write_changes(state, changed);
-  } catch (const Error& e) {
-    throw Error(std::string("what the refresh read could not be saved, so nothing was sent: ") + e.what());
-  }
-}
-
 void record_imports(const Plan& plan, const Imports& imports, State& state) {
   for (const auto& a : plan.actions) {
     if (a.import_id.empty()) continue;

@@ -2,7 +2,8 @@
 // Plans, and with a refresh first reads what exists: every recorded resource is taken as the API
 // shows it, and a declared resource the state does not record but whose name exists is planned as
 // a conflict, never as a second create. A refresh changes the caller's copy of the state only: `plan`
-// writes nothing, and `apply` records what it read with record_refresh().
+// writes nothing, and `apply` hands what it read (RefreshedPlan::changed) to its run, which saves it
+// with its first write.
 #include <atomic>
 #include <exception>
 #include <functional>
@@ -95,10 +96,6 @@ using StateReader = std::function<State()>;
 RefreshedPlan plan_refreshed(const Manifest& manifest, State& state, PlanSettings settings, ApiClient& api,
                              Clock& clock, const EnvLookup& env, int parallelism = 10, EarlyReads* early = nullptr,
                              const StateReader& reread = {});
-
-// Writes what a refresh read (`changed`: RefreshedPlan::changed) into `store`, whose lock the
-// caller holds. Throws Error, before anything is sent, when it cannot be saved.
-void record_refresh(const std::vector<std::string>& changed, State& state, StateStore& store);
 
 // The records of the plan's imports, put into `state` (the engine saves them with its first write,
 // before any call): once the plan is confirmed.

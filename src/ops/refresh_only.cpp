@@ -171,12 +171,7 @@ RefreshOnlyOutcome apply_refresh_only(const RefreshOnlyRequest& request, const R
                                         [](const ResourceRecord& rec) { return rec.id.empty(); });
         if (whole) stamp_refresh(state, "apply --refresh-only", request.clock, !changed.empty());
         else if (changed.empty()) return Changes{};
-        Changes save;
-        // Most records changed: written whole, since replaying such a journal on every later read
-        // costs more than the document (as apply's own refresh is recorded).
-        save.save = changed.size() * 2 > state.resources.size() ? Changes::Save::Whole : Changes::Save::Journal;
-        save.changed = changed;
-        return save;
+        return refresh_changes(changed, state);
       },
       read);
   return out;

@@ -1,5 +1,5 @@
 #pragma once
-// `dbform import --from-terraform` as operations of the core (SPEC 15). --generate reads a
+// `dbform import --from-terraform` as operations of the core, so tests drive them without the CLI. --generate reads a
 // Terraform state and writes the manifests that import what it holds, and the file of `removed`
 // blocks that makes Terraform forget them, calling no API and writing no state; --passwords records
 // the passwords that state holds for services dbform has recorded, in the state's lock.

@@ -39,12 +39,6 @@ std::string secret_binding(const ResourceRecord& r) {
   return std::string(kind_name(r.kind)) + "\n" + r.project_id + "\n" + r.id;
 }
 
-bool holds_sealed_secrets(const State& state) {
-  for (const auto& r : state.resources)
-    if (r.initial_password.is_sealed() || r.pending_password.is_sealed()) return true;
-  return false;
-}
-
 bool is_paused_status(const std::string& status) { return status == "PAUSED" || status == "PAUSING"; }
 
 bool is_failed_status(const std::string& status) {

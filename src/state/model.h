@@ -181,8 +181,6 @@ std::vector<const ResourceRecord*> records_by_address(const State& state);
 // "service\nPROJECT\nID": what a record's sealed passwords are bound to. Its address is not in it,
 // so `state mv` and renames keep them; its id is, so a value copied onto another record never opens.
 std::string secret_binding(const ResourceRecord& r);
-// Whether any record holds a password sealed and not opened (read without the key).
-bool holds_sealed_secrets(const State& state);
 
 // A new, empty state with a fresh random lineage.
 State new_state();

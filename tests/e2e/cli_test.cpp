@@ -1,4 +1,4 @@
-// A newcomer's first hour (issue 13), through the real binary: command-line conventions, help and
+// A newcomer's first hour, through the real binary: command-line conventions, help and
 // version, what a traced run shows, and the messages of the usual mistakes.
 #include <regex>
 #include <set>

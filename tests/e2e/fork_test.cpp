@@ -54,8 +54,8 @@ TEST_CASE("e2e: with --no-wait, a fork of a source the same apply creates is lef
   check_clean_refreshed(sb);
 }
 
-// Issue 39 item 1 changed this test: a new fork of a source that is paused and stays declared
-// paused was a conflict; now the source is started for it and stopped again, as for its own changes.
+// A new fork of a source that is paused and stays declared paused is not a conflict: the source is
+// started for it and stopped again, as for its own changes (this test once expected a conflict).
 TEST_CASE("e2e: a fork of a source declared paused is made before the source's stop, and a paused source is started for it") {
   Sandbox sb;
   const std::string paused = "        paused: true\n";

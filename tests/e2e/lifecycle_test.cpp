@@ -1,4 +1,4 @@
-// Day two, part 2 (issue 11): deleting what is no longer declared (--prune, guarded by
+// Deleting what is no longer declared (--prune, guarded by
 // deletion_protection), bringing existing databases in (import) and rotating passwords; through
 // the real binary against the simulator.
 #include <signal.h>

@@ -1,4 +1,4 @@
-// Issue 57, item 10: the changes a mutation audit made to the product that no test noticed, each
+// The changes a mutation audit made to the product that no test noticed, each
 // with a test that fails under it. They pass on the main they were written on (the product was
 // right; the tests did not look): each was checked by making the change once, by hand.
 //   - a Replace counted as an update by `forbid_actions` (policy/evaluate.cpp, plan_subjects);

@@ -1,4 +1,4 @@
-// Day three, part 2 (issue 21): read replica sets in a service and peerings in a VPC, through the
+// Read replica sets in a service and peerings in a VPC, through the
 // real binary against the simulator, counting the calls it saw.
 #include <httplib.h>
 

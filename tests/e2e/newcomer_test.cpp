@@ -1,4 +1,4 @@
-// What a newcomer met in the secure pull-request flow (issue 61), through the real binary: each
+// What a newcomer met in the secure pull-request flow, through the real binary: each
 // message says the first thing to do, and each suggestion works as pasted.
 #include "../pg/test_server.h"
 #include "pg_roles.h"

@@ -1,4 +1,4 @@
-// Issue 57, item 7: every repeatable option takes one value per use, as -f does. `--policy a.yaml
+// Every repeatable option takes one value per use, as -f does. `--policy a.yaml
 // release.plan` used to read release.plan as a second rule file (CLI11 lets a vector option go on
 // eating words), so a pipeline written that way never applied. Fails on the main it was written
 // on: the plan file is taken for a rule file, the preview's name for one too.

@@ -149,7 +149,7 @@ struct OwnServer {
 
 }  // namespace
 
-// Issue 57 item 2: the writer asks the server who may read dbform_secrets, not only the table's own
+// The writer asks the server who may read dbform_secrets, not only the table's own
 // ACL. Each path below lets the planner's role (SELECT on the state's tables only) read every
 // password; the writer's `rotate-password` refuses before any call, naming the planner and the path,
 // quoting no password; once the path is closed it rotates.
@@ -227,7 +227,7 @@ TEST_CASE("e2e: pg: the writer refuses a dbform_secrets the planner reaches thro
   CHECK(rotated.exit_code == 0);
 }
 
-// Issue 57 item 10: the writer's check asks INSERT on dbform_secrets too. A role granted everything
+// The writer's check asks INSERT on dbform_secrets too. A role granted everything
 // but that would send a create (or a new password) and then fail to record the password it chose:
 // it is refused when it would take the lock, before any call to the API, naming the table.
 TEST_CASE("e2e: pg: a writer that may not insert into dbform_secrets is refused before any call", "[pg]") {

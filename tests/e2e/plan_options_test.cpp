@@ -1,4 +1,4 @@
-// Working the way Terraform users do (issue 22): a refresh in every plan, --target, show and the
+// Working the way Terraform users do: a refresh in every plan, --target, show and the
 // blast radius of --max-deletes, through the real binary against the simulator.
 #include "common.h"
 

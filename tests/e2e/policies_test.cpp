@@ -1,4 +1,4 @@
-// Policies checked in every plan (issue 47): rule files (--policy, DBFORM_POLICY) validated like
+// Policies checked in every plan: rule files (--policy, DBFORM_POLICY) validated like
 // manifests, violations in text, JSON and markdown, a mandatory one refusing plan and apply with no
 // API call, waivers honoured / expired / not waivable / unknown, a saved plan stale under other
 // rules, `policy check` auditing the state without a key, and `preview up` refusing a fork that

@@ -243,7 +243,7 @@ std::string sleeping_statements(const std::string& conninfo) {
 
 }  // namespace
 
-// Issue 57, item 4: a migration that never ends. Fails on the main it was written on: there is no
+// A migration that never ends must not hold a preview (and its lock) forever. Fails on the main it was written on: there is no
 // --migration-timeout, and a signal is looked at only between files.
 TEST_CASE("postgres: a migration statement past --migration-timeout is cancelled on the server - the failure names the "
           "file and the timeout - also when the file sets its own statement_timeout",

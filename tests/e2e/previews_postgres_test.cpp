@@ -1,4 +1,4 @@
-// A preview's fork against `dbform sim --postgres` (issue 38): it holds the data its source had when
+// A preview's fork against `dbform sim --postgres`: it holds the data its source had when
 // it was forked, it opens with its own password (the env report's URL), and its source's password
 // does not open it. Fails on main: there is no `preview` command.
 #include "postgres_sim.h"

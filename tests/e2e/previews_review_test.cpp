@@ -1,4 +1,4 @@
-// Previews after review (issue 38's review): what `preview down`, `sweep` and `up` must not do
+// Previews under trouble: what `preview down`, `sweep` and `up` must not do
 // under lost answers, failures and lagging lists, through the real binary against the simulator.
 #include "previews_common.h"
 

@@ -1,4 +1,4 @@
-// Previews, a database per pull request (issue 38, docs/previews.md), through the real binary against
+// Previews, a database per pull request (docs/previews.md), through the real binary against
 // the simulator: what each of `preview up`, `down`, `list` and `sweep` costs in API calls, every
 // guard refusing with no call that changes anything, expiry recorded at creation (a ttl of 1ms
 // expires at once: no sleeps), prune never touching previews, and never two forks under lost

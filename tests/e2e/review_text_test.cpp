@@ -1,4 +1,4 @@
-// Text a pull request writes, as the reviewer reads it (issue 57, item 6): a table name and a
+// Text a pull request writes, as the reviewer reads it: a table name and a
 // column default with line breaks forge no line of `preview diff` (text and markdown); a migration
 // file named to close its code span renders no HTML, link or mention, and a line break in a name
 // adds no bullet; a waiver's reason and a rule's message with ESC, CR and BEL reach neither the

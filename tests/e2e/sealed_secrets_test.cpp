@@ -1,4 +1,4 @@
-// Sealed secrets (issue 46 item 1), through the real binary: with a key each password the state
+// Sealed secrets, through the real binary: with a key each password the state
 // holds is sealed on its own, bound to its record, and everything else reads without the key. The
 // commands that never need the key work on a sealed state without it and print no password; those
 // that read or record a password say, before any call, which variable to set; a value copied onto
@@ -269,7 +269,7 @@ TEST_CASE("e2e: sealed: pg: a sealed workspace plans, lists and shows without th
   CHECK(sb.count(kPostService) == posts);
 }
 
-// Issue 57 item 10: a sealed value is bound to its record's project as well as its kind and id. A
+// A sealed value is bound to its record's project as well as its kind and id. A
 // sealed workspace's record moved, with its row of dbform_secrets, to the same kind and id under
 // another project never opens there.
 TEST_CASE("e2e: sealed: pg: a sealed password moved to the same kind and id under another project never opens there",

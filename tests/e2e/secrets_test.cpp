@@ -1,4 +1,4 @@
-// Secrets at rest and hostile input (issue 12), through the real binary: an encrypted state leaves
+// Secrets at rest and hostile input, through the real binary: an encrypted state leaves
 // no password in any file, hostile answers and files are clear errors of one call or file, and no
 // secret or terminal escape reaches the output.
 #include <unistd.h>

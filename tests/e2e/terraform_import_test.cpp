@@ -1,4 +1,4 @@
-// Coming from Terraform (SPEC 15), through the real binary against the simulator: a Terraform state
+// Coming from Terraform, through the real binary against the simulator: a Terraform state
 // of the vendor's provider (timescale/timescale v2.13.3, each instance with every attribute of its
 // schema as Terraform records it) becomes manifests that import it, and a file of removed blocks;
 // the plan of those manifests is imports and nothing else, and a second is clean; --passwords

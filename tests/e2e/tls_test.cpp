@@ -1,4 +1,4 @@
-// The API over TLS (issue 34, item 12), through the real binary: the simulator
+// The API over TLS, through the real binary: the simulator
 // serves HTTPS with certificates of a CA made for the test (tests/tls/test_pki.h). SSL_CERT_FILE
 // names the CA bundle to trust; a certificate that fails (unknown issuer, wrong host, expired)
 // fails the command at once, naming which, before anything reaches the API; plain http:// goes to
