@@ -88,10 +88,11 @@ TEST_CASE("sim: SimServer serves every call of the API to ApiClient over curl") 
   CHECK_FALSE(api.get_service("key-a", "proj-a", "nosuchid00").has_value());
   REQUIRE(api.list_services("key-a", "proj-a").size() == 1);
 
-  Vpc vpc = api.create_vpc("key-a", "proj-a", {"main", "10.0.0.0/16", "us-east-1"});
+  ApiObject vpc = api.create_at("key-a", kVpcRoute, "proj-a", "",
+                                 {{"name", "main"}, {"cidr", "10.0.0.0/16"}, {"region_code", "us-east-1"}});
   CHECK_FALSE(vpc.id.empty());
-  REQUIRE(api.list_vpcs("key-a", "proj-a").size() == 1);
-  CHECK(api.get_vpc("key-a", "proj-a", vpc.id)->name == "main");
+  REQUIRE(api.list_at("key-a", kVpcRoute, "proj-a", "").size() == 1);
+  CHECK(api.get_at("key-a", kVpcRoute, "proj-a", "", vpc.id)->raw["name"] == "main");
 
   auto resized = api.update_service("key-a", "proj-a", created.service_id, "resize",
                                     {{"cpu_millis", "2000"}, {"memory_gbs", "8"}});
