@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "manifest/model.h"
 #include "util/text.h"
 
 namespace dbform {
@@ -170,7 +171,7 @@ std::vector<ResourceRecord> unrecorded_resources(const ProjectListing& listing, 
         if (recorded_ids.count(found.id) || !type->is_live(found)) continue;
         check_name(type->kind, found.name, found.id, parent);
         ResourceRecord r = imported_record({project_id, type->kind, found.name, parent}, found, vpc_names, now);
-        if (type->kind == ResourceKind::Vpc) {
+        if (is_referred_to(type->kind)) {  // another kind's setting names it (a service's `vpc`)
           vpc_names[found.id] = found.name;
           new_vpcs.insert(found.name);
         }
