@@ -50,7 +50,7 @@ Connection recorded_connection(const State& state, const std::string& text) {
   if (!kind_form(r.kind).connectable)
     throw UsageError(r.address + " is a " + kind_name(r.kind) + ": only services and read replica sets take "
                      "connections");
-  if (r.status == "PAUSED" || r.status == "PAUSING")
+  if (is_paused_status(r.status))
     throw UsageError(r.address + " is " + r.status + " (as the state last recorded it): it refuses connections. "
                      "Declare `paused: false` and apply to start it");
   if (r.endpoint_host.empty() || !r.endpoint_port)

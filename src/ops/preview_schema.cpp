@@ -54,7 +54,7 @@ std::vector<const ResourceRecord*> forks_of(const State& state, const std::strin
 // password is still its source's.
 std::string login_problem(const ResourceRecord& rec) {
   if (const std::string unrotated = unrotated_fork_problem(rec); !unrotated.empty()) return unrotated;
-  if (rec.status == "PAUSED" || rec.status == "PAUSING") return rec.address + " is " + rec.status + ": it refuses connections";
+  if (is_paused_status(rec.status)) return rec.address + " is " + rec.status + ": it refuses connections";
   if (auto problem = connection_problem(rec)) return rec.address + " is " + *problem;
   return "";
 }
