@@ -121,7 +121,7 @@ class CreateStep final : public Step {
     if (!type.watched) return run_.progress.complete(o);
     if (!run_.options.wait) return run_.progress.end_unconfirmed(o);
     const size_t item = run_.graph.ops[o].item;
-    if (!out.adopted) run_.watcher.created(item, type.verdict(rec.status) == StatusVerdict::Ready);
+    if (!out.adopted) run_.watcher.learn(item, type.verdict(rec.status) == StatusVerdict::Ready ? Lesson::CreatedReady : Lesson::Created);
     run_.desk.after_status(item, rec);
   }
 

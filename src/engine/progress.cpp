@@ -37,7 +37,7 @@ void Progress::fail(size_t o, const std::string& why) {
   if (over(op)) return;
   op.step = OpStep::Failed;
   if (op.item != kNone) {
-    if (run_.steps.of(o).traits.creates) run_.watcher.create_failed(op.item);
+    if (run_.steps.of(o).traits.creates) run_.watcher.learn(op.item, Lesson::CreateFailed);
     Item& item = graph.items[op.item];
     if (item.watched == o) run_.watcher.cancel(op.item);
     if (!why.empty()) report_failure(item, why);
@@ -93,7 +93,7 @@ void Progress::ready(Item& item, const ResourceRecord& rec) {
 
 void Progress::start_connection_wait(Item& item, const ResourceRecord& rec) {
   if (auto problem = connection_problem(rec)) return report_failure(item, *problem);
-  run_.watcher.start_connecting(run_.graph.slot_of(item));
+  run_.watcher.start(run_.graph.slot_of(item), run_.clock.now(), WaitFor::Connection);
   run_.ledger.emit({EventKind::StatusChanged, rec.address, rec.id, rec.status, since_first_call(item),
                     kCheckingConnections});
 }

@@ -136,7 +136,7 @@ void WatchDesk::seen(size_t i, Shown&& shown) {
   ResourceRecord& rec = run_.ledger.record(item.action->address);
   const std::string before = rec.status, host = rec.endpoint_host, pooler = rec.pooler_host;
   record_answer(rec, std::move(shown), format_utc(run_.clock.wall_now()));
-  if (type_of(rec.kind).verdict(rec.status) == StatusVerdict::Ready) run_.watcher.saw_ready(i);
+  if (type_of(rec.kind).verdict(rec.status) == StatusVerdict::Ready) run_.watcher.learn(i, Lesson::SawReady);
   // A poll that saw nothing new costs no write; the end of the run writes the last answers.
   if (rec.status != before || rec.endpoint_host != host || rec.pooler_host != pooler) run_.ledger.changed(rec.address);
   if (rec.status != before)
@@ -196,7 +196,7 @@ void WatchDesk::watch_now(size_t i) {
 void WatchDesk::start_watch(size_t o, Clock::TimePoint at) {
   Item& item = run_.graph.item_of(o);
   item.watched = o;
-  run_.watcher.start(run_.graph.ops[o].item, at, run_.steps.of(o).traits.creates);
+  run_.watcher.start(run_.graph.ops[o].item, at, run_.steps.of(o).traits.creates ? WaitFor::Create : WaitFor::Status);
 }
 
 }  // namespace dbform::scheduling

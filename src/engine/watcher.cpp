@@ -20,25 +20,35 @@ void Watcher::add(const std::string& group, ResourceKind kind, bool listed) {
   s.wait.kind = kind;
 }
 
-void Watcher::start(size_t i, Clock::TimePoint at, bool of_create) {
+void Watcher::start(size_t i, Clock::TimePoint at, WaitFor what) {
   Slot& s = slots_[i];
+  if (what == WaitFor::Connection) {
+    s.connecting = true;
+    s.connect_deadline = s.deadline > at ? s.deadline : at + wait_timeout_;
+    push(i, at);
+    return;
+  }
   s.wait.start = at;
   s.deadline = at + wait_timeout_;
-  s.wait.of_create = of_create;
+  s.wait.of_create = what == WaitFor::Create;
 }
 
 Duration Watcher::elapsed(size_t i) const {
   return std::chrono::duration_cast<Duration>(clock_.now() - slots_[i].wait.start);
 }
 
-void Watcher::created(size_t i, bool ready) {
-  slots_[i].wait.created_here = true;
-  pacing_.created(slots_[i].wait, ready);
+void Watcher::learn(size_t i, Lesson lesson) {
+  Wait& w = slots_[i].wait;
+  switch (lesson) {
+    case Lesson::CreatedReady:
+    case Lesson::Created:
+      w.created_here = true;
+      pacing_.created(w, lesson == Lesson::CreatedReady);
+      break;
+    case Lesson::SawReady: pacing_.saw_ready(w); break;
+    case Lesson::CreateFailed: pacing_.create_failed(w); break;
+  }
 }
-
-void Watcher::saw_ready(size_t i) { pacing_.saw_ready(slots_[i].wait); }
-
-void Watcher::create_failed(size_t i) { pacing_.create_failed(slots_[i].wait); }
 
 void Watcher::check_later(size_t i, Clock::TimePoint now) {
   push(i, std::min(now + pacing_.pause(slots_[i].wait), slots_[i].deadline));
@@ -103,14 +113,6 @@ void Watcher::listed(const std::vector<size_t>& slots, bool quiet) {
   --in_flight_;
   pacing_.listed(slots_[slots.front()].wait, quiet);
   for (size_t i : slots) slots_[i].polling = false;
-}
-
-void Watcher::start_connecting(size_t i) {
-  Slot& s = slots_[i];
-  s.connecting = true;
-  const auto now = clock_.now();
-  s.connect_deadline = s.deadline > now ? s.deadline : now + wait_timeout_;
-  push(i, now);
 }
 
 ConnectVerdict Watcher::connection_answered(size_t i, bool accepted, bool transient) {

@@ -32,6 +32,14 @@ struct Check {
   std::vector<size_t> slots;  // the first is the one whose timer was due
 };
 
+// What an operation's wait is for.
+enum class WaitFor { Status, Create, Connection };
+
+// What a create or a status check taught the forecast and the probe: this run's create of it was
+// answered (not adopted), READY in that answer or not; a status check saw it READY; a create of it
+// failed (a probe that taught nothing ends probing).
+enum class Lesson { CreatedReady, Created, SawReady, CreateFailed };
+
 // What a connection attempt's answer means for the wait.
 enum class ConnectVerdict { Accepted, Refused, TimedOut, TryAgain };
 
@@ -48,20 +56,17 @@ class Watcher {
   // --- The wait of one operation ----------------------------------------------------------------
 
   // An operation's wait begins (a create's or a delete's call, an update's answer, a settle): its
-  // wait timeout counts from `at`. `of_create`: it waits for a create, which the forecast may tell.
-  void start(size_t i, Clock::TimePoint at, bool of_create);
+  // wait timeout counts from `at`; a wait for a create the forecast may tell. A wait for
+  // connections (engine/connectable.h) begins once it is READY: checked at once, then again after
+  // each refusal until its wait timeout (or a full one, counted from now, when that has passed).
+  void start(size_t i, Clock::TimePoint at, WaitFor what);
   Clock::TimePoint deadline(size_t i) const { return slots_[i].deadline; }
   // How long the current wait has lasted.
   Duration elapsed(size_t i) const;
 
   // --- What the forecast and the probe learn ----------------------------------------------------
 
-  // This run's create of it was answered (not adopted); `ready`: READY in that answer.
-  void created(size_t i, bool ready);
-  // A status check saw it READY.
-  void saw_ready(size_t i);
-  // A create of it failed: a probe that taught nothing ends probing.
-  void create_failed(size_t i);
+  void learn(size_t i, Lesson lesson);
 
   // --- Timers -----------------------------------------------------------------------------------
 
@@ -91,9 +96,6 @@ class Watcher {
 
   // --- Connections (engine/connectable.h) -------------------------------------------------------
 
-  // READY, and now waited for until it accepts connections: checked at once, then again after
-  // each refusal until its wait timeout (or a full one, counted from now, when that has passed).
-  void start_connecting(size_t i);
   ConnectVerdict connection_answered(size_t i, bool accepted, bool transient);
   bool connecting(size_t i) const { return slots_[i].connecting; }
 

@@ -29,8 +29,8 @@ struct Fixture {
   // Every slot's create sent now and answered (not READY): watched from now.
   void created_all(size_t slots) {
     for (size_t i = 0; i < slots; ++i) {
-      watcher.start(i, clock.now(), /*of_create=*/true);
-      watcher.created(i, /*ready=*/false);
+      watcher.start(i, clock.now(), WaitFor::Create);
+      watcher.learn(i, Lesson::Created);
       watcher.check_later(i, clock.now());
     }
   }
@@ -58,7 +58,7 @@ TEST_CASE("watcher: a check is due one interval after the last, never past the w
   Watcher watcher{f.clock, f.polls, f.wait_timeout};
   watcher.add("p1/service/", ResourceKind::Service, true);
   CHECK(watcher.idle());
-  watcher.start(0, f.clock.now(), false);
+  watcher.start(0, f.clock.now(), WaitFor::Status);
   watcher.check_later(0, f.clock.now());
   CHECK_FALSE(watcher.idle());
   CHECK(watcher.due(kAll).empty());  // not yet
@@ -135,25 +135,25 @@ TEST_CASE("watcher: the forecast brings forward the checks of creates due as soo
   f.polls = {seconds(10), seconds(10)};  // a long pause: the forecast is sooner
   Watcher watcher{f.clock, f.polls, f.wait_timeout};
   for (int p = 0; p < 2; ++p) watcher.add("p" + std::to_string(p) + "/service/", ResourceKind::Service, true);
-  watcher.start(0, f.clock.now(), true);
-  watcher.created(0, false);
+  watcher.start(0, f.clock.now(), WaitFor::Create);
+  watcher.learn(0, Lesson::Created);
   watcher.check_later(0, f.clock.now());
   f.clock.advance(seconds(2));
-  watcher.start(1, f.clock.now(), true);  // sent 2 s after the first, answered half a second later
+  watcher.start(1, f.clock.now(), WaitFor::Create);  // sent 2 s after the first, answered half a second later
   f.clock.advance(milliseconds(500));
-  watcher.created(1, false);
+  watcher.learn(1, Lesson::Created);
   watcher.check_later(1, f.clock.now());
   CHECK(watcher.next_due() == f.t0 + seconds(10));
   // Slot 0 is seen READY 3 s after its create: slot 1's is due 3 s after its create's answer came
   // back (the API may have made it only then), not at its usual 12.5 s, nor 3 s after its send,
   // nor an eighth of the interval after that.
   f.clock.advance(milliseconds(500));
-  watcher.saw_ready(0);
+  watcher.learn(0, Lesson::SawReady);
   watcher.cancel(0);  // done
   CHECK(watcher.due(kAll).empty());
   CHECK(watcher.next_due() == f.t0 + milliseconds(2500) + seconds(3));
   // A wait that is not of a create neither teaches nor uses it.
-  watcher.start(1, f.clock.now(), false);
+  watcher.start(1, f.clock.now(), WaitFor::Status);
   watcher.check_later(1, f.clock.now());
   CHECK(watcher.next_due() == f.clock.now() + seconds(10));
 }
@@ -163,15 +163,15 @@ TEST_CASE("watcher: a check sent just before the forecast's time and answered af
   f.polls = {seconds(10), seconds(10)};
   Watcher watcher{f.clock, f.polls, f.wait_timeout};
   for (int p = 0; p < 2; ++p) watcher.add("p" + std::to_string(p) + "/service/", ResourceKind::Service, true);
-  watcher.start(0, f.clock.now(), true);  // slot 0's create, answered at once
-  watcher.created(0, false);
+  watcher.start(0, f.clock.now(), WaitFor::Create);  // slot 0's create, answered at once
+  watcher.learn(0, Lesson::Created);
   watcher.check_later(0, f.clock.now());
   f.clock.advance(seconds(1));
-  watcher.start(1, f.clock.now(), true);  // slot 1's, a second later
-  watcher.created(1, false);
+  watcher.start(1, f.clock.now(), WaitFor::Create);  // slot 1's, a second later
+  watcher.learn(1, Lesson::Created);
   watcher.check_later(1, f.clock.now());
   f.clock.advance(seconds(2));
-  watcher.saw_ready(0);  // 3 s after its send: slot 1 is due at 4 s
+  watcher.learn(0, Lesson::SawReady);  // 3 s after its send: slot 1 is due at 4 s
   watcher.cancel(0);
   CHECK(watcher.due(kAll).empty());
   CHECK(watcher.next_due() == f.t0 + seconds(4));
@@ -209,7 +209,7 @@ TEST_CASE("watcher: with many projects, the first created is the probe, and its 
   CHECK(f.since_start() == milliseconds(500));
   CHECK(slots_of(checks) == std::set<size_t>{0});
   f.watcher.answered(0);
-  f.watcher.create_failed(0);  // it fails: the others go back to their usual schedule from their next pause
+  f.watcher.learn(0, Lesson::CreateFailed);  // it fails: the others go back to their usual schedule from their next pause
   f.watcher.cancel(0);
   f.watcher.check_later(1, f.clock.now());
   CHECK(f.watcher.next_due() == f.clock.now() + seconds(2));
@@ -222,7 +222,7 @@ TEST_CASE("watcher: with many projects, a quiet project's pause doubles up to th
   for (int p = 0; p < 100; ++p)
     for (int n = 0; n < 3; ++n) f.watcher.add("p" + std::to_string(p) + "/service/", ResourceKind::Service, true);
   for (size_t i = 0; i < 3; ++i) {  // only p0's are watched (updates: no forecast, no probe)
-    f.watcher.start(i, f.clock.now(), false);
+    f.watcher.start(i, f.clock.now(), WaitFor::Status);
     f.watcher.check_later(i, f.clock.now());
   }
   const auto round = [&](bool quiet) {
@@ -243,8 +243,8 @@ TEST_CASE("watcher: with many projects, a quiet project's pause doubles up to th
 TEST_CASE("watcher: a connection wait retries refusals until the wait timeout") {
   Fixture f;
   f.projects(1);
-  f.watcher.start(0, f.clock.now(), true);
-  f.watcher.start_connecting(0);
+  f.watcher.start(0, f.clock.now(), WaitFor::Create);
+  f.watcher.start(0, f.clock.now(), WaitFor::Connection);
   CHECK(f.watcher.connecting(0));
   auto checks = f.watcher.due(kAll);  // checked at once
   REQUIRE(checks.size() == 1);
@@ -258,10 +258,10 @@ TEST_CASE("watcher: a connection wait retries refusals until the wait timeout") 
   CHECK_FALSE(f.watcher.connecting(0));
   CHECK(f.watcher.idle());
 
-  f.watcher.start_connecting(0);  // past its deadline: a whole wait timeout from now
+  f.watcher.start(0, f.clock.now(), WaitFor::Connection);  // past its deadline: a whole wait timeout from now
   f.watcher.due(kAll);
   CHECK(f.watcher.connection_answered(0, false, /*transient=*/false) == ConnectVerdict::Refused);
-  f.watcher.start_connecting(0);
+  f.watcher.start(0, f.clock.now(), WaitFor::Connection);
   f.watcher.due(kAll);
   f.clock.advance(std::chrono::minutes(9));
   CHECK(f.watcher.connection_answered(0, true, false) == ConnectVerdict::Accepted);

@@ -41,8 +41,7 @@ ImportOutcome import_operation(const ImportRequest& r) {
     Changes changes;
     changes.save = Changes::Save::Journal;
     changes.changed = {address};
-    if (is_referred_to(out.record.kind))  // services recorded as attached to it by id now name it
-      for (auto& a : name_attachments(state, project, out.record.id, out.record.name)) changes.changed.push_back(std::move(a));
+    for (auto& a : name_attachments(state, out.record)) changes.changed.push_back(std::move(a));
     return changes;
   });
   return out;

@@ -153,8 +153,12 @@ struct ResourceType {
 
   // Whether a listed namesake stands in the way of a create (or, after an unknown outcome, is the
   // one created): one being deleted is not.
-  bool is_live(const Shown& s) const { return !is_gone(s) && !(*deleting_status && s.status == deleting_status); }
+  bool is_live(const Shown& s) const { return !leaving(s.status); }
   bool is_gone(const Shown& s) const { return *deleted_status && s.status == deleted_status; }
+  // The status of one on its way out: being deleted, or deleted.
+  bool leaving(const std::string& status) const {
+    return (*deleting_status && status == deleting_status) || (*deleted_status && status == deleted_status);
+  }
 };
 
 const ResourceType& type_of(ResourceKind kind);

@@ -31,7 +31,7 @@ void finish(Plan& plan, const State& state) {
 
 // A fork whose delete was sent (journaled) or that the API shows on its way out.
 bool being_deleted(const ResourceRecord& rec) {
-  return rec.delete_pending() || rec.status == "DELETING" || rec.status == "DELETED";
+  return rec.delete_pending() || type_of(rec.kind).leaving(rec.status);
 }
 
 // The previews of a project other than `name`, each with its age: for the `max` refusal.

@@ -122,16 +122,16 @@ void list_children(ApiClient& api, const std::string& key, const std::string& pr
   }
 }
 
-std::vector<std::string> name_attachments(State& state, const std::string& project_id, const std::string& vpc_id,
-                                          const std::string& name) {
+std::vector<std::string> name_attachments(State& state, const ResourceRecord& imported) {
   std::vector<std::string> changed;
-  const nlohmann::json by_id = "id:" + vpc_id;
+  const nlohmann::json by_id = "id:" + imported.id;
   for (auto& r : state.resources) {
-    if (r.project_id != project_id || r.kind != ResourceKind::Service) continue;
+    const auto& refers = kind_form(r.kind).refers;
+    if (r.project_id != imported.project_id || !refers || refers->kind != imported.kind) continue;
     bool named = false;
     for (nlohmann::json* view : {&r.settings, &r.observed})
-      if (view->is_object() && view->value("vpc", nlohmann::json()) == by_id) {
-        (*view)["vpc"] = name;
+      if (view->is_object() && view->value(refers->field, nlohmann::json()) == by_id) {
+        (*view)[refers->field] = imported.name;
         named = true;
       }
     if (named) changed.push_back(r.address);

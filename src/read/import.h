@@ -29,10 +29,9 @@ ResourceRecord import_by_id(ApiClient& api, const std::string& key, const std::s
 Imports read_imports(ApiClient& api, const Manifest& manifest, const State& state,
                      const std::map<std::string, ProjectKey>& keys, const std::string& now);
 
-// A VPC just imported: the project's services recorded as attached to it by id ("id:ID") name it
-// now. Returns their addresses.
-std::vector<std::string> name_attachments(State& state, const std::string& project_id, const std::string& vpc_id,
-                                          const std::string& name);
+// A resource just imported that other kinds refer to by a setting (KindForm::refers: a VPC): the
+// project's records that name it by id ("id:ID") name it by its name now. Returns their addresses.
+std::vector<std::string> name_attachments(State& state, const ResourceRecord& imported);
 
 // Adds to a project's listing (its services and VPCs) what lives in each of them that is not being
 // deleted: one list call per service for its read replica sets, one per VPC for its peerings.
