@@ -153,3 +153,33 @@ TEST_CASE("e2e: a refresh that reads every record anew writes the state whole, o
   CHECK(journal_lines() == 1);
   CHECK(sb.state()["serial"] == serial + 2);
 }
+
+TEST_CASE("e2e: an apply that finds drift has one writer: its refresh is saved with its first write, not before") {
+  Sandbox sb;
+  sb.write("dbform.yaml", manifest({}, {service_yaml("a"), service_yaml("b")}));
+  REQUIRE(sb.apply().exit_code == 0);
+  const long long serial = sb.state()["serial"];
+  const std::string id = find_resource(sb.state(), service_address("b"))["id"];
+  REQUIRE(sb.sim().console(id, "resize", R"({"cpu_millis": 4000, "memory_gbs": 16})").status == 200);
+
+  // The resize that puts b back is held: the run is past its refresh and has sent its one call.
+  HeldAnswer resize(sb, 1, [](const dbform::SimRequest& r) { return r.method == "POST" && r.path.ends_with("/resize"); });
+  auto run = sb.start({"apply", "--auto-approve"});
+  REQUIRE(resize.wait());
+  // The run has written the state once, before its call: the resize it is about to send (the
+  // journal's pending call) and, in the same write, what its refresh read (b at 4000). A second
+  // writer of the state would have saved the refresh on its own first, a serial ahead.
+  const json held = sb.state();
+  INFO(held.dump(2));
+  CHECK(held["serial"] == serial + 1);
+  const json b = find_resource(held, service_address("b"));
+  CHECK(b["observed"]["cpu_millis"] == "4000");
+  CHECK(b.contains("pending_call"));
+  resize.release();
+  RunResult r = run->wait();
+  INFO(r.describe());
+  REQUIRE(r.exit_code == 0);
+  CHECK(sb.count(kResize) == 1);
+  CHECK(find_resource(sb.state(), service_address("b"))["observed"]["cpu_millis"] == "1000");
+  check_clean(sb, {"--refresh"});
+}
