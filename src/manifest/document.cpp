@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "manifest/mapping_reader.h"
+#include "manifest/objects_reader.h"
 #include "manifest/value_reader.h"
 #include "util/clock.h"
 #include "util/duration.h"
@@ -38,7 +39,8 @@ const MappingSpec kFork{"a fork", {"from", "strategy", "target_time"}, {"from", 
 const MappingSpec kService{"a service",
                            {"name", "addons", "cpu_millis", "memory_gbs", "environment_tag", "region_code",
                             "replica_count", "sync_replica_count", "vpc", "connection_pooler", "deletion_protection",
-                            "paused", "renamed_from", "import_id", "policy_waivers", "fork", "read_replicas"},
+                            "paused", "renamed_from", "import_id", "policy_waivers", "fork", "read_replicas", "roles",
+                            "schemas", "extensions", "grants"},
                            {"name"}};
 
 // How to add a missing required key, for the error's hint.
@@ -374,6 +376,11 @@ std::optional<DesiredService> DocumentReader::service(const Entry& e) {
   list(*fields, "read_replicas", "read replica sets", [&](const Entry& item) {
     if (auto r = replica_set(item)) s.read_replicas.push_back(std::move(*r));
   });
+  ServiceObjects objects = read_service_objects(values_, *fields);
+  s.roles = std::move(objects.roles);
+  s.schemas = std::move(objects.schemas);
+  s.extensions = std::move(objects.extensions);
+  s.grants = std::move(objects.grants);
   if (!name) return std::nullopt;
   s.name = std::move(*name);
   return s;

@@ -425,4 +425,15 @@ std::optional<std::vector<std::string>> ValueReader::addons(const Entry& e) {
   return out;
 }
 
+std::optional<std::string> ValueReader::setting(const Entry& e) {
+  constexpr std::string_view expected = "a setting's value (text, a number or true/false)";
+  auto v = scalar(e, expected);
+  if (!v) return std::nullopt;
+  if (v->type == ScalarType::Null || v->text.empty()) {
+    wrong(e, expected, *v, "remove the setting to use the server's value");
+    return std::nullopt;
+  }
+  return std::move(v->text);
+}
+
 }  // namespace dbform

@@ -74,6 +74,9 @@ class ValueReader {
   // returned, for the caller to say why that place takes none).
   std::optional<std::string> fork_strategy(const Entry& e, bool pitr = true);
   std::optional<std::string> utc_time(const Entry& e);       // 2026-11-01T00:00:00Z
+  // A role's setting (ALTER ROLE ... SET): any scalar but an empty one, as the text it was written
+  // in (`30s`, `100`, `on`).
+  std::optional<std::string> setting(const Entry& e);
 
   const std::vector<InterpolatedValue>& interpolated() const { return interpolated_; }
 
