@@ -39,8 +39,7 @@ const MappingSpec kFork{"a fork", {"from", "strategy", "target_time"}, {"from", 
 const MappingSpec kService{"a service",
                            {"name", "addons", "cpu_millis", "memory_gbs", "environment_tag", "region_code",
                             "replica_count", "sync_replica_count", "vpc", "connection_pooler", "deletion_protection",
-                            "paused", "renamed_from", "import_id", "policy_waivers", "fork", "read_replicas", "roles",
-                            "schemas", "extensions", "grants"},
+                            "paused", "renamed_from", "import_id", "policy_waivers", "fork", "read_replicas"},
                            {"name"}};
 
 // How to add a missing required key, for the error's hint.
@@ -376,6 +375,8 @@ std::optional<DesiredService> DocumentReader::service(const Entry& e) {
   list(*fields, "read_replicas", "read replica sets", [&](const Entry& item) {
     if (auto r = replica_set(item)) s.read_replicas.push_back(std::move(*r));
   });
+  // Its objects inside the database: read once the plan and apply make them (the keys are not in
+  // kService until then, so a manifest declaring them is refused as today).
   ServiceObjects objects = read_service_objects(values_, *fields);
   s.roles = std::move(objects.roles);
   s.schemas = std::move(objects.schemas);

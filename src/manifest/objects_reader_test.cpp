@@ -1,6 +1,6 @@
 // A service's roles, schemas, extensions and grants as the manifest declares them: read whole,
 // and every mistake a located error of its own.
-#include "manifest/loader.h"
+#include "manifest/objects_reader.h"
 
 #include <catch2/catch.hpp>
 
@@ -10,14 +10,27 @@ namespace {
 
 const std::string kObjectsService = "version: 1\nprojects:\n  - id: acme\n    services:\n      - name: orders\n";
 
-const DesiredService& only_service(const Manifest& m) {
-  REQUIRE(m.projects.size() == 1);
-  REQUIRE(m.projects[0].services.size() == 1);
-  return m.projects[0].services[0];
-}
-
-Manifest load_objects(const std::string& body, Diagnostics& diags) {
-  return load_manifest_text("m.yaml", kObjectsService + body, [](const std::string&) { return std::nullopt; }, diags);
+// The service mapping of the manifest kObjectsService + body, read as the manifest's reader reads
+// a service, with the objects' keys (which the manifest's service takes once plan and apply make them).
+ServiceObjects load_objects(const std::string& body, Diagnostics& diags) {
+  const std::string yaml = kObjectsService + body;
+  YamlText text(yaml, 100000, 1000);
+  REQUIRE(text.problem() == YamlText::Problem::None);
+  auto value_of = [](const YamlNode& map, const std::string& key) -> const YamlNode& {
+    for (const auto& [k, v] : map.pairs)
+      if (k->scalar == key) return *v;
+    FAIL("no key " << key);
+    throw;
+  };
+  const YamlNode& service = *value_of(*value_of(*text.documents().at(0), "projects").items.at(0), "services").items.at(0);
+  const EnvLookup env = [](const std::string&) { return std::nullopt; };
+  ValueReader values("m.yaml", env, diags);
+  std::vector<std::string> keys = {"name"};
+  keys.insert(keys.end(), kObjectKeys.begin(), kObjectKeys.end());
+  const MappingSpec spec{"a service", keys, {"name"}};
+  auto fields = read_mapping(values, values.item(service, "projects[0].services[0]"), spec);
+  REQUIRE(fields);
+  return read_service_objects(values, *fields);
 }
 
 // The one error the body gives.
@@ -69,10 +82,9 @@ const std::string kSpecExample = R"(        roles:
 
 TEST_CASE("objects: a service's roles schemas extensions and grants are read as declared") {
   Diagnostics diags;
-  Manifest m = load_objects(kSpecExample, diags);
+  const ServiceObjects s = load_objects(kSpecExample, diags);
   INFO(diags.str());
   REQUIRE_FALSE(diags.has_errors());
-  const DesiredService& s = only_service(m);
   REQUIRE(s.roles.size() == 2);
   CHECK(s.roles[0].name == "app");
   CHECK(s.roles[0].login);
