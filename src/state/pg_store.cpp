@@ -53,6 +53,16 @@ CREATE TABLE IF NOT EXISTS dbform_secrets (
 );
 )sql";
 
+// Rows of dbform_secrets as a JSON array of objects, as jsonb_to_recordset reads them.
+nlohmann::json secret_rows_json(const std::vector<pg_secrets::Row>& rows) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& [key, value] : rows) {
+    const auto& [kind, project, id, field] = key;
+    list.push_back({{"kind", kind}, {"project_id", project}, {"resource_id", id}, {"field", field}, {"value", value}});
+  }
+  return list;
+}
+
 std::string without_password(std::string text, const std::string& secret) {
   if (secret.size() < 3) return text;  // shorter ones would mangle ordinary words
   for (size_t at = text.find(secret); at != std::string::npos; at = text.find(secret, at))
@@ -372,12 +382,13 @@ void PgStateStore::refuse_without_secrets() const {
 }
 
 void PgStateStore::put_secrets(const std::vector<pg_secrets::Row>& rows) {
-  for (const auto& [key, value] : rows) {
-    const auto& [kind, project, id, field] = key;
-    conn_.exec("INSERT INTO dbform_secrets (workspace, kind, project_id, resource_id, field, value) "
-               "VALUES ($1, $2, $3, $4, $5, $6)",
-               {workspace_, kind, project, id, field, value});
-  }
+  if (rows.empty()) return;
+  // One statement for every row (a whole write of thousands of services is one round trip, not
+  // thousands); the rows travel as JSON, so that no SQL text is made of them.
+  conn_.exec("INSERT INTO dbform_secrets (workspace, kind, project_id, resource_id, field, value) "
+             "SELECT $1, n.kind, n.project_id, n.resource_id, n.field, n.value FROM jsonb_to_recordset($2::jsonb) "
+             "AS n(kind text, project_id text, resource_id text, field text, value text)",
+             {workspace_, secret_rows_json(rows).dump()});
 }
 
 bool PgStateStore::in_transaction(const std::function<bool()>& body) {
@@ -457,23 +468,35 @@ void PgStateStore::write_changes(State& state, const std::vector<std::string>& c
     const std::string next = std::to_string(state.serial + 1);
     std::vector<pg_secrets::Row> secrets;
     const std::string entry = without_secrets(journal_entry(state, changed, cipher()), "upsert", secrets);
-    // One committed transaction: the row's serial moves on only with its journal entry and the
-    // changed records' passwords (each changed record's rows replaced: a cleared one goes).
-    const bool appended = in_transaction([&] {
-      auto up = conn_.exec(
-          "WITH up AS (UPDATE dbform_states SET serial = $4, updated_at = now() "
-          "            WHERE workspace = $1 AND lineage = $2 AND serial = $3 RETURNING workspace) "
-          "INSERT INTO dbform_journal (workspace, serial, entry) SELECT workspace, $4, $5 FROM up",
-          {workspace_, state.lineage, std::to_string(state.serial), next, entry});
-      if (up.affected != 1) return false;
-      for (const auto& address : changed)
-        if (const ResourceRecord* r = state.find(address))
-          conn_.exec("DELETE FROM dbform_secrets WHERE workspace = $1 AND kind = $2 AND project_id = $3 AND "
-                     "resource_id = $4",
-                     {workspace_, std::string(kind_name(r->kind)), r->project_id, r->id.empty() ? r->address : r->id});
-      put_secrets(secrets);
-      return true;
-    });
+    // One statement, so one round trip and atomic without BEGIN and COMMIT: the row's serial moves
+    // on only with its journal entry and the changed records' passwords (each changed record's rows
+    // replaced: a cleared one goes). The records and rows travel as JSON, read by
+    // jsonb_to_recordset, so that no SQL text is made of them.
+    nlohmann::json records = nlohmann::json::array(), rows;
+    for (const auto& address : changed)
+      if (const ResourceRecord* r = state.find(address))
+        records.push_back({{"kind", kind_name(r->kind)},
+                           {"project_id", r->project_id},
+                           {"resource_id", r->id.empty() ? r->address : r->id}});
+    rows = secret_rows_json(secrets);
+    auto up = conn_.exec(
+        "WITH up AS (UPDATE dbform_states SET serial = $4, updated_at = now() "
+        "            WHERE workspace = $1 AND lineage = $2 AND serial = $3 RETURNING workspace), "
+        "     logged AS (INSERT INTO dbform_journal (workspace, serial, entry) SELECT workspace, $4, $5 FROM up), "
+        "     fresh AS (SELECT * FROM jsonb_to_recordset($7::jsonb) "
+        "               AS n(kind text, project_id text, resource_id text, field text, value text)), "
+        "     cleared AS (DELETE FROM dbform_secrets s USING jsonb_to_recordset($6::jsonb) "
+        "                 AS c(kind text, project_id text, resource_id text) "
+        "                 WHERE s.workspace IN (SELECT workspace FROM up) AND s.kind = c.kind "
+        "                   AND s.project_id = c.project_id AND s.resource_id = c.resource_id "
+        "                   AND NOT EXISTS (SELECT 1 FROM fresh n WHERE n.kind = s.kind AND n.project_id = s.project_id "
+        "                                   AND n.resource_id = s.resource_id AND n.field = s.field)), "
+        "     put AS (INSERT INTO dbform_secrets (workspace, kind, project_id, resource_id, field, value) "
+        "             SELECT up.workspace, n.kind, n.project_id, n.resource_id, n.field, n.value FROM up, fresh n "
+        "             ON CONFLICT (workspace, kind, project_id, resource_id, field) DO UPDATE SET value = EXCLUDED.value) "
+        "SELECT count(*) FROM up",
+        {workspace_, state.lineage, std::to_string(state.serial), next, entry, records.dump(), rows.dump()});
+    const bool appended = up.rows.at(0).at(0) == "1";
     if (appended) {
       ++state.serial;
       journal_bytes_ += entry.size();
