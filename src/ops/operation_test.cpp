@@ -64,7 +64,7 @@ void empty_project(Harness& h) {
   });
 }
 
-// `orders` of p1 declared, in that project.
+// `orders` of p1 declared, in a project that has nothing yet (empty_project).
 void orders_in_empty_project(Harness& h) {
   h.service("p1", "orders");
   empty_project(h);
