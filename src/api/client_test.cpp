@@ -4,6 +4,7 @@
 
 #include <ctime>
 
+#include "error_of.h"
 #include "http/fake_transport.h"
 
 using dbform::ApiClient;
@@ -94,22 +95,19 @@ TEST_CASE("api: error messages name status, method, path and the API's message, 
   SECTION("JSON error body") {
     f.transport.on("POST", "/services",
                    FakeTransport::response(401, R"({"code":"UNAUTHORIZED","message":"invalid API key"})"));
-    try {
-      f.client.create_service(kKey, "p1", orders_request());
-      FAIL("no error");
-    } catch (const ApiError& e) {
-      // A 401 also names the other auth scheme: a right key sent the wrong way answers 401 too
-      // (README: "a 401 ... usually means the other scheme").
-      CHECK(std::string(e.what()) ==
-            "POST /projects/p1/services: 401 Unauthorized: invalid API key (code UNAUTHORIZED). A 401 for a key that "
-            "is right usually means the other scheme: this request sent it as a Bearer token; try "
-            "DBFORM_AUTH_SCHEME=basic with the key as public:secret");
-      CHECK(e.status() == 401);
-      CHECK(e.method() == "POST");
-      CHECK(e.path() == "/projects/p1/services");
-      CHECK(e.api_message() == "invalid API key (code UNAUTHORIZED)");
-      CHECK_FALSE(e.outcome_unknown());
-    }
+    const auto e = thrown<ApiError>([&] { f.client.create_service(kKey, "p1", orders_request()); });
+    REQUIRE(e);
+    // A 401 also names the other auth scheme: a right key sent the wrong way answers 401 too
+    // (README: "a 401 ... usually means the other scheme").
+    CHECK(std::string(e->what()) ==
+          "POST /projects/p1/services: 401 Unauthorized: invalid API key (code UNAUTHORIZED). A 401 for a key that "
+          "is right usually means the other scheme: this request sent it as a Bearer token; try "
+          "DBFORM_AUTH_SCHEME=basic with the key as public:secret");
+    CHECK(e->status() == 401);
+    CHECK(e->method() == "POST");
+    CHECK(e->path() == "/projects/p1/services");
+    CHECK(e->api_message() == "invalid API key (code UNAUTHORIZED)");
+    CHECK_FALSE(e->outcome_unknown());
   }
   SECTION("other JSON is excerpted") {
     f.transport.on("GET", "/auth/info", FakeTransport::response(403, R"({"detail":["no access"]})"));
@@ -118,15 +116,12 @@ TEST_CASE("api: error messages name status, method, path and the API's message, 
   }
   SECTION("a text body is excerpted on one line") {
     f.transport.on("GET", "/vpcs", FakeTransport::response(400, "bad\n  request\r\n" + std::string(500, 'x')));
-    try {
-      f.client.list_at(kKey, dbform::kVpcRoute, "p1", "");
-      FAIL("no error");
-    } catch (const ApiError& e) {
-      std::string what = e.what();
-      CHECK(what.rfind("GET /projects/p1/vpcs: 400 Bad Request: bad request xxx", 0) == 0);
-      CHECK(what.find('\n') == std::string::npos);
-      CHECK(what.size() < 300);
-    }
+    const auto e = thrown<ApiError>([&] { f.client.list_at(kKey, dbform::kVpcRoute, "p1", ""); });
+    REQUIRE(e);
+    std::string what = e->what();
+    CHECK(what.rfind("GET /projects/p1/vpcs: 400 Bad Request: bad request xxx", 0) == 0);
+    CHECK(what.find('\n') == std::string::npos);
+    CHECK(what.size() < 300);
   }
   SECTION("an empty body adds nothing") {
     f.transport.on("GET", "/auth/info", FakeTransport::response(418));
@@ -134,14 +129,11 @@ TEST_CASE("api: error messages name status, method, path and the API's message, 
   }
   SECTION("a body echoing the key is redacted") {
     f.transport.on("GET", "/auth/info", FakeTransport::response(401, R"({"message":"key )" + kKey + R"( is revoked"})"));
-    try {
-      f.client.auth_info(kKey);
-      FAIL("no error");
-    } catch (const ApiError& e) {
-      CHECK(std::string(e.what()).find(kKey) == std::string::npos);
-      CHECK(e.api_message().find(kKey) == std::string::npos);
-      CHECK(std::string(e.what()).find("key *** is revoked") != std::string::npos);
-    }
+    const auto e = thrown<ApiError>([&] { f.client.auth_info(kKey); });
+    REQUIRE(e);
+    CHECK(std::string(e->what()).find(kKey) == std::string::npos);
+    CHECK(e->api_message().find(kKey) == std::string::npos);
+    CHECK(std::string(e->what()).find("key *** is revoked") != std::string::npos);
   }
   CHECK(f.transport.requests().size() == 1);  // none of these is retried
 }
@@ -165,13 +157,10 @@ TEST_CASE("api: read retries stop at max_attempts with waits capped by max_backo
   auto start = clock.now();
   ApiClient client(transport, clock, kBase, AuthScheme::Bearer, {5, milliseconds(1000), milliseconds(2000), 7});
   transport.always("GET", "/vpcs", FakeTransport::response(502, "<html>bad gateway</html>"));
-  try {
-    client.list_at(kKey, dbform::kVpcRoute, "p1", "");
-    FAIL("no error");
-  } catch (const ApiError& e) {
-    CHECK(e.status() == 502);
-    CHECK(std::string(e.what()) == "GET /projects/p1/vpcs: 502 Bad Gateway: <html>bad gateway</html> (after 5 attempts)");
-  }
+  const auto e = thrown<ApiError>([&] { client.list_at(kKey, dbform::kVpcRoute, "p1", ""); });
+  REQUIRE(e);
+  CHECK(e->status() == 502);
+  CHECK(std::string(e->what()) == "GET /projects/p1/vpcs: 502 Bad Gateway: <html>bad gateway</html> (after 5 attempts)");
   CHECK(transport.requests().size() == 5);
   CHECK(clock.now() - start <= milliseconds(1000 + 2000 + 2000 + 2000));
   CHECK(clock.now() - start > milliseconds(0));
@@ -188,15 +177,12 @@ TEST_CASE("api: reads retry transport errors, then report them as an ApiError wi
   FakeClock clock;
   ApiClient client(down, clock, kBase, AuthScheme::Bearer, {3, milliseconds(10), milliseconds(100), 1});
   for (int i = 0; i < 3; ++i) down.fail("GET", "/auth/info", false, "connection refused");
-  try {
-    client.auth_info(kKey);
-    FAIL("no error");
-  } catch (const ApiError& e) {
-    CHECK(e.status() == 0);
-    CHECK_FALSE(e.outcome_unknown());
-    CHECK(std::string(e.what()).find("GET /auth/info: could not reach the API (after 3 attempts)") == 0);
-    CHECK(std::string(e.what()).find("connection refused") != std::string::npos);
-  }
+  const auto e = thrown<ApiError>([&] { client.auth_info(kKey); });
+  REQUIRE(e);
+  CHECK(e->status() == 0);
+  CHECK_FALSE(e->outcome_unknown());
+  CHECK(std::string(e->what()).find("GET /auth/info: could not reach the API (after 3 attempts)") == 0);
+  CHECK(std::string(e->what()).find("connection refused") != std::string::npos);
   CHECK(down.requests().size() == 3);
 }
 
@@ -244,14 +230,11 @@ TEST_CASE("api: a create refused with 429 is retried after Retry-After") {
 TEST_CASE("api: a create answered 5xx is never re-sent and reports an unknown outcome") {
   Fixture f;
   f.transport.always("POST", "/services", FakeTransport::response(500, R"({"message":"oops"})"));
-  try {
-    f.client.create_service(kKey, "p1", orders_request());
-    FAIL("no error");
-  } catch (const ApiError& e) {
-    CHECK(e.outcome_unknown());
-    CHECK(e.status() == 500);
-    CHECK(std::string(e.what()).find("POST /projects/p1/services: 500 Internal Server Error: oops") == 0);
-  }
+  const auto e = thrown<ApiError>([&] { f.client.create_service(kKey, "p1", orders_request()); });
+  REQUIRE(e);
+  CHECK(e->outcome_unknown());
+  CHECK(e->status() == 500);
+  CHECK(std::string(e->what()).find("POST /projects/p1/services: 500 Internal Server Error: oops") == 0);
   CHECK(f.transport.requests().size() == 1);
   CHECK(f.waited() == milliseconds(0));
 }
@@ -262,14 +245,13 @@ TEST_CASE("api: a create whose request may have reached the server is never re-s
   f.transport.always("POST", "/vpcs", FakeTransport::response(201, R"({"id":"v1"})"));
   std::vector<dbform::Exchange> logged;
   f.client.log_exchanges([&](const dbform::Exchange& x) { logged.push_back(x); });
-  try {
+  const auto e = thrown<ApiError>([&] {
     f.client.create_at(kKey, dbform::kVpcRoute, "p1", "", to_json(dbform::VpcCreateRequest{"main", "10.0.0.0/16", "us-east-1"}));
-    FAIL("no error");
-  } catch (const ApiError& e) {
-    CHECK(e.outcome_unknown());
-    CHECK(e.status() == 0);
-    CHECK(std::string(e.what()).find("connection reset") != std::string::npos);
-  }
+  });
+  REQUIRE(e);
+  CHECK(e->outcome_unknown());
+  CHECK(e->status() == 0);
+  CHECK(std::string(e->what()).find("connection reset") != std::string::npos);
   CHECK(f.transport.requests().size() == 1);
   // The exchange is logged before the error is thrown, with why it got no answer and no retry.
   REQUIRE(logged.size() == 1);
@@ -293,13 +275,10 @@ TEST_CASE("api: a create whose connection was refused is retried") {
 TEST_CASE("api: a create answered 4xx other than 429 fails at once with a known outcome") {
   Fixture f;
   f.transport.always("POST", "/services", FakeTransport::response(422, R"({"code":"INVALID","message":"bad cpu"})"));
-  try {
-    f.client.create_service(kKey, "p1", orders_request());
-    FAIL("no error");
-  } catch (const ApiError& e) {
-    CHECK_FALSE(e.outcome_unknown());
-    CHECK(e.status() == 422);
-  }
+  const auto e = thrown<ApiError>([&] { f.client.create_service(kKey, "p1", orders_request()); });
+  REQUIRE(e);
+  CHECK_FALSE(e->outcome_unknown());
+  CHECK(e->status() == 422);
   CHECK(f.transport.requests().size() == 1);
 }
 
@@ -307,13 +286,10 @@ TEST_CASE("api: a 2xx create answer that cannot be read is an unknown outcome") 
   Fixture f;
   SECTION("not JSON") { f.transport.on("POST", "/services", FakeTransport::response(202, "<html>")); }
   SECTION("no service_id") { f.transport.on("POST", "/services", FakeTransport::response(202, R"({"name":"orders"})")); }
-  try {
-    f.client.create_service(kKey, "p1", orders_request());
-    FAIL("no error");
-  } catch (const ApiError& e) {
-    CHECK(e.outcome_unknown());
-    CHECK(std::string(e.what()).find("POST /projects/p1/services") == 0);
-  }
+  const auto e = thrown<ApiError>([&] { f.client.create_service(kKey, "p1", orders_request()); });
+  REQUIRE(e);
+  CHECK(e->outcome_unknown());
+  CHECK(std::string(e->what()).find("POST /projects/p1/services") == 0);
   CHECK(f.transport.requests().size() == 1);
 }
 
@@ -478,11 +454,8 @@ TEST_CASE("api: a kind by its route: its path, its id field, the fields it names
   CHECK_FALSE(f.client.delete_at(kKey, route, "p1", "s/1", "e1"));
   // A create answered without its id may still have made one: an unknown outcome, never sent again.
   f.transport.on("POST", "/projects/p1/services/s%2F1/exporters", FakeTransport::response(201, R"({"name":"m"})"));
-  try {
-    f.client.create_at(kKey, route, "p1", "s/1", json{{"name", "m"}});
-    FAIL("no error");
-  } catch (const ApiError& e) {
-    CHECK(e.outcome_unknown());
-    CHECK(std::string(e.what()).find("no `exporter_id`") != std::string::npos);
-  }
+  const auto e = thrown<ApiError>([&] { f.client.create_at(kKey, route, "p1", "s/1", json{{"name", "m"}}); });
+  REQUIRE(e);
+  CHECK(e->outcome_unknown());
+  CHECK(std::string(e->what()).find("no `exporter_id`") != std::string::npos);
 }

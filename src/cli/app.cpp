@@ -188,7 +188,6 @@ dbform never creates a database twice (an unknown outcome is looked up by name, 
 ## Exit status
 
 0 success; 1 an error (bad input, a conflict, a failed resource, a refused lock); 2 with `plan --detailed-exitcode` when changes are pending; 130 when `apply` was stopped by a signal.)",
-                                .environment = {},
                                 .examples = {{"Try it against the embedded simulator", "dbform demo"},
                                              {"Check the manifests, see the plan, apply it",
                                               "dbform validate -f manifests/\ndbform plan -f manifests/ --out tfplan\ndbform apply tfplan"},
@@ -211,16 +210,17 @@ dbform never creates a database twice (an unknown outcome is looked up by name, 
   dbform::cli::add_demo_command(app, exit_code);
   dbform::cli::add_completion_command(app, exit_code);
 
-  auto* help = app.add_subcommand("help", "show the manual of dbform, of a command (`dbform help state push`) or of the "
-                                          "manifest format (`dbform help manifest`)");
+  auto* help = dbform::cli::add_command(
+      app, "help",
+      "show the manual of dbform, of a command (`dbform help state push`) or of the manifest format (`dbform help "
+      "manifest`)",
+      {.text = "Prints a page of the manual, the same text as the man page "
+               "(`man dbform-plan`, `man 5 dbform-manifest`) and as `dbform COMMAND --help`.",
+       .examples = {{"A command's page", "dbform help apply"},
+                    {"A subcommand's", "dbform help state push"},
+                    {"The manifest format", "dbform help manifest"}}});
   std::vector<std::string> topic;
   help->add_option("command", topic, "a command and its subcommands, or `manifest`");
-  dbform::cli::set_manual(*help, {.text = "Prints a page of the manual, the same text as the man page "
-                                          "(`man dbform-plan`, `man 5 dbform-manifest`) and as `dbform COMMAND --help`.",
-                                  .environment = {},
-                                  .examples = {{"A command's page", "dbform help apply"},
-                                               {"A subcommand's", "dbform help state push"},
-                                               {"The manifest format", "dbform help manifest"}}});
   help->callback([&] {
     if (topic == std::vector<std::string>{"manifest"}) {
       std::cout << dbform::cli::manifest_help_text();
@@ -236,11 +236,10 @@ dbform never creates a database twice (an unknown outcome is looked up by name, 
     }
     std::cout << dbform::cli::help_text(*target);
   });
-  auto* version = app.add_subcommand("version", "show dbform's version (as --version)");
-  dbform::cli::set_manual(*version, {.text = "Prints dbform's version and the platform it was built for, as "
-                                             "`terraform version` does; `dbform --version` prints the same.",
-                                     .environment = {},
-                                     .examples = {{"Which dbform a pipeline runs", "dbform version"}}});
+  auto* version = dbform::cli::add_command(app, "version", "show dbform's version (as --version)",
+                                           {.text = "Prints dbform's version and the platform it was built for, as "
+                                                    "`terraform version` does; `dbform --version` prints the same.",
+                                            .examples = {{"Which dbform a pipeline runs", "dbform version"}}});
   version->callback([] { std::cout << version_text() << "\n"; });
   add_no_color_everywhere(app);
   app.parse_complete_callback([&] {

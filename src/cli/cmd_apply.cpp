@@ -197,8 +197,8 @@ int run_apply(const ApplyFlowOptions& opts, std::ostream& out) {
 
 void add_apply_command(CLI::App& app, int& exit_code) {
   auto opts = std::make_shared<ApplyFlowOptions>();
-  auto* cmd = app.add_subcommand("apply", "make what the manifests (or a saved plan) declare: create, change, with --prune delete, and wait until each is done");
-  set_manual(*cmd, {.text = R"(Plans as `dbform plan` does (refreshing first unless `--no-refresh`), prints the plan and, on a terminal, asks for `yes`; then makes it so through the API and watches each change until it is done: creates until READY (or `active`), resizes, HA, pooler, VPC attachments, pauses and renames until the service shows them, deletes (`--prune`) until gone. Ids, endpoints and initial passwords are recorded in the state as each answer arrives. Without a terminal it needs `--auto-approve` or a plan file, and refuses before reading anything otherwise.
+  auto* cmd = add_command(app, "apply", "make what the manifests (or a saved plan) declare: create, change, with --prune delete, and wait until each is done",
+                          {.text = R"(Plans as `dbform plan` does (refreshing first unless `--no-refresh`), prints the plan and, on a terminal, asks for `yes`; then makes it so through the API and watches each change until it is done: creates until READY (or `active`), resizes, HA, pooler, VPC attachments, pauses and renames until the service shows them, deletes (`--prune`) until gone. Ids, endpoints and initial passwords are recorded in the state as each answer arrives. Without a terminal it needs `--auto-approve` or a plan file, and refuses before reading anything otherwise.
 
 It never creates a database twice. Each create's intent is journaled before it is sent; a create whose answer is lost (a dropped connection, a gateway's 504, a kill) is looked up by name over `--settle-window` and adopted if found, and sent again only when nothing of that name appeared. Before the first create in a project, its key is checked and its names are listed: a name that exists unrecorded fails that resource, never gets a second database.
 
@@ -213,14 +213,13 @@ With `--policy FILE` (or `DBFORM_POLICY`) the plan is checked against those rule
 ## Exit status
 
 0 when everything planned is done, 1 on an error, a conflict (a mandatory policy violation included) or a failed resource, 130 when stopped by a signal.)",
-                    .environment = kApiEnvironment,
-                    .examples = {{"Apply the manifests of a directory, asking first", "dbform apply -f manifests/"},
-                                 {"In a pipeline: the plan reviewed in the pull request", "dbform apply --auto-approve --json tfplan > events.jsonl"},
-                                 {"Delete what is no longer declared", "dbform apply --prune"},
-                                 {"Record the creates and return at once", "dbform apply --auto-approve --no-wait"},
-                                 {"Record what changed outside dbform, and nothing else (a scheduled job)", "dbform apply --refresh-only --auto-approve"}}});
-  add_manifest_options(*cmd, opts->manifests);
-  add_state_options(*cmd, opts->state, true);
+                           .environment = kApiEnvironment,
+                           .examples = {{"Apply the manifests of a directory, asking first", "dbform apply -f manifests/"},
+                                        {"In a pipeline: the plan reviewed in the pull request", "dbform apply --auto-approve --json tfplan > events.jsonl"},
+                                        {"Delete what is no longer declared", "dbform apply --prune"},
+                                        {"Record the creates and return at once", "dbform apply --auto-approve --no-wait"},
+                                        {"Record what changed outside dbform, and nothing else (a scheduled job)", "dbform apply --refresh-only --auto-approve"}}});
+  add_manifest_and_state_options(*cmd, opts->manifests, opts->state, true);
   cmd->add_option("planfile", opts->plan_file,
                   "a plan saved by `dbform plan --out`: applied exactly as saved, without asking; refused when the "
                   "state or the manifests changed since");

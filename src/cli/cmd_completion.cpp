@@ -242,18 +242,17 @@ std::vector<std::string> address_candidates(const std::string& command, const st
 
 void add_completion_command(CLI::App& app, int& exit_code) {
   auto shell = std::make_shared<std::string>();
-  auto* cmd = app.add_subcommand("completion", "print a shell completion script: bash, zsh or fish");
-  set_manual(*cmd, {.text = "Prints a script that completes dbform's commands, flags, the values of flags with a fixed "
-                            "set (`--format`), paths, and the addresses a command takes: the resources the state in "
-                            "the working directory (or `DBFORM_STATE`) records, for `import` the declared ones not "
-                            "recorded yet, for `output` ADDRESS.FIELD after a dot, and the recorded previews' names for `preview up`, "
-                            "`preview down` and `preview sweep --keep`. The `.deb` installs the three "
-                            "scripts where each shell looks for them.",
-                    .environment = {},
-                    .examples = {{"bash, for this shell", "source <(dbform completion bash)"},
-                                 {"bash, for every shell of the machine", "dbform completion bash > /etc/bash_completion.d/dbform"},
-                                 {"zsh", "dbform completion zsh > \"${fpath[1]}/_dbform\""},
-                                 {"fish", "dbform completion fish > ~/.config/fish/completions/dbform.fish"}}});
+  auto* cmd = add_command(app, "completion", "print a shell completion script: bash, zsh or fish",
+                          {.text = "Prints a script that completes dbform's commands, flags, the values of flags with a fixed "
+                                   "set (`--format`), paths, and the addresses a command takes: the resources the state in "
+                                   "the working directory (or `DBFORM_STATE`) records, for `import` the declared ones not "
+                                   "recorded yet, for `output` ADDRESS.FIELD after a dot, and the recorded previews' names for `preview up`, "
+                                   "`preview down` and `preview sweep --keep`. The `.deb` installs the three "
+                                   "scripts where each shell looks for them.",
+                           .examples = {{"bash, for this shell", "source <(dbform completion bash)"},
+                                        {"bash, for every shell of the machine", "dbform completion bash > /etc/bash_completion.d/dbform"},
+                                        {"zsh", "dbform completion zsh > \"${fpath[1]}/_dbform\""},
+                                        {"fish", "dbform completion fish > ~/.config/fish/completions/dbform.fish"}}});
   cmd->add_option("shell", *shell, "bash, zsh or fish")->required()->check(CLI::IsMember({"bash", "zsh", "fish"}));
   cmd->callback([shell, &app, &exit_code] {
     std::vector<CommandInfo> commands;

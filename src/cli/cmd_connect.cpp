@@ -190,8 +190,8 @@ int run_psql(const Connection& c, const std::vector<std::string>& extra) {
 
 void add_connect_command(CLI::App& app, int& exit_code) {
   auto opts = std::make_shared<ConnectOptions>();
-  auto* cmd = app.add_subcommand("connect", "run psql connected to a recorded service, or check that it accepts connections");
-  set_manual(*cmd, {.text = R"(Runs `psql` connected to the service (or read replica set) at ADDRESS as `tsdbadmin`, database `tsdb`, with TLS (`sslmode=require`), using the endpoint and password the state records; ARGS after `--` are passed to psql. The password reaches psql through a passfile of its own (mode 0600, in $TMPDIR, removed when psql ends), never on a command line or in PGPASSWORD. A read replica set uses its service's password.
+  auto* cmd = add_command(app, "connect", "run psql connected to a recorded service, or check that it accepts connections",
+                          {.text = R"(Runs `psql` connected to the service (or read replica set) at ADDRESS as `tsdbadmin`, database `tsdb`, with TLS (`sslmode=require`), using the endpoint and password the state records; ARGS after `--` are passed to psql. The password reaches psql through a passfile of its own (mode 0600, in $TMPDIR, removed when psql ends), never on a command line or in PGPASSWORD. A read replica set uses its service's password.
 
 `--check` runs no psql: it connects once through libpq, runs `SELECT 1` and prints the server's version and the round trip; it exits 0 when that worked and 1 with libpq's reason when not.
 
@@ -200,10 +200,9 @@ It refuses, naming the cause, an address without a recorded endpoint, a service 
 ## Exit status
 
 psql's exit status; with `--check` 0 when the service accepted the connection, 1 otherwise.)",
-                    .environment = {},
-                    .examples = {{"An interactive session", "dbform connect acme/services/orders"},
-                                 {"A query from a pipeline", "dbform connect orders -- -c 'select count(*) from orders'"},
-                                 {"Is it up, and how far away?", "dbform connect orders --check"}}});
+                           .examples = {{"An interactive session", "dbform connect acme/services/orders"},
+                                        {"A query from a pipeline", "dbform connect orders -- -c 'select count(*) from orders'"},
+                                        {"Is it up, and how far away?", "dbform connect orders --check"}}});
   add_state_options(*cmd, opts->state, false);
   cmd->add_flag("--check", opts->check, "connect, run SELECT 1, print the server version and the round trip; exit 0 or 1");
   cmd->add_option("address", opts->address, "the service or read replica set (ADDRESS, services/NAME or NAME)")->required();

@@ -79,19 +79,18 @@ int query_a_service(const State& state, const std::string& address) {
 
 void add_demo_command(CLI::App& app, int& exit_code) {
   auto postgres = std::make_shared<bool>(false);
-  auto* cmd = app.add_subcommand("demo", "apply examples/quickstart.yaml to an embedded simulator");
-  set_manual(*cmd, {.text = "Starts the simulator (dbform-sim(1)) on a free loopback port, applies the quick-start "
-                            "manifest to it with a state in a temporary directory, shows the progress as a real "
-                            "apply does, then plans again to show that nothing is left to do, and removes the "
-                            "directory. Needs no key and no network. The manifest is `examples/quickstart.yaml` of "
-                            "the source tree, or the installed one (`/usr/share/dbform/examples/quickstart.yaml`). "
-                            "With `--postgres` every service is a real PostgreSQL server on 127.0.0.1 (as `dbform "
-                            "sim --postgres` makes them; it needs PostgreSQL's server programs, Debian's "
-                            "`postgresql` package), and the demo ends by connecting to one it made and running a "
-                            "query; the servers are stopped and their files removed when it ends.",
-                    .environment = {},
-                    .examples = {{"See a first apply", "dbform demo"},
-                                 {"The same with databases you can connect to", "dbform demo --postgres"}}});
+  auto* cmd = add_command(app, "demo", "apply examples/quickstart.yaml to an embedded simulator",
+                          {.text = "Starts the simulator (dbform-sim(1)) on a free loopback port, applies the quick-start "
+                                   "manifest to it with a state in a temporary directory, shows the progress as a real "
+                                   "apply does, then plans again to show that nothing is left to do, and removes the "
+                                   "directory. Needs no key and no network. The manifest is `examples/quickstart.yaml` of "
+                                   "the source tree, or the installed one (`/usr/share/dbform/examples/quickstart.yaml`). "
+                                   "With `--postgres` every service is a real PostgreSQL server on 127.0.0.1 (as `dbform "
+                                   "sim --postgres` makes them; it needs PostgreSQL's server programs, Debian's "
+                                   "`postgresql` package), and the demo ends by connecting to one it made and running a "
+                                   "query; the servers are stopped and their files removed when it ends.",
+                           .examples = {{"See a first apply", "dbform demo"},
+                                        {"The same with databases you can connect to", "dbform demo --postgres"}}});
   cmd->add_flag("--postgres", *postgres,
                 "make every service a real PostgreSQL server, and end by connecting to one and running a query");
   cmd->callback([postgres, &exit_code] {

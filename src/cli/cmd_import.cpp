@@ -178,8 +178,8 @@ int import_from_terraform(const ImportOptions& opts) {
 
 void add_import_command(CLI::App& app, int& exit_code) {
   auto opts = std::make_shared<ImportOptions>();
-  auto* cmd = app.add_subcommand("import", "record an existing resource, or declare a project's unrecorded ones for review");
-  set_manual(*cmd, {.text = R"(Brings databases that already exist under dbform without creating anything.
+  auto* cmd = add_command(app, "import", "record an existing resource, or declare a project's unrecorded ones for review",
+                          {.text = R"(Brings databases that already exist under dbform without creating anything.
 
 The reviewable way is `import_id: ID` on a declaration (dbform-manifest(5)): the pull request's plan shows the import (and the updates that follow), and apply records it, as Terraform's `import` blocks do. This command stays for one-off work.
 
@@ -192,13 +192,12 @@ Imported services have no known password (the API returns one only to the create
 `dbform import --from-terraform FILE --generate MANIFEST` moves what the vendor's Terraform provider (timescale/timescale) manages. FILE is what `terraform state pull` writes (format version 4) or `terraform show -json`'s output. Every `timescale_vpcs`, `timescale_service` (a read replica, one with `read_replica_source`, becomes a read replica set of its service) and `timescale_peering_connection` is declared with its `import_id` and each field the provider recorded, in MANIFEST (a file, or a directory with one PROJECT.yaml per project), with a comment beside each naming its Terraform address and what was not moved. A service's project is not in Terraform's state: `--project ID` gives the default provider configuration's, `--project ALIAS=ID` an aliased one's (`module.db=ID` one configured in a module); a VPC's recorded project must agree. What cannot be moved (a resource whose provider has no project given, an instance of count or for_each, a type dbform does not manage, a Transit Gateway peering, a service in a VPC not moved with it) is listed and left to Terraform. It also writes removed-from-terraform.tf beside the manifests: a `removed` block with `lifecycle { destroy = false }` for each resource moved, so that Terraform forgets them without destroying them. It calls no API and records nothing; two resources naming one id, a name dbform's addresses cannot hold, and files that exist (without `--force`) stop it before anything is written.
 
 `dbform import --from-terraform FILE --passwords` records the password Terraform's state holds for each service the state records with the same id (in the lock; sealed when the state is; refused without its key), so nobody has to rotate on the day of the move; it says which services Terraform held no password for and which dbform does not record yet.)",
-                    .environment = kApiEnvironment,
-                    .examples = {{"One service, declared in the manifests", "dbform import acme/services/orders kd9w2xp4mz"},
-                                 {"A read replica set of a recorded service", "dbform import acme/services/orders/replicas/reporting rs-7h2k"},
-                                 {"Everything of a project, declared for review; apply records it", "dbform import --project acme --generate manifests/acme-imported.yaml\ndbform plan -f manifests/"},
-                                 {"Moving from Terraform: the manifests, then the passwords", "terraform state pull > terraform.tfstate\ndbform import --from-terraform terraform.tfstate --project acme --generate manifests/\ndbform apply -f manifests/\ndbform import --from-terraform terraform.tfstate --passwords"}}});
-  add_manifest_options(*cmd, opts->manifests);
-  add_state_options(*cmd, opts->state, true);
+                           .environment = kApiEnvironment,
+                           .examples = {{"One service, declared in the manifests", "dbform import acme/services/orders kd9w2xp4mz"},
+                                        {"A read replica set of a recorded service", "dbform import acme/services/orders/replicas/reporting rs-7h2k"},
+                                        {"Everything of a project, declared for review; apply records it", "dbform import --project acme --generate manifests/acme-imported.yaml\ndbform plan -f manifests/"},
+                                        {"Moving from Terraform: the manifests, then the passwords", "terraform state pull > terraform.tfstate\ndbform import --from-terraform terraform.tfstate --project acme --generate manifests/\ndbform apply -f manifests/\ndbform import --from-terraform terraform.tfstate --passwords"}}});
+  add_manifest_and_state_options(*cmd, opts->manifests, opts->state, true);
   cmd->add_option("address", opts->address, "where to record it: PROJECT/services/NAME, PROJECT/vpcs/NAME, "
                                             "PROJECT/services/SERVICE/replicas/NAME, PROJECT/vpcs/VPC/peerings/PEER_VPC_ID, "
                                             "or a declared resource's short address");

@@ -279,17 +279,16 @@ void add_output_command(CLI::App& app, int& exit_code) {
     std::string target;
   };
   auto opts = std::make_shared<Options>();
-  auto* cmd = app.add_subcommand("output", "print recorded ids, endpoints and (when asked) passwords");
-  set_manual(*cmd, {.text = R"(Prints what the state records, with no API call. Without ADDRESS: every resource, sorted by address (a project's resources together), as a table (text), as JSON, as `export` lines for a shell (`env`: one block per service and read replica set, named `DBFORM_<PROJECT>_<NAME>_<FIELD>` upper-cased, every character other than A-Z and 0-9 turned into `_`; two resources that would set the same name are an error) or as lines of a pgpass file. `ADDRESS` prints one resource in the format asked for (text by default, or JSON); `ADDRESS.FIELD` prints one raw value, for pipelines: `$(dbform output orders.host)`. With no state at the path (a mistyped `--state` or `DBFORM_STATE`), a listing warns on stderr and prints nothing, and an ADDRESS is an error, as plan warns.
+  auto* cmd = add_command(app, "output", "print recorded ids, endpoints and (when asked) passwords",
+                          {.text = R"(Prints what the state records, with no API call. Without ADDRESS: every resource, sorted by address (a project's resources together), as a table (text), as JSON, as `export` lines for a shell (`env`: one block per service and read replica set, named `DBFORM_<PROJECT>_<NAME>_<FIELD>` upper-cased, every character other than A-Z and 0-9 turned into `_`; two resources that would set the same name are an error) or as lines of a pgpass file. `ADDRESS` prints one resource in the format asked for (text by default, or JSON); `ADDRESS.FIELD` prints one raw value, for pipelines: `$(dbform output orders.host)`. With no state at the path (a mistyped `--state` or `DBFORM_STATE`), a listing warns on stderr and prints nothing, and an ADDRESS is an error, as plan warns.
 
 A password or a connection string (which holds the password, percent-encoded) is printed only when asked for by field, with `--format env` or `pgpass`, or with `--show-secrets`; text and JSON show `(sensitive)` otherwise. A read replica set shares its service's password, and an imported or adopted service has none known until `dbform rotate-password` sets one: a listing notes it on stderr, and `.password`, `.connection_string` and `.pooler_connection_string` of such a service exit 1 saying so (a connection string without its password would not log in). A preview's fork whose password is not its own yet (a fork starts with its source's) is refused the same way, and left out of listings with a note: `dbform preview up NAME` finishes it. A pooler field of a service whose pooler is off exits 1 naming `connection_pooler`. Connection strings are `postgres://tsdbadmin:PASSWORD@HOST:PORT/tsdb?sslmode=require`.
 
 When the state's passwords are sealed (docs/state.md), ids, endpoints and statuses print without the key, and a sealed password shows as `(sealed)`; a password or connection string asked for by field, `--format env`, `--format pgpass` and `--show-secrets` need the key (`DBFORM_STATE_PASSPHRASE` or `DBFORM_STATE_KEY_FILE`) and exit 1 saying so without it. The same commands exit 1, naming the table, for a PostgreSQL role that may not read dbform_secrets.)",
-                    .environment = {},
-                    .examples = {{"Every recorded resource", "dbform output"},
-                                 {"Connect with psql", "psql \"$(dbform output acme/services/orders.connection_string)\""},
-                                 {"Endpoints and passwords for the next step of a pipeline", "eval \"$(dbform output --format env)\""},
-                                 {"A pgpass file", "(umask 077; dbform output --format pgpass > ~/.pgpass)"}}});
+                           .examples = {{"Every recorded resource", "dbform output"},
+                                        {"Connect with psql", "psql \"$(dbform output acme/services/orders.connection_string)\""},
+                                        {"Endpoints and passwords for the next step of a pipeline", "eval \"$(dbform output --format env)\""},
+                                        {"A pgpass file", "(umask 077; dbform output --format pgpass > ~/.pgpass)"}}});
   add_state_options(*cmd, opts->state, false);
   cmd->add_option("--format", opts->format,
                   "text (default), json, env (`export NAME='value'` lines for a shell, passwords and connection "

@@ -19,16 +19,15 @@ void add_rotate_password_command(CLI::App& app, int& exit_code) {
     bool from_stdin = false;
   };
   auto opts = std::make_shared<Options>();
-  auto* cmd = app.add_subcommand("rotate-password", "set a new password on a service (never printed: `dbform output "
-                                                    "ADDRESS.password` prints it)");
-  set_manual(*cmd, {.text = R"(Sets a new password on a service with `updatePassword`: 32 letters and digits from OpenSSL's generator, or with `--password-stdin` the one line read from standard input (a trailing newline dropped; at least 8 characters; empty input or a control character is refused). The password is never printed; `dbform output ADDRESS.password` prints it.
+  auto* cmd = add_command(app, "rotate-password", "set a new password on a service (never printed: `dbform output "
+                                                  "ADDRESS.password` prints it)",
+                          {.text = R"(Sets a new password on a service with `updatePassword`: 32 letters and digits from OpenSSL's generator, or with `--password-stdin` the one line read from standard input (a trailing newline dropped; at least 8 characters; empty input or a control character is refused). The password is never printed; `dbform output ADDRESS.password` prints it.
 
 It is recorded as pending in the state before the call and as the password once the API confirmed it, so a run killed in between loses nothing: the next `apply` or `rotate-password` sets the pending one first (it may be the one the service has, if the answer was lost), and only then a new one. This is how an imported or adopted service, whose password nobody knows, gets a known one. A read replica set shares its service's password.)",
-                    .environment = kApiEnvironment,
-                    .examples = {{"A new random password", "dbform rotate-password acme/services/orders"},
-                                 {"A password of your own, from a secret store", "vault kv get -field=password secret/orders | dbform rotate-password orders --password-stdin"}}});
-  add_manifest_options(*cmd, opts->manifests);
-  add_state_options(*cmd, opts->state, true);
+                           .environment = kApiEnvironment,
+                           .examples = {{"A new random password", "dbform rotate-password acme/services/orders"},
+                                        {"A password of your own, from a secret store", "vault kv get -field=password secret/orders | dbform rotate-password orders --password-stdin"}}});
+  add_manifest_and_state_options(*cmd, opts->manifests, opts->state, true);
   cmd->add_option("address", opts->address, "the service")->required();
   cmd->add_flag("--password-stdin", opts->from_stdin,
                 "read the new password from standard input instead of generating 32 random characters");

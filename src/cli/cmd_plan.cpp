@@ -89,16 +89,15 @@ void add_format_option(CLI::App& cmd, std::string& format) {
 
 void add_validate_command(CLI::App& app, int& exit_code) {
   auto opts = std::make_shared<ManifestOptions>();
-  auto* cmd = app.add_subcommand("validate", "check the manifests without reading state or calling the API");
-  set_manual(*cmd, {.text = "Reads the manifests (`-f`, default the working directory) as plan would, and reports "
-                            "every error and warning together, each with `file:line:col`, the field, what was found "
-                            "and what was expected. Reads no state, calls no API and needs no key: the first step of "
-                            "a pull request's pipeline. `${NAME}` reads the variable `DBFORM_VAR_NAME` (and no other), so an "
-                            "unset variable is an error here too. Exit status 0 when valid (warnings allowed), 1 "
-                            "otherwise. The format is dbform-manifest(5).",
-                    .environment = {},
-                    .examples = {{"Check one directory of manifests", "dbform validate -f manifests/"},
-                                 {"Check two files", "dbform validate -f prod.yaml -f staging.yaml"}}});
+  auto* cmd = add_command(app, "validate", "check the manifests without reading state or calling the API",
+                          {.text = "Reads the manifests (`-f`, default the working directory) as plan would, and reports "
+                                   "every error and warning together, each with `file:line:col`, the field, what was found "
+                                   "and what was expected. Reads no state, calls no API and needs no key: the first step of "
+                                   "a pull request's pipeline. `${NAME}` reads the variable `DBFORM_VAR_NAME` (and no other), so an "
+                                   "unset variable is an error here too. Exit status 0 when valid (warnings allowed), 1 "
+                                   "otherwise. The format is dbform-manifest(5).",
+                           .examples = {{"Check one directory of manifests", "dbform validate -f manifests/"},
+                                        {"Check two files", "dbform validate -f prod.yaml -f staging.yaml"}}});
   add_manifest_options(*cmd, *opts);
   cmd->callback([opts, &exit_code] {
     Manifest m = load_manifests_or_throw(*opts);
@@ -125,8 +124,8 @@ void add_plan_command(CLI::App& app, int& exit_code) {
     PolicyOptions policy;
   };
   auto opts = std::make_shared<Options>();
-  auto* cmd = app.add_subcommand("plan", "show what apply would do");
-  set_manual(*cmd, {.text = R"(Compares the manifests with the state and with what exists, and shows what `dbform apply` would do: each resource to create, update in place (with the calls it makes), replace, wait for, adopt or delete, every conflict that stops the apply and why, and a summary line such as `Plan: 2 to create, 1 to update, 1 to wait for, 3 unchanged.`
+  auto* cmd = add_command(app, "plan", "show what apply would do",
+                          {.text = R"(Compares the manifests with the state and with what exists, and shows what `dbform apply` would do: each resource to create, update in place (with the calls it makes), replace, wait for, adopt or delete, every conflict that stops the apply and why, and a summary line such as `Plan: 2 to create, 1 to update, 1 to wait for, 3 unchanged.`
 
 First it refreshes, as Terraform does: with each declared project's key (checked once with `GET /auth/info`) it lists the project's services and VPCs, and the read replica sets and peerings of the recorded ones, and plans against what it finds. A plan is read-only: it writes nothing (no state, journal, backup or lock file) and takes no lock, so pull requests may plan while an apply runs (the plan then names that run); what the refresh found is recorded by the next apply. A value changed outside dbform is shown as such and planned back; a resource deleted outside dbform is created again; a declared name that exists but is not recorded is a conflict naming its id and the `dbform import` to run. `--no-refresh` plans from the state alone, with no key (a pull request from a fork), and says how long ago the state was last refreshed by a run that recorded it (`apply --refresh-only`, or an apply whose refresh read every project the state records), or that it never was.
 
@@ -139,16 +138,15 @@ Nothing is ever deleted without `--prune`; with it, at most `--max-deletes` dele
 ## Exit status
 
 0 when the plan has no conflict (with `--detailed-exitcode`: and no changes), 1 on an error or a conflict, 2 with `--detailed-exitcode` when there are changes to apply (with `--refresh-only`: when anything changed outside dbform).)",
-                    .environment = kApiEnvironment,
-                    .examples = {{"What would change", "dbform plan -f manifests/"},
-                                 {"Save the plan for review, then apply exactly it", "dbform plan -f manifests/ --out tfplan\ndbform apply tfplan"},
-                                 {"A pull request's comment, from the state alone", "dbform plan --no-refresh --format markdown > plan.md"},
-                                 {"Delete what is no longer declared, at most 5", "dbform plan --prune --max-deletes 5"},
-                                 {"Only one service and what it needs", "dbform plan --target acme/services/orders"},
-                                 {"Checked against the base branch's rules", "dbform plan --policy base/policies/baseline.yaml"},
-                                 {"A scheduled drift check: exit 2 when anything changed outside dbform", "dbform plan --refresh-only --detailed-exitcode"}}});
-  add_manifest_options(*cmd, opts->manifests);
-  add_state_options(*cmd, opts->state, false);
+                           .environment = kApiEnvironment,
+                           .examples = {{"What would change", "dbform plan -f manifests/"},
+                                        {"Save the plan for review, then apply exactly it", "dbform plan -f manifests/ --out tfplan\ndbform apply tfplan"},
+                                        {"A pull request's comment, from the state alone", "dbform plan --no-refresh --format markdown > plan.md"},
+                                        {"Delete what is no longer declared, at most 5", "dbform plan --prune --max-deletes 5"},
+                                        {"Only one service and what it needs", "dbform plan --target acme/services/orders"},
+                                        {"Checked against the base branch's rules", "dbform plan --policy base/policies/baseline.yaml"},
+                                        {"A scheduled drift check: exit 2 when anything changed outside dbform", "dbform plan --refresh-only --detailed-exitcode"}}});
+  add_manifest_and_state_options(*cmd, opts->manifests, opts->state, false);
   cmd->add_option("--lock-timeout", opts->state.lock_timeout,
                   "accepted as Terraform's plan accepts it, and unused: a plan takes no lock");
   cmd->add_flag("--detailed-exitcode", opts->detailed_exitcode, "exit 0 no changes, 1 error, 2 changes pending");
@@ -215,20 +213,19 @@ void add_show_command(CLI::App& app, int& exit_code) {
     std::string format = "text";
   };
   auto opts = std::make_shared<Options>();
-  auto* cmd = app.add_subcommand("show", "render a plan saved by `dbform plan --out`, without a state or an API key");
-  set_manual(*cmd, {.text = "Prints a plan file as `dbform plan` printed it: text, the JSON plan document, or the "
-                            "markdown of a pull-request comment; or, with `--format terraform-json`, in the shape of "
-                            "`terraform show -json` (format_version 1.2: `resource_changes` of type dbform_service, "
-                            "dbform_vpc, dbform_replica_set and dbform_peering in a module per project, with "
-                            "`change.actions`, `before`, `after`, `after_unknown`, `importing`; a service's password "
-                            "marked sensitive and, for a create, unknown, as Terraform marks them), for the tools a "
-                            "Terraform team runs on plans. It reads only the file: no manifest, no state, no "
-                            "key; a file that is not a plan, is damaged or has a newer format version is an error. "
-                            "Whether the plan can still be applied is checked by `dbform apply PLANFILE`.",
-                    .environment = {},
-                    .examples = {{"Review a saved plan", "dbform show tfplan"},
-                                 {"Its JSON document, for a script", "dbform show tfplan --format json | jq .summary"},
-                                 {"For conftest, as Terraform's plan JSON", "dbform show tfplan --format terraform-json > plan.json\nconftest test plan.json"}}});
+  auto* cmd = add_command(app, "show", "render a plan saved by `dbform plan --out`, without a state or an API key",
+                          {.text = "Prints a plan file as `dbform plan` printed it: text, the JSON plan document, or the "
+                                   "markdown of a pull-request comment; or, with `--format terraform-json`, in the shape of "
+                                   "`terraform show -json` (format_version 1.2: `resource_changes` of type dbform_service, "
+                                   "dbform_vpc, dbform_replica_set and dbform_peering in a module per project, with "
+                                   "`change.actions`, `before`, `after`, `after_unknown`, `importing`; a service's password "
+                                   "marked sensitive and, for a create, unknown, as Terraform marks them), for the tools a "
+                                   "Terraform team runs on plans. It reads only the file: no manifest, no state, no "
+                                   "key; a file that is not a plan, is damaged or has a newer format version is an error. "
+                                   "Whether the plan can still be applied is checked by `dbform apply PLANFILE`.",
+                           .examples = {{"Review a saved plan", "dbform show tfplan"},
+                                        {"Its JSON document, for a script", "dbform show tfplan --format json | jq .summary"},
+                                        {"For conftest, as Terraform's plan JSON", "dbform show tfplan --format terraform-json > plan.json\nconftest test plan.json"}}});
   cmd->add_option("planfile", opts->file, "the saved plan")->required();
   cmd->add_option("--format", opts->format, "text (default), json (the plan document), markdown (a PR comment) or "
                                             "terraform-json (the shape of `terraform show -json`, for conftest/OPA "

@@ -63,9 +63,8 @@ int run_check(const CheckOptions& opts, bool manifests_given) {
 }  // namespace
 
 void add_policy_command(CLI::App& app, int& exit_code) {
-  auto* cmd = app.add_subcommand("policy", "check a platform team's rules: in every plan, and against the state");
-  cmd->require_subcommand(1);
-  set_manual(*cmd, {.text = R"(A platform team's rules, in files that pull requests cannot edit: `plan` and `apply` check every plan against them with `--policy FILE` (repeatable) or `DBFORM_POLICY` (a `:`-separated list), and the pipeline reads them from the base branch. A rule file:
+  auto* cmd = add_command(app, "policy", "check a platform team's rules: in every plan, and against the state",
+                          {.text = R"(A platform team's rules, in files that pull requests cannot edit: `plan` and `apply` check every plan against them with `--policy FILE` (repeatable) or `DBFORM_POLICY` (a `:`-separated list), and the pipeline reads them from the base branch. A rule file:
 
 ```
 version: 1
@@ -87,23 +86,21 @@ rules:
 Each rule has an `id` (lowercase letters, digits and '-', unique across the files), a `level` (`mandatory` refuses the plan, `advisory` warns), a `kind` (`service`, `vpc`, `replica_set`, `peering` or `preview`), optionally `where` (which resources it applies to), and `require` (what each field must be after the plan: declared, else recorded) or `forbid_actions` (create, update, delete, replace, rename, pause, import, forget), or both. A condition is a value (equal), or a mapping of `==`, `!=`, `>=`, `<=`, `>`, `<`, `in: [...]` and `present: true|false`. A file is validated as a manifest is: every error with file, line and column, an unknown key, kind, field, action or value with the closest known one.
 
 A declaration's `policy_waivers` (rule, reason, expires) exempts it from a rule marked `waivable: true` until the expiry (a date, valid through that day in UTC, or a UTC time); every plan lists the waivers in force. An expired waiver, or one naming a rule that is not waivable or does not exist, is itself a violation. Rules of kind `preview` are checked by `preview up` against the forks it would make, before any call. docs/policies.md has every field.)",
-                    .environment = {},
-                    .examples = {{"Audit what exists against the baseline", "dbform policy check --policy policies/baseline.yaml"},
-                                 {"The same, with the manifests' waivers", "dbform policy check --policy policies/baseline.yaml -f manifests/"}}});
+                           .examples = {{"Audit what exists against the baseline", "dbform policy check --policy policies/baseline.yaml"},
+                                        {"The same, with the manifests' waivers", "dbform policy check --policy policies/baseline.yaml -f manifests/"}}});
+  cmd->require_subcommand(1);
 
   auto opts = std::make_shared<CheckOptions>();
-  auto* check = cmd->add_subcommand("check", "check the rules against what the state records (no API call, no key)");
-  set_manual(*check, {.text = R"(Checks every resource the state records (the settings dbform set, overlaid with what the API showed at the last refresh) against the rules: an audit of what exists, for a schedule. It reads the state without a lock and without its key, makes no API call and needs no API key. Only `require` applies (nothing is planned, so `forbid_actions` finds nothing); rules of kind `preview` apply to the recorded previews' forks. With `-f`, the manifests' `policy_waivers` count; without it, none does.
+  auto* check = add_command(*cmd, "check", "check the rules against what the state records (no API call, no key)",
+                            {.text = R"(Checks every resource the state records (the settings dbform set, overlaid with what the API showed at the last refresh) against the rules: an audit of what exists, for a schedule. It reads the state without a lock and without its key, makes no API call and needs no API key. Only `require` applies (nothing is planned, so `forbid_actions` finds nothing); rules of kind `preview` apply to the recorded previews' forks. With `-f`, the manifests' `policy_waivers` count; without it, none does.
 
 ## Exit status
 
 0 when no mandatory rule is broken, 1 when one is (or on an error).)",
-                      .environment = {},
-                      .examples = {{"Nightly audit as JSON", "dbform policy check --policy baseline.yaml --format json"},
-                                   {"As a markdown report", "DBFORM_POLICY=baseline.yaml:team.yaml dbform policy check --format markdown"}}});
+                             .examples = {{"Nightly audit as JSON", "dbform policy check --policy baseline.yaml --format json"},
+                                          {"As a markdown report", "DBFORM_POLICY=baseline.yaml:team.yaml dbform policy check --format markdown"}}});
   add_policy_options(*check, opts->policy);
-  add_manifest_options(*check, opts->manifests);
-  add_state_options(*check, opts->state, false);
+  add_manifest_and_state_options(*check, opts->manifests, opts->state, false);
   check->add_option("--format", opts->format, "text (default), json or markdown")
       ->check(CLI::IsMember({"text", "json", "markdown"}));
   check->callback([opts, check, &exit_code] { exit_code = run_check(*opts, check->count("--file") > 0); });

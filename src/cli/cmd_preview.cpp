@@ -243,8 +243,7 @@ int run_list(const PreviewOptions& opts, bool manifests_given) {
 }
 
 void add_common(CLI::App& cmd, PreviewOptions& opts, bool lock) {
-  add_manifest_options(cmd, opts.manifests);
-  add_state_options(cmd, opts.state, lock);
+  add_manifest_and_state_options(cmd, opts.manifests, opts.state, lock);
   cmd.add_option("--project", opts.project, "only this project's previews");
 }
 
@@ -252,29 +251,29 @@ void add_common(CLI::App& cmd, PreviewOptions& opts, bool lock) {
 
 void add_preview_command(CLI::App& app, int& exit_code) {
   auto opts = std::make_shared<PreviewOptions>();
-  auto* cmd = app.add_subcommand("preview", "a database per pull request: fork the `previews:` services, report, delete");
-  cmd->require_subcommand(1);
-  set_manual(*cmd, {.text = R"(A project's `previews:` block (see `dbform help manifest`) names the services each pull request gets a copy of. `preview up pr-123` forks each of them into `SERVICE-pr-123`, tagged DEV, with the block's strategy and size (never its source's deletion protection, PROD tag, HA replicas or pooler), records each under `PROJECT/previews/pr-123/services/SERVICE` with its creation time and expiry (creation + `ttl`), waits until each is READY and gives each a password of its own (a snapshot carries its source's). `preview down pr-123` deletes them, `preview sweep` deletes what expired and, with `--keep`, every preview not kept, and `preview list` shows them all.
+  auto* cmd = add_command(app, "preview", "a database per pull request: fork the `previews:` services, report, delete",
+                          {.text = R"(A project's `previews:` block (see `dbform help manifest`) names the services each pull request gets a copy of. `preview up pr-123` forks each of them into `SERVICE-pr-123`, tagged DEV, with the block's strategy and size (never its source's deletion protection, PROD tag, HA replicas or pooler), records each under `PROJECT/previews/pr-123/services/SERVICE` with its creation time and expiry (creation + `ttl`), waits until each is READY and gives each a password of its own (a snapshot carries its source's). `preview down pr-123` deletes them, `preview sweep` deletes what expired and, with `--keep`, every preview not kept, and `preview list` shows them all.
 
 Forks go through the engine apply uses: each create's intent is journaled before it is sent, a create whose answer is lost (or a run killed after sending it) is looked up by name before anything is sent again, so a preview is never forked twice. Previews are not declarations: a plan never shows them as orphans, `apply --prune` never deletes them, and removing the `previews:` block leaves them to `preview down` and `sweep`. `dbform output` and `dbform connect` take their addresses as any other.
 
 `up`, `down` and `sweep` take the state's lock; `list` does not.)",
-                    .environment = kApiEnvironment,
-                    .examples = {{"A pull request's databases, as a comment", "dbform preview up pr-123 --format markdown > comment.md"},
-                                 {"Their connection strings for the tests", "dbform preview up pr-123 --format env > preview.env"},
-                                 {"The pull request closed", "dbform preview down pr-123"},
-                                 {"Nightly: expired previews and closed pull requests", "dbform preview sweep --keep pr-123 --keep pr-124"}}});
+                           .environment = kApiEnvironment,
+                           .examples = {{"A pull request's databases, as a comment", "dbform preview up pr-123 --format markdown > comment.md"},
+                                        {"Their connection strings for the tests", "dbform preview up pr-123 --format env > preview.env"},
+                                        {"The pull request closed", "dbform preview down pr-123"},
+                                        {"Nightly: expired previews and closed pull requests", "dbform preview sweep --keep pr-123 --keep pr-124"}}});
+  cmd->require_subcommand(1);
 
-  auto* up = cmd->add_subcommand("up", "fork the `previews:` services for NAME (or report the preview that exists)");
-  set_manual(*up, {.text = R"(Makes preview NAME (1-32 lowercase letters, digits and '-') in every project of the manifests that has a `previews:` block (or in `--project`), or reports it when it exists: a second `up` makes no call that changes anything. Refused before any call: a new preview beyond the block's `max` (the message names the previews there and their ages), a listed service that is not recorded or not READY, a fork name that the project declares or records already, a fork being deleted (`preview down` finishes it), a fork that breaks a mandatory rule of kind `preview` of the `--policy` files (or `DBFORM_POLICY`; see dbform-policy(1)), and with `--reset` a protected fork; and before any change in any project, a fork name that a live service of the project has, or a source not READY now. `--reset` deletes the preview's forks and forks them again (fresh data), once every check has passed. Every fork that became READY gets its own password, even when another failed; until then `dbform output` and `dbform connect` refuse its password.
+  auto* up = add_command(*cmd, "up", "fork the `previews:` services for NAME (or report the preview that exists)",
+                         {.text = R"(Makes preview NAME (1-32 lowercase letters, digits and '-') in every project of the manifests that has a `previews:` block (or in `--project`), or reports it when it exists: a second `up` makes no call that changes anything. Refused before any call: a new preview beyond the block's `max` (the message names the previews there and their ages), a listed service that is not recorded or not READY, a fork name that the project declares or records already, a fork being deleted (`preview down` finishes it), a fork that breaks a mandatory rule of kind `preview` of the `--policy` files (or `DBFORM_POLICY`; see dbform-policy(1)), and with `--reset` a protected fork; and before any change in any project, a fork name that a live service of the project has, or a source not READY now. `--reset` deletes the preview's forks and forks them again (fresh data), once every check has passed. Every fork that became READY gets its own password, even when another failed; until then `dbform output` and `dbform connect` refuse its password.
 
 With `migrations: DIR` in the block, every `*.sql` file of DIR is parsed by PostgreSQL's parser before anything is sent (a syntax error is reported at its file:line:col, touching nothing), and once every fork is READY with its own password each fork gets, over TLS, the files its ledger `dbform_migrations` does not hold, in name order, each in one transaction with its ledger row. A file changed (or removed) after it was applied is an error naming it, and nothing is applied anywhere. A failing file stops that fork's migrations: reported as `migrations failed` with the file, the line of the statement, PostgreSQL's position and message, exit 1, the fork kept for inspection. Run again for a newer commit, `up` makes no API call for a preview that stands and applies the new files. Each statement of a migration may run for `--migration-timeout` (default 5m; PostgreSQL's `statement_timeout`, and dbform's own cancel of a statement that sets another): past it, it is cancelled and its file rolled back, reported as failed naming the file and the timeout. A stop signal (SIGINT, SIGTERM) cancels the running statement on the server, rolls its file back, releases the state's lock and exits 130.
 
 The report: `text`; `json`; `markdown`, a pull request's comment (services, hosts, expiry, the `dbform output` and `dbform connect` commands, the migrations applied and `preview diff`'s changes with their destructive marks; never a password); `env`, `DATABASE_URL_SERVICE='postgres://...'` lines, shell-quoted, for the next step of a pipeline (the one form with the password in it). Progress goes to stderr. Exit 0 once every fork is READY with its own password (and its migrations applied), 1 on an error, a failed fork (`up` again finishes it) or failed migrations, 130 when stopped by a signal.)",
-                   .environment = kApiEnvironment,
-                   .examples = {{"Make or report pr-7", "dbform preview up pr-7"},
-                                {"Fresh data for pr-7", "dbform preview up pr-7 --reset"},
-                                {"A new commit: apply its new migration files", "dbform preview up pr-7 --format markdown"}}});
+                          .environment = kApiEnvironment,
+                          .examples = {{"Make or report pr-7", "dbform preview up pr-7"},
+                                       {"Fresh data for pr-7", "dbform preview up pr-7 --reset"},
+                                       {"A new commit: apply its new migration files", "dbform preview up pr-7 --format markdown"}}});
   add_common(*up, *opts, true);
   up->add_option("name", opts->name, "the preview's name, like pr-123")->required();
   up->add_option("--format", opts->format, "text (default), json, markdown (no password) or env (connection strings)")
@@ -286,20 +285,20 @@ The report: `text`; `json`; `markdown`, a pull request's comment (services, host
   add_wait_options(*up, opts->wait);
   up->callback([opts, &exit_code] { exit_code = run_up(*opts); });
 
-  auto* down = cmd->add_subcommand("down", "delete preview NAME's forks and forget them");
-  set_manual(*down, {.text = R"(Deletes every fork of preview NAME (in every project, or in `--project`), waits until each is gone and forgets it; nothing else is touched. It needs no `previews:` block: a removed block leaves its previews to `down` and `sweep`. A preview that is not recorded is no error (a pull request closed twice). A fork whose create's outcome is unknown is looked up by name across the settle window first: deleted when found and provably the fork (forked from its recorded source, created after the intent, where the API shows them), forgotten when no lookup finds it, refused when a service of that name is not provably it. Exit 0 when all are gone, 1 otherwise.)",
-                     .environment = kApiEnvironment,
-                     .examples = {{"The pull request closed", "dbform preview down pr-7"}}});
+  auto* down = add_command(*cmd, "down", "delete preview NAME's forks and forget them",
+                           {.text = R"(Deletes every fork of preview NAME (in every project, or in `--project`), waits until each is gone and forgets it; nothing else is touched. It needs no `previews:` block: a removed block leaves its previews to `down` and `sweep`. A preview that is not recorded is no error (a pull request closed twice). A fork whose create's outcome is unknown is looked up by name across the settle window first: deleted when found and provably the fork (forked from its recorded source, created after the intent, where the API shows them), forgotten when no lookup finds it, refused when a service of that name is not provably it. Exit 0 when all are gone, 1 otherwise.)",
+                            .environment = kApiEnvironment,
+                            .examples = {{"The pull request closed", "dbform preview down pr-7"}}});
   add_common(*down, *opts, true);
   down->add_option("name", opts->name, "the preview's name")->required();
   add_wait_options(*down, opts->wait);
   down->callback([opts, down, &exit_code] { exit_code = run_down(*opts, down->count("--file") > 0); });
 
-  auto* sweep = cmd->add_subcommand("sweep", "delete expired previews and, with --keep, every preview not kept");
-  set_manual(*sweep, {.text = R"(Deletes each preview whose expiry (recorded at its creation: a later `ttl` applies to new previews only) has passed and, when `--keep` is given (the open pull requests), each preview not kept; `--keep` does not extend an expiry. At most `--max-deletes` services (default 3) per run, oldest preview first across every project; a delete that fails costs that limit nothing, so the next previews are tried. It lists what it deleted, what it leaves for the next sweep (a project whose key is missing or rejected is skipped, saying why) and what it kept, and exits 0 (a sweep makes progress, it does not refuse as a whole; a delete that failed is a warning). Exit 130 when stopped by a signal.)",
-                      .environment = kApiEnvironment,
-                      .examples = {{"Nightly, keeping the open pull requests", "dbform preview sweep --keep pr-7 --keep pr-9"},
-                                   {"Only what expired, ten services at most", "dbform preview sweep --max-deletes 10"}}});
+  auto* sweep = add_command(*cmd, "sweep", "delete expired previews and, with --keep, every preview not kept",
+                            {.text = R"(Deletes each preview whose expiry (recorded at its creation: a later `ttl` applies to new previews only) has passed and, when `--keep` is given (the open pull requests), each preview not kept; `--keep` does not extend an expiry. At most `--max-deletes` services (default 3) per run, oldest preview first across every project; a delete that fails costs that limit nothing, so the next previews are tried. It lists what it deleted, what it leaves for the next sweep (a project whose key is missing or rejected is skipped, saying why) and what it kept, and exits 0 (a sweep makes progress, it does not refuse as a whole; a delete that failed is a warning). Exit 130 when stopped by a signal.)",
+                             .environment = kApiEnvironment,
+                             .examples = {{"Nightly, keeping the open pull requests", "dbform preview sweep --keep pr-7 --keep pr-9"},
+                                          {"Only what expired, ten services at most", "dbform preview sweep --max-deletes 10"}}});
   add_common(*sweep, *opts, true);
   one_value_per_use(sweep->add_option("--keep", opts->keep, "a preview to keep (an open pull request); repeat for more"));
   sweep->add_option("--max-deletes", opts->max_deletes, "the most services one sweep deletes (default 3)")
@@ -307,15 +306,13 @@ The report: `text`; `json`; `markdown`, a pull request's comment (services, host
   add_wait_options(*sweep, opts->wait);
   sweep->callback([opts, sweep, &exit_code] { exit_code = run_sweep(*opts, sweep->count("--file") > 0); });
 
-  auto* diff = cmd->add_subcommand("diff", "each fork's schema against its source's: + - ~ lines, destructive changes marked");
-  set_manual(*diff, {.text = R"(Compares the schema of each fork of preview NAME (in every project, in `--project`, or with `-f` in the projects of the manifests named, which are read and must be valid) with its source's, read from both servers' catalogs: schemas, extensions, tables, columns (type, nullability, default), indexes, constraints and views (not the ledger `dbform_migrations`). Each side is read in one transaction of a session that is read-only from its login on, with a statement timeout of 30s: the source is only ever read. Changes print as `+` (in the fork only), `-` (in the source only) and `~` (changed) lines; a new or dropped table is one line with its columns. Those that lose data when they reach the source are marked destructive: a dropped table or column, and a column whose type narrows (any change of type not known to widen it, like integer to bigint or varchar(20) to text).
+  auto* diff = add_command(*cmd, "diff", "each fork's schema against its source's: + - ~ lines, destructive changes marked",
+                           {.text = R"(Compares the schema of each fork of preview NAME (in every project, in `--project`, or with `-f` in the projects of the manifests named, which are read and must be valid) with its source's, read from both servers' catalogs: schemas, extensions, tables, columns (type, nullability, default), indexes, constraints and views (not the ledger `dbform_migrations`). Each side is read in one transaction of a session that is read-only from its login on, with a statement timeout of 30s: the source is only ever read. Changes print as `+` (in the fork only), `-` (in the source only) and `~` (changed) lines; a new or dropped table is one line with its columns. Those that lose data when they reach the source are marked destructive: a dropped table or column, and a column whose type narrows (any change of type not known to widen it, like integer to bigint or varchar(20) to text).
 
 It makes no API call and takes no lock: it connects with the endpoints and passwords the state records (TLS, as `dbform output` writes connection strings). Formats: `text`, `json`, `markdown` (a pull request's comment; no password, no connection string). Exit 0, or with `--detailed-exitcode` 2 when a schema differs; 1 when a fork or its source could not be read.)",
-                     .environment = {},
-                     .examples = {{"What pr-7 changes", "dbform preview diff pr-7"},
-                                  {"Fail a pipeline step on any change", "dbform preview diff pr-7 --detailed-exitcode"}}});
-  add_manifest_options(*diff, opts->manifests);
-  add_state_options(*diff, opts->state, false);
+                            .examples = {{"What pr-7 changes", "dbform preview diff pr-7"},
+                                         {"Fail a pipeline step on any change", "dbform preview diff pr-7 --detailed-exitcode"}}});
+  add_manifest_and_state_options(*diff, opts->manifests, opts->state, false);
   diff->add_option("name", opts->name, "the preview's name")->required();
   diff->add_option("--project", opts->project, "only this project's preview");
   diff->add_option("--format", opts->format, "text (default), json or markdown")
@@ -323,10 +320,9 @@ It makes no API call and takes no lock: it connects with the endpoints and passw
   diff->add_flag("--detailed-exitcode", opts->detailed_exitcode, "exit 2 when a fork's schema differs from its source's");
   diff->callback([opts, diff, &exit_code] { exit_code = run_diff(*opts, diff->count("--file") > 0); });
 
-  auto* list = cmd->add_subcommand("list", "every preview: services, status, age, expiry");
-  set_manual(*list, {.text = R"(Prints every recorded preview with its services and their status, its age and its expiry, from the state alone: no API call, no lock. `-f` is taken as by the other subcommands: the manifests named are read and must be valid, and the list is the same.)",
-                     .environment = {},
-                     .examples = {{"Every preview", "dbform preview list"}, {"As JSON", "dbform preview list --format json"}}});
+  auto* list = add_command(*cmd, "list", "every preview: services, status, age, expiry",
+                           {.text = R"(Prints every recorded preview with its services and their status, its age and its expiry, from the state alone: no API call, no lock. `-f` is taken as by the other subcommands: the manifests named are read and must be valid, and the list is the same.)",
+                            .examples = {{"Every preview", "dbform preview list"}, {"As JSON", "dbform preview list --format json"}}});
   add_common(*list, *opts, false);
   list->add_option("--format", opts->format, "text (default) or json")->check(CLI::IsMember({"text", "json"}));
   list->callback([opts, list, &exit_code] { exit_code = run_list(*opts, list->count("--file") > 0); });

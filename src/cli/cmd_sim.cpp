@@ -190,31 +190,30 @@ void run_sim(const SimFlags& flags) {
 
 void add_sim_command(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<SimFlags>();
-  auto* cmd = app.add_subcommand("sim", "serve a local simulator of the managed database API (for demos and tests)");
-  set_manual(*cmd, {.text = "Serves the calls of the vendor's API that dbform makes, on loopback, until SIGINT or "
-                            "SIGTERM: services with their statuses and delays, VPCs, read replica sets and "
-                            "peerings, keys and projects, request bodies validated as strictly as the published "
-                            "API document, and faults as unkind as a real network (500s, 429s with Retry-After, "
-                            "lost and late answers, 504s after the create was made, lists that lag behind writes, "
-                            "costly new connections, bytes that are not UTF-8), all repeatable with `--seed`. "
-                            "`/_sim/requests` counts the calls it saw. With `--postgres` every service is a real "
-                            "PostgreSQL server on 127.0.0.1 (its endpoint's port, TLS on): `tsdbadmin` with the "
-                            "service's password logs in to `tsdb`, a pause stops the server, a fork copies its data, "
-                            "a read replica set is a streaming standby, a new password is an ALTER ROLE; every "
-                            "server is stopped and its files removed when the simulator stops (SIGINT, SIGTERM, "
-                            "SIGHUP, its parent's death, or the next start on the same `--postgres-dir` after a "
-                            "kill). The simulator's own documentation is docs/simulator.md.",
-                    .environment = {},
-                    .examples = {{"A simulator for one project, and an apply against it",
-                                  "dbform sim --listen 127.0.0.1:8080 --key demo-secret=demo-project &\n"
-                                  "DBFORM_API_URL=http://127.0.0.1:8080/public/api/v1 DBFORM_API_KEY=demo-secret dbform apply -f examples/quickstart.yaml --auto-approve"},
-                                 {"An unkind network: every third create's answer lost, lists 6s behind",
-                                  "dbform sim --key k=p --lose-answer-every 3 --list-lag 6s --port-file sim.port"},
-                                 {"Over HTTPS, with a certificate of your own CA that dbform is told to trust",
-                                  "dbform sim --key k=p --listen 127.0.0.1:8443 --tls-cert sim.pem --tls-key sim.key &\n"
-                                  "SSL_CERT_FILE=my-ca.pem DBFORM_API_URL=https://127.0.0.1:8443/public/api/v1 DBFORM_API_KEY=k dbform whoami"},
-                                 {"Databases you can connect to, READY a little before they accept connections",
-                                  "dbform sim --key k=p --postgres --ready-before-connectable 2s"}}});
+  auto* cmd = add_command(app, "sim", "serve a local simulator of the managed database API (for demos and tests)",
+                          {.text = "Serves the calls of the vendor's API that dbform makes, on loopback, until SIGINT or "
+                                   "SIGTERM: services with their statuses and delays, VPCs, read replica sets and "
+                                   "peerings, keys and projects, request bodies validated as strictly as the published "
+                                   "API document, and faults as unkind as a real network (500s, 429s with Retry-After, "
+                                   "lost and late answers, 504s after the create was made, lists that lag behind writes, "
+                                   "costly new connections, bytes that are not UTF-8), all repeatable with `--seed`. "
+                                   "`/_sim/requests` counts the calls it saw. With `--postgres` every service is a real "
+                                   "PostgreSQL server on 127.0.0.1 (its endpoint's port, TLS on): `tsdbadmin` with the "
+                                   "service's password logs in to `tsdb`, a pause stops the server, a fork copies its data, "
+                                   "a read replica set is a streaming standby, a new password is an ALTER ROLE; every "
+                                   "server is stopped and its files removed when the simulator stops (SIGINT, SIGTERM, "
+                                   "SIGHUP, its parent's death, or the next start on the same `--postgres-dir` after a "
+                                   "kill). The simulator's own documentation is docs/simulator.md.",
+                           .examples = {{"A simulator for one project, and an apply against it",
+                                         "dbform sim --listen 127.0.0.1:8080 --key demo-secret=demo-project &\n"
+                                         "DBFORM_API_URL=http://127.0.0.1:8080/public/api/v1 DBFORM_API_KEY=demo-secret dbform apply -f examples/quickstart.yaml --auto-approve"},
+                                        {"An unkind network: every third create's answer lost, lists 6s behind",
+                                         "dbform sim --key k=p --lose-answer-every 3 --list-lag 6s --port-file sim.port"},
+                                        {"Over HTTPS, with a certificate of your own CA that dbform is told to trust",
+                                         "dbform sim --key k=p --listen 127.0.0.1:8443 --tls-cert sim.pem --tls-key sim.key &\n"
+                                         "SSL_CERT_FILE=my-ca.pem DBFORM_API_URL=https://127.0.0.1:8443/public/api/v1 DBFORM_API_KEY=k dbform whoami"},
+                                        {"Databases you can connect to, READY a little before they accept connections",
+                                         "dbform sim --key k=p --postgres --ready-before-connectable 2s"}}});
   cmd->add_option("--listen", flags->listen, "HOST:PORT to serve on; port 0 picks a free one")
       ->capture_default_str();
   cmd->add_option("--config", flags->config_file, "YAML file with keys, delays, seed and faults")

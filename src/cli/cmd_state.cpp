@@ -97,30 +97,36 @@ StateKey required_key(const char* operation) {
   return *key;
 }
 
+// A subcommand of `state`, on the store of --state and --workspace; `writes`: it takes the state's
+// lock, so it takes --lock-timeout too.
+CLI::App* add_state_subcommand(CLI::App& state, StateOptions& opts, bool writes, const std::string& name,
+                               const std::string& summary, Manual manual) {
+  CLI::App* cmd = add_command(state, name, summary, std::move(manual));
+  add_state_options(*cmd, opts, writes);
+  return cmd;
+}
+
 }  // namespace
 
 void add_state_command(CLI::App& app, int& exit_code) {
   auto opts = std::make_shared<StateOptions>();
   auto targets = std::make_shared<std::vector<std::string>>();
-  auto* cmd = app.add_subcommand("state", "inspect or edit the state");
+  auto* cmd = add_command(app, "state", "inspect or edit the state",
+                          {.text = "The state records what dbform made or imported: each resource's address, id, status, "
+                                   "endpoints, the settings it was given and, for a service, its initial password. It is a "
+                                   "file (`dbform.state.json`, with a `.backup` and an intent journal beside it) or a "
+                                   "workspace of a PostgreSQL database (`--state postgres://...`). These commands read it or "
+                                   "edit it without calling the API; those that write take the state's lock, as apply does.",
+                           .examples = {{"What is recorded", "dbform state list"},
+                                        {"Stop managing a database (it keeps running)", "dbform state rm acme/services/orders"}}});
   cmd->require_subcommand(1);
-  set_manual(*cmd, {.text = "The state records what dbform made or imported: each resource's address, id, status, "
-                            "endpoints, the settings it was given and, for a service, its initial password. It is a "
-                            "file (`dbform.state.json`, with a `.backup` and an intent journal beside it) or a "
-                            "workspace of a PostgreSQL database (`--state postgres://...`). These commands read it or "
-                            "edit it without calling the API; those that write take the state's lock, as apply does.",
-                    .environment = {},
-                    .examples = {{"What is recorded", "dbform state list"},
-                                 {"Stop managing a database (it keeps running)", "dbform state rm acme/services/orders"}}});
 
-  auto* list = cmd->add_subcommand("list", "addresses of every recorded resource");
-  add_state_options(*list, *opts, false);
-  set_manual(*list, {.text = "Prints the address of every recorded resource, one per line, sorted by address (a "
-                             "project's resources together, a service's read replica sets after it): "
-                             "`PROJECT/services/NAME`, `PROJECT/vpcs/NAME`, `PROJECT/services/SERVICE/replicas/NAME` "
-                             "and `PROJECT/vpcs/VPC/peerings/PEER_VPC_ID`.",
-                     .environment = {},
-                     .examples = {{"Every address of a state in PostgreSQL", "dbform state list --state postgres://db.internal/dbform --workspace prod"}}});
+  auto* list = add_state_subcommand(*cmd, *opts, false, "list", "addresses of every recorded resource",
+                                    {.text = "Prints the address of every recorded resource, one per line, sorted by address (a "
+                                             "project's resources together, a service's read replica sets after it): "
+                                             "`PROJECT/services/NAME`, `PROJECT/vpcs/NAME`, `PROJECT/services/SERVICE/replicas/NAME` "
+                                             "and `PROJECT/vpcs/VPC/peerings/PEER_VPC_ID`.",
+                                     .examples = {{"Every address of a state in PostgreSQL", "dbform state list --state postgres://db.internal/dbform --workspace prod"}}});
   list->callback([opts, &exit_code] {
     auto store = open_state_store(*opts);
     const State state = read_recorded_state(*store, true);
@@ -128,15 +134,13 @@ void add_state_command(CLI::App& app, int& exit_code) {
     exit_code = 0;
   });
 
-  auto* show = cmd->add_subcommand("show", "one resource's record (password hidden)");
-  add_state_options(*show, *opts, false);
-  set_manual(*show, {.text = "Prints one resource's record as JSON, as the state holds it: id, status, endpoints, "
-                             "the settings it was given and what the API showed at the last refresh, a pending call "
-                             "or intent. Passwords are shown as `(sensitive)`, `(sealed)` when sealed and no key is set "
-                             "(none is needed here), or `(not readable here)` to a PostgreSQL role that may not read "
-                             "dbform_secrets; `dbform output ADDRESS.password` prints one. ADDRESS may be short (`orders`, `services/orders`) when one record has it.",
-                     .environment = {},
-                     .examples = {{"One service's record", "dbform state show acme/services/orders"}}});
+  auto* show = add_state_subcommand(*cmd, *opts, false, "show", "one resource's record (password hidden)",
+                                    {.text = "Prints one resource's record as JSON, as the state holds it: id, status, endpoints, "
+                                             "the settings it was given and what the API showed at the last refresh, a pending call "
+                                             "or intent. Passwords are shown as `(sensitive)`, `(sealed)` when sealed and no key is set "
+                                             "(none is needed here), or `(not readable here)` to a PostgreSQL role that may not read "
+                                             "dbform_secrets; `dbform output ADDRESS.password` prints one. ADDRESS may be short (`orders`, `services/orders`) when one record has it.",
+                                     .examples = {{"One service's record", "dbform state show acme/services/orders"}}});
   show->add_option("address", *targets, "resource address")->required()->expected(1);
   show->callback([opts, targets, &exit_code] {
     auto store = open_state_store(*opts);
@@ -148,18 +152,16 @@ void add_state_command(CLI::App& app, int& exit_code) {
     exit_code = 0;
   });
 
-  auto* rm = cmd->add_subcommand("rm", "forget resources (they keep running; dbform stops managing them)");
-  add_state_options(*rm, *opts, true);
-  set_manual(*rm, {.text = "Forgets the given resources: they keep running, and dbform stops managing them (a "
-                           "manifest that still declares one plans a create, which the refresh shows as a conflict "
-                           "naming the existing id, and `dbform import` brings it back). All the addresses or none: "
-                           "one that is not recorded changes nothing. Forgetting a service or a VPC forgets its read replica "
-                           "sets and peerings with it. A resource whose create's outcome is unknown (an apply stopped "
-                           "before its answer) is refused unless `--force`: it may exist without being listed yet, "
-                           "and forgetting it lets the next apply create a second one; an apply with it declared looks "
-                           "it up by name first.",
-                   .environment = {},
-                   .examples = {{"Forget two services", "dbform state rm acme/services/orders acme/services/billing"}}});
+  auto* rm = add_state_subcommand(*cmd, *opts, true, "rm", "forget resources (they keep running; dbform stops managing them)",
+                                  {.text = "Forgets the given resources: they keep running, and dbform stops managing them (a "
+                                           "manifest that still declares one plans a create, which the refresh shows as a conflict "
+                                           "naming the existing id, and `dbform import` brings it back). All the addresses or none: "
+                                           "one that is not recorded changes nothing. Forgetting a service or a VPC forgets its read replica "
+                                           "sets and peerings with it. A resource whose create's outcome is unknown (an apply stopped "
+                                           "before its answer) is refused unless `--force`: it may exist without being listed yet, "
+                                           "and forgetting it lets the next apply create a second one; an apply with it declared looks "
+                                           "it up by name first.",
+                                   .examples = {{"Forget two services", "dbform state rm acme/services/orders acme/services/billing"}}});
   rm->add_option("address", *targets, "resource addresses")->required();
   auto forget_unknown = std::make_shared<bool>(false);
   rm->add_flag("--force", *forget_unknown, "forget even a resource whose create's outcome is unknown");
@@ -175,20 +177,18 @@ void add_state_command(CLI::App& app, int& exit_code) {
     exit_code = 0;
   });
 
-  auto* mv = cmd->add_subcommand("mv", "move a record to another name of the same project and kind (no API call; the "
-                                       "next plan from manifests declaring NEW renames the resource to match)");
-  add_state_options(*mv, *opts, true);
-  set_manual(*mv, {.text = "`dbform state mv OLD NEW` moves a record to another name of the same project and kind "
-                           "(NEW is an address or a bare name), with no API call. Once the manifests declare NEW (and "
-                           "no longer OLD), the next plan sees the API's name differ from the record's and plans the "
-                           "`rename` call that makes it NEW; from manifests that still declare OLD, a plan shows a "
-                           "conflict, and one with `--no-refresh` (the state alone) a create of OLD and NEW no "
-                           "longer declared. Declaring `renamed_from: OLD` in the manifest does the same in one reviewed "
-                           "apply. A record whose create's "
-                           "outcome is unknown is refused, and so are read replica sets and peerings (their "
-                           "service or VPC moves, and they move along).",
-                   .environment = {},
-                   .examples = {{"Record orders-db as orders; the next apply renames it", "dbform state mv acme/services/orders-db orders"}}});
+  auto* mv = add_state_subcommand(*cmd, *opts, true, "mv", "move a record to another name of the same project and kind (no API call; the "
+                                                           "next plan from manifests declaring NEW renames the resource to match)",
+                                  {.text = "`dbform state mv OLD NEW` moves a record to another name of the same project and kind "
+                                           "(NEW is an address or a bare name), with no API call. Once the manifests declare NEW (and "
+                                           "no longer OLD), the next plan sees the API's name differ from the record's and plans the "
+                                           "`rename` call that makes it NEW; from manifests that still declare OLD, a plan shows a "
+                                           "conflict, and one with `--no-refresh` (the state alone) a create of OLD and NEW no "
+                                           "longer declared. Declaring `renamed_from: OLD` in the manifest does the same in one reviewed "
+                                           "apply. A record whose create's "
+                                           "outcome is unknown is refused, and so are read replica sets and peerings (their "
+                                           "service or VPC moves, and they move along).",
+                                   .examples = {{"Record orders-db as orders; the next apply renames it", "dbform state mv acme/services/orders-db orders"}}});
   auto moved = std::make_shared<std::pair<std::string, std::string>>();
   mv->add_option("old", moved->first, "the recorded address")->required();
   mv->add_option("new", moved->second, "the new address, or the new name")->required();
@@ -209,15 +209,13 @@ void add_state_command(CLI::App& app, int& exit_code) {
     exit_code = 0;
   });
 
-  auto* pull = cmd->add_subcommand("pull", "print the state document (to back it up or move it; not on a terminal)");
-  set_manual(*pull, {.text = "Prints the whole state document, as stored, to standard output: to back it up or to "
-                             "move it to another backend with `state push`. It holds the services' initial passwords, "
-                             "so it is never printed on a terminal: redirect it. An encrypted state is printed sealed. A "
-                             "PostgreSQL role that may not read dbform_secrets may not pull (its copy would lack the "
-                             "passwords, and pushed back would lose them).",
-                     .environment = {},
-                     .examples = {{"Back the state up, readable by you only", "(umask 077; dbform state pull > backup.json)"}}});
-  add_state_options(*pull, *opts, false);
+  auto* pull = add_state_subcommand(*cmd, *opts, false, "pull", "print the state document (to back it up or move it; not on a terminal)",
+                                    {.text = "Prints the whole state document, as stored, to standard output: to back it up or to "
+                                             "move it to another backend with `state push`. It holds the services' initial passwords, "
+                                             "so it is never printed on a terminal: redirect it. An encrypted state is printed sealed. A "
+                                             "PostgreSQL role that may not read dbform_secrets may not pull (its copy would lack the "
+                                             "passwords, and pushed back would lose them).",
+                                     .examples = {{"Back the state up, readable by you only", "(umask 077; dbform state pull > backup.json)"}}});
   pull->callback([opts, &exit_code] {
     if (detect_terminal().stdout_tty)
       throw UsageError("refusing to print the state on a terminal: it holds the services' initial passwords. "
@@ -229,48 +227,41 @@ void add_state_command(CLI::App& app, int& exit_code) {
 
   auto source = std::make_shared<std::string>();
   auto force = std::make_shared<bool>(false);
-  auto* push = cmd->add_subcommand("push", "replace the state with a state file's content (refuses another "
-                                           "lineage or an older serial)");
-  set_manual(*push, {.text = "Replaces the state (`--state`, `--workspace`) with the content of a state file, after "
-                             "checking that it is the same state and not older: another lineage, or a lower serial "
-                             "than the stored one, is refused unless `--force`. The stored serial then grows by one, "
-                             "as with every write; a forced push over another lineage keeps the stored lineage. "
-                             "Locks the state as apply does.",
-                     .environment = {},
-                     .examples = {{"Move a state file into PostgreSQL", "dbform state push dbform.state.json --state postgres://db.internal/dbform"},
-                                  {"And back into a file", "dbform state pull --state postgres://db.internal/dbform > pulled.json\n"
-                                                           "dbform state push pulled.json --state dbform.state.json"}}});
-  add_state_options(*push, *opts, true);
+  auto* push = add_state_subcommand(*cmd, *opts, true, "push", "replace the state with a state file's content (refuses another "
+                                                               "lineage or an older serial)",
+                                    {.text = "Replaces the state (`--state`, `--workspace`) with the content of a state file, after "
+                                             "checking that it is the same state and not older: another lineage, or a lower serial "
+                                             "than the stored one, is refused unless `--force`. The stored serial then grows by one, "
+                                             "as with every write; a forced push over another lineage keeps the stored lineage. "
+                                             "Locks the state as apply does.",
+                                     .examples = {{"Move a state file into PostgreSQL", "dbform state push dbform.state.json --state postgres://db.internal/dbform"},
+                                                  {"And back into a file", "dbform state pull --state postgres://db.internal/dbform > pulled.json\n"
+                                                                           "dbform state push pulled.json --state dbform.state.json"}}});
   push->add_option("file", *source, "state file to push, or - for standard input")->required();
   push->add_flag("--force", *force, "push even another lineage or an older serial");
   push->callback([opts, source, force, &exit_code] { exit_code = push_state(*source, *force, *opts); });
 
-  auto* encrypt = cmd->add_subcommand("encrypt", "seal the state's passwords with the key of DBFORM_STATE_PASSPHRASE or "
-                                                 "DBFORM_STATE_KEY_FILE");
-  set_manual(*encrypt, {.text = kKeyText,
-                        .environment = {},
-                        .examples = {{"Seal the state's passwords with a key file", "head -c 32 /dev/urandom > state.key\n"
-                                                                          "DBFORM_STATE_KEY_FILE=state.key dbform state encrypt"}}});
-  add_state_options(*encrypt, *opts, true);
+  auto* encrypt = add_state_subcommand(*cmd, *opts, true, "encrypt", "seal the state's passwords with the key of DBFORM_STATE_PASSPHRASE or "
+                                                                     "DBFORM_STATE_KEY_FILE",
+                                       {.text = kKeyText,
+                                        .examples = {{"Seal the state's passwords with a key file", "head -c 32 /dev/urandom > state.key\n"
+                                                                                          "DBFORM_STATE_KEY_FILE=state.key dbform state encrypt"}}});
   encrypt->callback([opts, &exit_code] {
     auto key = required_key("state encrypt");
     exit_code = rewrite_state({"state encrypt", key, key}, *opts);
   });
-  auto* decrypt = cmd->add_subcommand("decrypt", "store the state's passwords in clear again (its key is needed to open them)");
-  set_manual(*decrypt, {.text = kKeyText,
-                        .environment = {},
-                        .examples = {{"Store its passwords in clear again", "DBFORM_STATE_KEY_FILE=state.key dbform state decrypt"}}});
-  add_state_options(*decrypt, *opts, true);
+  auto* decrypt = add_state_subcommand(*cmd, *opts, true, "decrypt", "store the state's passwords in clear again (its key is needed to open them)",
+                                       {.text = kKeyText,
+                                        .examples = {{"Store its passwords in clear again", "DBFORM_STATE_KEY_FILE=state.key dbform state decrypt"}}});
   decrypt->callback([opts, &exit_code] {
     exit_code = rewrite_state({"state decrypt", required_key("state decrypt"), std::nullopt}, *opts);
   });
-  auto* rekey = cmd->add_subcommand("rekey", "seal the state's passwords with a new key (DBFORM_STATE_NEW_PASSPHRASE or "
-                                             "DBFORM_STATE_NEW_KEY_FILE)");
-  set_manual(*rekey, {.text = std::string(kKeyText) + "\n\nThe current key is read from those variables, the new "
-                              "one from `DBFORM_STATE_NEW_PASSPHRASE` or `DBFORM_STATE_NEW_KEY_FILE`.",
-                      .environment = {"DBFORM_STATE_NEW_PASSPHRASE", "DBFORM_STATE_NEW_KEY_FILE"},
-                      .examples = {{"Move from a passphrase to a key file", "DBFORM_STATE_NEW_KEY_FILE=new.key dbform state rekey"}}});
-  add_state_options(*rekey, *opts, true);
+  auto* rekey = add_state_subcommand(*cmd, *opts, true, "rekey", "seal the state's passwords with a new key (DBFORM_STATE_NEW_PASSPHRASE or "
+                                                                 "DBFORM_STATE_NEW_KEY_FILE)",
+                                     {.text = std::string(kKeyText) + "\n\nThe current key is read from those variables, the new "
+                                              "one from `DBFORM_STATE_NEW_PASSPHRASE` or `DBFORM_STATE_NEW_KEY_FILE`.",
+                                      .environment = {"DBFORM_STATE_NEW_PASSPHRASE", "DBFORM_STATE_NEW_KEY_FILE"},
+                                      .examples = {{"Move from a passphrase to a key file", "DBFORM_STATE_NEW_KEY_FILE=new.key dbform state rekey"}}});
   rekey->callback([opts, &exit_code] {
     auto next = state_key("DBFORM_STATE_NEW_PASSPHRASE", "DBFORM_STATE_NEW_KEY_FILE");
     if (!next) throw UsageError("state rekey needs the new key: set DBFORM_STATE_NEW_PASSPHRASE or "

@@ -72,23 +72,23 @@ void add_whoami_command(CLI::App& app, int& exit_code) {
   auto project = std::make_shared<std::string>();
   auto manifests = std::make_shared<ManifestOptions>();
   auto offline = std::make_shared<bool>(false);
-  auto* cmd = app.add_subcommand("whoami", "check the API key of each project the manifests declare (as apply would "
-                                           "resolve it), or of DBFORM_API_KEY");
-  set_manual(*cmd, {.text = "For each project the manifests declare (`-f`, else those in the working directory), "
-                            "resolves its key exactly as plan and apply do (the variable its `api_key_env` names, "
-                            "else `DBFORM_API_KEY_<PROJECT>`, else `DBFORM_API_KEY`), asks the API whom it belongs "
-                            "to (`GET /auth/info`) and prints the variable, the key's name and its project, never the "
-                            "key. Exit status 1 when a key is missing, refused, or belongs to another project. "
-                            "Without manifests it checks `DBFORM_API_KEY` (or `--project ID`'s key). With "
-                            "`--offline` it asks nothing: it says which variable would give each project its key, "
-                            "and exits 0 when every project has one, 1 when one has none (what a pipeline asks "
-                            "before it decides between `plan` and `plan --no-refresh`: keys may come from "
-                            "`DBFORM_API_KEY`, `DBFORM_API_KEY_<PROJECT>` or the variable an `api_key_env` names).",
-                    .environment = kApiEnvironment,
-                    .examples = {{"Check every key a pipeline will use, before it plans", "dbform whoami -f manifests/"},
-                                 {"Check one project's key", "dbform whoami --project acme"},
-                                 {"Whether every project has a key, asking nothing (a pipeline's choice of refresh)",
-                                  "dbform whoami --offline -f manifests/ && dbform plan -f manifests/"}}});
+  auto* cmd = add_command(app, "whoami", "check the API key of each project the manifests declare (as apply would "
+                                         "resolve it), or of DBFORM_API_KEY",
+                          {.text = "For each project the manifests declare (`-f`, else those in the working directory), "
+                                   "resolves its key exactly as plan and apply do (the variable its `api_key_env` names, "
+                                   "else `DBFORM_API_KEY_<PROJECT>`, else `DBFORM_API_KEY`), asks the API whom it belongs "
+                                   "to (`GET /auth/info`) and prints the variable, the key's name and its project, never the "
+                                   "key. Exit status 1 when a key is missing, refused, or belongs to another project. "
+                                   "Without manifests it checks `DBFORM_API_KEY` (or `--project ID`'s key). With "
+                                   "`--offline` it asks nothing: it says which variable would give each project its key, "
+                                   "and exits 0 when every project has one, 1 when one has none (what a pipeline asks "
+                                   "before it decides between `plan` and `plan --no-refresh`: keys may come from "
+                                   "`DBFORM_API_KEY`, `DBFORM_API_KEY_<PROJECT>` or the variable an `api_key_env` names).",
+                           .environment = kApiEnvironment,
+                           .examples = {{"Check every key a pipeline will use, before it plans", "dbform whoami -f manifests/"},
+                                        {"Check one project's key", "dbform whoami --project acme"},
+                                        {"Whether every project has a key, asking nothing (a pipeline's choice of refresh)",
+                                         "dbform whoami --offline -f manifests/ && dbform plan -f manifests/"}}});
   add_manifest_options(*cmd, *manifests);
   cmd->add_option("--project", *project, "check this project's key (also when no manifest declares it)");
   cmd->add_flag("--offline", *offline,

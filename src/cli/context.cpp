@@ -57,6 +57,12 @@ void add_state_options(CLI::App& cmd, StateOptions& opts, bool with_lock_timeout
     cmd.add_option("--lock-timeout", opts.lock_timeout, "wait this long for another run's lock (default 0s)");
 }
 
+void add_manifest_and_state_options(CLI::App& cmd, ManifestOptions& manifests, StateOptions& state,
+                                    bool with_lock_timeout) {
+  add_manifest_options(cmd, manifests);
+  add_state_options(cmd, state, with_lock_timeout);
+}
+
 void add_wait_options(CLI::App& cmd, WaitOptions& opts) {
   cmd.add_option("--parallelism", opts.parallelism, "API calls at once (default 10, at most 64)")
       ->check(whole_number(std::numeric_limits<int>::min(), std::numeric_limits<int>::max(),

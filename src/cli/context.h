@@ -38,6 +38,10 @@ struct StateOptions {
   std::string lock_timeout = "0s";
 };
 void add_state_options(CLI::App& cmd, StateOptions& opts, bool with_lock_timeout);
+// Both, for the commands that read the manifests and the state: -f, --state, --workspace and,
+// `with_lock_timeout` (those that take the lock), --lock-timeout.
+void add_manifest_and_state_options(CLI::App& cmd, ManifestOptions& manifests, StateOptions& state,
+                                    bool with_lock_timeout);
 
 // How apply and preview run the engine: calls at once, and how they wait.
 struct WaitOptions {

@@ -445,6 +445,12 @@ void set_manual(CLI::App& cmd, Manual manual) {
   cmd.formatter_fn([](const CLI::App* app, std::string, CLI::AppFormatMode) { return help_text(*app); });
 }
 
+CLI::App* add_command(CLI::App& parent, const std::string& name, const std::string& summary, Manual manual) {
+  CLI::App* cmd = parent.add_subcommand(name, summary);
+  set_manual(*cmd, std::move(manual));
+  return cmd;
+}
+
 std::string help_text(const CLI::App& cmd) { return as_text(command_page(cmd)); }
 
 std::string manifest_help_text() { return as_text(manifest_page()); }

@@ -20,11 +20,11 @@ struct Example {
 
 struct Manual {
   // DESCRIPTION, in the markdown the manual renders: paragraphs, `- ` lists, ``` blocks, `code`.
-  std::string text;
+  std::string text = {};
   // Variables read beyond those every command (DBFORM_LOG, NO_COLOR) and --state (DBFORM_STATE...)
-  // read: names of kEnvironment below.
-  std::vector<std::string> environment;
-  std::vector<Example> examples;
+  // read: names of kEnvironment below. Most commands read none.
+  std::vector<std::string> environment = {};
+  std::vector<Example> examples = {};
 };
 
 // The variables of the API's key and address, read by every command that calls the API.
@@ -32,6 +32,9 @@ extern const std::vector<std::string> kApiEnvironment;
 
 // Attaches `manual` to `cmd`, and makes `cmd --help` print its page.
 void set_manual(CLI::App& cmd, Manual manual);
+// A command of `parent` (a subcommand of `dbform`, or of a command) with its page: a visible
+// command is never made without one.
+CLI::App* add_command(CLI::App& parent, const std::string& name, const std::string& summary, Manual manual);
 
 // `dbform help [COMMAND...]`: the page as text (`app` itself: dbform(1)).
 std::string help_text(const CLI::App& cmd);

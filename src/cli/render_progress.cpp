@@ -63,29 +63,31 @@ void LiveProgressRenderer::on_event(const Event& e) {
   std::lock_guard<std::mutex> lock(mu_);
   if (done_) return;
   InProgress* p = find(e.address);
-  std::string finished;
+  bool own_line = true;  // false: the live lines alone show it
   switch (e.kind) {
     case EventKind::CreateSent:
       if (!p && !stopping_) in_progress_.push_back({e.address, "creating", Steady::now()});
+      own_line = false;
       break;
     case EventKind::DeleteSent:
       if (!p && !stopping_) in_progress_.push_back({e.address, "deleting", Steady::now()});
+      own_line = false;
       break;
     case EventKind::UpdateSent:
       if (p) p->status = e.message.substr(0, e.message.find(' '));
       else if (!stopping_) in_progress_.push_back({e.address, e.message.substr(0, e.message.find(' ')), Steady::now()});
-      finished = event_line(e, term_).value_or("");
       break;
     case EventKind::Updated:
       if (p) p->status = e.status;
+      own_line = false;
       break;
     case EventKind::StatusChanged:  // its message: what it waits for besides the status (--wait-connectable)
       if (p) p->status = e.message.empty() ? e.status : e.status + ", " + e.message;
+      own_line = false;
       break;
     case EventKind::Created:
     case EventKind::Adopted:
       if (p) p->status = e.status.empty() ? "created" : e.status;
-      finished = event_line(e, term_).value_or("");
       break;
     case EventKind::Ready:
     case EventKind::Deleted:
@@ -94,21 +96,18 @@ void LiveProgressRenderer::on_event(const Event& e) {
       in_progress_.erase(std::remove_if(in_progress_.begin(), in_progress_.end(),
                                         [&](const InProgress& x) { return x.address == e.address; }),
                          in_progress_.end());
-      finished = event_line(e, term_).value_or("");
       break;
     case EventKind::StopRequested:  // the live lines stop: nothing new starts, and what is in flight says when it ends
       in_progress_.clear();
       stopping_ = true;
-      finished = event_line(e, term_).value_or("");
       break;
     case EventKind::PreflightPassed:
     case EventKind::Interrupted:
     case EventKind::Imported:
     case EventKind::Forgotten:
-      finished = event_line(e, term_).value_or("");
       break;
   }
-  redraw_locked(finished);
+  redraw_locked(own_line ? event_line(e, term_).value_or("") : "");
 }
 
 std::string LiveProgressRenderer::live_line(const InProgress& p, size_t address_width, Steady::time_point now) const {

@@ -314,8 +314,7 @@ TEST_CASE("engine: preflight checks each key of a project with work and refuses 
     CHECK_THAT(msg, Catch::Contains("401") && Catch::Contains("DBFORM_API_KEY_p1") && Catch::Contains("`p1`"));
   }
   SECTION("only projects with work are checked") {
-    h.service("p0", "done");
-    h.recorded("p0", "done", "svc-d", "READY");
+    h.made("p0", "done", "svc-d", "READY");
     std::swap(h.manifest.projects[0], h.manifest.projects[1]);  // p0 first in the manifest
     h.fake.always("GET", "/auth/info", auth("p1", "p1-key"));
     CHECK(message_of(preflight) == "(nothing thrown)");
@@ -448,11 +447,15 @@ TEST_CASE("engine: a stop while waiting leaves the service recorded and pending,
   h.options.stop = &stop;
   h.service("p1", "orders");
   h.fake.on("POST", "/projects/p1/services", R::response(202, service_json("svc-1", "orders", "QUEUED")));
-  SECTION("while CONFIGURING") {
-    h.fake.set_handler([&](const HttpRequest&) {
+  // The stop arrives with the answer to the first poll, which shows `status`.
+  auto stop_at_poll_answering = [&](const char* status) {
+    h.fake.set_handler([&stop, status](const HttpRequest&) {
       stop = true;
-      return R::response(200, service_json("svc-1", "orders", "CONFIGURING"));
+      return R::response(200, service_json("svc-1", "orders", status));
     });
+  };
+  SECTION("while CONFIGURING") {
+    stop_at_poll_answering("CONFIGURING");
     ApplyResult result = h.apply();
     CHECK(result.interrupted);
     CHECK(result.pending == std::vector<std::string>{"p1/services/orders"});
@@ -462,10 +465,7 @@ TEST_CASE("engine: a stop while waiting leaves the service recorded and pending,
     CHECK(make_plan(h.manifest, h.state).actions.at(0).action == Action::Wait);
   }
   SECTION("with the last answer") {
-    h.fake.set_handler([&](const HttpRequest&) {
-      stop = true;
-      return R::response(200, service_json("svc-1", "orders", "READY"));
-    });
+    stop_at_poll_answering("READY");
     ApplyResult result = h.apply();
     CHECK_FALSE(result.interrupted);
     CHECK(result.pending.empty());
@@ -602,8 +602,7 @@ TEST_CASE("engine: results are saved before any renderer sees them, and a failin
 
 TEST_CASE("engine: a new password the API did not confirm stays pending, and the next apply sets it again") {
   Harness h;
-  h.service("p1", "orders");
-  h.recorded("p1", "orders", "svc-1", "READY").pending_password = "chosen-before-the-crash-0123456789";
+  h.made("p1", "orders", "svc-1", "READY").pending_password = "chosen-before-the-crash-0123456789";
   h.fake.always("GET", "/services/svc-1", R::response(200, service_json("svc-1", "orders", "READY")));
   SECTION("refused") {
     h.fake.always("POST", "/services/svc-1/updatePassword", R::response(400, R"({"message":"too weak"})"));
@@ -679,8 +678,7 @@ json spec(int cpu, int memory) { return {{"resources", json::array({{{"spec", {{
 
 TEST_CASE("engine: an update is journaled before its call, cleared after, and watched until its change shows") {
   Harness h;
-  h.service("p1", "orders");
-  h.recorded("p1", "orders", "svc-orders", "READY");
+  h.made("p1", "orders", "svc-orders", "READY");
   h.manifest.projects[0].services[0].cpu_millis = "2000";
   int gets = 0;
   std::vector<std::string> problems;
@@ -713,8 +711,7 @@ TEST_CASE("engine: an update is journaled before its call, cleared after, and wa
 
 TEST_CASE("engine: a resize whose gateway answered 504 after it was made is not made a third time") {
   Harness h;
-  h.service("p1", "orders");
-  h.recorded("p1", "orders", "svc-orders", "READY");
+  h.made("p1", "orders", "svc-orders", "READY");
   h.manifest.projects[0].services[0].cpu_millis = "2000";
   bool made = false;
   h.fake.set_handler([&](const HttpRequest& r) -> HttpResponse {
@@ -737,8 +734,7 @@ TEST_CASE("engine: a resize whose gateway answered 504 after it was made is not 
 TEST_CASE("engine: a call left pending by a stopped run is checked first, and sent only if its change is missing") {
   for (bool made : {true, false}) {
     Harness h;
-    h.service("p1", "orders");
-    ResourceRecord& rec = h.recorded("p1", "orders", "svc-orders", "READY");
+    ResourceRecord& rec = h.made("p1", "orders", "svc-orders", "READY");
     rec.pending_call = {{"call", "resize"}, {"body", {{"cpu_millis", "2000"}, {"memory_gbs", "4"}}}};
     h.manifest.projects[0].services[0].cpu_millis = "2000";
     int resizes = 0;
@@ -760,10 +756,8 @@ TEST_CASE("engine: a call left pending by a stopped run is checked first, and se
 
 TEST_CASE("engine: an update that the API refuses fails that service by name, and the others go on") {
   Harness h;
-  h.service("p1", "orders");
-  h.service("p1", "billing");
-  h.recorded("p1", "orders", "svc-orders", "READY");
-  h.recorded("p1", "billing", "svc-billing", "READY");
+  h.made("p1", "orders", "svc-orders", "READY");
+  h.made("p1", "billing", "svc-billing", "READY");
   for (auto& s : h.manifest.projects[0].services) s.environment_tag = "PROD";
   h.fake.set_handler([&](const HttpRequest& r) -> HttpResponse {
     const std::string path = path_of(r);

@@ -43,22 +43,28 @@ class FakeCheck : public ConnectionCheck {
 
 const json kEndpoint = {{"endpoint", {{"host", "127.0.0.1"}, {"port", 5432}}}};
 
-void serve_one_service(Harness& h) {
+// `orders` of p1 declared, and the fake API creating it and answering it READY at kEndpoint.
+void declare_and_serve_orders(Harness& h) {
+  h.service("p1", "orders");
   h.fake.on("POST", "/projects/p1/services",
             R::response(202, service_json("svc-1", "orders", "QUEUED",
                                           {{"initial_password", "pw-1"}, {"endpoint", kEndpoint["endpoint"]}})));
   h.fake.always("GET", "/projects/p1/services/svc-1", R::response(200, service_json("svc-1", "orders", "READY", kEndpoint)));
 }
 
+// The apply of that, p1's services checked by `check` before they count as ready.
+ApplyResult apply_orders_checked_by(Harness& h, const FakeCheck& check) {
+  declare_and_serve_orders(h);
+  h.options.connectable = {&check, {"p1"}};
+  return h.apply();
+}
+
 }  // namespace
 
 TEST_CASE("connectable: a new service is reported ready only once it accepts a connection") {
   Harness h;
-  h.service("p1", "orders");
-  serve_one_service(h);
   FakeCheck check(3, ConnectAttempt::Verdict::Accepted);
-  h.options.connectable = {&check, {"p1"}};
-  ApplyResult result = h.apply();
+  ApplyResult result = apply_orders_checked_by(h, check);
   CHECK(result.failures.empty());
   CHECK(result.ready == 1);
   CHECK(check.attempts() == 4);
@@ -79,11 +85,8 @@ TEST_CASE("connectable: a new service is reported ready only once it accepts a c
 
 TEST_CASE("connectable: a refused login fails the service at once, naming the cause") {
   Harness h;
-  h.service("p1", "orders");
-  serve_one_service(h);
   FakeCheck check(0, ConnectAttempt::Verdict::Refused);
-  h.options.connectable = {&check, {"p1"}};
-  ApplyResult result = h.apply();
+  ApplyResult result = apply_orders_checked_by(h, check);
   CHECK(check.attempts() == 1);
   CHECK(result.ready == 0);
   REQUIRE(result.failures.size() == 1);
@@ -93,12 +96,9 @@ TEST_CASE("connectable: a refused login fails the service at once, naming the ca
 
 TEST_CASE("connectable: a service that never accepts connections fails after --wait-timeout") {
   Harness h;
-  h.service("p1", "orders");
-  serve_one_service(h);
   FakeCheck check(1'000'000, ConnectAttempt::Verdict::Accepted);
-  h.options.connectable = {&check, {"p1"}};
   h.options.wait_timeout = std::chrono::seconds(30);
-  ApplyResult result = h.apply();
+  ApplyResult result = apply_orders_checked_by(h, check);
   CHECK(result.ready == 0);
   REQUIRE(result.failures.size() == 1);
   CHECK_THAT(result.failures[0], Catch::Contains("not accepting connections within 30s"));
@@ -108,8 +108,7 @@ TEST_CASE("connectable: a service that never accepts connections fails after --w
 
 TEST_CASE("connectable: only the projects asked for, and never without a check") {
   Harness h;
-  h.service("p1", "orders");
-  serve_one_service(h);
+  declare_and_serve_orders(h);
   FakeCheck check(0, ConnectAttempt::Verdict::Accepted);
   SECTION("another project") { h.options.connectable = {&check, {"p2"}}; }
   SECTION("no check") { h.options.connectable = {nullptr, {"p1"}}; }
@@ -155,9 +154,15 @@ TEST_CASE("connectable: a service without a known password or endpoint cannot be
 }
 
 TEST_CASE("connectable: libpq's messages of a refused login are told from a server not there yet") {
-  CHECK(login_refused("FATAL:  password authentication failed for user \"tsdbadmin\""));
-  CHECK(login_refused("FATAL:  database \"tsdb\" does not exist"));
-  CHECK_FALSE(login_refused("connection to server at \"127.0.0.1\", port 5 failed: Connection refused"));
-  CHECK_FALSE(login_refused("FATAL:  the database system is starting up"));
-  CHECK_FALSE(login_refused("FATAL:  pg_hba.conf rejects connection for host \"127.0.0.1\""));
+  for (const char* refused : {"FATAL:  password authentication failed for user \"tsdbadmin\"",
+                               "FATAL:  database \"tsdb\" does not exist"}) {
+    INFO(refused);
+    CHECK(login_refused(refused));
+  }
+  for (const char* not_yet : {"connection to server at \"127.0.0.1\", port 5 failed: Connection refused",
+                              "FATAL:  the database system is starting up",
+                              "FATAL:  pg_hba.conf rejects connection for host \"127.0.0.1\""}) {
+    INFO(not_yet);
+    CHECK_FALSE(login_refused(not_yet));
+  }
 }

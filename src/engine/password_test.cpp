@@ -19,8 +19,7 @@ const std::string kNew = "new-password-0123456789";
 
 TEST_CASE("engine: rotate_password journals the new password, sends it once, and records it when confirmed") {
   Harness h;
-  h.service("p1", "orders");
-  h.recorded("p1", "orders", "svc-1", "READY");
+  h.made("p1", "orders", "svc-1", "READY");
   std::vector<std::string> sent, pending_when_sent;
   h.fake.set_handler([&](const HttpRequest& r) {
     if (r.method == "POST" && path_of(r).ends_with("/services/svc-1/updatePassword")) {

@@ -118,6 +118,12 @@ struct Harness {
     r.create_pending = create_pending;
     return state.upsert(r);
   }
+  // A service declared and recorded, as the earlier run that made it left it.
+  ResourceRecord& made(const std::string& project_id, const std::string& name, const std::string& id,
+                       const std::string& status) {
+    service(project_id, name);
+    return recorded(project_id, name, id, status);
+  }
 
   std::map<std::string, ProjectKey> keys() const {
     std::map<std::string, ProjectKey> k;

@@ -15,9 +15,17 @@ using std::chrono::milliseconds;
 
 namespace {
 
-// Creates answer 202 QUEUED with id svc-NAME.
+// Creates answer 202 QUEUED with id svc-any.
 void answer_creates(Harness& h) {
   h.fake.always("POST", "/projects/p1/services", R::response(202, service_json("svc-any", "any", "QUEUED")));
+}
+
+// The apply of `h` makes its one service READY, after `polls` reads of svc-any.
+void check_ready_after(Harness& h, size_t polls) {
+  ApplyResult result = h.apply();
+  CHECK(result.failures.empty());
+  CHECK(result.ready == 1);
+  CHECK(h.fake.count("GET", "/services/svc-any") == polls);
 }
 
 HttpResponse created(const HttpRequest& r, const std::string& status = "QUEUED") {
@@ -89,10 +97,7 @@ TEST_CASE("engine: UNSTABLE and unknown statuses keep waiting") {
   answer_creates(h);
   for (const char* s : {"UNSTABLE", "SOMETHING_NEW", "OPTIMIZING", "READY"})
     h.fake.on("GET", "/services/svc-any", R::response(200, service_json("svc-any", "orders", s)));
-  ApplyResult result = h.apply();
-  CHECK(result.failures.empty());
-  CHECK(result.ready == 1);
-  CHECK(h.fake.count("GET", "/services/svc-any") == 4);
+  check_ready_after(h, 4);
 }
 
 TEST_CASE("engine: DELETED, PAUSED and 404 fail that service only") {
@@ -141,10 +146,7 @@ TEST_CASE("engine: 5xx and connection errors during a watch are retried") {
   h.fake.fail("GET", "/services/svc-any", /*may_have_reached_server=*/true);  // the first poll gives up here
   h.fake.on("GET", "/services/svc-any", R::response(502, "<html>bad gateway</html>"));
   h.fake.on("GET", "/services/svc-any", R::response(200, service_json("svc-any", "orders", "READY")));
-  ApplyResult result = h.apply();
-  CHECK(result.failures.empty());
-  CHECK(result.ready == 1);
-  CHECK(h.fake.count("GET", "/services/svc-any") == 4);
+  check_ready_after(h, 4);
 }
 
 TEST_CASE("engine: a service not READY within the wait timeout fails naming its last status") {
@@ -174,8 +176,7 @@ TEST_CASE("engine: a service not READY within the wait timeout fails naming its 
 
 TEST_CASE("engine: a wait action polls a recorded service and never creates it") {
   Harness h;
-  h.service("p1", "orders");
-  ResourceRecord& rec = h.recorded("p1", "orders", "svc-7", "CONFIGURING");
+  ResourceRecord& rec = h.made("p1", "orders", "svc-7", "CONFIGURING");
   rec.initial_password = "pw-from-create";
   h.fake.on("GET", "/services/svc-7",
             R::response(200, service_json("svc-7", "orders", "CONFIGURING", {{"initial_password", ""}})));

@@ -77,6 +77,21 @@ TransportError refused(TlsServer& server, const std::string& host, const std::st
   throw std::logic_error("unreachable");
 }
 
+// The same, as a certificate refused before anything was sent: the failure says `says`, is not
+// worth a retry and cannot have reached the server, which received nothing. Its message, for more
+// checks.
+std::string refused_before_sending(TlsServer& server, const std::string& host, const std::string& ca_file,
+                                   const std::string& says) {
+  const TransportError e = refused(server, host, ca_file);
+  const std::string what = e.what();
+  INFO(what);
+  CHECK(what.find(says) != std::string::npos);
+  CHECK_FALSE(e.worth_retrying());
+  CHECK_FALSE(e.may_have_reached_server());
+  CHECK(server.received() == 0);
+  return what;
+}
+
 }  // namespace
 
 TEST_CASE("http: https to a server whose certificate chains to the CA bundle given works, over loopback names") {
@@ -98,54 +113,34 @@ TEST_CASE("http: a certificate of a CA that is not trusted fails at once as an u
   Pki pki;
   TlsServer server(pki, "good");
   // The system's CA certificates do not hold the test CA.
-  TransportError e = refused(server, "127.0.0.1", "");
-  const std::string what = e.what();
+  const std::string what =
+      refused_before_sending(server, "127.0.0.1", "",
+                             "the server's TLS certificate was refused, so nothing was sent: unknown issuer: the "
+                             "certificate's issuer is not among the system's CA certificates (SSL_CERT_FILE names "
+                             "another bundle)");
   INFO(what);
   CHECK(what.find("POST https://127.0.0.1:") == 0);
-  CHECK(what.find("the server's TLS certificate was refused, so nothing was sent: unknown issuer: the "
-                  "certificate's issuer is not among the system's CA certificates (SSL_CERT_FILE names another "
-                  "bundle)") != std::string::npos);
   CHECK(what.find("tls-test-secret") == std::string::npos);
-  CHECK_FALSE(e.worth_retrying());
-  CHECK_FALSE(e.may_have_reached_server());
-  CHECK(server.received() == 0);
 }
 
 TEST_CASE("http: a self-signed certificate fails at once as an unknown issuer, nothing sent") {
   Pki pki;
   TlsServer server(pki, "self_signed");
-  TransportError e = refused(server, "127.0.0.1", pki.file("ca.pem"));
-  const std::string what = e.what();
-  INFO(what);
-  CHECK(what.find("unknown issuer: the certificate is self-signed and not among the CA bundle " + pki.file("ca.pem") +
-                  " (SSL_CERT_FILE)") != std::string::npos);
-  CHECK_FALSE(e.worth_retrying());
-  CHECK_FALSE(e.may_have_reached_server());
-  CHECK(server.received() == 0);
+  refused_before_sending(server, "127.0.0.1", pki.file("ca.pem"),
+                         "unknown issuer: the certificate is self-signed and not among the CA bundle " +
+                             pki.file("ca.pem") + " (SSL_CERT_FILE)");
 }
 
 TEST_CASE("http: a certificate for another host fails at once as a wrong host, nothing sent") {
   Pki pki;
   TlsServer server(pki, "wrong_host");
-  TransportError e = refused(server, "127.0.0.1", pki.file("ca.pem"));
-  const std::string what = e.what();
-  INFO(what);
-  CHECK(what.find("wrong host: the certificate is not for 127.0.0.1") != std::string::npos);
-  CHECK_FALSE(e.worth_retrying());
-  CHECK_FALSE(e.may_have_reached_server());
-  CHECK(server.received() == 0);
+  refused_before_sending(server, "127.0.0.1", pki.file("ca.pem"), "wrong host: the certificate is not for 127.0.0.1");
 }
 
 TEST_CASE("http: an expired certificate fails at once as expired, nothing sent") {
   Pki pki;
   TlsServer server(pki, "expired");
-  TransportError e = refused(server, "localhost", pki.file("ca.pem"));
-  const std::string what = e.what();
-  INFO(what);
-  CHECK(what.find("the certificate has expired") != std::string::npos);
-  CHECK_FALSE(e.worth_retrying());
-  CHECK_FALSE(e.may_have_reached_server());
-  CHECK(server.received() == 0);
+  refused_before_sending(server, "localhost", pki.file("ca.pem"), "the certificate has expired");
 }
 
 TEST_CASE("http: a CA bundle that is not PEM fails at once naming it") {

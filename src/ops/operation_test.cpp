@@ -64,6 +64,12 @@ void empty_project(Harness& h) {
   });
 }
 
+// `orders` of p1 declared, in a project that has nothing yet (empty_project).
+void orders_in_empty_project(Harness& h) {
+  h.service("p1", "orders");
+  empty_project(h);
+}
+
 PlanSettings from_state_alone() {
   PlanSettings s;
   s.refresh = false;
@@ -102,8 +108,7 @@ PlanDocument saved_plan(Harness& h, StateStore& store, const PlanSettings& setti
 
 TEST_CASE("ops: a plan made now is shown, asked for, and applied only when approved") {
   Harness h;
-  h.service("p1", "orders");
-  empty_project(h);
+  orders_in_empty_project(h);
   Reporter reporter(h.events);
   ApplyRequest request = request_of(h, h.store, from_state_alone(), env_with());
 
@@ -134,8 +139,7 @@ TEST_CASE("ops: a plan made now is shown, asked for, and applied only when appro
 
 TEST_CASE("ops: a saved plan is applied as saved without asking, and refused once the state moved") {
   Harness h;
-  h.service("p1", "orders");
-  empty_project(h);
+  orders_in_empty_project(h);
   PlanDocument saved = saved_plan(h, h.store, from_state_alone());
   Reporter reporter(h.events);
   ApplyRequest request = request_of(h, h.store, from_state_alone(), env_with());
@@ -205,10 +209,8 @@ TEST_CASE("ops: --target plans and applies only the named resource and what it n
 
 TEST_CASE("ops: --max-deletes: more deletes than the limit delete nothing") {
   Harness h;
-  h.service("p1", "a");
-  h.service("p1", "b");
-  h.recorded("p1", "a", "svc-a", "READY");
-  h.recorded("p1", "b", "svc-b", "READY");
+  h.made("p1", "a", "svc-a", "READY");
+  h.made("p1", "b", "svc-b", "READY");
   h.manifest.projects.front().services.clear();  // both orphans
   MemoryStateStore store(h.state);
   empty_project(h);
@@ -235,8 +237,7 @@ TEST_CASE("ops: --max-deletes: more deletes than the limit delete nothing") {
 
 TEST_CASE("ops: a held lock refuses the apply before anything is read or sent") {
   Harness h;
-  h.service("p1", "orders");
-  empty_project(h);
+  orders_in_empty_project(h);
   LockedStore store;
   Reporter reporter(h.events);
   ApplyRequest request = request_of(h, store, from_state_alone(), env_with());
@@ -259,8 +260,7 @@ TEST_CASE("ops: a held lock refuses the apply before anything is read or sent") 
 
 TEST_CASE("ops: a state that cannot be saved after a create ends the apply naming the recovery file") {
   Harness h;
-  h.service("p1", "orders");
-  empty_project(h);
+  orders_in_empty_project(h);
   h.fake.set_handler([&](const HttpRequest& r) -> HttpResponse {
     if (r.method == "POST") {
       h.store.fail_writes();  // the disk fills while the create is on its way
@@ -302,13 +302,7 @@ TEST_CASE("ops: a refreshing plan reads the state again when the lists show a de
       // Between the plan's read of the state and this list, an apply journaled orders and created it.
       if (++lists == 1 && applied) {
         State journaled = new_state();
-        ResourceRecord rec;
-        rec.address = "p1/services/orders";
-        rec.project_id = "p1";
-        rec.name = "orders";
-        rec.id = "svc-orders";
-        rec.status = "READY";
-        journaled.upsert(rec);
+        journaled.upsert(ready_orders());
         h.store.write(journaled);
       }
       return R::response(200, "[" + service_json("svc-orders", "orders", "READY") + "]");
@@ -378,8 +372,7 @@ TEST_CASE("ops: the policies are checked by the operation: a mandatory violation
 
 TEST_CASE("ops: an apply whose plan records a password needs the key of a sealed state, and warns on a clear one") {
   Harness h;
-  h.service("p1", "orders");
-  empty_project(h);
+  orders_in_empty_project(h);
   Reporter reporter(h.events);
   ApplyRequest request = request_of(h, h.store, from_state_alone(), env_with());
   request.auto_approve = true;

@@ -60,57 +60,57 @@ bool sent(const FakeSqlSession& s, const std::string& text) {
   return false;
 }
 
+// A migration of preview pr-1 of acme with files(), through the fake connector.
+struct Migration {
+  State state = preview_state();
+  const std::vector<MigrationFile> all = files();
+  FakeSqlConnector connector;
+  MigrationProgress progress;
+  MigrateOutcome run() { return migrate_preview({state, "acme", "pr-1", all, connector}, progress); }
+};
+
 }  // namespace
 
 TEST_CASE("ops: migrations go to every fork of the preview - a second run applies only new files", "[ops]") {
-  const State state = preview_state();
-  const auto all = files();
-  FakeSqlConnector connector;
-  connector.prepare = [&](FakeSqlSession& s, const ConnectTarget& t) {
+  Migration m;
+  m.connector.prepare = [&](FakeSqlSession& s, const ConnectTarget& t) {
     s.rows["to_regclass"] = {{std::string("t")}};
-    s.rows["SELECT name, sha256"] = {{std::string("0001_a.sql"), all[0].sha256, std::string("2026-11-28")}};
+    s.rows["SELECT name, sha256"] = {{std::string("0001_a.sql"), m.all[0].sha256, std::string("2026-11-28")}};
     CHECK(t.password == (t.port == 5101 ? "pw-orders-pr-1" : "pw-billing-pr-1"));
   };
-  MigrationProgress progress;
-  MigrateOutcome out = migrate_preview({state, "acme", "pr-1", all, connector}, progress);
+  MigrateOutcome out = m.run();
   REQUIRE(out.forks.size() == 2);
   CHECK_FALSE(out.failed());
   for (const auto& f : out.forks) {
     CHECK(f.before == 1);
     CHECK(f.applied == std::vector<std::string>{"0002_b.sql"});
   }
-  CHECK(progress.seen == std::vector<std::string>{"orders-pr-1 0002_b.sql", "billing-pr-1 0002_b.sql"});
-  REQUIRE(connector.made.size() == 2);
-  CHECK(connector.made[0].first == "127.0.0.1:5101");  // the forks, never the sources
-  CHECK(connector.made[1].first == "127.0.0.1:5102");
-  CHECK_FALSE(sent(*connector.made[0].second, "CREATE TABLE a"));
+  CHECK(m.progress.seen == std::vector<std::string>{"orders-pr-1 0002_b.sql", "billing-pr-1 0002_b.sql"});
+  REQUIRE(m.connector.made.size() == 2);
+  CHECK(m.connector.made[0].first == "127.0.0.1:5101");  // the forks, never the sources
+  CHECK(m.connector.made[1].first == "127.0.0.1:5102");
+  CHECK_FALSE(sent(*m.connector.made[0].second, "CREATE TABLE a"));
 }
 
 TEST_CASE("ops: a changed applied file on any fork stops the run before any file runs anywhere", "[ops]") {
-  const State state = preview_state();
-  const auto all = files();
-  FakeSqlConnector connector;
-  connector.prepare = [&](FakeSqlSession& s, const ConnectTarget& t) {
+  Migration m;
+  m.connector.prepare = [&](FakeSqlSession& s, const ConnectTarget& t) {
     s.rows["to_regclass"] = {{std::string(t.port == 5102 ? "t" : "f")}};
     s.rows["SELECT name, sha256"] = {{std::string("0001_a.sql"), std::string(64, '0'), std::string("2026-11-28")}};
   };
-  MigrationProgress progress;
-  CHECK_THROWS_WITH(migrate_preview({state, "acme", "pr-1", all, connector}, progress),
+  CHECK_THROWS_WITH(m.run(),
                     Catch::Contains("billing-pr-1: db/0001_a.sql changed after it was applied") &&
                         Catch::Contains("no migration was applied to any fork"));
-  for (const auto& [target, session] : connector.made) CHECK_FALSE(sent(*session, "BEGIN"));
+  for (const auto& [target, session] : m.connector.made) CHECK_FALSE(sent(*session, "BEGIN"));
 }
 
 TEST_CASE("ops: a failing file stops its fork's migrations, not the other fork's", "[ops]") {
-  const State state = preview_state();
-  const auto all = files();
-  FakeSqlConnector connector;
-  connector.prepare = [&](FakeSqlSession& s, const ConnectTarget& t) {
+  Migration m;
+  m.connector.prepare = [&](FakeSqlSession& s, const ConnectTarget& t) {
     s.rows["to_regclass"] = {{std::string("f")}};
     if (t.port == 5101) s.fail_when["CREATE TABLE a"] = SqlError{"permission denied for schema public", "", "", "42501", 0};
   };
-  MigrationProgress progress;
-  MigrateOutcome out = migrate_preview({state, "acme", "pr-1", all, connector}, progress);
+  MigrateOutcome out = m.run();
   CHECK(out.failed());
   REQUIRE(out.forks.size() == 2);
   REQUIRE(out.forks[0].failure);
@@ -120,14 +120,11 @@ TEST_CASE("ops: a failing file stops its fork's migrations, not the other fork's
 }
 
 TEST_CASE("ops: a fork whose password is still its source's is refused before any connection", "[ops]") {
-  State state = preview_state();
-  state.find(preview_address("acme", "pr-1", "billing"))->settings[kPreviewKey]["password_rotated"] = false;
-  FakeSqlConnector connector;
-  MigrationProgress progress;
-  const auto all = files();
-  CHECK_THROWS(migrate_preview({state, "acme", "pr-1", all, connector}, progress));
-  CHECK(connector.made.size() == 1);  // orders' fork was opened (its ledger read), nothing applied
-  CHECK_FALSE(sent(*connector.made[0].second, "BEGIN"));
+  Migration m;
+  m.state.find(preview_address("acme", "pr-1", "billing"))->settings[kPreviewKey]["password_rotated"] = false;
+  CHECK_THROWS(m.run());
+  CHECK(m.connector.made.size() == 1);  // orders' fork was opened (its ledger read), nothing applied
+  CHECK_FALSE(sent(*m.connector.made[0].second, "BEGIN"));
 }
 
 TEST_CASE("ops: the diff reads each fork and its source through read-only sessions with a timeout", "[ops]") {

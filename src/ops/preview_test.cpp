@@ -206,12 +206,7 @@ TEST_CASE("ops: the locked-state helper saves what the body says, folds after, t
   StateAccess access{store, "state rm", Duration(0), {}, env_with_key()};
   std::vector<std::string> order;
   const State saved = with_locked_state(access, [&](State& state) {
-    ResourceRecord r;
-    r.address = "p1/services/a";
-    r.project_id = "p1";
-    r.name = "a";
-    r.id = "svc-a";
-    state.upsert(r);
+    state.upsert(recorded_service("p1", "a", "svc-a", ""));
     Changes c;
     c.save = Changes::Save::Whole;
     c.fold = true;

@@ -33,10 +33,8 @@ struct DriftWorld {
   json billing_now = json::parse(service_json("svc-billing", "billing", "READY", drift_spec(1000, 4)));
 
   DriftWorld() {
-    h.service("p1", "orders");
-    h.service("p1", "billing");
-    h.recorded("p1", "orders", "svc-orders", "READY");
-    h.recorded("p1", "billing", "svc-billing", "READY");
+    h.made("p1", "orders", "svc-orders", "READY");
+    h.made("p1", "billing", "svc-billing", "READY");
     store.emplace(h.state);
     h.fake.always("GET", "/auth/info",
                   R::response(200, json{{"type", "apiKey"},

@@ -1,13 +1,14 @@
 #pragma once
-// What the operations' unit tests share (besides engine/test_support.h's harness): the project key
-// from the environment, a state access for an operation, a store locked by another run and a state
-// of recorded services.
+// What the operations' unit tests share (besides engine/test_support.h's harness and
+// state/test_support.h's records): the project key from the environment, a state access for an
+// operation, a store locked by another run and a state of recorded services.
 #include <optional>
 #include <string>
 
 #include "engine/test_support.h"
 #include "ops/locked_state.h"
 #include "state/memory_store.h"
+#include "state/test_support.h"
 
 namespace dbform::test {
 
@@ -35,34 +36,18 @@ class LockedStore : public MemoryStateStore {
 };
 
 // `orders` of project p1, recorded READY with the id svc-orders.
-inline ResourceRecord ready_orders() {
-  ResourceRecord orders;
-  orders.address = kOrders;
-  orders.project_id = "p1";
-  orders.name = "orders";
-  orders.id = "svc-orders";
-  orders.status = "READY";
-  return orders;
-}
+inline ResourceRecord ready_orders() { return recorded_service("p1", "orders", "svc-orders", "READY"); }
 
 // `orders` recorded READY with its read replica set `reporting`, and `billing` whose create's
 // outcome is unknown.
 inline State recorded_services() {
   State s = new_state();
   s.upsert(ready_orders());
-  ResourceRecord replicas;
-  replicas.kind = ResourceKind::ReplicaSet;
-  replicas.address = kOrders + "/replicas/reporting";
-  replicas.project_id = "p1";
-  replicas.parent = "orders";
-  replicas.name = "reporting";
+  ResourceRecord replicas = record_of(ResourceKind::ReplicaSet, "p1", "reporting", "orders");
   replicas.id = "rs-1";
   replicas.status = "active";
   s.upsert(replicas);
-  ResourceRecord billing;
-  billing.address = "p1/services/billing";
-  billing.project_id = "p1";
-  billing.name = "billing";
+  ResourceRecord billing = recorded_service("p1", "billing", "", "");
   billing.create_pending = true;
   s.upsert(billing);
   return s;

@@ -4,6 +4,7 @@
 
 #include "plan/preview_plan.h"
 #include "plan/kinds.h"
+#include "state/test_support.h"
 #include "util/error.h"
 
 using namespace dbform;
@@ -13,28 +14,12 @@ namespace {
 WallTime at(const std::string& utc) { return WallTime(parse_utc(utc).value().time_since_epoch()); }
 
 ResourceRecord recorded_service(const std::string& project, const std::string& name, const std::string& status = "READY") {
-  ResourceRecord r;
-  r.project_id = project;
-  r.name = name;
-  r.address = resource_address(project, ResourceKind::Service, name);
-  r.id = "id-" + project + "-" + name;
-  r.status = status;
-  return r;
+  return test::recorded_service(project, name, "id-" + project + "-" + name, status);
 }
 
 ResourceRecord fork_of(const std::string& project, const std::string& preview, const std::string& source,
                        const std::string& created, const std::string& expires) {
-  ResourceRecord r;
-  r.project_id = project;
-  r.name = preview_fork_name(preview, source);
-  r.address = preview_address(project, preview, source);
-  r.id = "id-" + project + "-" + r.name;
-  r.status = "READY";
-  r.created_at = created;
-  r.settings = {{"fork", {{"from", source}, {"strategy", "NOW"}}},
-                {"environment_tag", "DEV"},
-                {kPreviewKey, {{"name", preview}, {"service", source}, {"expires_at", expires}}}};
-  return r;
+  return test::preview_fork(project, preview, source, created, expires);
 }
 
 std::vector<std::string> due_of(const SweepChoice& choice) {

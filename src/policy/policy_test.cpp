@@ -4,6 +4,7 @@
 #include "plan/differ.h"
 #include "policy/evaluate.h"
 #include "policy/loader.h"
+#include "state/test_support.h"
 #include "util/clock.h"
 
 using namespace dbform;
@@ -180,12 +181,7 @@ TEST_CASE("a waiver exempts a resource from a waivable rule until it expires, an
 TEST_CASE("forbid_actions names what the plan does to a resource, as the record shows it") {
   const Manifest declared = manifest_of(service("        replica_count: 1\n        deletion_protection: true\n"));
   State state = new_state();
-  ResourceRecord rec;
-  rec.address = "acme/services/old";
-  rec.project_id = "acme";
-  rec.name = "old";
-  rec.id = "s1";
-  rec.status = "READY";
+  ResourceRecord rec = test::recorded_service("acme", "old", "s1", "READY");
   rec.settings = {{"environment_tag", "PROD"}};
   state.upsert(rec);
   Plan plan = make_plan(declared, state, nullptr, true, nullptr);  // --prune: the orphan is deleted

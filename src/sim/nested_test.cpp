@@ -3,32 +3,19 @@
 #include <catch2/catch.hpp>
 
 #include "sim/simulator.h"
+#include "sim/test_support.h"
 
-using dbform::FakeClock;
 using dbform::SimConfig;
 using dbform::SimResponse;
-using dbform::Simulator;
 using nlohmann::json;
 
 namespace {
 
-SimConfig nested_config() {
-  SimConfig config;
-  config.keys = {{"key-a", "proj-a", "ci-key"}};
-  config.queued_delay = std::chrono::seconds(1);
-  config.configuring_delay = std::chrono::seconds(2);
-  config.upgrading_delay = std::chrono::seconds(2);
-  config.deleting_delay = std::chrono::seconds(1);
-  config.seed = 11;
-  return config;
-}
+SimConfig nested_config() { return dbform::test::timed_config({{"key-a", "proj-a", "ci-key"}}, 11); }
 
-struct Nested {
-  explicit Nested(SimConfig config = nested_config()) : sim(std::move(config), clock) {}
+struct Nested : dbform::test::SimCore {
+  explicit Nested(SimConfig config = nested_config()) : SimCore(std::move(config)) {}
 
-  SimResponse call(const std::string& method, const std::string& path, const std::string& body = "") {
-    return sim.handle({method, path, "Bearer key-a", body});
-  }
   // A READY service's id.
   std::string service(const std::string& name = "orders") {
     const SimResponse created = call("POST", "/projects/proj-a/services", json{{"name", name}}.dump());
@@ -42,9 +29,6 @@ struct Nested {
   json sets_of(const std::string& service_id) {
     return json::parse(call("GET", "/projects/proj-a/services/" + service_id + "/replicaSets").body);
   }
-
-  FakeClock clock;
-  Simulator sim;
 };
 
 const json kSet = {{"name", "reporting"}, {"nodes", 2}, {"cpu_millis", 1000}, {"memory_gbs", 4}};

@@ -427,48 +427,34 @@ void PostgresFleet::create(const std::string& id, int port, const std::string& p
 }
 
 void PostgresFleet::fork(const std::string& id, int port, const std::string& source_id, const std::string& password) {
-  Db& target = add_db(id, port, password);
+  copy_into(add_db(id, port, password), source_id, false,
+            "sim: cannot fork " + source_id + " into " + id + ": it has no PostgreSQL server");
+}
+
+void PostgresFleet::replica(const std::string& id, int port, const std::string& primary_id) {
+  copy_into(add_db(id, port, ""), primary_id, true,
+            "sim: cannot make a standby of " + primary_id + " for " + id + ": it has no PostgreSQL server");
+}
+
+void PostgresFleet::copy_into(Db& target, const std::string& source_id, bool standby, const std::string& no_source) {
   Db* source = nullptr;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    target.standby = standby;
     source = find(source_id);
   }
   if (!source) {
-    log::warn("sim: cannot fork " + source_id + " into " + id + ": it has no PostgreSQL server");
+    log::warn(no_source);
     std::lock_guard<std::mutex> lock(mu_);
     target.failed = true;
     return;
   }
   // On the source's worker, after what it was asked before: the copy is of its data at this call.
-  const bool queued = enqueue(*source, &target, [this, &target](Db& s) {
-    base_backup(s, target, false);
-    enqueue(target, &target, [this](Db& t) { start_server(t, false); });
+  const bool queued = enqueue(*source, &target, [this, &target, standby](Db& s) {
+    base_backup(s, target, standby);
+    enqueue(target, &target, [this, standby](Db& t) { start_server(t, standby); });
   });
-  if (!queued) {  // its source is being removed (or the fleet stops): the fork never settles
-    std::lock_guard<std::mutex> lock(mu_);
-    target.failed = true;
-  }
-}
-
-void PostgresFleet::replica(const std::string& id, int port, const std::string& primary_id) {
-  Db& target = add_db(id, port, "");
-  Db* primary = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    target.standby = true;
-    primary = find(primary_id);
-  }
-  if (!primary) {
-    log::warn("sim: cannot make a standby of " + primary_id + " for " + id + ": it has no PostgreSQL server");
-    std::lock_guard<std::mutex> lock(mu_);
-    target.failed = true;
-    return;
-  }
-  const bool queued = enqueue(*primary, &target, [this, &target](Db& p) {
-    base_backup(p, target, true);
-    enqueue(target, &target, [this](Db& t) { start_server(t, true); });
-  });
-  if (!queued) {
+  if (!queued) {  // its source is being removed (or the fleet stops): the copy never settles
     std::lock_guard<std::mutex> lock(mu_);
     target.failed = true;
   }

@@ -95,6 +95,9 @@ class PostgresFleet : public SimDatabases {
   // What the server of `db` may read, write and execute.
   Confinement confinement_of(const Db& db) const;
   void base_backup(Db& source, Db& target, bool standby);
+  // Makes `target` a copy of `source_id`'s data (`standby`: a streaming standby of it) and starts
+  // it; when the source has no server, `no_source` is warned and `target` fails.
+  void copy_into(Db& target, const std::string& source_id, bool standby, const std::string& no_source);
   ProgramResult tool(const std::vector<std::string>& argv) const;
   void check(const ProgramResult& result, const std::string& what, const std::string& log_file = "") const;
   std::string socket_dir() const { return dir_ + "/sock"; }

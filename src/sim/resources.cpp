@@ -1,6 +1,7 @@
 #include "sim/resources.h"
 
 #include <cmath>
+#include <initializer_list>
 
 namespace dbform::sim {
 
@@ -35,6 +36,12 @@ bool has_addon(const json& request, const std::string& addon) {
 }
 
 json endpoint(const std::string& host, long long port) { return json{{"host", host}, {"port", port}}; }
+
+// `fields` with the request's values of `names` beside them, as the API answers them back.
+json with_request_fields(json fields, const json& request, std::initializer_list<const char*> names) {
+  for (const char* name : names) fields[name] = request[name];
+  return fields;
+}
 
 }  // namespace
 
@@ -73,12 +80,7 @@ SimVpc make_vpc(const json& request, const std::string& project_id, const std::s
   SimVpc vpc;
   vpc.project_id = project_id;
   vpc.created_at = created_at;
-  vpc.fields = {
-      {"id", vpc_id},
-      {"name", request["name"]},
-      {"cidr", request["cidr"]},
-      {"region_code", request["region_code"]},
-  };
+  vpc.fields = with_request_fields({{"id", vpc_id}}, request, {"name", "cidr", "region_code"});
   return vpc;
 }
 
@@ -89,15 +91,13 @@ SimReplicaSet make_replica_set(const json& request, const SimService& service, c
   set.service_id = service.service_id;
   set.created_at = created_at;
   set.fate = fate;
-  set.fields = {
-      {"id", set_id},
-      {"name", request["name"]},
-      {"nodes", request["nodes"]},
-      {"cpu_millis", request["cpu_millis"]},
-      {"memory_gbs", request["memory_gbs"]},
-      {"metadata", {{"environment", "DEV"}}},
-      {"endpoint", endpoint(set_id + "." + service.service_id + ".tsdb.sim.local", random.between(30000, 39999))},
-  };
+  set.fields = with_request_fields(
+      {
+          {"id", set_id},
+          {"metadata", {{"environment", "DEV"}}},
+          {"endpoint", endpoint(set_id + "." + service.service_id + ".tsdb.sim.local", random.between(30000, 39999))},
+      },
+      request, {"name", "nodes", "cpu_millis", "memory_gbs"});
   return set;
 }
 
@@ -107,14 +107,9 @@ SimPeering make_peering(const json& request, const std::string& project_id, cons
   peering.project_id = project_id;
   peering.vpc_id = vpc_id;
   peering.created_at = created_at;
-  peering.fields = {
-      {"id", peering_id},
-      {"peer_account_id", request["peer_account_id"]},
-      {"peer_region_code", request["peer_region_code"]},
-      {"peer_vpc_id", request["peer_vpc_id"]},
-      {"provisioned_id", "pcx-" + random.lower_alnum(17)},
-      {"status", "pending"},
-  };
+  peering.fields = with_request_fields(
+      {{"id", peering_id}, {"provisioned_id", "pcx-" + random.lower_alnum(17)}, {"status", "pending"}}, request,
+      {"peer_account_id", "peer_region_code", "peer_vpc_id"});
   return peering;
 }
 

@@ -6,6 +6,7 @@
 #include <csignal>
 #include <set>
 #include <thread>
+#include <utility>
 
 #include "sim/connection_cut.h"
 #include "sim/gzip.h"
@@ -142,24 +143,20 @@ struct SimServer::Impl {
 };
 
 void SimServer::Impl::install_routes() {
-  server.Get("/_sim/requests", [this](const httplib::Request& req, httplib::Response& res) {
-    serve_json(req, res, sim.request_counts());
-  });
-  server.Get("/_sim/services", [this](const httplib::Request& req, httplib::Response& res) {
-    serve_json(req, res, sim.all_services());
-  });
-  server.Get("/_sim/faults", [this](const httplib::Request& req, httplib::Response& res) {
-    serve_json(req, res, sim.fault_counts());
-  });
-  server.Get("/_sim/vpcs", [this](const httplib::Request& req, httplib::Response& res) {
-    serve_json(req, res, sim.all_vpcs());
-  });
-  server.Get("/_sim/replica_sets", [this](const httplib::Request& req, httplib::Response& res) {
-    serve_json(req, res, sim.all_replica_sets());
-  });
-  server.Get("/_sim/peerings", [this](const httplib::Request& req, httplib::Response& res) {
-    serve_json(req, res, sim.all_peerings());
-  });
+  // What the simulator holds, for tests and demos to read: each path answers one view as JSON.
+  using View = nlohmann::json (Simulator::*)() const;
+  const std::pair<const char*, View> views[] = {
+      {"/_sim/requests", &Simulator::request_counts},
+      {"/_sim/services", &Simulator::all_services},
+      {"/_sim/faults", &Simulator::fault_counts},
+      {"/_sim/vpcs", &Simulator::all_vpcs},
+      {"/_sim/replica_sets", &Simulator::all_replica_sets},
+      {"/_sim/peerings", &Simulator::all_peerings},
+  };
+  for (const auto& [path, view] : views)
+    server.Get(path, [this, view](const httplib::Request& req, httplib::Response& res) {
+      serve_json(req, res, (sim.*view)());
+    });
   // Changes made "outside dbform", as in the vendor's console: no key, no waiting.
   auto console = [this](const httplib::Request& req, httplib::Response& res, const std::string& action,
                         const std::string& body) {

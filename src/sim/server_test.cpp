@@ -6,9 +6,11 @@
 #include <thread>
 
 #include "api/client.h"
+#include "error_of.h"
 #include "http/curl_transport.h"
 #include "sim/gzip.h"
 #include "sim/simulator.h"
+#include "sim/test_support.h"
 #include "tls/test_pki.h"
 
 using namespace dbform;
@@ -16,14 +18,7 @@ using nlohmann::json;
 
 namespace {
 
-SimConfig server_config() {
-  SimConfig config;
-  config.keys = {{"key-a", "proj-a", "ci"}, {"pub-b:secret-b", "proj-b"}};
-  config.queued_delay = std::chrono::seconds(1);
-  config.configuring_delay = std::chrono::seconds(2);
-  config.seed = 3;
-  return config;
-}
+SimConfig server_config() { return test::timed_config({{"key-a", "proj-a", "ci"}, {"pub-b:secret-b", "proj-b"}}, 3); }
 
 // A simulator on 127.0.0.1:<free port>. One FakeClock drives the simulator's timeline and the
 // client's back-off sleeps, so nothing in these tests waits for real time.
@@ -119,20 +114,14 @@ TEST_CASE("sim: SimServer accepts Basic keys and refuses wrong ones with the API
   CHECK(basic.auth_info("pub-b:secret-b").project_id == "proj-b");
 
   ApiClient bearer = live.client();
-  try {
-    bearer.list_services("not-a-key", "proj-a");
-    FAIL("expected a 401");
-  } catch (const ApiError& e) {
-    CHECK(e.status() == 401);
-    CHECK_THAT(e.api_message(), Catch::Contains("invalid or missing API key"));
-  }
-  try {
-    bearer.list_services("key-a", "proj-b");
-    FAIL("expected a 403");
-  } catch (const ApiError& e) {
-    CHECK(e.status() == 403);
-    CHECK_THAT(e.api_message(), Catch::Contains("API key is not valid for project proj-b"));
-  }
+  const auto unknown_key = thrown<ApiError>([&] { bearer.list_services("not-a-key", "proj-a"); });
+  REQUIRE(unknown_key);
+  CHECK(unknown_key->status() == 401);
+  CHECK_THAT(unknown_key->api_message(), Catch::Contains("invalid or missing API key"));
+  const auto other_project = thrown<ApiError>([&] { bearer.list_services("key-a", "proj-b"); });
+  REQUIRE(other_project);
+  CHECK(other_project->status() == 403);
+  CHECK_THAT(other_project->api_message(), Catch::Contains("API key is not valid for project proj-b"));
 }
 
 TEST_CASE("sim: SimServer answers at / as well as at the base path, and serves debug routes without a key") {
@@ -210,13 +199,10 @@ TEST_CASE("sim: a dropped create reaches the client as a transport error, yet th
   CHECK(live.sim.all_vpcs().size() == 1);
 
   ApiClient api = live.client();
-  try {
-    api.create_service("key-a", "proj-a", named("orders"));
-    FAIL("expected the create to fail");
-  } catch (const ApiError& e) {
-    CHECK(e.status() == 0);
-    CHECK(e.outcome_unknown());
-  }
+  const auto e = thrown<ApiError>([&] { api.create_service("key-a", "proj-a", named("orders")); });
+  REQUIRE(e);
+  CHECK(e->status() == 0);
+  CHECK(e->outcome_unknown());
   json services = live.sim.all_services();
   REQUIRE(services.size() == 1);
   CHECK(services[0]["name"] == "orders");
@@ -315,17 +301,16 @@ TEST_CASE("sim: SimServer over HTTPS serves ApiClient trusting its CA, and a ref
   const auto before = clock.now();
   const json counts = sim.request_counts();
   for (int call = 0; call < 2; ++call) {
-    try {
+    const auto e = thrown<ApiError>([&] {
       if (call == 0) refused.auth_info("key-a");
       else refused.create_service("key-a", "proj-a", named("billing"));
-      FAIL("answered, though the certificate is not trusted");
-    } catch (const ApiError& e) {
-      INFO(e.what());
-      CHECK(std::string(e.what()).find(": could not reach the API: ") != std::string::npos);
-      CHECK(std::string(e.what()).find("(after") == std::string::npos);  // one attempt
-      CHECK(std::string(e.what()).find("unknown issuer") != std::string::npos);
-      CHECK_FALSE(e.outcome_unknown());  // nothing was sent: not "may or may not exist"
-    }
+    });
+    REQUIRE(e);
+    INFO(e->what());
+    CHECK(std::string(e->what()).find(": could not reach the API: ") != std::string::npos);
+    CHECK(std::string(e->what()).find("(after") == std::string::npos);  // one attempt
+    CHECK(std::string(e->what()).find("unknown issuer") != std::string::npos);
+    CHECK_FALSE(e->outcome_unknown());  // nothing was sent: not "may or may not exist"
   }
   CHECK(clock.now() == before);  // no back-off was slept
   CHECK(sim.request_counts() == counts);

@@ -1,5 +1,6 @@
 // The simulator core without sockets: a FakeClock drives the status timeline.
 #include "sim/simulator.h"
+#include "sim/test_support.h"
 
 #include <catch2/catch.hpp>
 
@@ -17,22 +18,11 @@ namespace {
 // "pub-b:secret-b" in base64, as `Authorization: Basic` carries it.
 const std::string kBasicB = "Basic cHViLWI6c2VjcmV0LWI=";
 
-SimConfig test_config() {
-  SimConfig config;
-  config.keys = {{"key-a", "proj-a", "ci-key"}, {"pub-b:secret-b", "proj-b"}};
-  config.queued_delay = std::chrono::seconds(1);
-  config.configuring_delay = std::chrono::seconds(2);
-  config.seed = 7;
-  return config;
-}
+SimConfig test_config() { return dbform::test::timed_config({{"key-a", "proj-a", "ci-key"}, {"pub-b:secret-b", "proj-b"}}, 7); }
 
-struct SimHarness {
-  explicit SimHarness(SimConfig config = test_config()) : sim(std::move(config), clock) {}
+struct SimHarness : dbform::test::SimCore {
+  explicit SimHarness(SimConfig config = test_config()) : SimCore(std::move(config)) {}
 
-  SimResponse call(const std::string& method, const std::string& path, const std::string& body = "",
-                   const std::string& authorization = "Bearer key-a") {
-    return sim.handle({method, path, authorization, body});
-  }
   SimResponse create_service(const json& body, const std::string& project = "proj-a",
                              const std::string& authorization = "Bearer key-a") {
     return call("POST", "/projects/" + project + "/services", body.dump(), authorization);
@@ -40,9 +30,6 @@ struct SimHarness {
   std::string status_of(const std::string& id) {
     return json::parse(call("GET", "/projects/proj-a/services/" + id).body)["status"];
   }
-
-  FakeClock clock;
-  Simulator sim;
 };
 
 json body_of(const SimResponse& response) { return json::parse(response.body); }

@@ -14,8 +14,6 @@
 
 namespace dbform::sim {
 
-namespace {
-
 sockaddr_in loopback_address(int port) {
   sockaddr_in address{};
   address.sin_family = AF_INET;
@@ -23,6 +21,8 @@ sockaddr_in loopback_address(int port) {
   address.sin_port = htons(static_cast<uint16_t>(port));
   return address;
 }
+
+namespace {
 
 // A connection to 127.0.0.1:port, or -1 when nothing listens there (a stopped server).
 int connect_loopback(int port) {

@@ -5,6 +5,8 @@
 // the service's does, to the same data. (The real pooler is PgBouncer in transaction mode; what a
 // pipeline needs of it offline is that its endpoint reaches the service.) A PostgreSQL server
 // listens on one port only, hence a forwarder rather than a second port of the server.
+#include <netinet/in.h>
+
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -13,6 +15,9 @@
 #include <vector>
 
 namespace dbform::sim {
+
+// The address of 127.0.0.1:`port` (0: any free port, when bound).
+sockaddr_in loopback_address(int port);
 
 class TcpForwarder {
  public:

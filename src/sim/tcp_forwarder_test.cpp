@@ -13,22 +13,15 @@
 #include "sim/tcp_forwarder.h"
 #include "util/error.h"
 
+using dbform::sim::loopback_address;
 using dbform::sim::TcpForwarder;
 
 namespace {
 
-sockaddr_in on_loopback(int port) {
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  return a;
-}
-
 // A listening socket on a free loopback port; its port.
 int listen_free(int& port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a = on_loopback(0);
+  sockaddr_in a = loopback_address(0);
   REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
   REQUIRE(::listen(fd, 8) == 0);
   socklen_t size = sizeof a;
@@ -45,7 +38,7 @@ int free_port() {
 
 int dial(int port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a = on_loopback(port);
+  sockaddr_in a = loopback_address(port);
   REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
   return fd;
 }
@@ -94,7 +87,7 @@ TEST_CASE("sim forwarder: with nothing behind it the connection is closed, and s
   CHECK(read_some(c).empty());
   CHECK(read_some(server).empty());
   const int again = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a = on_loopback(port);
+  sockaddr_in a = loopback_address(port);
   CHECK(::connect(again, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0);  // no longer listening
   for (int fd : {c, server, target, again}) ::close(fd);
 }

@@ -14,6 +14,7 @@
 #include "state/codec.h"
 #include "state/file_store.h"
 #include "state/pg_secrets.h"
+#include "state/test_support.h"
 #include "util/json_limits.h"
 #include "state/pg_store.h"
 #include "util/atomic_file.h"
@@ -126,35 +127,31 @@ class PgBackend : public Backend {
   std::string workspace_;
 };
 
+// Each case runs once per backend: GENERATE makes Catch run the case again for the next one, and
+// INFO names the backend in what a failure prints (a macro, as INFO lasts to the end of its scope).
+#define EACH_BACKEND(backend)                                                          \
+  const std::string backend##_kind = GENERATE(as<std::string>{}, "file", "postgres"); \
+  INFO("backend: " << backend##_kind);                                                \
+  auto backend = make_backend(backend##_kind)
+
 std::unique_ptr<Backend> make_backend(const std::string& kind) {
   if (kind == "file") return std::make_unique<FileBackend>();
   return std::make_unique<PgBackend>();
 }
 
+// `name` READY, or (`pending`) its create's intent: declared, its outcome unknown.
 ResourceRecord service(const std::string& name, bool pending = false) {
-  ResourceRecord r;
-  r.project_id = "p1";
-  r.kind = ResourceKind::Service;
-  r.name = name;
-  r.address = resource_address("p1", ResourceKind::Service, name);
+  if (!pending) return test::ready_service(name);
+  ResourceRecord r = test::recorded_service("p1", name, "", "");
   r.settings = {{"cpu_millis", "1000"}};
-  r.create_pending = pending;
-  if (!pending) {
-    r.id = "svc-" + name;
-    r.status = "READY";
-    r.endpoint_host = name + ".example";
-    r.endpoint_port = 5432;
-    r.initial_password = "pw-" + name;
-  }
+  r.create_pending = true;
   return r;
 }
 
 }  // namespace
 
 TEST_CASE("state: conformance: nothing stored reads as none, and writes round-trip with a growing serial") {
-  auto kind = GENERATE(as<std::string>{}, "file", "postgres");
-  INFO("backend: " << kind);
-  auto backend = make_backend(kind);
+  EACH_BACKEND(backend);
   auto writer = backend->open();
   CHECK_FALSE(writer->read());
 
@@ -177,9 +174,7 @@ TEST_CASE("state: conformance: nothing stored reads as none, and writes round-tr
 }
 
 TEST_CASE("state: conformance: every write is visible to another client at once (the intent journal)") {
-  auto kind = GENERATE(as<std::string>{}, "file", "postgres");
-  INFO("backend: " << kind);
-  auto backend = make_backend(kind);
+  EACH_BACKEND(backend);
   auto engine = backend->open();
   auto observer = backend->open();
   State s = new_state();
@@ -201,9 +196,7 @@ TEST_CASE("state: conformance: every write is visible to another client at once 
 }
 
 TEST_CASE("state: conformance: a writer that lost the race is refused and overwrites nothing") {
-  auto kind = GENERATE(as<std::string>{}, "file", "postgres");
-  INFO("backend: " << kind);
-  auto backend = make_backend(kind);
+  EACH_BACKEND(backend);
   auto a = backend->open();
   auto b = backend->open();
   State first = new_state();
@@ -230,9 +223,7 @@ TEST_CASE("state: conformance: a writer that lost the race is refused and overwr
 }
 
 TEST_CASE("state: conformance: a state of another lineage is never written over") {
-  auto kind = GENERATE(as<std::string>{}, "file", "postgres");
-  INFO("backend: " << kind);
-  auto backend = make_backend(kind);
+  EACH_BACKEND(backend);
   auto a = backend->open();
   State s = new_state();
   s.upsert(service("orders"));
@@ -265,9 +256,7 @@ TEST_CASE("state: conformance: a corrupt or unknown document is refused and left
 }
 
 TEST_CASE("state: conformance: two records of one id are refused on every read, the journal's included") {
-  auto kind = GENERATE(as<std::string>{}, "file", "postgres");
-  INFO("backend: " << kind);
-  auto backend = make_backend(kind);
+  EACH_BACKEND(backend);
   auto writer = backend->open();
   State s = new_state();
   s.upsert(service("orders"));
@@ -301,9 +290,7 @@ TEST_CASE("state: conformance: two records of one id are refused on every read, 
 }
 
 TEST_CASE("state: conformance: the lock refuses a second holder, names the first, and is freed on release") {
-  auto kind = GENERATE(as<std::string>{}, "file", "postgres");
-  INFO("backend: " << kind);
-  auto backend = make_backend(kind);
+  EACH_BACKEND(backend);
   auto a = backend->open();
   auto b = backend->open();
   {
@@ -324,9 +311,7 @@ TEST_CASE("state: conformance: the lock refuses a second holder, names the first
 }
 
 TEST_CASE("state: conformance: --lock-timeout waits that long for a live holder, then names it") {
-  auto kind = GENERATE(as<std::string>{}, "file", "postgres");
-  INFO("backend: " << kind);
-  auto backend = make_backend(kind);
+  EACH_BACKEND(backend);
   auto a = backend->open();
   auto b = backend->open();
   auto held = a->lock("apply", Duration(0));
@@ -336,9 +321,7 @@ TEST_CASE("state: conformance: --lock-timeout waits that long for a live holder,
 }
 
 TEST_CASE("state: conformance: the lock of a process killed with SIGKILL is free again") {
-  auto kind = GENERATE(as<std::string>{}, "file", "postgres");
-  INFO("backend: " << kind);
-  auto backend = make_backend(kind);
+  EACH_BACKEND(backend);
   int ready[2];
   REQUIRE(::pipe(ready) == 0);
   pid_t child = ::fork();
@@ -375,9 +358,7 @@ TEST_CASE("state: conformance: the lock of a process killed with SIGKILL is free
 }
 
 TEST_CASE("state: conformance: changes written as changes read back whole, race like whole writes, and compact") {
-  auto kind = GENERATE(as<std::string>{}, "file", "postgres");
-  INFO("backend: " << kind);
-  auto backend = make_backend(kind);
+  EACH_BACKEND(backend);
   auto engine = backend->open();
   auto observer = backend->open();
   State s = new_state();
@@ -413,9 +394,7 @@ TEST_CASE("state: conformance: changes written as changes read back whole, race 
 }
 
 TEST_CASE("state: conformance: the time of the last refresh is written with the records, whole or as a change") {
-  auto kind = GENERATE(as<std::string>{}, "file", "postgres");
-  INFO("backend: " << kind);
-  auto backend = make_backend(kind);
+  EACH_BACKEND(backend);
   auto writer = backend->open();
   State s = new_state();
   s.upsert(service("orders"));
@@ -452,9 +431,7 @@ TEST_CASE("state: conformance: the time of the last refresh is written with the 
 }
 
 TEST_CASE("state: conformance: with a key no password is stored in clear, the rest reads without it, a wrong key or a flipped byte is refused untouched, and rekey round-trips") {
-  auto kind = GENERATE(as<std::string>{}, "file", "postgres");
-  INFO("backend: " << kind);
-  auto backend = make_backend(kind);
+  EACH_BACKEND(backend);
   auto with = [&](std::optional<StateKey> read_key, std::optional<StateKey> write_key) {
     auto store = backend->open();
     store->set_cipher(std::make_shared<StateCipher>(read_key, write_key));

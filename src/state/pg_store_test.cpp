@@ -61,13 +61,14 @@ TEST_CASE("state: pg: libpq's keyword form is a PostgreSQL state too, shown with
 }
 
 TEST_CASE("state: pg: workspace names") {
-  CHECK(valid_workspace_name("default"));
-  CHECK(valid_workspace_name("team-a.prod_2"));
-  CHECK_FALSE(valid_workspace_name(""));
-  CHECK_FALSE(valid_workspace_name("-x"));
-  CHECK_FALSE(valid_workspace_name("a b"));
-  CHECK_FALSE(valid_workspace_name("x';--"));
-  CHECK_FALSE(valid_workspace_name(std::string(129, 'a')));
+  for (const char* name : {"default", "team-a.prod_2"}) {
+    INFO(name);
+    CHECK(valid_workspace_name(name));
+  }
+  for (const std::string& name : std::initializer_list<std::string>{"", "-x", "a b", "x';--", std::string(129, 'a')}) {
+    INFO(name);
+    CHECK_FALSE(valid_workspace_name(name));
+  }
 }
 
 TEST_CASE("state: pg: describe names the server and workspace, never the password") {

@@ -3,6 +3,7 @@
 
 #include "state/codec.h"
 #include "state/previews.h"
+#include "state/test_support.h"
 
 using namespace dbform;
 
@@ -10,17 +11,7 @@ namespace {
 
 ResourceRecord fork_record(const std::string& preview, const std::string& service, const std::string& created,
                            const std::string& expires) {
-  ResourceRecord r;
-  r.address = preview_address("acme", preview, service);
-  r.project_id = "acme";
-  r.name = preview_fork_name(preview, service);
-  r.id = "id-" + r.name;
-  r.status = "READY";
-  r.created_at = created;
-  r.settings = {{"fork", {{"from", service}, {"strategy", "NOW"}}},
-                {"environment_tag", "DEV"},
-                {kPreviewKey, {{"name", preview}, {"service", service}, {"expires_at", expires}}}};
-  return r;
+  return test::preview_fork("acme", preview, service, created, expires);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "state/codec.h"
 #include "state/file_store.h"
+#include "state/test_support.h"
 #include "util/atomic_file.h"
 
 using namespace dbform;
@@ -25,17 +26,7 @@ struct TempDir {
 };
 
 ResourceRecord service_record(const std::string& name) {
-  ResourceRecord r;
-  r.project_id = "p1";
-  r.kind = ResourceKind::Service;
-  r.name = name;
-  r.address = resource_address("p1", ResourceKind::Service, name);
-  r.settings = {{"cpu_millis", "1000"}};
-  r.id = "svc-" + name;
-  r.status = "READY";
-  r.endpoint_host = name + ".example";
-  r.endpoint_port = 5432;
-  r.initial_password = "pw-" + name;
+  ResourceRecord r = test::ready_service(name);
   r.last_response = {{"service_id", r.id}};
   return r;
 }
@@ -48,11 +39,7 @@ TEST_CASE("state: codec round-trips every field") {
   State s = new_state();
   s.serial = 7;
   s.upsert(service_record("orders"));
-  ResourceRecord intent;
-  intent.project_id = "p1";
-  intent.kind = ResourceKind::Vpc;
-  intent.name = "main";
-  intent.address = "p1/vpcs/main";
+  ResourceRecord intent = test::record_of(ResourceKind::Vpc, "p1", "main");
   intent.create_pending = true;
   s.upsert(intent);
   State back = parse_state(serialize_state(s), "mem");
@@ -226,11 +213,11 @@ State written_state(FileStateStore& store, int count) {
   return s;
 }
 
-// A document of one record and a journal of one more (`journaled`).
-State journaled_state(FileStateStore& store) {
-  State s = written_state(store, 1);
-  s.upsert(service_record("journaled"));
-  store.write_changes(s, {"p1/services/journaled"});
+// A document of `written` records and a journal of one more (`journaled`).
+State journaled_state(FileStateStore& store, int written = 1, const std::string& journaled = "journaled") {
+  State s = written_state(store, written);
+  s.upsert(service_record(journaled));
+  store.write_changes(s, {"p1/services/" + journaled});
   return s;
 }
 
@@ -252,9 +239,7 @@ TEST_CASE("state: file store journal: a change costs its own size, not the state
 TEST_CASE("state: file store journal: a torn last append is dropped and written over, never replayed") {
   TempDir dir;
   FileStateStore store(dir.file("s.json"));
-  State s = written_state(store, 2);
-  s.upsert(service_record("acknowledged"));
-  store.write_changes(s, {"p1/services/acknowledged"});
+  State s = journaled_state(store, 2, "acknowledged");
   {
     // A crash in the middle of the next append: half a line, no newline.
     std::ofstream torn(dir.file("s.json.journal"), std::ios::app);
@@ -277,9 +262,7 @@ TEST_CASE("state: file store journal: a torn last append is dropped and written 
 TEST_CASE("state: file store journal: a damaged entry is refused without quoting it, and nothing is touched") {
   TempDir dir;
   FileStateStore store(dir.file("s.json"));
-  State s = written_state(store, 1);
-  s.upsert(service_record("second"));
-  store.write_changes(s, {"p1/services/second"});
+  State s = journaled_state(store, 1, "second");
   {
     std::ofstream damaged(dir.file("s.json.journal"), std::ios::app);
     damaged << R"({"lineage":")" << s.lineage << R"(","serial":3,"upsert":[{"initial_password":"pw-leak"}] oops)" << "\n";
@@ -330,12 +313,7 @@ TEST_CASE("state: file store journal: after a failed append, the fold's backup i
 TEST_CASE("state: a read replica set and a peering are recorded in their parent, which a rename carries along") {
   State s = new_state();
   s.upsert(service_record("orders"));
-  ResourceRecord set;
-  set.project_id = "p1";
-  set.kind = ResourceKind::ReplicaSet;
-  set.parent = "orders";
-  set.name = "reporting";
-  set.address = resource_address("p1", ResourceKind::ReplicaSet, "reporting", "orders");
+  ResourceRecord set = test::record_of(ResourceKind::ReplicaSet, "p1", "reporting", "orders");
   set.id = "rs-1";
   s.upsert(set);
   CHECK(set.address == "p1/services/orders/replicas/reporting");
