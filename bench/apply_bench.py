@@ -20,10 +20,13 @@ READY. Reported, as the median of RUNS runs:
 
 Usage: apply_bench.py --dbform BIN [--counts 500,2000,5000] [--provision 5s] [--latency 0ms]
                       [--projects 2] [--connection-delay 0ms] [--runs 3] [--parallelism 10]
+                      [--pg-state postgres://...]
 
 The goals (issues 24 and 35): 2,000 services in 2 projects with 50 ms per new connection, wall <=
 1.3 T and wall(2000) / wall(500) <= 1.25 (--counts 500,2000 --connection-delay 50ms); 2,000
-services in 200 projects, wall <= 1.35 T and <= 0.3 reads per service (--counts 2000 --projects 200).
+services in 200 projects, wall <= 1.35 T and <= 0.3 reads per service (--counts 2000 --projects 200);
+the same apply with the state in PostgreSQL at most 1.1x the state file's (--pg-state URL, a database
+such as tests/pg/start.sh's throwaway server: `bash tests/pg/start.sh /tmp/pg && cat /tmp/pg/url`).
 """
 import argparse
 import json
@@ -119,7 +122,7 @@ def io_written():
     return 0
 
 
-def one_run(args, count, provision, latency):
+def one_run(args, count, provision, latency, pg_url=None):
     with tempfile.TemporaryDirectory(prefix="dbform-apply-bench-") as tmp:
         sim = Simulator(args.dbform, tmp, args.projects, provision, latency,
                         connection_delay=seconds(args.connection_delay))
@@ -127,10 +130,13 @@ def one_run(args, count, provision, latency):
             manifest = os.path.join(tmp, "bench.yaml")
             state = os.path.join(tmp, "state.json")
             write_manifest(manifest, args.projects, count)
+            state_args = ["--state", state]
+            if pg_url:  # a workspace of its own in the database, so that each run starts empty
+                state_args = ["--state", pg_url, "--workspace", "bench-" + os.path.basename(tmp).replace("_", "-")]
             env = dict(os.environ, DBFORM_API_URL=sim.url("/public/api/v1"))
             for p in range(args.projects):
                 env[f"DBFORM_BENCH_KEY_{p}"] = f"{KEY_PREFIX}{p}"
-            cmd = [args.dbform, "apply", "-f", manifest, "--state", state, "--auto-approve", "--json",
+            cmd = [args.dbform, "apply", "-f", manifest] + state_args + ["--auto-approve", "--json",
                    "--parallelism", str(args.parallelism)]
             output = os.path.join(tmp, "output")
             written_before = io_written()
@@ -141,6 +147,11 @@ def one_run(args, count, provision, latency):
             # What it printed is not the state store's.
             written = io_written() - written_before - os.path.getsize(output)
             calls = sim.get("/_sim/requests")
+            if pg_url:
+                pulled = subprocess.run([args.dbform, "state", "pull"] + state_args, env=env, check=True,
+                                        capture_output=True, text=True).stdout
+                with open(state, "w") as f:
+                    f.write(pulled)
             with open(state) as f:
                 final = json.load(f)
             services = [r for r in final["resources"] if r["kind"] == "service" and r["status"] == "READY"]
@@ -195,7 +206,10 @@ def measure(args, count, provision, latency):
     calls = runs[len(runs) // 2]["calls"]
     reads = sum(v for k, v in calls.items() if k.startswith("GET") and "auth" not in k)
     limit = statistics.median(curl_limit(args, count, provision, latency) for _ in range(args.runs))
-    return {"wall": med("wall"), "limit": limit, "saves": med("saves"), "written": med("written"), "final": med("final"),
+    pg = None
+    if args.pg_state:
+        pg = statistics.median(one_run(args, count, provision, latency, args.pg_state)["wall"] for _ in range(args.runs))
+    return {"wall": med("wall"), "pg": pg, "limit": limit, "saves": med("saves"), "written": med("written"), "final": med("final"),
             "cpu": med("cpu"), "peak": max(r["peak"] for r in runs), "calls": calls, "reads": reads}
 
 
@@ -210,6 +224,9 @@ def main():
                     help="what each new connection costs the simulator before its first answer (a TLS handshake)")
     ap.add_argument("--parallelism", type=int, default=10)
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--pg-state", metavar="URL",
+                    help="also apply each count with the state in this PostgreSQL database (a fresh workspace "
+                         "each run), and print its wall beside the file's (goal <= 1.1x)")
     args = ap.parse_args()
     args.launcher = launcher_beside(args.dbform)
     provision, latency = seconds(args.provision), seconds(args.latency)
@@ -231,6 +248,8 @@ def main():
         print(f"           limit: T + curl's {m['limit'] - provision:.2f} s for the creates = {m['limit'] / provision:.2f} T")
         if many:
             print(f"           reads per service {m['reads'] / count:.3f} (goal <= 0.3)")
+        if m["pg"] is not None:
+            print(f"           state in PostgreSQL: {m['pg']:.2f} s = {m['pg'] / m['wall']:.2f}x the state file's (goal <= 1.1x)")
     if 500 in walls and 2000 in walls:
         print(f"  wall(2000) / wall(500) = {walls[2000] / walls[500]:.2f} (target <= 1.25)")
 
