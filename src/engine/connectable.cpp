@@ -17,9 +17,10 @@ constexpr Duration kAttemptTimeout{5000};
 bool wants_connection(const ConnectableOptions& options, const PlannedAction& a, const ResourceRecord& rec,
                       bool password_set) {
   if (!options.check || !options.projects.count(a.project_id)) return false;
-  // Connectable kinds only: a read replica set's endpoint takes its service's password, which is
-  // checked at the service.
-  if (!kind_form(a.kind).connectable || type_of(a.kind).verdict(rec.status) != StatusVerdict::Ready) return false;
+  // A connectable kind with a password of its own: a read replica set's endpoint takes its
+  // service's password, which is checked at the service.
+  const KindForm& form = kind_form(a.kind);
+  if (!form.connectable || form.password != PasswordOwner::Own || type_of(a.kind).verdict(rec.status) != StatusVerdict::Ready) return false;
   if (a.action == Action::Create || a.action == Action::Adopt || a.action == Action::Wait || password_set) return true;
   return std::any_of(a.calls.begin(), a.calls.end(),
                      [](const PlannedCall& c) { return call_type(c.call).reconnects; });

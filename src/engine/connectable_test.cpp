@@ -5,6 +5,7 @@
 
 #include "engine/connectable.h"
 #include "engine/test_support.h"
+#include "plan/kinds.h"
 
 using namespace dbform;
 using namespace dbform::test;
@@ -139,6 +140,12 @@ TEST_CASE("connectable: which services are waited for") {
   CHECK_FALSE(wants_connection(options, a, rec, false));
   rec.status = "READY";
   a.kind = ResourceKind::Vpc;
+  CHECK_FALSE(wants_connection(options, a, rec, false));
+  // A read replica set is reached with its service's password, which is checked at the service.
+  a.kind = ResourceKind::ReplicaSet;
+  a.action = Action::Create;
+  rec.status = "active";
+  CHECK(type_of(a.kind).verdict(rec.status) == StatusVerdict::Ready);
   CHECK_FALSE(wants_connection(options, a, rec, false));
 }
 

@@ -40,7 +40,7 @@ void PreviewRunner::check_live(const PreviewUpPlan& up, const std::map<std::stri
       problems.push_back("its service `" + source_name + "` no longer exists (" +
                          (source ? source->id : std::string("unrecorded")) +
                          ": deleted outside dbform? `dbform plan` shows it)");
-    else if (read->status != "READY")
+    else if (type_of(ResourceKind::Service).verdict(read->status) != StatusVerdict::Ready)
       problems.push_back("its service `" + source_name + "` is " + read->status + " now, not READY");
   }
   if (!problems.empty())
