@@ -1,7 +1,33 @@
 // VPCs: a project's own private networks, which services attach to and peerings live in.
-#include "manifest/model.h"
+#include "manifest/kind_reader.h"
 
 namespace dbform {
+
+namespace {
+
+const FieldTable<DesiredVpc>& vpc_fields() {
+  using V = DesiredVpc;
+  static const FieldTable<V> table{
+      "a VPC",
+      "A VPC. Its name must be unique among the project's VPCs.",
+      {name_row<V>(),
+       value_row("cidr", Presence::Reported, &V::cidr, &ValueReader::cidr, schema_ref("cidr")),
+       value_row("region_code", Presence::Reported, &V::region_code, &ValueReader::region_code,
+                 schema_ref("region_code", "Region of the VPC, like us-east-1.")),
+       deletion_protection_row<V>(), renamed_from_row<V>(), import_id_row<V>(), policy_waivers_row<V>(),
+       children_row(ResourceKind::Peering, "peerings", &V::peerings, read_peering)}};
+  return table;
+}
+
+nlohmann::ordered_json vpc_schema() { return vpc_fields().schema(); }
+
+}  // namespace
+
+std::optional<DesiredVpc> read_vpc(KindReader& r, const Entry& e) { return read_declaration(r, e, vpc_fields()); }
+
+nlohmann::json vpc_settings(const DesiredVpc& v) {
+  return {{"cidr", v.cidr}, {"region_code", v.region_code}};
+}
 
 KindForm vpc_form() {
   using T = PolicyFieldType;
@@ -23,6 +49,8 @@ KindForm vpc_form() {
       .has_status = false,
       .refers = std::nullopt,
       .delete_note = "",  // it holds no data at all
+      .list_description = "VPCs to create in this project. Created before the project's services.",
+      .schema = vpc_schema,
   };
 }
 

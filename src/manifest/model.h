@@ -73,6 +73,10 @@ struct KindForm {
   bool has_status = false;   // the API shows a status of it (a VPC has none)
   std::optional<KindReference> refers;
   const char* delete_note = "";  // after "will be DELETED" in a plan: what goes with it
+  // Its list in the manifest's JSON Schema (schemas/manifest.schema.json) and its declaration's
+  // mapping there ($defs/NAME), which comes from the rows its file reads it with (kind_reader.h).
+  const char* list_description = "";
+  nlohmann::ordered_json (*schema)() = nullptr;
 };
 
 const KindForm& kind_form(ResourceKind k);
@@ -257,10 +261,15 @@ struct Manifest {
 
 // The settings a resource is created from, as the JSON object that is stored in the state and
 // compared by the differ. Keys are the manifest's field names; unset optional fields are absent.
-nlohmann::json settings_json(const DesiredService& s);
-nlohmann::json settings_json(const DesiredVpc& v);
-nlohmann::json settings_json(const DesiredReplicaSet& r);
-nlohmann::json settings_json(const DesiredPeering& p);
+// Each kind's is in its file (kind_NAME.cpp).
+nlohmann::json service_settings(const DesiredService& s);
+nlohmann::json vpc_settings(const DesiredVpc& v);
+nlohmann::json replica_set_settings(const DesiredReplicaSet& r);
+nlohmann::json peering_settings(const DesiredPeering& p);
+inline nlohmann::json settings_json(const DesiredService& s) { return service_settings(s); }
+inline nlohmann::json settings_json(const DesiredVpc& v) { return vpc_settings(v); }
+inline nlohmann::json settings_json(const DesiredReplicaSet& r) { return replica_set_settings(r); }
+inline nlohmann::json settings_json(const DesiredPeering& p) { return peering_settings(p); }
 
 // Names of projects and resources: 1-128 of [A-Za-z0-9_-], starting with a letter or digit. '/' and
 // '.' would make addresses (PROJECT/services/NAME) and output paths (NAME.FIELD) ambiguous.
