@@ -76,10 +76,10 @@ std::optional<DesiredProject> DocumentReader::project(const Entry& e) {
   if (const Entry* key_env = fields->find("api_key_env")) p.api_key_env = values_.api_key_env(*key_env);
   if (const Entry* f = fields->find("wait_connectable")) p.wait_connectable = values_.boolean(*f);
   list(*fields, "vpcs", "VPCs", [&](const Entry& item) {
-    if (auto v = read_vpc(kinds_, item)) p.vpcs.push_back(std::move(*v));
+    if (auto v = read_declaration<DesiredVpc>(kinds_, item)) p.vpcs.push_back(std::move(*v));
   });
   list(*fields, "services", "services", [&](const Entry& item) {
-    if (auto s = read_service(kinds_, item)) p.services.push_back(std::move(*s));
+    if (auto s = read_declaration<DesiredService>(kinds_, item)) p.services.push_back(std::move(*s));
   });
   list(*fields, "removed", "addresses of the project", [&](const Entry& item) {
     constexpr std::string_view expected =

@@ -11,7 +11,9 @@ constexpr std::string_view kPeerIdForm = R"json({"anyOf": [
     {"type": "string", "minLength": 1, "maxLength": 128, "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]*$"},
     {"type": "integer", "minimum": 0}]})json";
 
-const FieldTable<DesiredPeering>& peering_fields() {
+}  // namespace
+
+template <> const FieldTable<DesiredPeering>& field_table<DesiredPeering>() {
   using P = DesiredPeering;
   static const FieldTable<P> table{
       "a peering",
@@ -27,14 +29,6 @@ const FieldTable<DesiredPeering>& peering_fields() {
                               kPeerIdForm)),
        deletion_protection_row<P>(), import_id_row<P>(), policy_waivers_row<P>()}};
   return table;
-}
-
-nlohmann::ordered_json peering_schema() { return peering_fields().schema(); }
-
-}  // namespace
-
-std::optional<DesiredPeering> read_peering(KindReader& r, const Entry& e) {
-  return read_declaration(r, e, peering_fields());
 }
 
 nlohmann::json peering_settings(const DesiredPeering& p) {
@@ -54,17 +48,12 @@ KindForm peering_form() {
       .list = "peerings",
       .name_key = "",
       .fields = {"peer_account_id", "peer_region_code", "peer_vpc_id"},
-      .ready_status = "",
-      .settled_status = "",
       .policy_fields = {{"project_id", T::Text},      {"vpc", T::Text},         {"peer_account_id", T::Text},
                         {"peer_region_code", T::Text}, {"peer_vpc_id", T::Text}, {"deletion_protection", T::Bool}},
-      .password = PasswordOwner::None,
-      .connectable = false,
       .has_status = true,
-      .refers = std::nullopt,
       .delete_note = " (it holds no data of its own)",
       .list_description = "Peerings of this VPC, created once it exists; their acceptance by the peer is not waited for.",
-      .schema = peering_schema,
+      .schema = declaration_schema<DesiredPeering>,
   };
 }
 

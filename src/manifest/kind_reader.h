@@ -84,10 +84,19 @@ nlohmann::ordered_json FieldTable<T>::schema() const {
   return mapping_schema(description, spec.required, std::move(properties));
 }
 
+// Each kind's table, in its file (kind_vpc.cpp, ...): adding a kind adds a line here.
+template <typename T>
+const FieldTable<T>& field_table();
+template <> const FieldTable<DesiredVpc>& field_table<DesiredVpc>();
+template <> const FieldTable<DesiredPeering>& field_table<DesiredPeering>();
+template <> const FieldTable<DesiredService>& field_table<DesiredService>();
+template <> const FieldTable<DesiredReplicaSet>& field_table<DesiredReplicaSet>();
+
 // The declaration held by `e`, read row by row; nullopt when it is not a mapping or a row made it
 // unusable.
 template <typename T>
-std::optional<T> read_declaration(KindReader& r, const Entry& e, const FieldTable<T>& table) {
+std::optional<T> read_declaration(KindReader& r, const Entry& e) {
+  const FieldTable<T>& table = field_table<T>();
   auto fields = r.mapping(e, table.spec);
   if (!fields) return std::nullopt;
   T out;
@@ -100,6 +109,12 @@ std::optional<T> read_declaration(KindReader& r, const Entry& e, const FieldTabl
   }
   if (!usable) return std::nullopt;
   return out;
+}
+
+// The kind's mapping in the manifest's JSON Schema (its KindForm's `schema`).
+template <typename T>
+nlohmann::ordered_json declaration_schema() {
+  return field_table<T>().schema();
 }
 
 // The pieces of schema the fields are written with.
@@ -165,23 +180,16 @@ FieldRow<T> policy_waivers_row() {
 // The row of the list of a kind that lives in T's kind (a VPC's `peerings`): its key and schema
 // come from the child's form.
 template <typename T, typename Child>
-FieldRow<T> children_row(ResourceKind child, const char* expected, std::vector<Child> T::*member,
-                         std::optional<Child> (*read)(KindReader&, const Entry&)) {
+FieldRow<T> children_row(ResourceKind child, const char* expected, std::vector<Child> T::*member) {
   const KindForm& form = kind_form(child);
   return {form.list, Presence::Optional,
-          [expected, member, read](KindReader& r, const Entry& f, T& d) {
+          [expected, member](KindReader& r, const Entry& f, T& d) {
             r.items(f, expected, [&](const Entry& item) {
-              if (auto c = read(r, item)) (d.*member).push_back(std::move(*c));
+              if (auto c = read_declaration<Child>(r, item)) (d.*member).push_back(std::move(*c));
             });
             return true;
           },
           list_schema(form)};
 }
-
-// Each kind's reader, in its file.
-std::optional<DesiredVpc> read_vpc(KindReader& r, const Entry& e);
-std::optional<DesiredPeering> read_peering(KindReader& r, const Entry& e);
-std::optional<DesiredService> read_service(KindReader& r, const Entry& e);
-std::optional<DesiredReplicaSet> read_replica_set(KindReader& r, const Entry& e);
 
 }  // namespace dbform

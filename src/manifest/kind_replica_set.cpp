@@ -11,7 +11,9 @@ auto at_least(long long least, const char* expected) {
   return [least, expected](ValueReader& values, const Entry& f) { return values.whole_number(f, least, expected); };
 }
 
-const FieldTable<DesiredReplicaSet>& replica_set_fields() {
+}  // namespace
+
+template <> const FieldTable<DesiredReplicaSet>& field_table<DesiredReplicaSet>() {
   using R = DesiredReplicaSet;
   constexpr std::string_view positive = R"json({"type": "integer", "minimum": 1})json";
   static const FieldTable<R> table{
@@ -34,14 +36,6 @@ const FieldTable<DesiredReplicaSet>& replica_set_fields() {
   return table;
 }
 
-nlohmann::ordered_json replica_set_schema() { return replica_set_fields().schema(); }
-
-}  // namespace
-
-std::optional<DesiredReplicaSet> read_replica_set(KindReader& r, const Entry& e) {
-  return read_declaration(r, e, replica_set_fields());
-}
-
 nlohmann::json replica_set_settings(const DesiredReplicaSet& r) {
   nlohmann::json j = {{"nodes", r.nodes}, {"cpu_millis", r.cpu_millis}, {"memory_gbs", r.memory_gbs}};
   if (r.connection_pooler) j["connection_pooler"] = *r.connection_pooler;
@@ -61,17 +55,15 @@ KindForm replica_set_form() {
       .name_key = "name",
       .fields = {"nodes", "cpu_millis", "memory_gbs", "environment_tag", "connection_pooler"},
       .ready_status = "active",
-      .settled_status = "",
       .policy_fields = {{"project_id", T::Text},        {"service", T::Text},        {"name", T::Text},
                         {"nodes", T::Number},           {"cpu_millis", T::Number},   {"memory_gbs", T::Number},
                         {"connection_pooler", T::Bool}, {"environment_tag", T::Tag}, {"deletion_protection", T::Bool}},
       .password = PasswordOwner::Parent,
       .connectable = true,
       .has_status = true,
-      .refers = std::nullopt,
       .delete_note = " (it holds no data of its own)",
       .list_description = "Read replica sets of this service, created once it is READY.",
-      .schema = replica_set_schema,
+      .schema = declaration_schema<DesiredReplicaSet>,
   };
 }
 

@@ -80,7 +80,9 @@ bool read_vpc_name(KindReader& r, const Entry& f, DesiredService& s) {
   return true;
 }
 
-const FieldTable<DesiredService>& service_fields() {
+}  // namespace
+
+template <> const FieldTable<DesiredService>& field_table<DesiredService>() {
   using S = DesiredService;
   constexpr std::string_view whole = R"json({"type": "integer", "minimum": 0})json";
   constexpr std::string_view boolean = R"json({"type": "boolean"})json";
@@ -133,16 +135,8 @@ const FieldTable<DesiredService>& service_fields() {
           return true;
         },
         nlohmann::ordered_json::parse(kForkSchema)},
-       children_row(ResourceKind::ReplicaSet, "read replica sets", &S::read_replicas, read_replica_set)}};
+       children_row(ResourceKind::ReplicaSet, "read replica sets", &S::read_replicas)}};
   return table;
-}
-
-nlohmann::ordered_json service_schema() { return service_fields().schema(); }
-
-}  // namespace
-
-std::optional<DesiredService> read_service(KindReader& r, const Entry& e) {
-  return read_declaration(r, e, service_fields());
 }
 
 nlohmann::json service_settings(const DesiredService& s) {
@@ -176,7 +170,6 @@ KindForm service_form() {
       .name = "service",
       .plural = "services",
       .noun = "service",
-      .parent = std::nullopt,
       .list = "services",
       .name_key = "name",
       .fields = {"addons", "cpu_millis", "memory_gbs", "environment_tag", "region_code", "replica_count",
@@ -194,7 +187,7 @@ KindForm service_form() {
       .refers = KindReference{"vpc", ResourceKind::Vpc},
       .delete_note = ", with its data",
       .list_description = "Database services to create in this project.",
-      .schema = service_schema,
+      .schema = declaration_schema<DesiredService>,
   };
 }
 

@@ -3,9 +3,7 @@
 
 namespace dbform {
 
-namespace {
-
-const FieldTable<DesiredVpc>& vpc_fields() {
+template <> const FieldTable<DesiredVpc>& field_table<DesiredVpc>() {
   using V = DesiredVpc;
   static const FieldTable<V> table{
       "a VPC",
@@ -15,15 +13,9 @@ const FieldTable<DesiredVpc>& vpc_fields() {
        value_row("region_code", Presence::Reported, &V::region_code, &ValueReader::region_code,
                  schema_ref("region_code", "Region of the VPC, like us-east-1.")),
        deletion_protection_row<V>(), renamed_from_row<V>(), import_id_row<V>(), policy_waivers_row<V>(),
-       children_row(ResourceKind::Peering, "peerings", &V::peerings, read_peering)}};
+       children_row(ResourceKind::Peering, "peerings", &V::peerings)}};
   return table;
 }
-
-nlohmann::ordered_json vpc_schema() { return vpc_fields().schema(); }
-
-}  // namespace
-
-std::optional<DesiredVpc> read_vpc(KindReader& r, const Entry& e) { return read_declaration(r, e, vpc_fields()); }
 
 nlohmann::json vpc_settings(const DesiredVpc& v) {
   return {{"cidr", v.cidr}, {"region_code", v.region_code}};
@@ -36,21 +28,14 @@ KindForm vpc_form() {
       .name = "vpc",
       .plural = "vpcs",
       .noun = "VPC",
-      .parent = std::nullopt,
       .list = "vpcs",
       .name_key = "name",
       .fields = {"cidr", "region_code"},
-      .ready_status = "",
-      .settled_status = "",
       .policy_fields = {{"project_id", T::Text}, {"name", T::Text}, {"cidr", T::Text}, {"region_code", T::Text},
                         {"deletion_protection", T::Bool}},
-      .password = PasswordOwner::None,
-      .connectable = false,
-      .has_status = false,
-      .refers = std::nullopt,
       .delete_note = "",  // it holds no data at all
       .list_description = "VPCs to create in this project. Created before the project's services.",
-      .schema = vpc_schema,
+      .schema = declaration_schema<DesiredVpc>,
   };
 }
 

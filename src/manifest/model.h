@@ -48,8 +48,8 @@ struct KindReference {
 };
 
 // A kind as the manifest, the state, the policies and messages know it: one row each, in its own
-// file (kind_vpc.cpp, kind_service.cpp, ...) and a line of kind_forms() (model.cpp); how its calls
-// are made is its plan/kinds.h row.
+// file (kind_vpc.cpp, kind_service.cpp, ...) and a line of kind_forms() (model.cpp), saying only
+// what differs from the defaults here; how its calls are made is its plan/kinds.h row.
 struct KindForm {
   ResourceKind kind;
   const char* name;    // as states and plans store it: "service", "vpc", "replica_set", "peering"
@@ -63,8 +63,8 @@ struct KindForm {
   std::vector<const char*> fields;  // its settings, in the order a generated manifest writes them
   // The status a record of it has once it is made and ready ("" for a kind without statuses: made
   // once it has an id), and the one that counts as settled besides (a stopped service).
-  const char* ready_status;
-  const char* settled_status;
+  const char* ready_status = "";
+  const char* settled_status = "";
   // The fields a rule of the policies may name for it, in the order docs/policies.md lists them
   // (kept in agreement with schemas/policy.schema.json).
   std::vector<PolicyField> policy_fields;
