@@ -52,7 +52,6 @@ KindForm replica_set_form() {
       .noun = "read replica set",
       .parent = ResourceKind::Service,
       .list = "read_replicas",
-      .name_key = "name",
       .fields = {"nodes", "cpu_millis", "memory_gbs", "environment_tag", "connection_pooler"},
       .ready_status = "active",
       .policy_fields = {{"project_id", T::Text},        {"service", T::Text},        {"name", T::Text},

@@ -171,7 +171,6 @@ KindForm service_form() {
       .plural = "services",
       .noun = "service",
       .list = "services",
-      .name_key = "name",
       .fields = {"addons", "cpu_millis", "memory_gbs", "environment_tag", "region_code", "replica_count",
                  "sync_replica_count", "vpc", "connection_pooler", "paused"},
       .ready_status = "READY",

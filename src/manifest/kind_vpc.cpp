@@ -29,7 +29,6 @@ KindForm vpc_form() {
       .plural = "vpcs",
       .noun = "VPC",
       .list = "vpcs",
-      .name_key = "name",
       .fields = {"cidr", "region_code"},
       .policy_fields = {{"project_id", T::Text}, {"name", T::Text}, {"cidr", T::Text}, {"region_code", T::Text},
                         {"deletion_protection", T::Bool}},

@@ -59,7 +59,7 @@ struct KindForm {
   // Its list's key, in its project or in its parent's declaration ("read_replicas"), and the key of
   // its name ("" for a peering, which its peer VPC's id names).
   const char* list;
-  const char* name_key;
+  const char* name_key = "name";
   std::vector<const char*> fields;  // its settings, in the order a generated manifest writes them
   // The status a record of it has once it is made and ready ("" for a kind without statuses: made
   // once it has an id), and the one that counts as settled besides (a stopped service).
