@@ -6,7 +6,9 @@
 // strings when present: a wrong type there is an error, never a silently empty id.
 #include "api/models.h"
 
+#include <initializer_list>
 #include <limits>
+#include <utility>
 
 #include "util/error.h"
 #include "util/json_limits.h"
@@ -90,6 +92,25 @@ json vpc_endpoint_of(const json& j) {
   return json();
 }
 
+// The text fields of `j` into the members they name, each as string_field reads it.
+template <typename T>
+void read_texts(const json& j, T& out, std::initializer_list<std::pair<std::string T::*, const char*>> fields) {
+  for (const auto& [member, name] : fields) out.*member = string_field(j, name);
+}
+
+// An object the API answers with, known by its `id_field`: `read` takes the typed fields from it,
+// then it is kept whole in `raw`, scrubbed.
+template <typename T, typename Read>
+T parse_known(json j, const char* what, const char* id_field, Read read) {
+  require_object(j, what);
+  T out;
+  out.id = required_type_string(j, id_field, what);
+  read(j, out);
+  out.raw = std::move(j);
+  scrub_strings(out.raw);
+  return out;
+}
+
 }  // namespace
 
 const std::unordered_set<std::string>& api_field_names() {
@@ -132,12 +153,8 @@ Service parse_service(json j) {
   require_object(j, "service");
   Service s;
   s.service_id = required_type_string(j, "service_id", "service");
-  s.project_id = string_field(j, "project_id");
-  s.name = string_field(j, "name");
-  s.region_code = string_field(j, "region_code");
-  s.service_type = string_field(j, "service_type");
-  s.status = string_field(j, "status");
-  s.created = string_field(j, "created");
+  read_texts(j, s, {{&Service::project_id, "project_id"}, {&Service::name, "name"}, {&Service::region_code, "region_code"},
+                    {&Service::service_type, "service_type"}, {&Service::status, "status"}, {&Service::created, "created"}});
   // The one field taken as sent: it is the secret, and remembered as one.
   if (const json* password = field(j, "initial_password"); password && password->is_string())
     s.initial_password = password->get<std::string>();
@@ -160,56 +177,33 @@ Service parse_service(json j) {
 }
 
 Vpc parse_vpc(json j) {
-  require_object(j, "VPC");
-  Vpc v;
-  v.id = required_type_string(j, "id", "VPC");
-  v.name = string_field(j, "name");
-  v.cidr = string_field(j, "cidr");
-  v.region_code = string_field(j, "region_code");
-  v.raw = std::move(j);
-  scrub_strings(v.raw);
-  return v;
+  return parse_known<Vpc>(std::move(j), "VPC", "id", [](const json& o, Vpc& v) {
+    read_texts(o, v, {{&Vpc::name, "name"}, {&Vpc::cidr, "cidr"}, {&Vpc::region_code, "region_code"}});
+  });
 }
 
 ReplicaSet parse_replica_set(json j) {
-  require_object(j, "replica set");
-  ReplicaSet r;
-  r.id = required_type_string(j, "id", "replica set");
-  r.name = string_field(j, "name");
-  r.status = string_field(j, "status");
-  r.nodes = integer_field(j, "nodes");
-  r.cpu_millis = integer_field(j, "cpu_millis");
-  r.memory_gbs = integer_field(j, "memory_gbs");
-  r.environment = nested_string(j, "metadata", "environment");
-  r.endpoint = parse_endpoint(object_field(j, "endpoint"));
-  r.pooler_endpoint = pooler_endpoint_of(j);
-  r.raw = std::move(j);
-  scrub_strings(r.raw);
-  return r;
+  return parse_known<ReplicaSet>(std::move(j), "replica set", "id", [](const json& o, ReplicaSet& r) {
+    read_texts(o, r, {{&ReplicaSet::name, "name"}, {&ReplicaSet::status, "status"}});
+    r.nodes = integer_field(o, "nodes");
+    r.cpu_millis = integer_field(o, "cpu_millis");
+    r.memory_gbs = integer_field(o, "memory_gbs");
+    r.environment = nested_string(o, "metadata", "environment");
+    r.endpoint = parse_endpoint(object_field(o, "endpoint"));
+    r.pooler_endpoint = pooler_endpoint_of(o);
+  });
 }
 
 Peering parse_peering(json j) {
-  require_object(j, "peering");
-  Peering p;
-  p.id = required_type_string(j, "id", "peering");
-  p.peer_account_id = string_field(j, "peer_account_id");
-  p.peer_region_code = string_field(j, "peer_region_code");
-  p.peer_vpc_id = string_field(j, "peer_vpc_id");
-  p.provisioned_id = string_field(j, "provisioned_id");
-  p.status = string_field(j, "status");
-  p.error_message = string_field(j, "error_message");
-  p.raw = std::move(j);
-  scrub_strings(p.raw);
-  return p;
+  return parse_known<Peering>(std::move(j), "peering", "id", [](const json& o, Peering& p) {
+    read_texts(o, p, {{&Peering::peer_account_id, "peer_account_id"}, {&Peering::peer_region_code, "peer_region_code"},
+                      {&Peering::peer_vpc_id, "peer_vpc_id"}, {&Peering::provisioned_id, "provisioned_id"},
+                      {&Peering::status, "status"}, {&Peering::error_message, "error_message"}});
+  });
 }
 
 ApiObject parse_api_object(json j, const char* what, const char* id_field) {
-  require_object(j, what);
-  ApiObject o;
-  o.id = required_type_string(j, id_field, what);
-  o.raw = std::move(j);
-  scrub_strings(o.raw);
-  return o;
+  return parse_known<ApiObject>(std::move(j), what, id_field, [](const json&, ApiObject&) {});
 }
 
 std::string text_field(const json& object, const char* name) { return string_field(object, name); }

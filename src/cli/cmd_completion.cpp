@@ -13,6 +13,7 @@
 #include "cli/manual.h"
 #include "plan/kinds.h"
 #include "manifest/loader.h"
+#include "manifest/manifest_schema.h"
 #include "state/previews.h"
 #include "util/env.h"
 #include "util/text.h"
@@ -278,6 +279,12 @@ void add_completion_command(CLI::App& app, int& exit_code) {
   auto* reference = app.add_subcommand("__reference", "print docs/commands.md")->group("");
   reference->callback([&app, &exit_code] {
     std::cout << commands_reference(app);
+    exit_code = 0;
+  });
+  // schemas/manifest.schema.json, from the kinds' files (a test keeps the committed one equal); hidden.
+  auto* schema = app.add_subcommand("__manifest_schema", "print schemas/manifest.schema.json")->group("");
+  schema->callback([&exit_code] {
+    std::cout << manifest_schema().dump(2) << "\n";
     exit_code = 0;
   });
   // The man pages, for the build (CMake writes them into the build directory with it); hidden.

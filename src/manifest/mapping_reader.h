@@ -48,20 +48,24 @@ using HowToAdd = std::function<std::string(const std::string& key)>;
 std::optional<Fields> read_mapping(ValueReader& values, const Entry& e, const MappingSpec& spec,
                                    const HowToAdd& how_to_add = {});
 
-// Calls `read_item(entry)` for every item of the list held by field `key`, if present.
+// Calls `read_item(entry)` for every item of the list `e` holds (an error when it holds no list).
 template <typename ReadItem>
-void read_list(ValueReader& values, const Fields& fields, const char* key, const char* expected, ReadItem read_item) {
-  const Entry* e = fields.find(key);
-  if (!e) return;
-  if (!e->value->is_sequence()) {
-    values.error(e->where, e->path,
+void read_items(ValueReader& values, const Entry& e, const char* expected, ReadItem read_item) {
+  if (!e.value->is_sequence()) {
+    values.error(e.where, e.path,
                  std::string("expected a list of ") + expected + " (lines starting with `- `), found " +
-                     values.describe(*e->value));
+                     values.describe(*e.value));
     return;
   }
   size_t index = 0;
-  for (const YamlNode* item : e->value->items)
-    read_item(values.item(*item, e->path + "[" + std::to_string(index++) + "]"));
+  for (const YamlNode* item : e.value->items)
+    read_item(values.item(*item, e.path + "[" + std::to_string(index++) + "]"));
+}
+
+// The same for the list held by field `key`, if present.
+template <typename ReadItem>
+void read_list(ValueReader& values, const Fields& fields, const char* key, const char* expected, ReadItem read_item) {
+  if (const Entry* e = fields.find(key)) read_items(values, *e, expected, read_item);
 }
 
 }  // namespace dbform

@@ -6,47 +6,6 @@
 
 namespace dbform {
 
-nlohmann::json settings_json(const DesiredService& s) {
-  nlohmann::json j = nlohmann::json::object();
-  if (!s.addons.empty()) {
-    // Addons are a set (the validator refuses repeats): sorted, so reordering them is no change.
-    std::vector<std::string> addons = s.addons;
-    std::sort(addons.begin(), addons.end());
-    j["addons"] = addons;
-  }
-  if (s.cpu_millis) j["cpu_millis"] = *s.cpu_millis;
-  if (s.memory_gbs) j["memory_gbs"] = *s.memory_gbs;
-  if (s.environment_tag) j["environment_tag"] = *s.environment_tag;
-  if (s.region_code) j["region_code"] = *s.region_code;
-  if (s.replica_count) j["replica_count"] = *s.replica_count;
-  if (s.sync_replica_count) j["sync_replica_count"] = *s.sync_replica_count;
-  if (s.paused) j["paused"] = *s.paused;
-  if (s.vpc) j["vpc"] = *s.vpc;
-  if (s.connection_pooler) j["connection_pooler"] = *s.connection_pooler;
-  if (s.fork) {
-    j["fork"] = {{"from", s.fork->from}, {"strategy", s.fork->strategy}};
-    if (!s.fork->target_time.empty()) j["fork"]["target_time"] = s.fork->target_time;
-  }
-  return j;
-}
-
-nlohmann::json settings_json(const DesiredVpc& v) {
-  return {{"cidr", v.cidr}, {"region_code", v.region_code}};
-}
-
-nlohmann::json settings_json(const DesiredReplicaSet& r) {
-  nlohmann::json j = {{"nodes", r.nodes}, {"cpu_millis", r.cpu_millis}, {"memory_gbs", r.memory_gbs}};
-  if (r.connection_pooler) j["connection_pooler"] = *r.connection_pooler;
-  if (r.environment_tag) j["environment_tag"] = *r.environment_tag;
-  return j;
-}
-
-nlohmann::json settings_json(const DesiredPeering& p) {
-  return {{"peer_account_id", p.peer_account_id},
-          {"peer_region_code", p.peer_region_code},
-          {"peer_vpc_id", p.peer_vpc_id}};
-}
-
 bool is_policy_rule_id(std::string_view s) {
   auto lower_or_digit = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
   if (s.empty() || s.size() > 64 || !lower_or_digit(s[0])) return false;
@@ -93,21 +52,21 @@ namespace {
 const std::string kNoParent;
 const std::optional<std::string> kNotRenamed;
 
-Declaration declaration_of(const DesiredVpc& v) {
-  return {ResourceKind::Vpc, kNoParent, v.name, v.deletion_protection, v.import_id, v.renamed_from,
-          v.policy_waivers, v.location, &v};
+// A declaration as the walk shows it: `parent`, the name of what it lives in.
+template <typename T>
+Declaration declared(ResourceKind kind, const T& d, const std::string& name, const std::string& parent) {
+  const std::optional<std::string>* renamed = &kNotRenamed;
+  if constexpr (requires { d.renamed_from; }) renamed = &d.renamed_from;
+  return {kind, parent, name, d.deletion_protection, d.import_id, *renamed, d.policy_waivers, d.location, &d};
 }
+
+Declaration declaration_of(const DesiredVpc& v) { return declared(ResourceKind::Vpc, v, v.name, kNoParent); }
 Declaration declaration_of(const DesiredPeering& p, const DesiredVpc& in) {
-  return {ResourceKind::Peering, in.name, p.peer_vpc_id, p.deletion_protection, p.import_id, kNotRenamed,
-          p.policy_waivers, p.location, &p};
+  return declared(ResourceKind::Peering, p, p.peer_vpc_id, in.name);
 }
-Declaration declaration_of(const DesiredService& s) {
-  return {ResourceKind::Service, kNoParent, s.name, s.deletion_protection, s.import_id, s.renamed_from,
-          s.policy_waivers, s.location, &s};
-}
+Declaration declaration_of(const DesiredService& s) { return declared(ResourceKind::Service, s, s.name, kNoParent); }
 Declaration declaration_of(const DesiredReplicaSet& r, const DesiredService& in) {
-  return {ResourceKind::ReplicaSet, in.name, r.name, r.deletion_protection, r.import_id, kNotRenamed,
-          r.policy_waivers, r.location, &r};
+  return declared(ResourceKind::ReplicaSet, r, r.name, in.name);
 }
 
 // Moves the items of `from` that `keep` accepts to the end of `into`, each after `children(item)`

@@ -49,8 +49,8 @@ struct KindReference {
 };
 
 // A kind as the manifest, the state, the policies and messages know it: one row each, in its own
-// file (kind_vpc.cpp, kind_service.cpp, ...) and a line of kind_forms() (model.cpp); how its calls
-// are made is its plan/kinds.h row.
+// file (kind_vpc.cpp, kind_service.cpp, ...) and a line of kind_forms() (model.cpp), saying only
+// what differs from the defaults here; how its calls are made is its plan/kinds.h row.
 struct KindForm {
   ResourceKind kind;
   const char* name;    // as states and plans store it: "service", "vpc", "replica_set", "peering"
@@ -60,12 +60,12 @@ struct KindForm {
   // Its list's key, in its project or in its parent's declaration ("read_replicas"), and the key of
   // its name ("" for a peering, which its peer VPC's id names).
   const char* list;
-  const char* name_key;
+  const char* name_key = "name";
   std::vector<const char*> fields;  // its settings, in the order a generated manifest writes them
   // The status a record of it has once it is made and ready ("" for a kind without statuses: made
   // once it has an id), and the one that counts as settled besides (a stopped service).
-  const char* ready_status;
-  const char* settled_status;
+  const char* ready_status = "";
+  const char* settled_status = "";
   // The fields a rule of the policies may name for it, in the order docs/policies.md lists them
   // (kept in agreement with schemas/policy.schema.json).
   std::vector<PolicyField> policy_fields;
@@ -74,6 +74,10 @@ struct KindForm {
   bool has_status = false;   // the API shows a status of it (a VPC has none)
   std::optional<KindReference> refers;
   const char* delete_note = "";  // after "will be DELETED" in a plan: what goes with it
+  // Its list in the manifest's JSON Schema (schemas/manifest.schema.json) and its declaration's
+  // mapping there ($defs/NAME), which comes from the rows its file reads it with (kind_reader.h).
+  const char* list_description = "";
+  nlohmann::ordered_json (*schema)() = nullptr;
 };
 
 const KindForm& kind_form(ResourceKind k);
@@ -263,10 +267,15 @@ struct Manifest {
 
 // The settings a resource is created from, as the JSON object that is stored in the state and
 // compared by the differ. Keys are the manifest's field names; unset optional fields are absent.
-nlohmann::json settings_json(const DesiredService& s);
-nlohmann::json settings_json(const DesiredVpc& v);
-nlohmann::json settings_json(const DesiredReplicaSet& r);
-nlohmann::json settings_json(const DesiredPeering& p);
+// Each kind's is in its file (kind_NAME.cpp).
+nlohmann::json service_settings(const DesiredService& s);
+nlohmann::json vpc_settings(const DesiredVpc& v);
+nlohmann::json replica_set_settings(const DesiredReplicaSet& r);
+nlohmann::json peering_settings(const DesiredPeering& p);
+inline nlohmann::json settings_json(const DesiredService& s) { return service_settings(s); }
+inline nlohmann::json settings_json(const DesiredVpc& v) { return vpc_settings(v); }
+inline nlohmann::json settings_json(const DesiredReplicaSet& r) { return replica_set_settings(r); }
+inline nlohmann::json settings_json(const DesiredPeering& p) { return peering_settings(p); }
 
 // Names of projects and resources: 1-128 of [A-Za-z0-9_-], starting with a letter or digit. '/' and
 // '.' would make addresses (PROJECT/services/NAME) and output paths (NAME.FIELD) ambiguous.
