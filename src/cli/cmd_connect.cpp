@@ -18,6 +18,7 @@
 #include "cli/manual.h"
 #include "ops/address.h"
 #include "ops/sealed.h"
+#include "sql/connection_check.h"
 #include "util/atomic_file.h"
 #include "util/duration.h"
 #include "util/env.h"

@@ -1,5 +1,7 @@
 #include "cli/connectable.h"
 
+#include <memory>
+
 namespace dbform::cli {
 
 const ConnectionCheck& libpq_check() {

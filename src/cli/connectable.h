@@ -1,8 +1,9 @@
 #pragma once
 // What `apply` needs to wait for services to accept connections (--wait-connectable,
 // `wait_connectable: true`).
-#include "ops/connections.h"
 #include "manifest/model.h"
+#include "plan/run.h"
+#include "sql/connection_check.h"
 
 namespace dbform::cli {
 
