@@ -7,12 +7,12 @@
 
 #include "cli/apply_flow.h"
 #include "cli/commands.h"
-#include "cli/connectable.h"
 #include "cli/manual.h"
 #include "cli/render_apply.h"
 #include "cli/render_refresh.h"
 #include "cli/signals.h"
 #include "cli/suggest.h"
+#include "ops/connections.h"
 #include "ops/operation.h"
 #include "ops/refresh_only.h"
 #include "plan/plan_file.h"

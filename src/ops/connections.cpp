@@ -129,6 +129,19 @@ std::unique_ptr<ApiSetup> api_setup(const EnvLookup& env) {
   return setup;
 }
 
+const ConnectionCheck& libpq_check() {
+  static const std::unique_ptr<ConnectionCheck> check = libpq_connection_check();
+  return *check;
+}
+
+ConnectableOptions connectable_options(bool wait_connectable_flag, const Manifest& manifest) {
+  ConnectableOptions options;
+  for (const auto& project : manifest.projects)
+    if (wait_connectable_flag || project.wait_connectable.value_or(false)) options.projects.insert(project.id);
+  if (!options.projects.empty()) options.check = &libpq_check();
+  return options;
+}
+
 std::string connection_uri(const std::string& password, const std::string& host, int port) {
   return postgres_uri({"tsdbadmin", password, host, port, "tsdb", "sslmode=require"});
 }

@@ -2,12 +2,16 @@
 // What the command line opens before it calls an operation, made here so that the command line
 // names no class below ops: the state store a location names (a file, or a workspace of a
 // PostgreSQL database) and the API client over the HTTP transport, as the environment configures
-// them. The command line only passes the API client along (to the operations' requests), so it
-// sees its name here and nothing of the API or the transport: both are complete in the .cpp.
+// them, and the libpq check of apply's --wait-connectable and `connect --check`. The command line
+// only passes the API client along (to the operations' requests), so it sees its name here and
+// nothing of the API or the transport: both are complete in the .cpp.
 #include <atomic>
 #include <memory>
 #include <string>
 
+#include "manifest/model.h"
+#include "plan/run.h"
+#include "sql/connection_check.h"
 #include "state/store.h"
 #include "util/clock.h"
 #include "util/env.h"
@@ -37,6 +41,13 @@ std::unique_ptr<ApiSetup> api_setup(const EnvLookup& env);
 // state: a workspace other than `default` is refused (UsageError) rather than quietly ignored.
 std::unique_ptr<StateStore> state_store_at(const std::string& where, const std::string& from,
                                            const std::string& workspace, const std::string& workspace_from);
+
+// What `apply` waits for with --wait-connectable (every project's services), else `wait_connectable:
+// true` (those of the projects that declare it): checked through libpq.
+ConnectableOptions connectable_options(bool wait_connectable_flag, const Manifest& manifest);
+
+// The libpq check (sql/connection_check.h), one for the process: apply's waits, `connect --check`.
+const ConnectionCheck& libpq_check();
 
 // What `dbform output` and `preview --format env` write for a database: postgres://tsdbadmin:
 // PASSWORD@HOST:PORT/tsdb?sslmode=require, the password percent-encoded as libpq decodes it
