@@ -2,9 +2,11 @@
 # The layering, counted, so the core stays testable without the CLI: the command line (src/cli)
 # parses flags, opens the store, calls an operation of src/ops and renders its outcome, so it takes
 # no lock, writes no state and includes nothing below ops (the engine, the read side, the API
-# client, the HTTP transport, the concrete state stores, the differ); no folder of src/ includes a
-# folder above its layer; and no product source file is over 600 lines. Prints each count (with
-# what it found) and exits 1 when any is not zero. Run by ctest ("structure: ...").
+# client, the HTTP transport, the concrete state stores, the differ), not even through the headers
+# of ops, which name what they only pass along (the API client) and take the run's vocabulary from
+# plan/; no folder of src/ includes a folder above its layer; and no product source file is over
+# 600 lines. Prints each count (with what it found) and exits 1 when any is not zero. Run by ctest
+# ("structure: ...").
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,6 +33,14 @@ count "cli state writes" '(->|\.)(write|write_changes|compact)\s*\(|\brecord_ref
 count "cli includes below ops" '#include "(engine|read|api|http)/|#include "state/(file_store|pg_store|memory_store)\.h"|#include "plan/differ\.h"'
 # The state's document format is the stores' business: the command line shows a record through ops.
 count "cli includes of the state codec" '#include "state/codec\.h"'
+
+# What a header of ops includes, every file of the command line that includes it includes too: the
+# product headers of ops (test_support.h is the unit tests' own) include nothing the command line
+# may not.
+ops_headers=$(find src/ops -name '*.h' ! -name 'test_support.h' | sort)
+# shellcheck disable=SC2086
+report "ops headers' includes below ops (passed through to cli)" \
+  "$(grep -nE '#include "(engine|read|api|http)/' $ops_headers | grep -vE '^[^:]+:[0-9]+:\s*//')"
 
 # The layers of src/ (CMakeLists.txt's DBFORM_LAYERS): the product is one library, so nothing but
 # this check keeps a layer from including one above it. Each folder's product files may include

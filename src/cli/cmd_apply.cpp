@@ -7,12 +7,12 @@
 
 #include "cli/apply_flow.h"
 #include "cli/commands.h"
-#include "cli/connectable.h"
 #include "cli/manual.h"
 #include "cli/render_apply.h"
 #include "cli/render_refresh.h"
 #include "cli/signals.h"
 #include "cli/suggest.h"
+#include "ops/connections.h"
 #include "ops/operation.h"
 #include "ops/refresh_only.h"
 #include "plan/plan_file.h"
@@ -72,7 +72,7 @@ int execute(const ApplyFlowOptions& opts, const ApplyOptions& engine_opts, Apply
             std::ostream& out) {
   install_stop_signals();  // from here on a signal ends every wait, the refresh's included
   auto api = make_api();
-  api->client->stop_waits_on(&g_stop);
+  api->stop_waits_on(&g_stop);
   const PolicySet policies = load_policies_or_throw(opts.policy);  // a mistake in them costs nothing
   std::optional<PlanDocument> saved;
   std::string plan_again;
@@ -134,7 +134,7 @@ int apply_refresh_only_command(const ApplyFlowOptions& opts, std::ostream& out) 
   check_confirmation_possible(opts, term);
   install_stop_signals();
   auto api = make_api();
-  api->client->stop_waits_on(&g_stop);
+  api->stop_waits_on(&g_stop);
   const Manifest manifest = load_manifests_or_throw(opts.manifests);  // for the projects' keys
   auto store = open_state_store(opts.state);
   RefreshOutput reporter(out, term);

@@ -12,11 +12,11 @@
 #include <iostream>
 
 #include "cli/commands.h"
-#include "cli/connectable.h"
 #include "cli/context.h"
 #include "state/previews.h"
 #include "cli/manual.h"
 #include "ops/address.h"
+#include "ops/connections.h"
 #include "ops/sealed.h"
 #include "util/atomic_file.h"
 #include "util/duration.h"

@@ -63,8 +63,7 @@ std::optional<std::pair<std::string, int>> vpc_endpoint(const ResourceRecord& r)
 
 std::string connection_string(const State& state, const ResourceRecord& r, const std::string& host,
                               const std::optional<int>& port) {
-  return postgres_uri({"tsdbadmin", password_owner(state, r).initial_password.text(), host, port.value_or(0), "tsdb",
-                       "sslmode=require"});
+  return connection_uri(password_owner(state, r).initial_password.text(), host, port.value_or(0));
 }
 
 bool connectable(const ResourceRecord& r) { return kind_form(r.kind).connectable; }

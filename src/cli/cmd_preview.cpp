@@ -79,7 +79,7 @@ struct PreviewSession {
         [this]() -> ApiClient& {
           if (!api) {
             api = make_api();
-            api->client->stop_waits_on(&stop_flag());
+            api->stop_waits_on(&stop_flag());
           }
           return *api->client;
         },

@@ -6,6 +6,7 @@
 #include "cli/context.h"
 #include "cli/manual.h"
 #include "ops/connections.h"
+#include "ops/whoami.h"
 #include "util/env.h"
 #include "util/text.h"
 
@@ -13,57 +14,34 @@ namespace dbform::cli {
 
 namespace {
 
-std::string describe_key(const AuthInfo& info, const std::string& variable) {
-  return "key `" + info.key_name + "` from " + variable + " (public key " + info.public_key + "), issued by " +
-         info.user_name + (info.user_email.empty() ? "" : " <" + info.user_email + ">") +
-         (info.created.empty() ? "" : " on " + info.created);
-}
-
-// One project's verdict; false when its key is missing, refused or another project's.
-bool check_project(ApiClient& api, const Manifest& manifest, const std::string& project) {
-  std::map<std::string, ProjectKey> keys;
-  try {
-    keys = resolve_keys(manifest, {project}, process_env());
-  } catch (const Error& e) {
-    std::cout << "Project " << project << ": NO KEY: " << e.what() << "\n";
-    return false;
-  }
-  const ProjectKey& key = keys.at(project);
-  try {
-    AuthInfo info = api.auth_info(key.key);
-    if (!info.project_id.empty() && info.project_id != project) {
-      std::cout << "Project " << project << ": WRONG PROJECT: " << describe_key(info, key.variable)
-                << " belongs to project " << info.project_id
-                << (info.project_name.empty() ? "" : " (" + info.project_name + ")") << ". Set " << key.variable
-                << " to a key of project " << project << "\n";
+// One verdict's line, as `dbform whoami` prints it; false when the key is missing, refused, not
+// checked or another project's.
+bool print_verdict(const KeyVerdict& v) {
+  const std::string head = "Project " + v.project + ": ";
+  switch (v.is) {
+    case KeyVerdict::Is::Found:
+      std::cout << head << "a key from " << v.variable << " (not checked: --offline)\n";
+      return true;
+    case KeyVerdict::Is::Ok:
+      std::cout << head << "ok, " << v.key << "\n";
+      return true;
+    case KeyVerdict::Is::NoKey:
+      std::cout << head << "NO KEY: " << v.why << "\n";
       return false;
-    }
-    std::cout << "Project " << project << ": ok, " << describe_key(info, key.variable) << "\n";
-    return true;
-  } catch (const ApiError& e) {
-    // No answer (the network, a refused certificate) says nothing about the key.
-    std::cout << "Project " << project << ": "
-              << (e.status() == 0 ? "NOT CHECKED: the API gave no answer to the key from "
-                                  : "REFUSED: the key from ")
-              << key.variable << ": " << e.what() << "\n";
-    return false;
-  } catch (const Error& e) {
-    std::cout << "Project " << project << ": REFUSED: the key from " << key.variable << ": " << e.what() << "\n";
-    return false;
+    case KeyVerdict::Is::WrongProject:
+      std::cout << head << "WRONG PROJECT: " << v.key << " belongs to project " << v.owner_id
+                << (v.owner_name.empty() ? "" : " (" + v.owner_name + ")") << ". Set " << v.variable
+                << " to a key of project " << v.project << "\n";
+      return false;
+    case KeyVerdict::Is::NotChecked:
+      std::cout << head << "NOT CHECKED: the API gave no answer to the key from " << v.variable << ": " << v.why
+                << "\n";
+      return false;
+    case KeyVerdict::Is::Refused:
+      std::cout << head << "REFUSED: the key from " << v.variable << ": " << v.why << "\n";
+      return false;
   }
-}
-
-// `--offline`: whether the project has a key as plan resolves it, without asking the API; false
-// when it has none.
-bool project_has_key(const Manifest& manifest, const std::string& project) {
-  try {
-    const auto keys = resolve_keys(manifest, {project}, process_env());
-    std::cout << "Project " << project << ": a key from " << keys.at(project).variable << " (not checked: --offline)\n";
-    return true;
-  } catch (const Error& e) {
-    std::cout << "Project " << project << ": NO KEY: " << e.what() << "\n";
-    return false;
-  }
+  return false;
 }
 
 }  // namespace
@@ -106,23 +84,23 @@ void add_whoami_command(CLI::App& app, int& exit_code) {
         std::cout << (all_keyed ? "A key from DBFORM_API_KEY (not checked: --offline)\n"
                                 : "NO KEY: DBFORM_API_KEY is not set, and no manifest declares a project\n");
       }
-      for (const auto& p : projects) all_keyed = project_has_key(manifest, p) && all_keyed;
+      for (const auto& p : projects)
+        all_keyed = print_verdict(resolve_project_key(manifest, p, process_env())) && all_keyed;
       exit_code = all_keyed ? 0 : 1;
       return;
     }
     auto api = make_api();
-    std::cout << "API: " << redact_url(api->client->base_url()) << "\n";
+    std::cout << "API: " << redact_url(api->base_url()) << "\n";
     if (projects.empty()) {  // no manifest here: the default key alone
-      auto key = checked_env(process_env(), "DBFORM_API_KEY");
-      if (!key) throw UsageError("no API key: set DBFORM_API_KEY, or run whoami where the manifests are (-f PATH)");
-      AuthInfo info = api->client->auth_info(*key);
-      std::cout << "Project " << info.project_id << (info.project_name.empty() ? "" : " (" + info.project_name + ")")
-                << ": " << describe_key(info, "DBFORM_API_KEY") << "\n";
+      const KeyVerdict v = check_default_key(*api->client, process_env());
+      std::cout << "Project " << v.owner_id << (v.owner_name.empty() ? "" : " (" + v.owner_name + ")") << ": "
+                << v.key << "\n";
       exit_code = 0;
       return;
     }
     bool all_ok = true;
-    for (const auto& p : projects) all_ok = check_project(*api->client, manifest, p) && all_ok;
+    for (const auto& p : projects)
+      all_ok = print_verdict(check_project_key(*api->client, manifest, p, process_env())) && all_ok;
     exit_code = all_ok ? 0 : 1;
   });
 }

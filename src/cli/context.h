@@ -8,10 +8,11 @@
 
 #include <CLI/CLI.hpp>
 
-#include "ops/connections.h"
 #include "manifest/model.h"
+#include "ops/connections.h"
 #include "ops/planning.h"
 #include "plan/model.h"
+#include "plan/run.h"
 #include "policy/rules.h"
 #include "state/store.h"
 #include "util/clock.h"

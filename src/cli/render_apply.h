@@ -8,7 +8,9 @@
 
 #include "cli/context.h"
 #include "ops/operation.h"
+#include "plan/events.h"
 #include "plan/model.h"
+#include "plan/run.h"
 #include "state/model.h"
 
 namespace dbform::cli {

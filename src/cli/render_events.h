@@ -6,8 +6,9 @@
 #include <string>
 
 #include "cli/context.h"
-#include "ops/connections.h"
+#include "plan/events.h"
 #include "plan/model.h"
+#include "plan/run.h"
 
 namespace dbform::cli {
 

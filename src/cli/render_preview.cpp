@@ -94,8 +94,8 @@ std::string render_preview_env(const RecordedPreview& p) {
     if (rec->endpoint_host.empty() || rec->initial_password.empty())
       throw Error(rec->address + " has no " + (rec->endpoint_host.empty() ? "endpoint" : "known password") +
                   " recorded yet: run `dbform preview up " + p.name + "` again to finish it");
-    const std::string url = postgres_uri({"tsdbadmin", rec->initial_password.text(), rec->endpoint_host,
-                                          rec->endpoint_port.value_or(0), "tsdb", "sslmode=require"});
+    const std::string url =
+        connection_uri(rec->initial_password.text(), rec->endpoint_host, rec->endpoint_port.value_or(0));
     out += env_variable(service_of(*rec)) + "=" + shell_quote(url) + "\n";
   }
   return out;

@@ -12,8 +12,9 @@
 #include <vector>
 
 #include "cli/context.h"
-#include "ops/connections.h"
+#include "plan/events.h"
 #include "plan/model.h"
+#include "plan/run.h"
 
 namespace dbform::cli {
 

@@ -6,20 +6,16 @@
 #include <set>
 #include <string>
 
-#include "engine/connection_check.h"
 #include "engine/jobs.h"
 #include "plan/model.h"
+#include "plan/run.h"
+#include "sql/connection_check.h"
 #include "state/model.h"
 
 namespace dbform {
 
 // What the progress shows while it waits (StatusChanged's message).
 inline const std::string kCheckingConnections = "checking it is accepting connections";
-
-struct ConnectableOptions {
-  const ConnectionCheck* check = nullptr;  // null: never wait for connections
-  std::set<std::string> projects;         // the projects whose services are waited for
-};
 
 // Whether `a`'s service, READY now, is waited for: a service of one of the projects, new (created,
 // adopted, or waited for), resumed, renamed, or given a new password by this run.

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "engine/apply.h"
-#include "engine/events.h"
+#include "plan/events.h"
 #include "state/model.h"
 #include "state/store.h"
 

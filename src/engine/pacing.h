@@ -22,7 +22,7 @@
 #include <unordered_map>
 #include <utility>
 
-#include "engine/poll_schedule.h"
+#include "plan/poll_schedule.h"
 #include "plan/kinds.h"
 #include "util/clock.h"
 

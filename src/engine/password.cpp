@@ -57,16 +57,4 @@ void rotate_password(ApiClient& api, StateStore& store, State& state, const std:
   if (const std::string why = set_pending(api, store, state, now, key, clock, {address}); !why.empty()) throw Error(why);
 }
 
-std::string checked_password(std::string text) {
-  if (!text.empty() && text.back() == '\n') text.pop_back();
-  if (!text.empty() && text.back() == '\r') text.pop_back();
-  if (text.empty()) throw UsageError("--password-stdin read an empty password; nothing was changed");
-  if (text.size() < 8) throw UsageError("the password read from stdin is shorter than 8 characters; nothing was changed");
-  for (unsigned char c : text)
-    if (c < 0x20 || c == 0x7f)
-      throw UsageError("the password read from stdin holds a control character (a second line?); nothing was changed");
-  if (valid_utf8(text) != text) throw UsageError("the password read from stdin is not valid UTF-8; nothing was changed");
-  return text;
-}
-
 }  // namespace dbform

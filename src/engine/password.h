@@ -15,9 +15,4 @@ namespace dbform {
 void rotate_password(ApiClient& api, StateStore& store, State& state, const std::string& address,
                      const std::string& key, const std::string& password, Clock& clock);
 
-// A password given by a person (--password-stdin): what was read, less one trailing newline.
-// Throws UsageError, without quoting it, when it is shorter than 8 characters (empty included) or
-// holds a control character.
-std::string checked_password(std::string text);
-
 }  // namespace dbform

@@ -1,6 +1,7 @@
 // What becomes of a run's operations and resources (engine/progress.h).
 #include "engine/progress.h"
 
+#include "engine/connectable.h"
 #include "engine/steps.h"
 #include "engine/watcher.h"
 

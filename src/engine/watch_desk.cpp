@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "engine/progress.h"
+#include "engine/connectable.h"
 #include "engine/steps.h"
 #include "engine/watcher.h"
 #include "util/duration.h"

@@ -4,7 +4,7 @@
 #include <condition_variable>
 
 #include "engine/test_support.h"
-#include "engine/poll_schedule.h"
+#include "plan/poll_schedule.h"
 #include "plan/kinds.h"
 
 using namespace dbform;

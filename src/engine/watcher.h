@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "engine/pacing.h"
-#include "engine/poll_schedule.h"
+#include "plan/poll_schedule.h"
 #include "engine/timer_queue.h"
 #include "plan/kinds.h"
 #include "util/clock.h"

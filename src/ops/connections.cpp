@@ -4,6 +4,9 @@
 
 #include <filesystem>
 
+#include "api/client.h"
+#include "http/curl_transport.h"
+#include "http/transport.h"
 #include "state/file_store.h"
 #include "state/pg_store.h"
 #include "util/duration.h"
@@ -98,6 +101,12 @@ RetryPolicy retry_policy(const EnvLookup& env) {
 
 }  // namespace
 
+ApiSetup::~ApiSetup() = default;
+
+void ApiSetup::stop_waits_on(const std::atomic<bool>* stop) { client->stop_waits_on(stop); }
+
+const std::string& ApiSetup::base_url() const { return client->base_url(); }
+
 std::unique_ptr<ApiSetup> api_setup(const EnvLookup& env) {
   auto setup = std::make_unique<ApiSetup>();
   TransportOptions options;
@@ -118,6 +127,23 @@ std::unique_ptr<ApiSetup> api_setup(const EnvLookup& env) {
   setup->client = std::make_unique<ApiClient>(*setup->transport, setup->clock, url, scheme, retry_policy(env));
   if (log::enabled(log::Level::Debug)) setup->client->log_exchanges(log_exchange);
   return setup;
+}
+
+const ConnectionCheck& libpq_check() {
+  static const std::unique_ptr<ConnectionCheck> check = libpq_connection_check();
+  return *check;
+}
+
+ConnectableOptions connectable_options(bool wait_connectable_flag, const Manifest& manifest) {
+  ConnectableOptions options;
+  for (const auto& project : manifest.projects)
+    if (wait_connectable_flag || project.wait_connectable.value_or(false)) options.projects.insert(project.id);
+  if (!options.projects.empty()) options.check = &libpq_check();
+  return options;
+}
+
+std::string connection_uri(const std::string& password, const std::string& host, int port) {
+  return postgres_uri({"tsdbadmin", password, host, port, "tsdb", "sslmode=require"});
 }
 
 std::unique_ptr<StateStore> state_store_at(const std::string& where, const std::string& from,

@@ -2,23 +2,24 @@
 // What the command line opens before it calls an operation, made here so that the command line
 // names no class below ops: the state store a location names (a file, or a workspace of a
 // PostgreSQL database) and the API client over the HTTP transport, as the environment configures
-// them. The command line gets the types of the layers below that it passes along or renders (the
-// API client, the engine's options and events, the keys, connection strings) through this header.
+// them, and the libpq check of apply's --wait-connectable and `connect --check`. The command line
+// only passes the API client along (to the operations' requests), so it sees its name here and
+// nothing of the API or the transport: both are complete in the .cpp.
+#include <atomic>
 #include <memory>
 #include <string>
 
-#include "api/client.h"
-#include "engine/apply.h"
-#include "engine/connectable.h"
-#include "engine/events.h"
-#include "ops/keys.h"
-#include "http/curl_transport.h"
-#include "http/transport.h"
+#include "manifest/model.h"
+#include "plan/run.h"
+#include "sql/connection_check.h"
 #include "state/store.h"
 #include "util/clock.h"
 #include "util/env.h"
 
 namespace dbform {
+
+class ApiClient;
+class Transport;
 
 // The API client as configured by DBFORM_API_URL, DBFORM_AUTH_SCHEME, DBFORM_ALLOW_HTTP,
 // SSL_CERT_FILE and SSL_CERT_DIR (and DBFORM_LOG=debug: one log line per exchange).
@@ -26,6 +27,10 @@ struct ApiSetup {
   std::unique_ptr<Transport> transport;
   SystemClock clock;
   std::unique_ptr<ApiClient> client;
+  ~ApiSetup();  // in the .cpp, where the client and the transport are complete
+  // `stop` (a signal's flag) ends the client's retry waits at once (ApiClient::stop_waits_on).
+  void stop_waits_on(const std::atomic<bool>* stop);
+  const std::string& base_url() const;  // DBFORM_API_URL's, or the default
 };
 // Throws UsageError naming the variable that is wrong; nothing is sent.
 std::unique_ptr<ApiSetup> api_setup(const EnvLookup& env);
@@ -36,5 +41,17 @@ std::unique_ptr<ApiSetup> api_setup(const EnvLookup& env);
 // state: a workspace other than `default` is refused (UsageError) rather than quietly ignored.
 std::unique_ptr<StateStore> state_store_at(const std::string& where, const std::string& from,
                                            const std::string& workspace, const std::string& workspace_from);
+
+// What `apply` waits for with --wait-connectable (every project's services), else `wait_connectable:
+// true` (those of the projects that declare it): checked through libpq.
+ConnectableOptions connectable_options(bool wait_connectable_flag, const Manifest& manifest);
+
+// The libpq check (sql/connection_check.h), one for the process: apply's waits, `connect --check`.
+const ConnectionCheck& libpq_check();
+
+// What `dbform output` and `preview --format env` write for a database: postgres://tsdbadmin:
+// PASSWORD@HOST:PORT/tsdb?sslmode=require, the password percent-encoded as libpq decodes it
+// (postgres_uri, libcurl's URL API).
+std::string connection_uri(const std::string& password, const std::string& host, int port);
 
 }  // namespace dbform

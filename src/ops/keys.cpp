@@ -1,5 +1,6 @@
 #include "ops/keys.h"
 
+#include "api/project_key.h"
 #include "util/env.h"
 #include "util/error.h"
 #include "util/text.h"

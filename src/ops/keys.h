@@ -3,12 +3,15 @@
 #include <string>
 #include <vector>
 
-#include "api/project_key.h"
 #include "manifest/model.h"
 #include "util/env.h"
 #include "util/error.h"
 
 namespace dbform {
+
+// api/project_key.h: the key and where it came from. Only named here, so that what includes this
+// header (the command line) sees nothing of the API; whoever reads a key includes it.
+struct ProjectKey;
 
 // No key is set for a project that needs one.
 class MissingKeyError : public Error {

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <map>
 
+#include "api/project_key.h"
 #include "ops/keys.h"
 #include "util/error.h"
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/apply.h"
+#include "plan/run.h"
 #include "state/model.h"
 #include "state/store.h"
 #include "util/env.h"

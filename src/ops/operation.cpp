@@ -4,6 +4,9 @@
 #include <optional>
 #include <set>
 
+#include "api/client.h"
+#include "api/project_key.h"
+#include "engine/apply.h"
 #include "ops/keys.h"
 #include "ops/locked_state.h"
 #include "ops/refresh_only.h"

@@ -8,18 +8,20 @@
 #include <string>
 #include <vector>
 
-#include "api/client.h"
-#include "engine/apply.h"
 #include "manifest/model.h"
 #include "ops/planning.h"
+#include "plan/events.h"
 #include "plan/model.h"
 #include "plan/plan_file.h"
+#include "plan/run.h"
 #include "policy/rules.h"
 #include "state/store.h"
 #include "util/diagnostics.h"
 #include "util/env.h"
 
 namespace dbform {
+
+class ApiClient;  // api/client.h: the requests hold it, the .cpp calls it
 
 // What a plan is made from. `api` may be null when `settings.refresh` is false (no key needed).
 struct PlanRequest {

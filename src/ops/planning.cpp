@@ -1,14 +1,21 @@
 #include "ops/planning.h"
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
+#include <future>
 #include <set>
 
-#include "read/import.h"
-#include "ops/keys.h"
-#include "read/refresh.h"
-#include "plan/targets.h"
+#include "api/client.h"
+#include "api/project_key.h"
+#include "engine/apply.h"
 #include "ops/address.h"
+#include "ops/keys.h"
 #include "plan/differ.h"
+#include "plan/targets.h"
+#include "read/import.h"
+#include "read/namesakes.h"
+#include "read/refresh.h"
 #include "util/text.h"
 
 namespace dbform {
@@ -23,18 +30,31 @@ Plan plan_of(const Manifest& manifest, const State& state, const PlanSettings& s
   return plan;
 }
 
+struct EarlyReads::Done {
+  std::vector<std::string> projects;
+  std::map<std::string, ProjectKey> keys;
+  std::vector<PreflightPass> passed;
+  ProjectListings listings;  // its errors are the plan's (not listed again)
+  std::exception_ptr failed;  // a key not set, refused or not checked: nothing after it was read
+};
+
+struct EarlyReads::Reads {
+  std::atomic<bool> stop{false};
+  std::future<Done> done;
+};
+
 EarlyReads::EarlyReads(const Manifest& manifest, const State& state, const PlanSettings& settings, ApiClient& api,
                        const EnvLookup& env, int parallelism)
-    : api_(api) {
+    : api_(api), reads_(std::make_unique<Reads>()) {
   std::set<std::string> targeted;
   for (const auto& t : settings.targets) targeted.insert(t.substr(0, t.find('/')));
   std::vector<std::string> projects;
   for (const auto& p : manifest.projects)
     if (declares_any(p) && (targeted.empty() || targeted.count(p.id)))
       projects.push_back(p.id);
-  api_.stop_waits_on(&stop_);
+  api_.stop_waits_on(&reads_->stop);
   ListedKinds kinds = kinds_in(manifest, state);
-  reads_ = std::async(std::launch::async, [&manifest, &api, &env, parallelism, projects, kinds] {
+  reads_->done = std::async(std::launch::async, [&manifest, &api, &env, parallelism, projects, kinds] {
     Done done{projects, {}, {}, {}, nullptr};
     try {
       done.keys = resolve_keys(manifest, projects, env);
@@ -48,14 +68,14 @@ EarlyReads::EarlyReads(const Manifest& manifest, const State& state, const PlanS
 }
 
 EarlyReads::~EarlyReads() {
-  stop_ = true;
-  if (reads_.valid()) reads_.wait();
+  reads_->stop = true;
+  if (reads_->done.valid()) reads_->done.wait();
   api_.stop_waits_on(nullptr);
 }
 
-std::optional<EarlyReads::Done> EarlyReads::take() {
-  if (!reads_.valid()) return std::nullopt;
-  return reads_.get();
+std::unique_ptr<EarlyReads::Done> EarlyReads::take() {
+  if (!reads_->done.valid()) return nullptr;
+  return std::make_unique<Done>(reads_->done.get());
 }
 
 namespace {
@@ -89,7 +109,7 @@ RefreshedPlan plan_refreshed(const Manifest& manifest, State& state, PlanSetting
   // What the early reads covered is taken from them; the rest is read now, as if nothing had been.
   // Their failure is this plan's when they read its projects exactly (a key missing or refused);
   // otherwise it may be another project's, and the plan's own reads tell.
-  std::optional<EarlyReads::Done> done = early ? early->take() : std::nullopt;
+  std::unique_ptr<EarlyReads::Done> done = early ? early->take() : nullptr;
   if (done && done->failed) {
     if (std::set<std::string>(done->projects.begin(), done->projects.end()) == seen)
       std::rethrow_exception(done->failed);

@@ -4,24 +4,23 @@
 // a conflict, never as a second create. A refresh changes the caller's copy of the state only: `plan`
 // writes nothing, and `apply` hands what it read (RefreshedPlan::changed) to its run, which saves it
 // with its first write.
-#include <atomic>
-#include <exception>
 #include <functional>
-#include <future>
+#include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
-#include "api/client.h"
-#include "engine/apply.h"
-#include "read/namesakes.h"
 #include "manifest/model.h"
 #include "plan/model.h"
+#include "plan/run.h"
 #include "state/model.h"
 #include "state/store.h"
 #include "util/diagnostics.h"
 #include "util/env.h"
 
 namespace dbform {
+
+class ApiClient;  // api/client.h: the .cpp calls it
 
 struct RefreshedPlan {
   Plan plan;
@@ -56,13 +55,9 @@ Plan plan_of(const Manifest& manifest, const State& state, const PlanSettings& s
 // what it needs of them and reads the rest itself. Reads only, so none is ever wasted on a write.
 class EarlyReads {
  public:
-  struct Done {
-    std::vector<std::string> projects;
-    std::map<std::string, ProjectKey> keys;
-    std::vector<PreflightPass> passed;
-    ProjectListings listings;  // its errors are the plan's (not listed again)
-    std::exception_ptr failed;  // a key not set, refused or not checked: nothing after it was read
-  };
+  // The keys, the preflight's passes and the lists read (read/namesakes.h's), or the reads'
+  // failure: complete in the .cpp, the one reader of it (plan_refreshed).
+  struct Done;
 
   // Keys are read through `env`, which must outlive the reads. The client's stop flag
   // (ApiClient::stop_waits_on) is the reads' own while they live, so this is for a plan's client,
@@ -75,13 +70,13 @@ class EarlyReads {
   EarlyReads(const EarlyReads&) = delete;
   EarlyReads& operator=(const EarlyReads&) = delete;
 
-  // What was read, once every read is done. Once only.
-  std::optional<Done> take();
+  // What was read, once every read is done; null once taken (or never begun). Once only.
+  std::unique_ptr<Done> take();
 
  private:
+  struct Reads;  // the reads in the background, and their stop flag
   ApiClient& api_;
-  std::atomic<bool> stop_{false};
-  std::future<Done> reads_;
+  std::unique_ptr<Reads> reads_;
 };
 
 // Without `refresh`, plan_of the state alone. Otherwise the keys of the planned projects (and with

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "api/project_key.h"
 #include "ops/keys.h"
 #include "ops/policy.h"
 #include "ops/sealed.h"

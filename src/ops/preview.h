@@ -10,17 +10,19 @@
 #include <string>
 #include <vector>
 
-#include "api/client.h"
-#include "engine/apply.h"
 #include "manifest/model.h"
 #include "ops/locked_state.h"
 #include "ops/preview_runner.h"
 #include "ops/preview_schema.h"
+#include "plan/events.h"
+#include "plan/run.h"
 #include "policy/rules.h"
 #include "sql/session.h"
 #include "state/previews.h"
 
 namespace dbform {
+
+class ApiClient;  // api/client.h: the requests hold it, the .cpp calls it
 
 // The API, made on its first use: a run with nothing to call never builds it (nor fails on its
 // settings).

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "api/client.h"
+#include "api/project_key.h"
+#include "engine/apply.h"
 #include "engine/jobs.h"
 #include "engine/password.h"
 #include "plan/kinds.h"

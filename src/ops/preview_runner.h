@@ -7,13 +7,15 @@
 #include <string>
 #include <vector>
 
-#include "api/client.h"
-#include "api/project_key.h"
-#include "engine/apply.h"
+#include "plan/events.h"
 #include "plan/preview_plan.h"
+#include "plan/run.h"
 #include "state/store.h"
 
 namespace dbform {
+
+class ApiClient;   // api/client.h
+struct ProjectKey;  // api/project_key.h
 
 // What a sweep did.
 struct SweepReport {

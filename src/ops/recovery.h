@@ -1,7 +1,7 @@
 #pragma once
 #include <string>
 
-#include "engine/apply.h"
+#include "plan/run.h"
 #include "state/model.h"
 #include "state/store.h"
 #include "util/env.h"

@@ -10,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "api/client.h"
 #include "manifest/model.h"
 #include "ops/operation.h"
 #include "plan/model.h"
@@ -19,6 +18,8 @@
 #include "util/env.h"
 
 namespace dbform {
+
+class ApiClient;  // api/client.h: the requests hold it, the .cpp calls it
 
 // One recorded resource as the API shows it now, where that differs from the record.
 struct OutsideChange {

@@ -1,9 +1,12 @@
 #include "ops/rotate_password.h"
 
+#include "api/project_key.h"
+#include "engine/password.h"
+#include "ops/address.h"
 #include "ops/keys.h"
 #include "ops/sealed.h"
-#include "ops/address.h"
 #include "plan/kinds.h"
+#include "util/text.h"
 
 namespace dbform {
 
@@ -27,6 +30,18 @@ RotatePasswordOutcome rotate_password_operation(const RotatePasswordRequest& r) 
     return Changes{};
   });
   return out;
+}
+
+std::string checked_password(std::string text) {
+  if (!text.empty() && text.back() == '\n') text.pop_back();
+  if (!text.empty() && text.back() == '\r') text.pop_back();
+  if (text.empty()) throw UsageError("--password-stdin read an empty password; nothing was changed");
+  if (text.size() < 8) throw UsageError("the password read from stdin is shorter than 8 characters; nothing was changed");
+  for (unsigned char c : text)
+    if (c < 0x20 || c == 0x7f)
+      throw UsageError("the password read from stdin holds a control character (a second line?); nothing was changed");
+  if (valid_utf8(text) != text) throw UsageError("the password read from stdin is not valid UTF-8; nothing was changed");
+  return text;
 }
 
 }  // namespace dbform

@@ -5,7 +5,6 @@
 // the outcome.
 #include <string>
 
-#include "engine/password.h"
 #include "manifest/model.h"
 #include "ops/locked_state.h"
 #include "ops/preview.h"
@@ -25,6 +24,11 @@ struct RotatePasswordOutcome {
   std::string address;  // the service's full address
   std::string clear_warning;  // the password was recorded in clear (no key): why and how to seal it
 };
+
+// A password given by a person (--password-stdin): what was read, less one trailing newline.
+// Throws UsageError, without quoting it, when it is shorter than 8 characters (empty included) or
+// holds a control character.
+std::string checked_password(std::string text);
 
 // Throws UsageError for an address that is not a recorded service with an id, Error when the call
 // failed (the password stays recorded as pending for the next apply or rotate-password).

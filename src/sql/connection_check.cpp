@@ -4,10 +4,24 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 
 #include "util/text.h"
 
 namespace dbform {
+
+namespace {
+
+class LibpqConnectionCheck : public ConnectionCheck {
+ public:
+  ConnectAttempt attempt(const ConnectTarget& target, Duration timeout) const override {
+    return libpq_connect_attempt(target, timeout);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<ConnectionCheck> libpq_connection_check() { return std::make_unique<LibpqConnectionCheck>(); }
 
 ConnectAttempt libpq_connect_attempt(const ConnectTarget& target, Duration timeout) {
   const auto started = std::chrono::steady_clock::now();

@@ -1,8 +1,9 @@
 #pragma once
 // Whether a database accepts connections: one attempt through libpq to log in as tsdbadmin with
 // the recorded password and run SELECT 1 (PQconnectdbParams: the password never in a connection
-// string or a command line). The apply engine makes it through its seam (engine/connection_check.h),
-// `dbform connect --check` directly.
+// string or a command line). The apply engine makes it through its seam (ConnectionCheck, which
+// its tests fake), `dbform connect --check` through the same.
+#include <memory>
 #include <string>
 
 #include "util/duration.h"
@@ -32,6 +33,18 @@ struct ConnectAttempt {
 
 // One attempt through libpq, bounded by `timeout`. Thread-safe.
 ConnectAttempt libpq_connect_attempt(const ConnectTarget& target, Duration timeout);
+
+// The seam through which the apply engine asks whether a database accepts connections: the engine
+// and its tests see only this interface, the tests with a fake.
+class ConnectionCheck {
+ public:
+  virtual ~ConnectionCheck() = default;
+  // One attempt, bounded by `timeout`. Thread-safe.
+  virtual ConnectAttempt attempt(const ConnectTarget& target, Duration timeout) const = 0;
+};
+
+// The check through libpq (libpq_connect_attempt).
+std::unique_ptr<ConnectionCheck> libpq_connection_check();
 
 // A login refused for good, told from a server that is not there yet by libpq's message.
 bool login_refused(const std::string& libpq_message);

@@ -1,4 +1,4 @@
-#include "engine/events.h"
+#include "plan/events.h"
 
 namespace dbform {
 

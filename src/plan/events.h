@@ -1,6 +1,7 @@
 #pragma once
 // The apply engine reports what happens as events; renderers in the CLI decide how they look
-// (plain lines, a live terminal view, JSON lines).
+// (plain lines, a live terminal view, JSON lines). Plain data below the engine, so that the
+// command line renders a run without seeing the engine that runs it.
 #include <string>
 
 #include "util/clock.h"

@@ -1,6 +1,7 @@
 #pragma once
 // How often a watcher asks for a resource's status: the pause between two
-// checks (--poll-interval), and when a forecast says the next one is worth making.
+// checks (--poll-interval), and when a forecast says the next one is worth making. Beside the run's
+// options (plan/run.h), which carry the schedule from the command line to the engine's watcher.
 #include <optional>
 
 #include "util/clock.h"

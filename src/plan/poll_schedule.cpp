@@ -1,4 +1,4 @@
-#include "engine/poll_schedule.h"
+#include "plan/poll_schedule.h"
 
 #include <algorithm>
 
