@@ -69,7 +69,7 @@ struct DbCatalogFacts {
   std::map<std::string, std::vector<std::string>> extension_dependents;  // extension -> objects using it
   std::vector<std::string> builtin_roles;    // of the names asked: superusers and PostgreSQL's own
   std::map<std::string, std::string> schema_owners;  // every schema asked (declared or named by a grant)
-  std::vector<std::string> admin_member_of;  // the roles the connected admin is a member of
+  std::vector<std::string> admin_member_of;  // of the roles asked: those whose privileges the admin has
   std::string admin;                         // current_user
   bool operator==(const DbCatalogFacts&) const = default;
 };

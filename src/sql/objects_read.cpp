@@ -24,7 +24,12 @@ const std::string kRoles =
     "(r.rolsuper OR r.oid < 16384 OR r.rolname LIKE 'pg\\_%')::text FROM pg_roles r WHERE r.rolname = ANY($1::text[])";
 const std::string kMemberships =
     "SELECT DISTINCT m.rolname, g.rolname FROM pg_auth_members a JOIN pg_roles m ON m.oid = a.member "
-    "JOIN pg_roles g ON g.oid = a.roleid WHERE m.rolname = ANY($1::text[]) OR m.rolname = current_user";
+    "JOIN pg_roles g ON g.oid = a.roleid WHERE m.rolname = ANY($1::text[])";
+// The roles whose privileges the admin uses as its own (what ALTER DEFAULT PRIVILEGES FOR ROLE and
+// granting on the role's tables need). Asked of pg_has_role, not pg_auth_members: PostgreSQL 16
+// on makes a role's creator a member with ADMIN only, which does not count.
+const std::string kAdminUses =
+    "SELECT g.rolname FROM pg_roles g WHERE g.rolname = ANY($1::text[]) AND pg_has_role(current_user, g.oid, 'USAGE')";
 const std::string kSettings =
     "SELECT r.rolname, c.setting FROM pg_db_role_setting s JOIN pg_roles r ON r.oid = s.setrole "
     "CROSS JOIN LATERAL unnest(s.setconfig) AS c(setting) WHERE s.setdatabase = 0 AND r.rolname = ANY($1::text[])";
@@ -253,8 +258,9 @@ DbObjects read_objects(SqlSession& session, const DbObjects& wanted) {
     roles_seen.insert(role.name);
     roles[role.name] = role;
   }
+  for (const auto& r : read.rows(kAdminUses, {roles_param}, "admin's memberships"))
+    if (cell(r, 0) != facts.admin) facts.admin_member_of.push_back(cell(r, 0));
   for (const auto& r : read.rows(kMemberships, {roles_param}, "role memberships")) {
-    if (cell(r, 0) == facts.admin) facts.admin_member_of.push_back(cell(r, 1));
     if (auto it = roles.find(cell(r, 0)); it != roles.end()) it->second.member_of.push_back(cell(r, 1));
   }
   for (const auto& r : read.rows(kSettings, {roles_param}, "role settings")) {
