@@ -1,5 +1,6 @@
 // The database objects' SQL over a fake session: quoting, privileges by server version, the
 // statements in dependency order, authoritative grants, refusals of deletes, one transaction.
+#include <chrono>
 #include <functional>
 
 #include <catch2/catch.hpp>
@@ -301,6 +302,22 @@ TEST_CASE("a failed statement rolls everything back naming its object kind and P
                        "must first be installed.");
   CHECK(out.applied == 1);
   CHECK(session.sent == std::vector<std::string>{"BEGIN", "CREATE ROLE \"app\"", "CREATE EXTENSION \"nope\"", "ROLLBACK"});
+}
+
+TEST_CASE("a statement ended by the timeout or a stop rolls back and says so", "[sql][objects]") {
+  FakeSqlSession session;
+  session.cancel_when["CREATE SCHEMA"] = Cancelled::TimedOut;
+  const std::vector<DbStatement> statements = {{"CREATE ROLE \"app\"", "roles/app", "CREATE ROLE", false},
+                                               {"CREATE SCHEMA \"s\"", "schemas/s", "CREATE SCHEMA", false}};
+  StatementLimit limit;
+  limit.timeout = std::chrono::seconds(7);
+  const ObjectsOutcome out = apply_objects(session, statements, limit);
+  CHECK(out.result == ObjectsOutcome::Result::Failed);
+  CHECK(out.cancelled == Cancelled::TimedOut);
+  CHECK(out.object == "schemas/s");
+  REQUIRE(session.limits.size() == 2);  // every statement is watched
+  CHECK(session.limits[1].timeout == std::chrono::seconds(7));
+  CHECK(session.sent.back() == "ROLLBACK");
 }
 
 TEST_CASE("a failed secret statement's message never holds its verifier", "[sql][objects]") {
