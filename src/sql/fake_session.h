@@ -19,6 +19,14 @@ class FakeSqlSession : public SqlSession {
   std::map<std::string, std::vector<SqlRow>> rows;  // a statement containing the key answers these rows
   std::map<std::string, Cancelled> cancel_when;     // a watched statement containing the key is cancelled so
   std::vector<StatementLimit> limits;               // the limit of each watched statement, in order
+  std::vector<std::string> verifiers_for;           // the roles whose verifier was asked, in order
+
+  // Fixed, so tests can spell it; never the password.
+  std::string password_verifier(const std::string& role, const std::string& password) override {
+    (void)password;
+    verifiers_for.push_back(role);
+    return "SCRAM-SHA-256$fake:" + role;
+  }
 
   SqlResult exec(const std::string& sql) override { return answer(sql); }
   SqlResult exec_limited(const std::string& sql, const StatementLimit& limit) override {
@@ -88,6 +96,9 @@ class FakeSqlConnector : public SqlConnector {
     }
     SqlResult exec_params(const std::string& sql, const std::vector<std::string>& p) override {
       return session->exec_params(sql, p);
+    }
+    std::string password_verifier(const std::string& role, const std::string& password) override {
+      return session->password_verifier(role, password);
     }
     std::shared_ptr<FakeSqlSession> session;
   };

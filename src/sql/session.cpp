@@ -61,6 +61,14 @@ class LibpqSession : public SqlSession {
     return result_of(conn_, PQexecParams(conn_, sql.c_str(), static_cast<int>(values.size()), nullptr, values.data(),
                                          nullptr, nullptr, 0));
   }
+  std::string password_verifier(const std::string& role, const std::string& password) override {
+    if (!conn_) throw Error("no connection to compute a password verifier with");
+    char* verifier = PQencryptPasswordConn(conn_, password.c_str(), role.c_str(), "scram-sha-256");
+    if (!verifier) throw Error("libpq could not compute a SCRAM-SHA-256 verifier: " + one_line(PQerrorMessage(conn_)));
+    std::string out = verifier;
+    PQfreemem(verifier);
+    return out;
+  }
 
  private:
   PGconn* conn_;

@@ -54,6 +54,10 @@ class SqlSession {
     (void)limit;
     return exec(sql);
   }
+  // The SCRAM-SHA-256 verifier of `password` for `role`, computed here (libpq's
+  // PQencryptPasswordConn): what ALTER ROLE ... PASSWORD sends, so that the password itself never
+  // reaches the server's text nor its log. Throws Error when it cannot be computed.
+  virtual std::string password_verifier(const std::string& role, const std::string& password) = 0;
 };
 
 struct SqlSessionOptions {

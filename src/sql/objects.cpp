@@ -1,0 +1,148 @@
+#include "sql/objects.h"
+
+#include <algorithm>
+
+#include "util/error.h"
+#include "util/text.h"
+
+namespace dbform {
+
+namespace {
+
+std::string listed_or(const std::vector<std::string>& words, const std::string& last_separator) {
+  std::string out;
+  for (size_t i = 0; i < words.size(); ++i) {
+    if (i > 0) out += i + 1 == words.size() ? last_separator : ", ";
+    out += words[i];
+  }
+  return out;
+}
+
+void refuse_nul(const std::string& text, const char* what) {
+  if (text.find('\0') != std::string::npos)
+    throw Error(std::string("a ") + what + " holds a NUL character, which PostgreSQL cannot store");
+}
+
+}  // namespace
+
+// PostgreSQL's GRANT page, per object type, in its order.
+std::vector<std::string> privileges_for(DbGrant::On on, int server_version_num) {
+  switch (on) {
+    case DbGrant::On::Schema: return {"USAGE", "CREATE"};
+    case DbGrant::On::AllSequences:
+    case DbGrant::On::Sequence: return {"USAGE", "SELECT", "UPDATE"};
+    case DbGrant::On::AllTables:
+    case DbGrant::On::Table: {
+      std::vector<std::string> p{"SELECT", "INSERT", "UPDATE", "DELETE", "TRUNCATE", "REFERENCES", "TRIGGER"};
+      if (server_version_num == 0 || server_version_num >= kMaintainSince) p.push_back("MAINTAIN");
+      return p;
+    }
+  }
+  return {};
+}
+
+std::vector<std::string> expand_all(DbGrant::On on, int server_version_num) {
+  return privileges_for(on, server_version_num);
+}
+
+std::string on_word(DbGrant::On on) {
+  switch (on) {
+    case DbGrant::On::Schema: return "schemas";
+    case DbGrant::On::AllTables: return "tables";
+    case DbGrant::On::AllSequences: return "sequences";
+    case DbGrant::On::Table: return "table";
+    case DbGrant::On::Sequence: return "sequence";
+  }
+  return "objects";
+}
+
+std::string privilege_error(DbGrant::On on, const std::string& privilege, int server_version_num) {
+  const std::string p = upper(privilege);
+  const auto allowed = privileges_for(on, server_version_num);
+  if (p == "ALL" || std::find(allowed.begin(), allowed.end(), p) != allowed.end()) return "";
+  std::string word = on_word(on);
+  if (word.back() != 's') word += "s";
+  std::string why = "'" + privilege + "' is not a privilege on " + word;
+  if (p == "MAINTAIN" && on != DbGrant::On::Schema && on != DbGrant::On::Sequence &&
+      on != DbGrant::On::AllSequences)
+    why += " before PostgreSQL 17 (this server's version number is " + std::to_string(server_version_num) + ")";
+  auto named = allowed;
+  named.push_back("ALL");
+  return why + ": allowed are " + listed_or(named, " or ");
+}
+
+std::vector<std::string> normalize_privileges(DbGrant::On on, const std::vector<std::string>& privileges,
+                                              int server_version_num) {
+  std::vector<std::string> out;
+  for (const auto& p : privileges) {
+    if (std::string why = privilege_error(on, p, server_version_num); !why.empty()) throw Error(why);
+    if (upper(p) == "ALL") {
+      for (const auto& each : expand_all(on, server_version_num)) out.push_back(each);
+    } else {
+      out.push_back(upper(p));
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::string quote_ident(const std::string& name) {
+  refuse_nul(name, "name");
+  std::string out = "\"";
+  for (char c : name) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+// With a backslash in it, the E'' form (backslashes doubled) reads the same whatever
+// standard_conforming_strings says; otherwise the plain form, which every setting reads alike.
+std::string quote_literal(const std::string& value) {
+  refuse_nul(value, "value");
+  const bool escaped = value.find('\\') != std::string::npos;
+  std::string out = escaped ? "E'" : "'";
+  for (char c : value) {
+    if (c == '\'' || (escaped && c == '\\')) out += c;
+    out += c;
+  }
+  return out + "'";
+}
+
+std::string text_array(const std::vector<std::string>& values) {
+  std::string out = "{";
+  for (size_t i = 0; i < values.size(); ++i) {
+    refuse_nul(values[i], "name");
+    if (i > 0) out += ',';
+    out += '"';
+    for (char c : values[i]) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    out += '"';
+  }
+  return out + "}";
+}
+
+std::string address_of(const DbRole& role) { return "roles/" + role.name; }
+std::string address_of(const DbSchema& schema) { return "schemas/" + schema.name; }
+std::string address_of(const DbExtension& extension) { return "extensions/" + extension.name; }
+
+std::string address_of(const DbGrant& grant) {
+  std::string out = "grants/" + grant.role + "/" + grant.schema;
+  switch (grant.on) {
+    case DbGrant::On::Schema: break;
+    case DbGrant::On::AllTables: out += "/tables"; break;
+    case DbGrant::On::AllSequences: out += "/sequences"; break;
+    case DbGrant::On::Table: out += "/tables/" + grant.object; break;
+    case DbGrant::On::Sequence: out += "/sequences/" + grant.object; break;
+  }
+  return out;
+}
+
+bool same_target(const DbGrant& a, const DbGrant& b) {
+  return a.role == b.role && a.schema == b.schema && a.on == b.on && a.object == b.object;
+}
+
+}  // namespace dbform
