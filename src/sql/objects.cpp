@@ -1,8 +1,10 @@
 #include "sql/objects.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "util/error.h"
+#include "util/privileges.h"
 #include "util/text.h"
 
 namespace dbform {
@@ -25,20 +27,21 @@ void refuse_nul(const std::string& text, const char* what) {
 
 }  // namespace
 
-// PostgreSQL's GRANT page, per object type, in its order.
-std::vector<std::string> privileges_for(DbGrant::On on, int server_version_num) {
+GrantTarget grant_target(DbGrant::On on) {
   switch (on) {
-    case DbGrant::On::Schema: return {"USAGE", "CREATE"};
+    case DbGrant::On::Schema: return GrantTarget::Schema;
     case DbGrant::On::AllSequences:
-    case DbGrant::On::Sequence: return {"USAGE", "SELECT", "UPDATE"};
+    case DbGrant::On::Sequence: return GrantTarget::Sequence;
     case DbGrant::On::AllTables:
-    case DbGrant::On::Table: {
-      std::vector<std::string> p{"SELECT", "INSERT", "UPDATE", "DELETE", "TRUNCATE", "REFERENCES", "TRIGGER"};
-      if (server_version_num == 0 || server_version_num >= kMaintainSince) p.push_back("MAINTAIN");
-      return p;
-    }
+    case DbGrant::On::Table: return GrantTarget::Table;
   }
-  return {};
+  return GrantTarget::Schema;
+}
+
+// PostgreSQL's GRANT page, per object type, in its order (util/privileges.h, which the manifest
+// checks a grant's list against too).
+std::vector<std::string> privileges_for(DbGrant::On on, int server_version_num) {
+  return all_privileges(grant_target(on), server_version_num == 0 ? std::numeric_limits<int>::max() : server_version_num);
 }
 
 std::vector<std::string> expand_all(DbGrant::On on, int server_version_num) {
@@ -63,8 +66,7 @@ std::string privilege_error(DbGrant::On on, const std::string& privilege, int se
   std::string word = on_word(on);
   if (word.back() != 's') word += "s";
   std::string why = "'" + privilege + "' is not a privilege on " + word;
-  if (p == "MAINTAIN" && on != DbGrant::On::Schema && on != DbGrant::On::Sequence &&
-      on != DbGrant::On::AllSequences)
+  if (grant_target(on) == GrantTarget::Table && privilege_since(GrantTarget::Table, p) > server_version_num)
     why += " before PostgreSQL 17 (this server's version number is " + std::to_string(server_version_num) + ")";
   auto named = allowed;
   named.push_back("ALL");

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "util/privileges.h"
+
 #include "sql/session.h"
 
 namespace dbform {
@@ -87,9 +89,9 @@ struct DbObjects {
 
 // --- privileges -----------------------------------------------------------------------------
 
-// PostgreSQL 17 added MAINTAIN on tables (and in ALL): what ALL means depends on the server.
-constexpr int kMaintainSince = 170000;
-
+// PostgreSQL 17 added MAINTAIN on tables (and in ALL): what ALL means depends on the server
+// (util/privileges.h knows which privilege came when).
+GrantTarget grant_target(DbGrant::On on);
 // The privileges GRANT accepts on the object type at that server_version_num (0: the newest).
 std::vector<std::string> privileges_for(DbGrant::On on, int server_version_num);
 // What ALL means there: the same list.
