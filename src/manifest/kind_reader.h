@@ -91,6 +91,11 @@ template <> const FieldTable<DesiredVpc>& field_table<DesiredVpc>();
 template <> const FieldTable<DesiredPeering>& field_table<DesiredPeering>();
 template <> const FieldTable<DesiredService>& field_table<DesiredService>();
 template <> const FieldTable<DesiredReplicaSet>& field_table<DesiredReplicaSet>();
+// Inside a service's database (manifest/objects_reader.h).
+template <> const FieldTable<DesiredRole>& field_table<DesiredRole>();
+template <> const FieldTable<DesiredSchema>& field_table<DesiredSchema>();
+template <> const FieldTable<DesiredExtension>& field_table<DesiredExtension>();
+template <> const FieldTable<DesiredGrant>& field_table<DesiredGrant>();
 
 // The declaration held by `e`, read row by row; nullopt when it is not a mapping or a row made it
 // unusable.

@@ -30,7 +30,8 @@ ServiceObjects load_objects(const std::string& body, Diagnostics& diags) {
   const MappingSpec spec{"a service", keys, {"name"}};
   auto fields = read_mapping(values, values.item(service, "projects[0].services[0]"), spec);
   REQUIRE(fields);
-  return read_service_objects(values, *fields);
+  KindReader reader(values);
+  return read_service_objects(reader, *fields);
 }
 
 // The one error the body gives.

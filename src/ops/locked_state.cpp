@@ -9,6 +9,14 @@ State stored_or_new(StateStore& store) {
   return state ? std::move(*state) : new_state();
 }
 
+LockedRead stored_or_new_noting(bool& missing) {
+  return [&missing](StateStore& store) {
+    auto state = store.read();
+    missing = !state;
+    return state ? std::move(*state) : new_state();
+  };
+}
+
 Changes refresh_changes(const std::vector<std::string>& changed, const State& state) {
   Changes save;
   save.save = changed.size() * 2 > state.resources.size() ? Changes::Save::Whole : Changes::Save::Journal;

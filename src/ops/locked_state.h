@@ -53,6 +53,8 @@ Changes refresh_changes(const std::vector<std::string>& changed, const State& st
 // How the state is read under the lock. The default: the stored state, or a new empty one.
 using LockedRead = std::function<State(StateStore& store)>;
 State stored_or_new(StateStore& store);
+// The same, noting in `missing` whether there was no state (an operation that must not make one).
+LockedRead stored_or_new_noting(bool& missing);
 
 // Locks `access.store` for the whole call, reads it with `read`, runs `body` on the state it read,
 // saves and folds as the body's Changes say, and returns the state as saved. Throws Error for a

@@ -175,11 +175,7 @@ std::string check_sealed_passwords(const ApplyRequest& r, const Prepared& p, con
 ApplyOutcome apply_operation(const ApplyRequest& r, ApplyReporter& reporter, const Approver& approve) {
   ApplyOutcome out;
   bool state_missing = false;
-  auto read = [&](StateStore& store) {
-    auto stored = store.read();
-    state_missing = !stored;
-    return stored ? std::move(*stored) : new_state();
-  };
+  const LockedRead read = stored_or_new_noting(state_missing);
   bool saving_refresh = false;  // the helper is saving what the refresh read (nothing to run)
   auto body = [&](State& state) -> Changes {
     Prepared p = r.saved ? load_saved_plan(r, state, !state_missing) : plan_now(r, state, reporter);

@@ -142,11 +142,7 @@ RefreshOnlyOutcome apply_refresh_only(const RefreshOnlyRequest& request, const R
                                       RefreshReporter& reporter, const Approver& approve) {
   RefreshOnlyOutcome out;
   bool missing = false;
-  auto read = [&](StateStore& store) {
-    auto stored = store.read();
-    missing = !stored;
-    return stored ? std::move(*stored) : new_state();
-  };
+  const LockedRead read = stored_or_new_noting(missing);
   const StateAccess access{request.store, "apply --refresh-only", settings.lock_timeout, settings.lock_wait,
                            settings.env};
   out.state = with_locked_state(

@@ -1,0 +1,34 @@
+// Schemas of a service's database, each owned by a declared role or by tsdbadmin.
+#include "manifest/objects_reader.h"
+
+namespace dbform {
+
+namespace {
+
+std::optional<NameRefusal> public_schema(const std::string& name) {
+  if (name != "public") return std::nullopt;
+  return NameRefusal{"`public` is in every database already: it is not declared", "grant on it without declaring it"};
+}
+
+bool read_owner(KindReader& r, const Entry& f, DesiredSchema& s) {
+  if (auto owner = r.values().name(f)) {
+    s.owner = *owner;
+    s.owner_at = NameAt{*owner, f.where, f.path};
+  }
+  return true;
+}
+
+}  // namespace
+
+template <> const FieldTable<DesiredSchema>& field_table<DesiredSchema>() {
+  static const FieldTable<DesiredSchema> table{
+      "a schema",
+      "A schema of the service's database. Its name must be unique among the service's schemas.",
+      {object_name_row<DesiredSchema>("schema", true, public_schema,
+                                      "The schema's name: at most 63 characters, not starting with pg_, not public."),
+       {"owner", Presence::Optional, read_owner,
+        schema_ref("name", "The role that owns it: one the service declares, or tsdbadmin (the default).")}}};
+  return table;
+}
+
+}  // namespace dbform
