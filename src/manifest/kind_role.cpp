@@ -9,7 +9,7 @@ namespace dbform {
 
 namespace {
 
-std::optional<NameRefusal> builtin(const std::string& name) {
+std::optional<NameRefusal> own_role_refusal(const std::string& name) {
   if (!is_builtin_role(name)) return std::nullopt;
   return NameRefusal{"`" + name + "` is the service's own role: it can be named in `member_of` or as an owner, not "
                      "declared",
@@ -67,7 +67,7 @@ template <> const FieldTable<DesiredRole>& field_table<DesiredRole>() {
   static const FieldTable<R> table{
       "a role",
       "A role of the service's database. Its name must be unique among the service's roles.",
-      {object_name_row<R>("role", true, builtin,
+      {object_name_row<R>("role", true, own_role_refusal,
                           "The role's name: at most 63 characters, not starting with pg_, not tsdbadmin."),
        value_row("login", Presence::Optional, &R::login, &ValueReader::boolean,
                  interpolable("true: a role that logs in, with a password dbform generates; false (the default): a "

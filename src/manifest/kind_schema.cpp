@@ -5,7 +5,7 @@ namespace dbform {
 
 namespace {
 
-std::optional<NameRefusal> public_schema(const std::string& name) {
+std::optional<NameRefusal> public_schema_refusal(const std::string& name) {
   if (name != "public") return std::nullopt;
   return NameRefusal{"`public` is in every database already: it is not declared", "grant on it without declaring it"};
 }
@@ -24,7 +24,7 @@ template <> const FieldTable<DesiredSchema>& field_table<DesiredSchema>() {
   static const FieldTable<DesiredSchema> table{
       "a schema",
       "A schema of the service's database. Its name must be unique among the service's schemas.",
-      {object_name_row<DesiredSchema>("schema", true, public_schema,
+      {object_name_row<DesiredSchema>("schema", true, public_schema_refusal,
                                       "The schema's name: at most 63 characters, not starting with pg_, not public."),
        {"owner", Presence::Optional, read_owner,
         schema_ref("name", "The role that owns it: one the service declares, or tsdbadmin (the default).")}}};
