@@ -81,11 +81,12 @@ struct FleetConnection {
   }
 };
 
-// The superuser's connection through the socket, with the fleet's password.
-PGconn* connect_superuser(const std::string& socket, int port, const std::string& password) {
+// The superuser's connection through the socket, with the fleet's password, to `database`.
+PGconn* connect_superuser(const std::string& socket, int port, const std::string& password,
+                          const char* database = "postgres") {
   const std::string p = std::to_string(port);
   const char* keys[] = {"host", "port", "user", "dbname", "password", "connect_timeout", nullptr};
-  const char* values[] = {socket.c_str(), p.c_str(), "postgres", "postgres", password.c_str(), "10", nullptr};
+  const char* values[] = {socket.c_str(), p.c_str(), "postgres", database, password.c_str(), "10", nullptr};
   return PQconnectdbParams(keys, values, 0);
 }
 
@@ -144,6 +145,8 @@ void PostgresFleet::make_template() {
           "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n"
           "shared_buffers = '16MB'\nmax_connections = 30\nmax_wal_senders = 5\nwal_level = replica\n"
           "hot_standby = on\nlogging_collector = off\n"
+          // As on the real service: statistics of statements, its extension made in tsdb below.
+          "shared_preload_libraries = 'pg_stat_statements'\n"
           // Confined to its own files (sim/confine.h): dynamic shared memory in the data directory,
           // not in /dev/shm where every server's would be; no look at /proc/meminfo for huge pages.
           "dynamic_shared_memory_type = mmap\nhuge_pages = off\n";
@@ -163,6 +166,16 @@ void PostgresFleet::make_template() {
   if (PQstatus(c.conn) != CONNECTION_OK) throw Error("connecting to the template failed: " + output_tail(PQerrorMessage(c.conn)));
   exec(c.conn, "CREATE ROLE tsdbadmin LOGIN CREATEDB CREATEROLE", "creating role tsdbadmin");
   exec(c.conn, "CREATE DATABASE tsdb OWNER tsdbadmin", "creating database tsdb");
+  {
+    // pg_stat_statements is not a trusted extension: tsdbadmin, who is not a superuser, could not
+    // make it, so it is there from the start, as on the real service (an extension a manifest
+    // declares is then found, not made).
+    FleetConnection tsdb;
+    tsdb.conn = connect_superuser(socket_dir(), db.port, superuser_password_, "tsdb");
+    if (PQstatus(tsdb.conn) != CONNECTION_OK)
+      throw Error("connecting to the template's tsdb failed: " + output_tail(PQerrorMessage(tsdb.conn)));
+    exec(tsdb.conn, "CREATE EXTENSION pg_stat_statements", "creating extension pg_stat_statements in tsdb");
+  }
   if (const char* v = PQparameterStatus(c.conn, "server_version")) version_ = v;
   stop_server(db, "fast");
   fs::create_directory(dir_ + "/spare");
