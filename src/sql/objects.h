@@ -184,4 +184,31 @@ struct ObjectsOutcome {
 ObjectsOutcome apply_objects(SqlSession& session, const std::vector<DbStatement>& statements,
                              const StatementLimit& limit);
 
+// --- one service's step (objects_run.cpp) ---------------------------------------------------
+
+// What one service's step makes: its declared objects (privileges as written, ALL unexpanded),
+// those to delete, and the passwords to set on login roles (new ones and rotations), in clear:
+// they never leave the client but as verifiers.
+struct ObjectsRequest {
+  DbObjects desired;
+  DbObjects to_delete;
+  std::map<std::string, std::string> passwords;  // login role -> password
+};
+
+struct ObjectsRun {
+  ObjectsOutcome outcome;
+  size_t statements = 0;  // sent in the transaction (0: the catalogs showed everything as declared)
+  DbObjects observed;     // what the catalogs show after it, of the names asked (to record)
+  bool found_committed = false;  // COMMIT's answer was lost, and the catalogs show it was made
+};
+
+// The step of one service's objects: connects as the admin (`target`), reads the server's version
+// and the catalogs first (so that nothing is made twice, an earlier run's lost commit included),
+// sends the statements that remain in one transaction, and reads the catalogs again. A COMMIT
+// whose answer was lost is decided by a new connection's read: made (Applied, found_committed) or
+// not (Failed, to be made by the next run). Throws Error when it cannot connect or read (naming
+// why, never a password).
+ObjectsRun run_objects(const SqlConnector& connector, const ConnectTarget& target, const ObjectsRequest& request,
+                       const SqlSessionOptions& options, const StatementLimit& limit);
+
 }  // namespace dbform

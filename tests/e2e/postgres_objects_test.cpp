@@ -40,12 +40,50 @@ dbform::DbObjects spec_example(int version) {
   return o;
 }
 
-}  // namespace
+// Connects through libpq; each session loses the answer to the step's COMMIT (the one sent watched,
+// exec_limited) once, as a connection dropped at that moment would: after the server committed
+// (`committed`), or before it got there (the transaction is rolled back instead).
+class LostCommitConnector : public dbform::SqlConnector {
+ public:
+  explicit LostCommitConnector(bool committed) : committed_(committed) {}
+  std::unique_ptr<dbform::SqlSession> connect(const dbform::ConnectTarget& target,
+                                              const dbform::SqlSessionOptions& options) const override {
+    return std::make_unique<Session>(dbform::libpq_connector()->connect(target, options), committed_, lost_);
+  }
+  int lost() const { return lost_; }
 
-TEST_CASE("postgres: a service's tsdbadmin makes SPEC 14's roles and grants in one transaction and the app role can do exactly that",
-          "[e2e][postgres]") {
-  Sandbox sb;
-  PostgresSim sim(sb);
+ private:
+  class Session : public dbform::SqlSession {
+   public:
+    Session(std::unique_ptr<dbform::SqlSession> inner, bool committed, int& lost)
+        : inner_(std::move(inner)), committed_(committed), lost_(lost) {}
+    dbform::SqlResult exec(const std::string& sql) override { return inner_->exec(sql); }
+    dbform::SqlResult exec_params(const std::string& sql, const std::vector<std::string>& params) override {
+      return inner_->exec_params(sql, params);
+    }
+    dbform::SqlResult exec_limited(const std::string& sql, const dbform::StatementLimit& limit) override {
+      if (sql != "COMMIT" || lost_ > 0) return inner_->exec_limited(sql, limit);
+      ++lost_;
+      inner_->exec(committed_ ? "COMMIT" : "ROLLBACK");
+      dbform::SqlResult r;
+      r.error.message = "server closed the connection unexpectedly";  // no SQLSTATE: libpq's own
+      return r;
+    }
+    std::string password_verifier(const std::string& role, const std::string& password) override {
+      return inner_->password_verifier(role, password);
+    }
+
+   private:
+    std::unique_ptr<dbform::SqlSession> inner_;
+    bool committed_;
+    int& lost_;
+  };
+  bool committed_;
+  mutable int lost_ = 0;
+};
+
+// The service `orders` made through `dbform sim --postgres`, and its tsdbadmin's login.
+dbform::ConnectTarget made_service(Sandbox& sb) {
   sb.write("m.yaml", manifest({}, {service_yaml("orders")}));
   REQUIRE(sb.apply({"-f", "m.yaml"}).exit_code == 0);
   auto output = [&](const std::string& field) {
@@ -57,6 +95,65 @@ TEST_CASE("postgres: a service's tsdbadmin makes SPEC 14's roles and grants in o
   admin.host = output("host");
   admin.port = std::stoi(output("port"));
   admin.password = output("password");
+  return admin;
+}
+
+}  // namespace
+
+TEST_CASE("postgres: a service's objects step reads first: nothing is made twice and a lost COMMIT is decided by the catalogs",
+          "[e2e][postgres]") {
+  Sandbox sb;
+  PostgresSim sim(sb);
+  const dbform::ConnectTarget admin = made_service(sb);
+  dbform::ObjectsRequest request;
+  request.desired = spec_example(0);
+  for (auto& g : request.desired.grants) g.privileges = {"ALL"};  // expanded by the server's version
+  request.passwords["app"] = "app-password-" + std::string(32, 'y');
+  dbform::SqlSessionOptions options;
+  options.statement_timeout = std::chrono::seconds(20);
+
+  SECTION("a second run finds everything made and sends nothing") {
+    const dbform::ObjectsRun first = dbform::run_objects(*dbform::libpq_connector(), admin, request, options, {});
+    INFO(first.outcome.object << " (" << first.outcome.kind << "): " << first.outcome.message);
+    REQUIRE(first.outcome.result == dbform::ObjectsOutcome::Result::Applied);
+    CHECK(first.statements > 0);
+    CHECK(first.observed.roles.size() == 2);
+    request.passwords.clear();
+    const dbform::ObjectsRun second = dbform::run_objects(*dbform::libpq_connector(), admin, request, options, {});
+    CHECK(second.outcome.result == dbform::ObjectsOutcome::Result::Applied);
+    CHECK(second.statements == 0);
+    CHECK(second.observed == first.observed);
+  }
+  SECTION("COMMIT made, its answer lost: found made by a new connection's read") {
+    LostCommitConnector connector(/*committed=*/true);
+    const dbform::ObjectsRun run = dbform::run_objects(connector, admin, request, options, {});
+    INFO(run.outcome.message);
+    CHECK(connector.lost() == 1);
+    CHECK(run.outcome.result == dbform::ObjectsOutcome::Result::Applied);
+    CHECK(run.found_committed);
+    CHECK(run.observed.roles.size() == 2);
+    request.passwords.clear();
+    CHECK(dbform::run_objects(*dbform::libpq_connector(), admin, request, options, {}).statements == 0);
+  }
+  SECTION("COMMIT never made, its answer lost: failed, nothing made, the next run makes it") {
+    LostCommitConnector connector(/*committed=*/false);
+    const dbform::ObjectsRun run = dbform::run_objects(connector, admin, request, options, {});
+    CHECK(connector.lost() == 1);
+    CHECK(run.outcome.result == dbform::ObjectsOutcome::Result::Failed);
+    CHECK_THAT(run.outcome.message, Catch::Contains("the catalogs show the changes were not made"));
+    CHECK(run.observed.roles.empty());
+    CHECK_FALSE(run.found_committed);
+    const dbform::ObjectsRun next = dbform::run_objects(*dbform::libpq_connector(), admin, request, options, {});
+    CHECK(next.outcome.result == dbform::ObjectsOutcome::Result::Applied);
+    CHECK(next.statements > 0);
+  }
+}
+
+TEST_CASE("postgres: a service's tsdbadmin makes SPEC 14's roles and grants in one transaction and the app role can do exactly that",
+          "[e2e][postgres]") {
+  Sandbox sb;
+  PostgresSim sim(sb);
+  const dbform::ConnectTarget admin = made_service(sb);
   dbform::SqlSessionOptions options;
   options.statement_timeout = std::chrono::seconds(20);
   auto session = dbform::libpq_connector()->connect(admin, options);
