@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "manifest/database_objects.h"
 #include "manifest/mapping_reader.h"
 #include "manifest/model.h"
 #include "manifest/value_reader.h"

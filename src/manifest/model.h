@@ -12,7 +12,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "manifest/database_objects.h"
 #include "util/diagnostics.h"
 
 namespace dbform {
@@ -184,11 +183,6 @@ struct DesiredService {
   std::vector<PolicyWaiver> policy_waivers;
   std::optional<DesiredFork> fork;
   std::vector<DesiredReplicaSet> read_replicas;
-  // Inside its database (manifest/database_objects.h).
-  std::vector<DesiredRole> roles;
-  std::vector<DesiredSchema> schemas;
-  std::vector<DesiredExtension> extensions;
-  std::vector<DesiredGrant> grants;
   Location location;
   std::string path;  // "projects[0].services[2]"
 };
