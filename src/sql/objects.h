@@ -165,6 +165,19 @@ std::vector<DbRefusal> delete_refusals(const DbObjects& observed, const DbObject
 // order: roles, memberships, schemas, extensions, grants, default privileges, then the deletes in
 // reverse. Each desired grant is authoritative for its (role, object). Pure. Throws Error naming
 // every refusal (delete_refusals) and every built-in role or the admin named as managed.
+// Beyond SPEC's words, as PostgreSQL behaves:
+//  - an owner's own privileges never count (PostgreSQL gives an owner everything whatever its
+//    ACL): relations the grantee owns are left out of `all`, and no default privileges FOR ROLE x
+//    TO x are made (else the owner of a schema's tables would have TRUNCATE revoked forever);
+//  - the admin joins each role that owns a declared schema (GRANT owner TO admin): CREATE SCHEMA
+//    ... AUTHORIZATION and ALTER DEFAULT PRIVILEGES FOR ROLE owner need it (15: CREATEROLE grants
+//    any non-superuser role; 16 on: the creator has ADMIN, so membership is asked of pg_has_role);
+//  - role settings are the role's own (ALTER ROLE r SET, every database): a role is cluster-wide;
+//  - member_of is authoritative like grants: a membership granted outside is revoked;
+//  - deleting a grant revokes ALL on its object (and, for `all`, its default privileges).
+// Limits it names rather than works around: a table of the schema owned by a role the admin is
+// not a member of makes GRANT ... ON ALL TABLES fail (the step rolls back); a member of a
+// schema's owner may always create in it.
 std::vector<DbStatement> statements_for(const DbObjects& desired, const DbObjects& observed,
                                         const DbObjects& to_delete, const ObjectsContext& ctx);
 
