@@ -165,7 +165,7 @@ std::vector<DbRefusal> delete_refusals(const DbObjects& observed, const DbObject
 // order: roles, memberships, schemas, extensions, grants, default privileges, then the deletes in
 // reverse. Each desired grant is authoritative for its (role, object). Pure. Throws Error naming
 // every refusal (delete_refusals) and every built-in role or the admin named as managed.
-// Beyond SPEC's words, as PostgreSQL behaves:
+// Where PostgreSQL's behaviour decides more than "authoritative" says:
 //  - an owner's own privileges never count (PostgreSQL gives an owner everything whatever its
 //    ACL): relations the grantee owns are left out of `all`, and no default privileges FOR ROLE x
 //    TO x are made (else the owner of a schema's tables would have TRUNCATE revoked forever);

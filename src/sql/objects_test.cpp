@@ -26,7 +26,7 @@ DbGrant grant_of(const std::string& role, const std::string& schema, On on, std:
   return g;
 }
 
-// SPEC's example: an app login role in a group role owning a schema, pg_stat_statements, grants.
+// A team's usual objects: an app login role in a group role owning a schema, pg_stat_statements, grants.
 DbObjects orders_objects() {
   DbObjects d;
   DbRole app;

@@ -1,6 +1,6 @@
-// SPEC section 14's objects inside a service of `dbform sim --postgres`, made through dbform's SQL
-// layer (src/sql/objects.h) as the service's own tsdbadmin, who is not a superuser: what apply's
-// step for a service's objects runs, against the simulated service as it is.
+// The roles, schemas, extensions and grants inside a service of `dbform sim --postgres`, made
+// through dbform's SQL layer (src/sql/objects.h) as the service's own tsdbadmin, who is not a
+// superuser: what apply's step for a service's objects runs, against the simulated service as it is.
 #include "postgres_sim.h"
 #include "sql/objects.h"
 #include "sql/session.h"
@@ -9,10 +9,10 @@ using namespace e2e;
 
 namespace {
 
-// The SPEC's example: an application role in a group role that owns a schema, the group's
-// privileges on it, its tables and its sequences, and two extensions (pg_stat_statements, which
-// the service has already; citext, which tsdbadmin makes).
-dbform::DbObjects spec_example(int version) {
+// A service's objects as a team declares them: an application role in a group role that owns a
+// schema, the group's privileges on it, its tables and its sequences, and two extensions
+// (pg_stat_statements, which the service has already; citext, which tsdbadmin makes).
+dbform::DbObjects objects_example(int version) {
   using dbform::DbGrant;
   dbform::DbRole app;
   app.name = "app";
@@ -106,7 +106,7 @@ TEST_CASE("postgres: a service's objects step reads first: nothing is made twice
   PostgresSim sim(sb);
   const dbform::ConnectTarget admin = made_service(sb);
   dbform::ObjectsRequest request;
-  request.desired = spec_example(0);
+  request.desired = objects_example(0);
   for (auto& g : request.desired.grants) g.privileges = {"ALL"};  // expanded by the server's version
   request.passwords["app"] = "app-password-" + std::string(32, 'y');
   dbform::SqlSessionOptions options;
@@ -149,7 +149,7 @@ TEST_CASE("postgres: a service's objects step reads first: nothing is made twice
   }
 }
 
-TEST_CASE("postgres: a service's tsdbadmin makes SPEC 14's roles and grants in one transaction and the app role can do exactly that",
+TEST_CASE("postgres: a service's tsdbadmin makes an app role a group role a schema and grants in one transaction and the app role can do exactly that",
           "[e2e][postgres]") {
   Sandbox sb;
   PostgresSim sim(sb);
@@ -164,7 +164,7 @@ TEST_CASE("postgres: a service's tsdbadmin makes SPEC 14's roles and grants in o
   REQUIRE(who.ok);
   CHECK(who.rows.at(0) == dbform::SqlRow{"false", "true", "tsdbadmin"});
   const int version = dbform::server_version(*session);
-  const dbform::DbObjects desired = spec_example(version);
+  const dbform::DbObjects desired = objects_example(version);
 
   dbform::ObjectsContext ctx;
   ctx.server_version_num = version;
