@@ -115,6 +115,16 @@ std::string quote_literal(const std::string& value);
 // A text[] parameter's literal ({"a","b\"c"}): names go to the catalogs' queries as parameters.
 std::string text_array(const std::vector<std::string>& values);
 
+// A role's settings as PostgreSQL keeps them. Parameter names are alike whatever their case, and a
+// built-in one is stored in its own spelling (timezone as TimeZone). A list parameter's value
+// (search_path, temp_tablespaces, the preload libraries) is a list of names, written as in
+// postgresql.conf ("$user", orders): sent as one literal per element, it is stored as the elements
+// quoted as identifiers and joined by ", ", so values compare as their elements.
+bool same_setting_name(const std::string& a, const std::string& b);
+bool same_setting_value(const std::string& name, const std::string& a, const std::string& b);
+// What follows `SET name TO`: the value's literal, or for a list parameter one per element.
+std::string setting_value_sql(const std::string& name, const std::string& value);
+
 // Address suffixes under the service: roles/NAME, schemas/NAME, extensions/NAME,
 // grants/ROLE/SCHEMA, grants/ROLE/SCHEMA/tables, .../sequences, .../tables/NAME, .../sequences/NAME.
 std::string address_of(const DbRole& role);

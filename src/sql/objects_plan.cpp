@@ -70,16 +70,23 @@ void role_statements(Statements& s, const DbRole& want, const DbRole* have, cons
       s.add("ALTER ROLE " + name + role_options(want), object, "ALTER ROLE");
     if (!password.empty()) s.add("ALTER ROLE " + name + password, object, "ALTER ROLE", true);
   }
+  // PostgreSQL keeps a built-in parameter in its own spelling (TimeZone for timezone): names
+  // compare whatever their case, or the plan would set one and reset it in the same breath.
+  auto setting_of = [](const std::map<std::string, std::string>& settings, const std::string& key) -> const std::string* {
+    for (const auto& [k, v] : settings)
+      if (same_setting_name(k, key)) return &v;
+    return nullptr;
+  };
   for (const auto& [key, value] : want.settings) {
-    const std::string* had = nullptr;
-    if (have)
-      if (auto it = have->settings.find(key); it != have->settings.end()) had = &it->second;
-    if (!had || *had != value)
-      s.add("ALTER ROLE " + name + " SET " + quote_ident(key) + " TO " + quote_literal(value), object, "ALTER ROLE");
+    const std::string* had = have ? setting_of(have->settings, key) : nullptr;
+    if (!had || !same_setting_value(key, *had, value))
+      s.add("ALTER ROLE " + name + " SET " + quote_ident(key) + " TO " + setting_value_sql(key, value), object,
+            "ALTER ROLE");
   }
   if (have)
     for (const auto& [key, value] : have->settings)
-      if (!want.settings.count(key)) s.add("ALTER ROLE " + name + " RESET " + quote_ident(key), object, "ALTER ROLE");
+      if (!setting_of(want.settings, key))
+        s.add("ALTER ROLE " + name + " RESET " + quote_ident(key), object, "ALTER ROLE");
 }
 
 void membership_statements(Statements& s, const DbRole& want, const DbRole* have) {

@@ -21,7 +21,7 @@ const std::string kWho =
     "SELECT current_user, d.oid::text FROM pg_database d WHERE d.datname = current_database()";
 const std::string kRoles =
     "SELECT r.rolname, r.rolcanlogin::text, r.rolconnlimit::text, "
-    "(r.rolsuper OR r.oid < 16384 OR r.rolname LIKE 'pg\\_%')::text FROM pg_roles r WHERE r.rolname = ANY($1::text[])";
+    "(r.rolsuper OR r.oid < 16384 OR left(r.rolname, 3) = 'pg_')::text FROM pg_roles r WHERE r.rolname = ANY($1::text[])";
 const std::string kMemberships =
     "SELECT DISTINCT m.rolname, g.rolname FROM pg_auth_members a JOIN pg_roles m ON m.oid = a.member "
     "JOIN pg_roles g ON g.oid = a.roleid WHERE m.rolname = ANY($1::text[])";
@@ -129,6 +129,22 @@ void add_limited(std::map<std::string, std::vector<std::string>>& to, const SqlR
   list.push_back(cell(row, 1));
   const long total = std::atol(cell(row, 2).c_str());
   if (list.size() == 10 && total > 10) list.push_back(std::to_string(total - 10) + " more");
+}
+
+// A setting read in PostgreSQL's spelling (TimeZone; a list's elements quoted) under the declared
+// name, with the declared text when it means the same: what is as declared reads so.
+void as_declared(std::map<std::string, std::string>& read, const std::map<std::string, std::string>& declared) {
+  std::map<std::string, std::string> out;
+  for (auto& [key, value] : read) {
+    std::string name = key;
+    for (const auto& [want, want_value] : declared)
+      if (same_setting_name(key, want)) {
+        name = want;
+        if (same_setting_value(want, value, want_value)) value = want_value;
+      }
+    out[name] = std::move(value);
+  }
+  read = std::move(out);
 }
 
 // The privileges of one relation or default-privileges entry, for one role.
@@ -273,6 +289,7 @@ DbObjects read_objects(SqlSession& session, const DbObjects& wanted) {
     if (auto it = roles.find(want.name); it != roles.end()) {
       sort_unique(it->second.member_of);
       got.roles.push_back(it->second);
+      as_declared(got.roles.back().settings, want.settings);
     }
   sort_unique(facts.admin_member_of);
   sort_unique(facts.builtin_roles);

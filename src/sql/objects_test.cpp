@@ -141,16 +141,50 @@ TEST_CASE("hostile names and values are quoted in every statement", "[sql][objec
   DbRole role;
   role.name = "a\"b";
   role.member_of = {"g\"; DROP ROLE x; --"};
-  role.settings = {{"search_path", "it's, \"$user\""}};
+  role.settings = {{"application_name", "it's, \"$user\""}};
   d.roles = {role};
   d.schemas = {{"s\"x", "tsdbadmin"}};
   d.grants = {grant_of("a\"b", "s\"x", On::Table, {"SELECT"}, "t\"1")};
   CHECK(sql_of(statements_for(d, {}, {}, {})) == std::vector<std::string>{
       "CREATE ROLE \"a\"\"b\" NOLOGIN CONNECTION LIMIT -1",
-      "ALTER ROLE \"a\"\"b\" SET \"search_path\" TO 'it''s, \"$user\"'",
+      "ALTER ROLE \"a\"\"b\" SET \"application_name\" TO 'it''s, \"$user\"'",
       "GRANT \"g\"\"; DROP ROLE x; --\" TO \"a\"\"b\"",
       "CREATE SCHEMA \"s\"\"x\" AUTHORIZATION \"tsdbadmin\"",
       "GRANT SELECT ON TABLE \"s\"\"x\".\"t\"\"1\" TO \"a\"\"b\""});
+}
+
+TEST_CASE("a list parameter such as search_path is set as its elements with a hostile one quoted", "[sql][objects]") {
+  // One literal would be one element: 'orders, public' a schema of that name.
+  DbObjects d;
+  DbRole role;
+  role.name = "app";
+  role.settings = {{"search_path", "\"$user\", Orders, \"it's \"\"x\"\"\""}, {"temp_tablespaces", "a,b"}};
+  d.roles = {role};
+  CHECK(sql_of(statements_for(d, {}, {}, {})) == std::vector<std::string>{
+      "CREATE ROLE \"app\" NOLOGIN CONNECTION LIMIT -1",
+      "ALTER ROLE \"app\" SET \"search_path\" TO '$user', 'orders', 'it''s \"x\"'",
+      "ALTER ROLE \"app\" SET \"temp_tablespaces\" TO 'a', 'b'"});
+  // PostgreSQL keeps the list as its elements quoted as identifiers, joined by ", ".
+  DbObjects observed = d;
+  observed.roles[0].settings = {{"search_path", "\"$user\", orders, \"it's \"\"x\"\"\""}, {"temp_tablespaces", "a, b"}};
+  CHECK(statements_for(d, observed, {}, {}).empty());
+  observed.roles[0].settings["search_path"] = "\"orders, public\"";
+  CHECK(statements_for(d, observed, {}, {}).size() == 1);
+}
+
+TEST_CASE("a parameter PostgreSQL keeps under its own spelling is neither set again nor reset", "[sql][objects]") {
+  // timezone is stored as TimeZone: SET timezone then RESET TimeZone would remove it every apply.
+  DbObjects d;
+  DbRole role;
+  role.name = "app";
+  role.settings = {{"timezone", "UTC"}, {"datestyle", "ISO, MDY"}};
+  d.roles = {role};
+  DbObjects observed = d;
+  observed.roles[0].settings = {{"TimeZone", "UTC"}, {"DateStyle", "ISO, MDY"}};
+  CHECK(statements_for(d, observed, {}, {}).empty());
+  observed.roles[0].settings = {{"TimeZone", "Europe/Paris"}, {"DateStyle", "ISO, MDY"}, {"work_mem", "4MB"}};
+  CHECK(sql_of(statements_for(d, observed, {}, {})) == std::vector<std::string>{
+      "ALTER ROLE \"app\" SET \"timezone\" TO 'UTC'", "ALTER ROLE \"app\" RESET \"work_mem\""});
 }
 
 TEST_CASE("a grant is authoritative: what is missing is granted and what is extra revoked", "[sql][objects]") {
