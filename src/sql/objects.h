@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "util/clock.h"
 #include "util/privileges.h"
 
 #include "sql/session.h"
@@ -142,9 +143,10 @@ int server_version(SqlSession& session);
 
 // What the catalogs show of the names in `wanted` (its roles, schemas, extensions and grants; a
 // grant's privileges say which ones count as declared), with the facts a delete needs, in one
-// read-only transaction. A name the catalogs do not show is absent from the result. Throws Error
-// naming the query that failed (a timeout included).
-DbObjects read_objects(SqlSession& session, const DbObjects& wanted);
+// read-only transaction, each query ended by the server past `statement_timeout` (0: the
+// session's own, which may be none). A name the catalogs do not show is absent from the result.
+// Throws Error naming the query that failed (a timeout included).
+DbObjects read_objects(SqlSession& session, const DbObjects& wanted, Duration statement_timeout = Duration{0});
 
 // --- planning (objects_plan.cpp) ------------------------------------------------------------
 

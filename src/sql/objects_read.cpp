@@ -245,10 +245,17 @@ int server_version(SqlSession& session) {
   return v;
 }
 
-DbObjects read_objects(SqlSession& session, const DbObjects& wanted) {
+DbObjects read_objects(SqlSession& session, const DbObjects& wanted, Duration statement_timeout) {
   SqlResult begin = session.exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
   if (!begin.ok) throw Error("could not begin a read-only transaction: " + begin.error.message);
   CatalogReader read(session);
+  // The queries go with parameters, which dbform cannot watch itself: the server ends them.
+  if (statement_timeout.count() > 0)
+    if (SqlResult set = session.exec("SET LOCAL statement_timeout = " + std::to_string(statement_timeout.count()));
+        !set.ok) {
+      session.exec("ROLLBACK");
+      throw Error("could not set the catalogs' read statement timeout: " + set.error.message);
+    }
   DbObjects got;
   DbCatalogFacts& facts = got.facts;
 

@@ -430,6 +430,20 @@ TEST_CASE("the catalogs are read in one read-only transaction with the names as 
       "GRANT USAGE ON SCHEMA \"gone\" TO \"app\""});
 }
 
+TEST_CASE("the catalogs' read bounds its queries by the statement timeout it is given", "[sql][objects]") {
+  // A session opened without a statement_timeout would wait on a locked catalog for ever.
+  FakeSqlSession session;
+  DbObjects wanted;
+  wanted.roles = {DbRole{"app", false, -1, {}, {}}};
+  read_objects(session, wanted, std::chrono::milliseconds(5000));
+  REQUIRE(session.sent.size() > 2);
+  CHECK(session.sent[0] == "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+  CHECK(session.sent[1] == "SET LOCAL statement_timeout = 5000");
+  FakeSqlSession unbounded;
+  read_objects(unbounded, wanted);
+  for (const auto& sql : unbounded.sent) CHECK(sql.find("statement_timeout") == std::string::npos);
+}
+
 TEST_CASE("a failed catalog query ends the read-only transaction and names what it read", "[sql][objects]") {
   FakeSqlSession session;
   session.fail_when["r.rolcanlogin"] = {"canceling statement due to statement timeout", "", "", "57014", 0};
