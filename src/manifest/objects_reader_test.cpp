@@ -163,6 +163,12 @@ TEST_CASE("objects: names PostgreSQL would cut or keeps for itself are refused")
         "`tsdbadmin` is the service's own role: it can be named in `member_of` or as an owner, not declared");
   CHECK(objects_error("        schemas: [{name: public}]\n").message ==
         "`public` is in every database already: it is not declared");
+  // PostgreSQL reserves these role names (PUBLIC is every role): CREATE ROLE refuses them.
+  for (const std::string reserved : {"public", "none"}) {
+    Diagnostic role = objects_error("        roles: [{name: " + reserved + "}]\n");
+    CHECK(role.message == "`" + reserved + "` is a name PostgreSQL reserves: no role may be named so");
+    CHECK(role.field == "projects[0].services[0].roles[0].name");
+  }
 }
 
 TEST_CASE("objects: one declaration per object and per grant") {
@@ -188,4 +194,9 @@ TEST_CASE("objects: a role's settings and limit are checked where they are writt
   CHECK(setting.field == "projects[0].services[0].roles[0].settings.statement_timeout");
   Diagnostic name = objects_error("        roles:\n          - name: r\n            settings: {\"bad name\": 1}\n");
   CHECK(name.message.find("a setting's name is a PostgreSQL parameter") == 0);
+  // PostgreSQL's parameters are one whatever the case of their name.
+  Diagnostic twice = objects_error("        roles:\n          - name: r\n            settings: {timezone: UTC, TimeZone: UTC}\n");
+  CHECK(twice.message == "`TimeZone` is set twice");
+  CHECK(twice.field == "projects[0].services[0].roles[0].settings.TimeZone");
+  CHECK(twice.location.str() == "m.yaml:8:39");  // the second name
 }
