@@ -48,8 +48,12 @@ struct DbGrant {
   // only when held everywhere, an undeclared one when held anywhere). statements_for grants each
   // part only where it is missing. Not compared: `privileges` says both at once.
   std::optional<std::vector<std::string>> existing, future;
+  // Of `privileges`, those held WITH GRANT OPTION (as read: on any of an `all` grant's relations or
+  // default privileges), which let the role give them on; none is ever declared, so any is drift.
+  std::vector<std::string> grant_option;
   bool operator==(const DbGrant& o) const {
-    return role == o.role && schema == o.schema && on == o.on && object == o.object && privileges == o.privileges;
+    return role == o.role && schema == o.schema && on == o.on && object == o.object && privileges == o.privileges &&
+           grant_option == o.grant_option;
   }
 };
 

@@ -330,3 +330,42 @@ TEST_CASE("role settings round-trip as PostgreSQL stores them and roles are told
   CHECK(old_mode.facts.builtin_roles.empty());
   CHECK_NOTHROW(statements_for(desired, old_mode, {}, ctx));
 }
+
+TEST_CASE("a privilege given outside WITH GRANT OPTION reads as drift and loses the option", "[sql][objects][pg]") {
+  MadeOnServer made;
+  made.database = pgtest::unique_name("grantopt");
+  superuser_session()->exec("CREATE DATABASE " + quote_ident(made.database));
+  auto session = superuser_session(made.database);
+  ObjectsContext ctx;
+  ctx.admin = session->exec("SELECT current_user").rows.at(0).at(0).value_or("");
+  ctx.server_version_num = server_version(*session);
+  DbRole role;
+  role.name = pgtest::unique_name("opt");
+  made.roles.push_back(role.name);
+  DbObjects desired;
+  desired.roles = {role};
+  desired.schemas = {{"s", ctx.admin}};
+  DbGrant g;
+  g.role = role.name;
+  g.schema = "s";
+  g.on = DbGrant::On::AllTables;
+  g.privileges = {"SELECT"};
+  DbGrant usage = g;
+  usage.on = DbGrant::On::Schema;
+  usage.privileges = {"USAGE"};
+  desired.grants = {usage, g};
+  REQUIRE(apply_objects(*session, statements_for(desired, read_objects(*session, desired), {}, ctx), {}).result ==
+          ObjectsOutcome::Result::Applied);
+  run_ok(*session, "CREATE TABLE s.t (v int)");
+  REQUIRE(read_objects(*session, desired) == desired);
+  run_ok(*session, "GRANT USAGE ON SCHEMA s TO " + quote_ident(role.name) + " WITH GRANT OPTION");
+  run_ok(*session, "GRANT SELECT ON s.t TO " + quote_ident(role.name) + " WITH GRANT OPTION");
+  const DbObjects drifted = read_objects(*session, desired);
+  CHECK_FALSE(drifted == desired);
+  const ObjectsOutcome back = apply_objects(*session, statements_for(desired, drifted, {}, ctx), {});
+  INFO(outcome_text(back));
+  REQUIRE(back.result == ObjectsOutcome::Result::Applied);
+  const DbObjects settled = read_objects(*session, desired);
+  CHECK(settled == desired);
+  CHECK(statements_for(desired, settled, {}, ctx).empty());
+}

@@ -130,7 +130,17 @@ Names default_owners(const std::string& schema, const DbObjects& desired, const 
   return out;
 }
 
-void default_statements(Statements& s, const DbGrant& g, const Names& owners, const Names& missing, const Names& extra) {
+// Of what `have` holds WITH GRANT OPTION, what `want` keeps (what it revokes goes with its option).
+Names option_to_revoke(const DbGrant& want, const DbGrant* have) {
+  Names out;
+  if (have)
+    for (const auto& p : have->grant_option)
+      if (contains(want.privileges, p)) out.push_back(p);
+  return out;
+}
+
+void default_statements(Statements& s, const DbGrant& g, const Names& owners, const Names& missing, const Names& extra,
+                        const Names& option = {}) {
   const std::string what = g.on == DbGrant::On::AllTables ? " ON TABLES" : " ON SEQUENCES";
   for (const auto& owner : owners) {
     if (owner == g.role) continue;  // what a role makes is its own: it holds every privilege on it
@@ -141,6 +151,9 @@ void default_statements(Statements& s, const DbGrant& g, const Names& owners, co
     if (!extra.empty())
       s.add(head + " REVOKE " + list_sql(extra) + what + " FROM " + quote_ident(g.role), address_of(g),
             "ALTER DEFAULT PRIVILEGES");
+    if (!option.empty())
+      s.add(head + " REVOKE GRANT OPTION FOR " + list_sql(option) + what + " FROM " + quote_ident(g.role),
+            address_of(g), "ALTER DEFAULT PRIVILEGES");
   }
 }
 
@@ -244,13 +257,17 @@ std::vector<DbStatement> statements_for(const DbObjects& desired, const DbObject
     const DbGrant* have = find_grant(observed.grants, g);
     const Names now = have ? (have->existing ? *have->existing : have->privileges) : Names{};
     grant_revoke(s, g, minus(g.privileges, now), minus(now, g.privileges));
+    // Harmless where the option is not held: an `all` grant's revoke reaches every relation.
+    if (Names option = option_to_revoke(g, have); !option.empty())
+      s.add("REVOKE GRANT OPTION FOR " + list_sql(option) + " ON " + target_sql(g) + " FROM " + quote_ident(g.role),
+            address_of(g), "REVOKE");
   }
   for (const auto& g : desired.grants) {
     if (!is_all(g)) continue;
     const DbGrant* have = find_grant(observed.grants, g);
     const Names later = have ? (have->future ? *have->future : have->privileges) : Names{};
     default_statements(s, g, default_owners(g.schema, desired, observed, ctx), minus(g.privileges, later),
-                       minus(later, g.privileges));
+                       minus(later, g.privileges), option_to_revoke(g, have));
   }
 
   // Deletes, in the reverse order, of what the catalogs still show.

@@ -390,7 +390,7 @@ TEST_CASE("the catalogs are read in one read-only transaction with the names as 
       {std::string("orders"), std::string("a"), std::string("false"), std::string("tsdbadmin")},
       {std::string("orders"), std::string("b"), std::string("false"), std::string("tsdbadmin")},
       {std::string("orders"), std::string("own"), std::string("false"), std::string("app")}};
-  session.rows["g.rolname, a.privilege_type FROM pg_class"] = {
+  session.rows["a.privilege_type, a.is_grantable::text FROM pg_class"] = {
       {std::string("orders"), std::string("a"), std::string("false"), std::string("app"), std::string("SELECT")},
       {std::string("orders"), std::string("a"), std::string("false"), std::string("app"), std::string("INSERT")},
       {std::string("orders"), std::string("b"), std::string("false"), std::string("app"), std::string("SELECT")},
@@ -442,6 +442,40 @@ TEST_CASE("the catalogs' read bounds its queries by the statement timeout it is 
   FakeSqlSession unbounded;
   read_objects(unbounded, wanted);
   for (const auto& sql : unbounded.sent) CHECK(sql.find("statement_timeout") == std::string::npos);
+}
+
+TEST_CASE("a privilege held with the grant option is not as declared and the option is revoked", "[sql][objects]") {
+  // Authoritative: the role could otherwise give the privilege on to any other.
+  FakeSqlSession session;
+  session.rows["current_user, d.oid"] = {{std::string("tsdbadmin"), std::string("16384")}};
+  session.rows["r.rolcanlogin"] = {{std::string("app"), std::string("false"), std::string("-1"), std::string("false")}};
+  session.rows["pg_get_userbyid(n.nspowner) FROM"] = {{std::string("orders"), std::string("tsdbadmin")}};
+  session.rows["a.privilege_type, a.is_grantable::text FROM pg_namespace"] = {
+      {std::string("orders"), std::string("app"), std::string("USAGE"), std::string("true")}};
+  DbObjects wanted;
+  wanted.roles = {DbRole{"app", false, -1, {}, {}}};
+  wanted.grants = {grant_of("app", "orders", On::Schema, {"USAGE"})};
+  const DbObjects got = read_objects(session, wanted);
+  REQUIRE(got.grants.size() == 1);
+  CHECK(got.grants[0].privileges == std::vector<std::string>{"USAGE"});
+  CHECK(got.grants[0].grant_option == std::vector<std::string>{"USAGE"});
+  CHECK_FALSE(got == wanted);
+  CHECK(sql_of(statements_for(wanted, got, {}, {})) ==
+        std::vector<std::string>{"REVOKE GRANT OPTION FOR USAGE ON SCHEMA \"orders\" FROM \"app\""});
+  // An `all` grant: on the tables now and in the default privileges; a privilege revoked whole
+  // loses its option with it.
+  DbObjects desired;
+  desired.grants = {grant_of("app", "orders", On::AllTables, {"SELECT"})};
+  DbObjects observed = desired;
+  observed.grants[0].privileges = {"SELECT", "UPDATE"};
+  observed.grants[0].grant_option = {"SELECT", "UPDATE"};
+  observed.facts.schema_owners["orders"] = "tsdbadmin";
+  CHECK(sql_of(statements_for(desired, observed, {}, {})) == std::vector<std::string>{
+      "REVOKE UPDATE ON ALL TABLES IN SCHEMA \"orders\" FROM \"app\"",
+      "REVOKE GRANT OPTION FOR SELECT ON ALL TABLES IN SCHEMA \"orders\" FROM \"app\"",
+      "ALTER DEFAULT PRIVILEGES FOR ROLE \"tsdbadmin\" IN SCHEMA \"orders\" REVOKE UPDATE ON TABLES FROM \"app\"",
+      "ALTER DEFAULT PRIVILEGES FOR ROLE \"tsdbadmin\" IN SCHEMA \"orders\" REVOKE GRANT OPTION FOR SELECT ON TABLES "
+      "FROM \"app\""});
 }
 
 TEST_CASE("a failed catalog query ends the read-only transaction and names what it read", "[sql][objects]") {
