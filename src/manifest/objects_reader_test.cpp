@@ -187,6 +187,23 @@ TEST_CASE("objects: one declaration per object and per grant") {
             .message == "ALL is every privilege of a schema: it goes alone");
 }
 
+TEST_CASE("objects: a grant on a list of tables is one declaration with one error each") {
+  // Read as one grant per table, it must not say the same thing once per table.
+  Diagnostic role = objects_error("        grants:\n"
+                                  "          - {role: nobody, schema: public, tables: [a, b], privileges: [SELECT]}\n");
+  CHECK(role.message.find("the grant is to `nobody`, which is not a role of this service") == 0);
+  CHECK(role.field == "projects[0].services[0].grants[0].role");
+  Diagnostic schema = objects_error("        roles: [{name: r}]\n        grants:\n"
+                                    "          - {role: r, schema: nowhere, sequences: [a, b], privileges: [USAGE]}\n");
+  CHECK(schema.message == "the grant is on schema `nowhere`, which is not declared in this service");
+  // A name listed twice is an error at the second, not a grant "declared twice" at its own place.
+  Diagnostic twice = objects_error("        roles: [{name: r}]\n        grants:\n"
+                                   "          - {role: r, schema: public, tables: [a, a], privileges: [SELECT]}\n");
+  CHECK(twice.message == "`a` is listed twice in tables");
+  CHECK(twice.field == "projects[0].services[0].grants[0].tables[1]");
+  CHECK(twice.location.str() == "m.yaml:8:51");  // the second a
+}
+
 TEST_CASE("objects: a role's settings and limit are checked where they are written") {
   CHECK(objects_error("        roles: [{name: r, connection_limit: -2}]\n").message ==
         "expected a whole number of connections, or -1 for no limit, found the integer `-2`");
