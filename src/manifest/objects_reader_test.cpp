@@ -163,6 +163,14 @@ TEST_CASE("objects: names PostgreSQL would cut or keeps for itself are refused")
         "`tsdbadmin` is the service's own role: it can be named in `member_of` or as an owner, not declared");
   CHECK(objects_error("        schemas: [{name: public}]\n").message ==
         "`public` is in every database already: it is not declared");
+  // Schemas of PostgreSQL and TimescaleDB, in every service, owned by neither tsdbadmin nor a role.
+  for (const std::string theirs : {"information_schema", "timescaledb_information", "timescaledb_experimental",
+                                   "toolkit_experimental"}) {
+    Diagnostic schema = objects_error("        schemas: [{name: " + theirs + "}]\n");
+    CHECK(schema.message == "`" + theirs + "` is a schema of PostgreSQL or TimescaleDB in every service: it is not "
+                                           "declared");
+    CHECK(schema.field == "projects[0].services[0].schemas[0].name");
+  }
   // PostgreSQL reserves these role names (PUBLIC is every role): CREATE ROLE refuses them.
   for (const std::string reserved : {"public", "none"}) {
     Diagnostic role = objects_error("        roles: [{name: " + reserved + "}]\n");
