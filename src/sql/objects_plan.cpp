@@ -221,6 +221,10 @@ std::vector<DbStatement> statements_for(const DbObjects& desired, const DbObject
   for (const auto& role : desired.roles)
     if (builtin(role.name, observed, ctx))
       refused += "\n  " + address_of(role) + ": " + role.name + " can be named in member_of, not managed";
+  for (const auto& g : desired.grants)
+    for (const auto& p : g.privileges)
+      if (std::string why = privilege_error(g.on, p, ctx.server_version_num); !why.empty())
+        refused += "\n  " + address_of(g) + ": " + why;
   for (const auto& r : delete_refusals(observed, to_delete, ctx))
     refused += "\n  " + r.object + ": cannot be dropped: " + r.reason;
   if (!refused.empty()) throw Error("dbform will not change these objects:" + refused);

@@ -293,6 +293,20 @@ TEST_CASE("a delete PostgreSQL would refuse without CASCADE is refused naming wh
   CHECK(delete_refusals(observed, only_app, {}).empty());
 }
 
+TEST_CASE("a privilege the server does not have is refused before any statement", "[sql][objects]") {
+  // ALL read with the newest list holds MAINTAIN, which PostgreSQL 15 refuses mid-transaction.
+  DbObjects d;
+  DbGrant g = grant_of("app", "orders", On::AllTables, {"SELECT"});
+  g.privileges = normalize_privileges(On::AllTables, {"ALL"}, 0);
+  d.grants = {g};
+  ObjectsContext ctx;
+  ctx.server_version_num = 150008;
+  CHECK_THAT(objects_error([&] { statements_for(d, {}, {}, ctx); }),
+             Catch::Contains("grants/app/orders/tables: 'MAINTAIN' is not a privilege on tables before PostgreSQL 17"));
+  ctx.server_version_num = 170002;
+  CHECK_FALSE(statements_for(d, {}, {}, ctx).empty());
+}
+
 TEST_CASE("the admin and PostgreSQL's own roles are never managed", "[sql][objects]") {
   DbObjects desired;
   desired.roles = {DbRole{"tsdbadmin", true, -1, {}, {}}, DbRole{"pg_monitor", false, -1, {}, {}}};
