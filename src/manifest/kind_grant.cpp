@@ -43,8 +43,15 @@ auto objects(GrantTarget target) {
     bool usable = true;
     r.items(f, (word + " names").c_str(), [&](const Entry& item) {
       auto name = values.name(item);
-      if (name) g.listed.push_back(*name);
-      else usable = false;
+      if (!name) {
+        usable = false;
+      } else if (std::find(g.listed.begin(), g.listed.end(), *name) != g.listed.end()) {
+        values.error(item.where, item.path, "`" + *name + "` is listed twice in " + word + "s",
+                     "list each " + word + " once");
+        usable = false;
+      } else {
+        g.listed.push_back(*name);
+      }
     });
     return usable;
   };

@@ -4,12 +4,16 @@
 #include <cctype>
 
 #include "manifest/objects_reader.h"
+#include "util/text.h"
 
 namespace dbform {
 
 namespace {
 
 std::optional<NameRefusal> own_role_refusal(const std::string& name) {
+  // PostgreSQL's grammar reads these as PUBLIC (every role) and as no role, quoted or not.
+  if (name == "public" || name == "none")
+    return NameRefusal{"`" + name + "` is a name PostgreSQL reserves: no role may be named so", "choose another name"};
   if (!is_builtin_role(name)) return std::nullopt;
   return NameRefusal{"`" + name + "` is the service's own role: it can be named in `member_of` or as an owner, not "
                      "declared",
@@ -51,8 +55,10 @@ bool read_settings(KindReader& r, const Entry& f, DesiredRole& role) {
       continue;
     }
     Entry setting = values.entry(*key, *value, f.path + "." + key->scalar);
-    if (role.settings.count(key->scalar)) {
-      values.error(setting.where, setting.path, "`" + key->scalar + "` is set twice", "keep one");
+    // One parameter whatever the case of its name (PostgreSQL keeps timezone as TimeZone).
+    if (std::any_of(role.settings.begin(), role.settings.end(),
+                    [&](const auto& set) { return lower(set.first) == lower(key->scalar); })) {
+      values.error(values.location(*key), setting.path, "`" + key->scalar + "` is set twice", "keep one");
       continue;
     }
     if (auto v = values.setting(setting)) role.settings[key->scalar] = *v;

@@ -6,6 +6,13 @@ namespace dbform {
 namespace {
 
 std::optional<NameRefusal> public_schema_refusal(const std::string& name) {
+  // Those the server made (what sql/catalog.cpp leaves out of a database's schemas; a name cannot
+  // start with _, as TimescaleDB's internal ones do): dbform would try to give them an owner, or
+  // grant on what it does not own.
+  if (name == "information_schema" || name == "timescaledb_information" || name == "timescaledb_experimental" ||
+      name == "toolkit_experimental")
+    return NameRefusal{"`" + name + "` is a schema of PostgreSQL or TimescaleDB in every service: it is not declared",
+                       "choose another name"};
   if (name != "public") return std::nullopt;
   return NameRefusal{"`public` is in every database already: it is not declared", "grant on it without declaring it"};
 }

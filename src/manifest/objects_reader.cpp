@@ -48,7 +48,10 @@ void check_names(ValueReader& values, const ServiceObjects& objects) {
       values.error(s.owner_at->where, s.owner_at->path,
                    "the schema's owner `" + s.owner + "` is not a role of this service (" + declared + ")",
                    "declare it under `roles:`, or leave `owner` out for tsdbadmin");
-  for (const auto& g : objects.grants) {
+  for (size_t i = 0; i < objects.grants.size(); ++i) {
+    const DesiredGrant& g = objects.grants[i];
+    // A list of tables is one declaration read as a grant each: its errors are said once.
+    if (i > 0 && objects.grants[i - 1].path == g.path) continue;
     if (!roles.count(g.role))
       values.error(g.role_at.where, g.role_at.path,
                    "the grant is to `" + g.role + "`, which is not a role of this service (" + declared + ")",

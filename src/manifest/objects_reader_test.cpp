@@ -163,6 +163,20 @@ TEST_CASE("objects: names PostgreSQL would cut or keeps for itself are refused")
         "`tsdbadmin` is the service's own role: it can be named in `member_of` or as an owner, not declared");
   CHECK(objects_error("        schemas: [{name: public}]\n").message ==
         "`public` is in every database already: it is not declared");
+  // Schemas of PostgreSQL and TimescaleDB, in every service, owned by neither tsdbadmin nor a role.
+  for (const std::string theirs : {"information_schema", "timescaledb_information", "timescaledb_experimental",
+                                   "toolkit_experimental"}) {
+    Diagnostic schema = objects_error("        schemas: [{name: " + theirs + "}]\n");
+    CHECK(schema.message == "`" + theirs + "` is a schema of PostgreSQL or TimescaleDB in every service: it is not "
+                                           "declared");
+    CHECK(schema.field == "projects[0].services[0].schemas[0].name");
+  }
+  // PostgreSQL reserves these role names (PUBLIC is every role): CREATE ROLE refuses them.
+  for (const std::string reserved : {"public", "none"}) {
+    Diagnostic role = objects_error("        roles: [{name: " + reserved + "}]\n");
+    CHECK(role.message == "`" + reserved + "` is a name PostgreSQL reserves: no role may be named so");
+    CHECK(role.field == "projects[0].services[0].roles[0].name");
+  }
 }
 
 TEST_CASE("objects: one declaration per object and per grant") {
@@ -181,6 +195,23 @@ TEST_CASE("objects: one declaration per object and per grant") {
             .message == "ALL is every privilege of a schema: it goes alone");
 }
 
+TEST_CASE("objects: a grant on a list of tables is one declaration with one error each") {
+  // Read as one grant per table, it must not say the same thing once per table.
+  Diagnostic role = objects_error("        grants:\n"
+                                  "          - {role: nobody, schema: public, tables: [a, b], privileges: [SELECT]}\n");
+  CHECK(role.message.find("the grant is to `nobody`, which is not a role of this service") == 0);
+  CHECK(role.field == "projects[0].services[0].grants[0].role");
+  Diagnostic schema = objects_error("        roles: [{name: r}]\n        grants:\n"
+                                    "          - {role: r, schema: nowhere, sequences: [a, b], privileges: [USAGE]}\n");
+  CHECK(schema.message == "the grant is on schema `nowhere`, which is not declared in this service");
+  // A name listed twice is an error at the second, not a grant "declared twice" at its own place.
+  Diagnostic twice = objects_error("        roles: [{name: r}]\n        grants:\n"
+                                   "          - {role: r, schema: public, tables: [a, a], privileges: [SELECT]}\n");
+  CHECK(twice.message == "`a` is listed twice in tables");
+  CHECK(twice.field == "projects[0].services[0].grants[0].tables[1]");
+  CHECK(twice.location.str() == "m.yaml:8:51");  // the second a
+}
+
 TEST_CASE("objects: a role's settings and limit are checked where they are written") {
   CHECK(objects_error("        roles: [{name: r, connection_limit: -2}]\n").message ==
         "expected a whole number of connections, or -1 for no limit, found the integer `-2`");
@@ -188,4 +219,9 @@ TEST_CASE("objects: a role's settings and limit are checked where they are writt
   CHECK(setting.field == "projects[0].services[0].roles[0].settings.statement_timeout");
   Diagnostic name = objects_error("        roles:\n          - name: r\n            settings: {\"bad name\": 1}\n");
   CHECK(name.message.find("a setting's name is a PostgreSQL parameter") == 0);
+  // PostgreSQL's parameters are one whatever the case of their name.
+  Diagnostic twice = objects_error("        roles:\n          - name: r\n            settings: {timezone: UTC, TimeZone: UTC}\n");
+  CHECK(twice.message == "`TimeZone` is set twice");
+  CHECK(twice.field == "projects[0].services[0].roles[0].settings.TimeZone");
+  CHECK(twice.location.str() == "m.yaml:8:39");  // the second name
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 
 #include "util/error.h"
 #include "util/privileges.h"
@@ -125,6 +126,69 @@ std::string text_array(const std::vector<std::string>& values) {
     out += '"';
   }
   return out + "}";
+}
+
+namespace {
+
+// PostgreSQL's parameters whose value is a list of names (GUC_LIST_QUOTE); those of identifiers
+// fold an unquoted element to lower case, as PostgreSQL's SplitIdentifierString does.
+bool list_parameter(const std::string& name, bool* fold) {
+  const std::string n = lower(name);
+  *fold = n == "search_path" || n == "temp_tablespaces";
+  return *fold || n == "session_preload_libraries" || n == "local_preload_libraries" || n == "shared_preload_libraries";
+}
+
+bool blank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+
+// The elements of a list written as postgresql.conf takes it; nothing when it is not one.
+std::optional<std::vector<std::string>> list_elements(const std::string& value, bool fold) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  const size_t n = value.size();
+  for (;;) {
+    while (i < n && blank(value[i])) ++i;
+    std::string element;
+    if (i < n && value[i] == '"') {
+      for (++i;; ++i) {
+        if (i >= n) return std::nullopt;  // not closed
+        if (value[i] == '"') {
+          if (i + 1 < n && value[i + 1] == '"') ++i;
+          else break;
+        }
+        element += value[i];
+      }
+      ++i;
+    } else {
+      while (i < n && value[i] != ',' && value[i] != '"' && !blank(value[i])) element += value[i++];
+      if (fold) element = lower(element);
+    }
+    if (element.empty()) return std::nullopt;
+    out.push_back(std::move(element));
+    while (i < n && blank(value[i])) ++i;
+    if (i == n) return out;
+    if (value[i++] != ',') return std::nullopt;
+  }
+}
+
+}  // namespace
+
+bool same_setting_name(const std::string& a, const std::string& b) { return lower(a) == lower(b); }
+
+bool same_setting_value(const std::string& name, const std::string& a, const std::string& b) {
+  bool fold = false;
+  if (a == b || !list_parameter(name, &fold)) return a == b;
+  auto ea = list_elements(a, fold), eb = list_elements(b, fold);
+  return ea && eb && *ea == *eb;
+}
+
+std::string setting_value_sql(const std::string& name, const std::string& value) {
+  bool fold = false;
+  if (!list_parameter(name, &fold)) return quote_literal(value);
+  auto elements = list_elements(value, fold);
+  if (!elements) return quote_literal(value);  // PostgreSQL's to judge: one element
+  std::string out;
+  for (const auto& e : *elements) out += (out.empty() ? "" : ", ") + quote_literal(e);
+  return out;
 }
 
 std::string address_of(const DbRole& role) { return "roles/" + role.name; }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "util/clock.h"
 #include "util/privileges.h"
 
 #include "sql/session.h"
@@ -47,8 +48,12 @@ struct DbGrant {
   // only when held everywhere, an undeclared one when held anywhere). statements_for grants each
   // part only where it is missing. Not compared: `privileges` says both at once.
   std::optional<std::vector<std::string>> existing, future;
+  // Of `privileges`, those held WITH GRANT OPTION (as read: on any of an `all` grant's relations or
+  // default privileges), which let the role give them on; none is ever declared, so any is drift.
+  std::vector<std::string> grant_option;
   bool operator==(const DbGrant& o) const {
-    return role == o.role && schema == o.schema && on == o.on && object == o.object && privileges == o.privileges;
+    return role == o.role && schema == o.schema && on == o.on && object == o.object && privileges == o.privileges &&
+           grant_option == o.grant_option;
   }
 };
 
@@ -115,6 +120,16 @@ std::string quote_literal(const std::string& value);
 // A text[] parameter's literal ({"a","b\"c"}): names go to the catalogs' queries as parameters.
 std::string text_array(const std::vector<std::string>& values);
 
+// A role's settings as PostgreSQL keeps them. Parameter names are alike whatever their case, and a
+// built-in one is stored in its own spelling (timezone as TimeZone). A list parameter's value
+// (search_path, temp_tablespaces, the preload libraries) is a list of names, written as in
+// postgresql.conf ("$user", orders): sent as one literal per element, it is stored as the elements
+// quoted as identifiers and joined by ", ", so values compare as their elements.
+bool same_setting_name(const std::string& a, const std::string& b);
+bool same_setting_value(const std::string& name, const std::string& a, const std::string& b);
+// What follows `SET name TO`: the value's literal, or for a list parameter one per element.
+std::string setting_value_sql(const std::string& name, const std::string& value);
+
 // Address suffixes under the service: roles/NAME, schemas/NAME, extensions/NAME,
 // grants/ROLE/SCHEMA, grants/ROLE/SCHEMA/tables, .../sequences, .../tables/NAME, .../sequences/NAME.
 std::string address_of(const DbRole& role);
@@ -132,9 +147,10 @@ int server_version(SqlSession& session);
 
 // What the catalogs show of the names in `wanted` (its roles, schemas, extensions and grants; a
 // grant's privileges say which ones count as declared), with the facts a delete needs, in one
-// read-only transaction. A name the catalogs do not show is absent from the result. Throws Error
-// naming the query that failed (a timeout included).
-DbObjects read_objects(SqlSession& session, const DbObjects& wanted);
+// read-only transaction, each query ended by the server past `statement_timeout` (0: the
+// session's own, which may be none). A name the catalogs do not show is absent from the result.
+// Throws Error naming the query that failed (a timeout included).
+DbObjects read_objects(SqlSession& session, const DbObjects& wanted, Duration statement_timeout = Duration{0});
 
 // --- planning (objects_plan.cpp) ------------------------------------------------------------
 

@@ -293,3 +293,79 @@ TEST_CASE("a service's objects applied by a non-superuser admin read back as dec
     CHECK(read_objects(session, desired) == desired);
   }
 }
+
+TEST_CASE("role settings round-trip as PostgreSQL stores them and roles are told apart whatever the quoting mode", "[sql][objects][pg]") {
+  MadeOnServer made;
+  auto session = superuser_session();
+  SqlResult who = session->exec("SELECT current_user");
+  REQUIRE(who.ok);
+  ObjectsContext ctx;
+  ctx.admin = who.rows[0][0].value_or("");
+  ctx.server_version_num = server_version(*session);
+  DbRole role;
+  role.name = pgtest::unique_name("pgx");  // like pg_ but not it
+  made.roles.push_back(role.name);
+  // timezone is kept as TimeZone; a list parameter as its elements, each quoted as an identifier.
+  role.settings = {{"timezone", "UTC"}, {"search_path", "\"$user\", Orders"}, {"statement_timeout", "30s"}};
+  DbObjects desired;
+  desired.roles = {role};
+  const ObjectsOutcome applied = apply_objects(*session, statements_for(desired, read_objects(*session, desired), {}, ctx), {});
+  INFO(outcome_text(applied));
+  REQUIRE(applied.result == ObjectsOutcome::Result::Applied);
+  SqlResult stored = session->exec_params(
+      "SELECT c FROM pg_db_role_setting s JOIN pg_roles r ON r.oid = s.setrole CROSS JOIN LATERAL unnest(s.setconfig) c "
+      "WHERE r.rolname = $1 AND s.setdatabase = 0 ORDER BY 1", {role.name});
+  REQUIRE(stored.ok);
+  std::vector<std::string> settings;
+  for (const auto& row : stored.rows) settings.push_back(row[0].value_or(""));
+  CHECK(settings == std::vector<std::string>{"TimeZone=UTC", "search_path=\"$user\", orders", "statement_timeout=30s"});
+  const DbObjects after = read_objects(*session, desired);
+  CHECK(after == desired);
+  CHECK(statements_for(desired, after, {}, ctx).empty());
+
+  // With standard_conforming_strings off a backslash in a plain literal is an escape: the
+  // catalogs' queries must not depend on it.
+  run_ok(*session, "SET standard_conforming_strings = off");
+  const DbObjects old_mode = read_objects(*session, desired);
+  CHECK(old_mode.facts.builtin_roles.empty());
+  CHECK_NOTHROW(statements_for(desired, old_mode, {}, ctx));
+}
+
+TEST_CASE("a privilege given outside WITH GRANT OPTION reads as drift and loses the option", "[sql][objects][pg]") {
+  MadeOnServer made;
+  made.database = pgtest::unique_name("grantopt");
+  superuser_session()->exec("CREATE DATABASE " + quote_ident(made.database));
+  auto session = superuser_session(made.database);
+  ObjectsContext ctx;
+  ctx.admin = session->exec("SELECT current_user").rows.at(0).at(0).value_or("");
+  ctx.server_version_num = server_version(*session);
+  DbRole role;
+  role.name = pgtest::unique_name("opt");
+  made.roles.push_back(role.name);
+  DbObjects desired;
+  desired.roles = {role};
+  desired.schemas = {{"s", ctx.admin}};
+  DbGrant g;
+  g.role = role.name;
+  g.schema = "s";
+  g.on = DbGrant::On::AllTables;
+  g.privileges = {"SELECT"};
+  DbGrant usage = g;
+  usage.on = DbGrant::On::Schema;
+  usage.privileges = {"USAGE"};
+  desired.grants = {usage, g};
+  REQUIRE(apply_objects(*session, statements_for(desired, read_objects(*session, desired), {}, ctx), {}).result ==
+          ObjectsOutcome::Result::Applied);
+  run_ok(*session, "CREATE TABLE s.t (v int)");
+  REQUIRE(read_objects(*session, desired) == desired);
+  run_ok(*session, "GRANT USAGE ON SCHEMA s TO " + quote_ident(role.name) + " WITH GRANT OPTION");
+  run_ok(*session, "GRANT SELECT ON s.t TO " + quote_ident(role.name) + " WITH GRANT OPTION");
+  const DbObjects drifted = read_objects(*session, desired);
+  CHECK_FALSE(drifted == desired);
+  const ObjectsOutcome back = apply_objects(*session, statements_for(desired, drifted, {}, ctx), {});
+  INFO(outcome_text(back));
+  REQUIRE(back.result == ObjectsOutcome::Result::Applied);
+  const DbObjects settled = read_objects(*session, desired);
+  CHECK(settled == desired);
+  CHECK(statements_for(desired, settled, {}, ctx).empty());
+}

@@ -70,16 +70,23 @@ void role_statements(Statements& s, const DbRole& want, const DbRole* have, cons
       s.add("ALTER ROLE " + name + role_options(want), object, "ALTER ROLE");
     if (!password.empty()) s.add("ALTER ROLE " + name + password, object, "ALTER ROLE", true);
   }
+  // PostgreSQL keeps a built-in parameter in its own spelling (TimeZone for timezone): names
+  // compare whatever their case, or the plan would set one and reset it in the same breath.
+  auto setting_of = [](const std::map<std::string, std::string>& settings, const std::string& key) -> const std::string* {
+    for (const auto& [k, v] : settings)
+      if (same_setting_name(k, key)) return &v;
+    return nullptr;
+  };
   for (const auto& [key, value] : want.settings) {
-    const std::string* had = nullptr;
-    if (have)
-      if (auto it = have->settings.find(key); it != have->settings.end()) had = &it->second;
-    if (!had || *had != value)
-      s.add("ALTER ROLE " + name + " SET " + quote_ident(key) + " TO " + quote_literal(value), object, "ALTER ROLE");
+    const std::string* had = have ? setting_of(have->settings, key) : nullptr;
+    if (!had || !same_setting_value(key, *had, value))
+      s.add("ALTER ROLE " + name + " SET " + quote_ident(key) + " TO " + setting_value_sql(key, value), object,
+            "ALTER ROLE");
   }
   if (have)
     for (const auto& [key, value] : have->settings)
-      if (!want.settings.count(key)) s.add("ALTER ROLE " + name + " RESET " + quote_ident(key), object, "ALTER ROLE");
+      if (!setting_of(want.settings, key))
+        s.add("ALTER ROLE " + name + " RESET " + quote_ident(key), object, "ALTER ROLE");
 }
 
 void membership_statements(Statements& s, const DbRole& want, const DbRole* have) {
@@ -123,7 +130,17 @@ Names default_owners(const std::string& schema, const DbObjects& desired, const 
   return out;
 }
 
-void default_statements(Statements& s, const DbGrant& g, const Names& owners, const Names& missing, const Names& extra) {
+// Of what `have` holds WITH GRANT OPTION, what `want` keeps (what it revokes goes with its option).
+Names option_to_revoke(const DbGrant& want, const DbGrant* have) {
+  Names out;
+  if (have)
+    for (const auto& p : have->grant_option)
+      if (contains(want.privileges, p)) out.push_back(p);
+  return out;
+}
+
+void default_statements(Statements& s, const DbGrant& g, const Names& owners, const Names& missing, const Names& extra,
+                        const Names& option = {}) {
   const std::string what = g.on == DbGrant::On::AllTables ? " ON TABLES" : " ON SEQUENCES";
   for (const auto& owner : owners) {
     if (owner == g.role) continue;  // what a role makes is its own: it holds every privilege on it
@@ -134,6 +151,9 @@ void default_statements(Statements& s, const DbGrant& g, const Names& owners, co
     if (!extra.empty())
       s.add(head + " REVOKE " + list_sql(extra) + what + " FROM " + quote_ident(g.role), address_of(g),
             "ALTER DEFAULT PRIVILEGES");
+    if (!option.empty())
+      s.add(head + " REVOKE GRANT OPTION FOR " + list_sql(option) + what + " FROM " + quote_ident(g.role),
+            address_of(g), "ALTER DEFAULT PRIVILEGES");
   }
 }
 
@@ -201,6 +221,10 @@ std::vector<DbStatement> statements_for(const DbObjects& desired, const DbObject
   for (const auto& role : desired.roles)
     if (builtin(role.name, observed, ctx))
       refused += "\n  " + address_of(role) + ": " + role.name + " can be named in member_of, not managed";
+  for (const auto& g : desired.grants)
+    for (const auto& p : g.privileges)
+      if (std::string why = privilege_error(g.on, p, ctx.server_version_num); !why.empty())
+        refused += "\n  " + address_of(g) + ": " + why;
   for (const auto& r : delete_refusals(observed, to_delete, ctx))
     refused += "\n  " + r.object + ": cannot be dropped: " + r.reason;
   if (!refused.empty()) throw Error("dbform will not change these objects:" + refused);
@@ -237,13 +261,17 @@ std::vector<DbStatement> statements_for(const DbObjects& desired, const DbObject
     const DbGrant* have = find_grant(observed.grants, g);
     const Names now = have ? (have->existing ? *have->existing : have->privileges) : Names{};
     grant_revoke(s, g, minus(g.privileges, now), minus(now, g.privileges));
+    // Harmless where the option is not held: an `all` grant's revoke reaches every relation.
+    if (Names option = option_to_revoke(g, have); !option.empty())
+      s.add("REVOKE GRANT OPTION FOR " + list_sql(option) + " ON " + target_sql(g) + " FROM " + quote_ident(g.role),
+            address_of(g), "REVOKE");
   }
   for (const auto& g : desired.grants) {
     if (!is_all(g)) continue;
     const DbGrant* have = find_grant(observed.grants, g);
     const Names later = have ? (have->future ? *have->future : have->privileges) : Names{};
     default_statements(s, g, default_owners(g.schema, desired, observed, ctx), minus(g.privileges, later),
-                       minus(later, g.privileges));
+                       minus(later, g.privileges), option_to_revoke(g, have));
   }
 
   // Deletes, in the reverse order, of what the catalogs still show.

@@ -21,7 +21,7 @@ const std::string kWho =
     "SELECT current_user, d.oid::text FROM pg_database d WHERE d.datname = current_database()";
 const std::string kRoles =
     "SELECT r.rolname, r.rolcanlogin::text, r.rolconnlimit::text, "
-    "(r.rolsuper OR r.oid < 16384 OR r.rolname LIKE 'pg\\_%')::text FROM pg_roles r WHERE r.rolname = ANY($1::text[])";
+    "(r.rolsuper OR r.oid < 16384 OR left(r.rolname, 3) = 'pg_')::text FROM pg_roles r WHERE r.rolname = ANY($1::text[])";
 const std::string kMemberships =
     "SELECT DISTINCT m.rolname, g.rolname FROM pg_auth_members a JOIN pg_roles m ON m.oid = a.member "
     "JOIN pg_roles g ON g.oid = a.roleid WHERE m.rolname = ANY($1::text[])";
@@ -54,7 +54,7 @@ const std::string kExtensionDependents =
     "WHERE o.classid = d.classid AND o.objid = d.objid AND o.refclassid = 'pg_extension'::regclass AND "
     "o.refobjid = e.oid AND o.deptype = 'e') ORDER BY 1 LIMIT 10) x WHERE e.extname = ANY($1::text[])";
 const std::string kSchemaAcl =
-    "SELECT n.nspname, g.rolname, a.privilege_type FROM pg_namespace n CROSS JOIN LATERAL "
+    "SELECT n.nspname, g.rolname, a.privilege_type, a.is_grantable::text FROM pg_namespace n CROSS JOIN LATERAL "
     "aclexplode(coalesce(n.nspacl, acldefault('n', n.nspowner))) a JOIN pg_roles g ON g.oid = a.grantee "
     "WHERE n.nspname = ANY($1::text[]) AND g.rolname = ANY($2::text[])";
 const std::string kRelations =
@@ -62,14 +62,15 @@ const std::string kRelations =
                 "c.relnamespace WHERE n.nspname = ANY($1::text[]) AND (c.relkind = 'S' OR c.relkind IN ") +
     kTableKinds + ")";
 const std::string kRelationAcl =
-    std::string("SELECT n.nspname, c.relname, (c.relkind = 'S')::text, g.rolname, a.privilege_type FROM pg_class c "
+    std::string("SELECT n.nspname, c.relname, (c.relkind = 'S')::text, g.rolname, a.privilege_type, a.is_grantable::text FROM pg_class c "
                 "JOIN pg_namespace n ON n.oid = c.relnamespace CROSS JOIN LATERAL aclexplode(coalesce(c.relacl, "
                 "acldefault((CASE WHEN c.relkind = 'S' THEN 's' ELSE 'r' END)::\"char\", c.relowner))) a "
                 "JOIN pg_roles g ON g.oid = a.grantee WHERE n.nspname = ANY($1::text[]) AND "
                 "g.rolname = ANY($2::text[]) AND (c.relkind = 'S' OR c.relkind IN ") +
     kTableKinds + ")";
 const std::string kDefaultAcl =
-    "SELECT n.nspname, pg_get_userbyid(d.defaclrole), d.defaclobjtype::text, g.rolname, a.privilege_type "
+    "SELECT n.nspname, pg_get_userbyid(d.defaclrole), d.defaclobjtype::text, g.rolname, a.privilege_type, "
+    "a.is_grantable::text "
     "FROM pg_default_acl d JOIN pg_namespace n ON n.oid = d.defaclnamespace CROSS JOIN LATERAL "
     "aclexplode(d.defaclacl) a JOIN pg_roles g ON g.oid = a.grantee WHERE n.nspname = ANY($1::text[]) AND "
     "g.rolname = ANY($2::text[]) AND d.defaclobjtype IN ('r', 'S')";
@@ -131,6 +132,25 @@ void add_limited(std::map<std::string, std::vector<std::string>>& to, const SqlR
   if (list.size() == 10 && total > 10) list.push_back(std::to_string(total - 10) + " more");
 }
 
+// A setting read in PostgreSQL's spelling (TimeZone; a list's elements quoted) under the declared
+// name, with the declared text when it means the same: what is as declared reads so.
+void as_declared(std::map<std::string, std::string>& read, const std::map<std::string, std::string>& declared) {
+  std::map<std::string, std::string> out;
+  for (auto& [key, value] : read) {
+    std::string name = key;
+    for (const auto& [want, want_value] : declared)
+      if (same_setting_name(key, want)) {
+        name = want;
+        if (same_setting_value(want, value, want_value)) value = want_value;
+      }
+    out[name] = std::move(value);
+  }
+  read = std::move(out);
+}
+
+// The mark of a privilege held WITH GRANT OPTION in an ACL's set (no privilege's name has it).
+const char* const kGrantable = "*";
+
 // The privileges of one relation or default-privileges entry, for one role.
 using PrivilegeSet = std::set<std::string>;
 
@@ -177,9 +197,24 @@ std::optional<DbGrant> observed_grant(const DbGrant& want, const Acls& acls, con
   if (owner == facts.schema_owners.end() || !roles_seen.count(want.role)) return std::nullopt;
   DbGrant got = want;
   got.privileges.clear();
-  auto set_of = [](const auto& map, const auto& key) {
+  // A privilege held WITH GRANT OPTION is read as PRIVILEGE* (kGrantable): counted as held, and
+  // noted in grant_option.
+  std::set<std::string> grantable;
+  auto set_of = [&grantable](const auto& map, const auto& key) {
     auto it = map.find(key);
-    return it == map.end() ? PrivilegeSet{} : it->second;
+    PrivilegeSet out;
+    if (it == map.end()) return out;
+    for (const auto& p : it->second) {
+      const bool option = p.size() > 1 && p.back() == kGrantable[0];
+      if (option) grantable.insert(p.substr(0, p.size() - 1));
+      out.insert(option ? p.substr(0, p.size() - 1) : p);
+    }
+    return out;
+  };
+  auto with_option = [&grantable](DbGrant g) {
+    for (const auto& p : g.privileges)
+      if (grantable.count(p)) g.grant_option.push_back(p);
+    return g;
   };
   // An owner holds every privilege on what it owns, whatever its ACL says: a grant to the owner is
   // as declared there, and revoking an owner's own privileges is never planned.
@@ -189,7 +224,7 @@ std::optional<DbGrant> observed_grant(const DbGrant& want, const Acls& acls, con
       if (owner->second == want.role) return want;
       const auto s = set_of(acls.schema, std::make_pair(want.schema, want.role));
       got.privileges.assign(s.begin(), s.end());
-      return got;
+      return with_option(got);
     }
     case DbGrant::On::Table:
     case DbGrant::On::Sequence: {
@@ -198,7 +233,7 @@ std::optional<DbGrant> observed_grant(const DbGrant& want, const Acls& acls, con
       if (rel->second.at(want.object) == want.role) return want;
       const auto s = set_of(acls.relation, std::make_tuple(want.schema, want.object, want.role));
       got.privileges.assign(s.begin(), s.end());
-      return got;
+      return with_option(got);
     }
     case DbGrant::On::AllTables:
     case DbGrant::On::AllSequences: break;
@@ -216,7 +251,7 @@ std::optional<DbGrant> observed_grant(const DbGrant& want, const Acls& acls, con
   got.existing = counted(now, want.privileges);
   got.future = counted(later, want.privileges);
   got.privileges = combined(*got.existing, *got.future, want.privileges);
-  return got;
+  return with_option(got);
 }
 
 }  // namespace
@@ -229,10 +264,17 @@ int server_version(SqlSession& session) {
   return v;
 }
 
-DbObjects read_objects(SqlSession& session, const DbObjects& wanted) {
+DbObjects read_objects(SqlSession& session, const DbObjects& wanted, Duration statement_timeout) {
   SqlResult begin = session.exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
   if (!begin.ok) throw Error("could not begin a read-only transaction: " + begin.error.message);
   CatalogReader read(session);
+  // The queries go with parameters, which dbform cannot watch itself: the server ends them.
+  if (statement_timeout.count() > 0)
+    if (SqlResult set = session.exec("SET LOCAL statement_timeout = " + std::to_string(statement_timeout.count()));
+        !set.ok) {
+      session.exec("ROLLBACK");
+      throw Error("could not set the catalogs' read statement timeout: " + set.error.message);
+    }
   DbObjects got;
   DbCatalogFacts& facts = got.facts;
 
@@ -273,6 +315,7 @@ DbObjects read_objects(SqlSession& session, const DbObjects& wanted) {
     if (auto it = roles.find(want.name); it != roles.end()) {
       sort_unique(it->second.member_of);
       got.roles.push_back(it->second);
+      as_declared(got.roles.back().settings, want.settings);
     }
   sort_unique(facts.admin_member_of);
   sort_unique(facts.builtin_roles);
@@ -295,13 +338,13 @@ DbObjects read_objects(SqlSession& session, const DbObjects& wanted) {
   if (!wanted.grants.empty()) {
     Acls acls;
     for (const auto& r : read.rows(kSchemaAcl, {schemas_param, roles_param}, "schemas' privileges"))
-      acls.schema[{cell(r, 0), cell(r, 1)}].insert(cell(r, 2));
+      acls.schema[{cell(r, 0), cell(r, 1)}].insert(cell(r, 2) + (cell(r, 3) == "true" ? kGrantable : ""));
     for (const auto& r : read.rows(kRelations, {schemas_param}, "tables and sequences"))
       acls.relations[{cell(r, 0), cell(r, 2) == "true"}][cell(r, 1)] = cell(r, 3);
     for (const auto& r : read.rows(kRelationAcl, {schemas_param, roles_param}, "tables' and sequences' privileges"))
-      acls.relation[{cell(r, 0), cell(r, 1), cell(r, 3)}].insert(cell(r, 4));
+      acls.relation[{cell(r, 0), cell(r, 1), cell(r, 3)}].insert(cell(r, 4) + (cell(r, 5) == "true" ? kGrantable : ""));
     for (const auto& r : read.rows(kDefaultAcl, {schemas_param, roles_param}, "default privileges"))
-      acls.defaults[{cell(r, 0), cell(r, 1), cell(r, 2), cell(r, 3)}].insert(cell(r, 4));
+      acls.defaults[{cell(r, 0), cell(r, 1), cell(r, 2), cell(r, 3)}].insert(cell(r, 4) + (cell(r, 5) == "true" ? kGrantable : ""));
     for (const auto& want : wanted.grants)
       if (auto g = observed_grant(want, acls, facts, roles_seen)) got.grants.push_back(std::move(*g));
   }

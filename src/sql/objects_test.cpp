@@ -141,16 +141,50 @@ TEST_CASE("hostile names and values are quoted in every statement", "[sql][objec
   DbRole role;
   role.name = "a\"b";
   role.member_of = {"g\"; DROP ROLE x; --"};
-  role.settings = {{"search_path", "it's, \"$user\""}};
+  role.settings = {{"application_name", "it's, \"$user\""}};
   d.roles = {role};
   d.schemas = {{"s\"x", "tsdbadmin"}};
   d.grants = {grant_of("a\"b", "s\"x", On::Table, {"SELECT"}, "t\"1")};
   CHECK(sql_of(statements_for(d, {}, {}, {})) == std::vector<std::string>{
       "CREATE ROLE \"a\"\"b\" NOLOGIN CONNECTION LIMIT -1",
-      "ALTER ROLE \"a\"\"b\" SET \"search_path\" TO 'it''s, \"$user\"'",
+      "ALTER ROLE \"a\"\"b\" SET \"application_name\" TO 'it''s, \"$user\"'",
       "GRANT \"g\"\"; DROP ROLE x; --\" TO \"a\"\"b\"",
       "CREATE SCHEMA \"s\"\"x\" AUTHORIZATION \"tsdbadmin\"",
       "GRANT SELECT ON TABLE \"s\"\"x\".\"t\"\"1\" TO \"a\"\"b\""});
+}
+
+TEST_CASE("a list parameter such as search_path is set as its elements with a hostile one quoted", "[sql][objects]") {
+  // One literal would be one element: 'orders, public' a schema of that name.
+  DbObjects d;
+  DbRole role;
+  role.name = "app";
+  role.settings = {{"search_path", "\"$user\", Orders, \"it's \"\"x\"\"\""}, {"temp_tablespaces", "a,b"}};
+  d.roles = {role};
+  CHECK(sql_of(statements_for(d, {}, {}, {})) == std::vector<std::string>{
+      "CREATE ROLE \"app\" NOLOGIN CONNECTION LIMIT -1",
+      "ALTER ROLE \"app\" SET \"search_path\" TO '$user', 'orders', 'it''s \"x\"'",
+      "ALTER ROLE \"app\" SET \"temp_tablespaces\" TO 'a', 'b'"});
+  // PostgreSQL keeps the list as its elements quoted as identifiers, joined by ", ".
+  DbObjects observed = d;
+  observed.roles[0].settings = {{"search_path", "\"$user\", orders, \"it's \"\"x\"\"\""}, {"temp_tablespaces", "a, b"}};
+  CHECK(statements_for(d, observed, {}, {}).empty());
+  observed.roles[0].settings["search_path"] = "\"orders, public\"";
+  CHECK(statements_for(d, observed, {}, {}).size() == 1);
+}
+
+TEST_CASE("a parameter PostgreSQL keeps under its own spelling is neither set again nor reset", "[sql][objects]") {
+  // timezone is stored as TimeZone: SET timezone then RESET TimeZone would remove it every apply.
+  DbObjects d;
+  DbRole role;
+  role.name = "app";
+  role.settings = {{"timezone", "UTC"}, {"datestyle", "ISO, MDY"}};
+  d.roles = {role};
+  DbObjects observed = d;
+  observed.roles[0].settings = {{"TimeZone", "UTC"}, {"DateStyle", "ISO, MDY"}};
+  CHECK(statements_for(d, observed, {}, {}).empty());
+  observed.roles[0].settings = {{"TimeZone", "Europe/Paris"}, {"DateStyle", "ISO, MDY"}, {"work_mem", "4MB"}};
+  CHECK(sql_of(statements_for(d, observed, {}, {})) == std::vector<std::string>{
+      "ALTER ROLE \"app\" SET \"timezone\" TO 'UTC'", "ALTER ROLE \"app\" RESET \"work_mem\""});
 }
 
 TEST_CASE("a grant is authoritative: what is missing is granted and what is extra revoked", "[sql][objects]") {
@@ -259,6 +293,20 @@ TEST_CASE("a delete PostgreSQL would refuse without CASCADE is refused naming wh
   CHECK(delete_refusals(observed, only_app, {}).empty());
 }
 
+TEST_CASE("a privilege the server does not have is refused before any statement", "[sql][objects]") {
+  // ALL read with the newest list holds MAINTAIN, which PostgreSQL 15 refuses mid-transaction.
+  DbObjects d;
+  DbGrant g = grant_of("app", "orders", On::AllTables, {"SELECT"});
+  g.privileges = normalize_privileges(On::AllTables, {"ALL"}, 0);
+  d.grants = {g};
+  ObjectsContext ctx;
+  ctx.server_version_num = 150008;
+  CHECK_THAT(objects_error([&] { statements_for(d, {}, {}, ctx); }),
+             Catch::Contains("grants/app/orders/tables: 'MAINTAIN' is not a privilege on tables before PostgreSQL 17"));
+  ctx.server_version_num = 170002;
+  CHECK_FALSE(statements_for(d, {}, {}, ctx).empty());
+}
+
 TEST_CASE("the admin and PostgreSQL's own roles are never managed", "[sql][objects]") {
   DbObjects desired;
   desired.roles = {DbRole{"tsdbadmin", true, -1, {}, {}}, DbRole{"pg_monitor", false, -1, {}, {}}};
@@ -356,7 +404,7 @@ TEST_CASE("the catalogs are read in one read-only transaction with the names as 
       {std::string("orders"), std::string("a"), std::string("false"), std::string("tsdbadmin")},
       {std::string("orders"), std::string("b"), std::string("false"), std::string("tsdbadmin")},
       {std::string("orders"), std::string("own"), std::string("false"), std::string("app")}};
-  session.rows["g.rolname, a.privilege_type FROM pg_class"] = {
+  session.rows["a.privilege_type, a.is_grantable::text FROM pg_class"] = {
       {std::string("orders"), std::string("a"), std::string("false"), std::string("app"), std::string("SELECT")},
       {std::string("orders"), std::string("a"), std::string("false"), std::string("app"), std::string("INSERT")},
       {std::string("orders"), std::string("b"), std::string("false"), std::string("app"), std::string("SELECT")},
@@ -394,6 +442,54 @@ TEST_CASE("the catalogs are read in one read-only transaction with the names as 
       "GRANT INSERT ON ALL TABLES IN SCHEMA \"orders\" TO \"app\"",
       "REVOKE TRUNCATE ON ALL TABLES IN SCHEMA \"orders\" FROM \"app\"",
       "GRANT USAGE ON SCHEMA \"gone\" TO \"app\""});
+}
+
+TEST_CASE("the catalogs' read bounds its queries by the statement timeout it is given", "[sql][objects]") {
+  // A session opened without a statement_timeout would wait on a locked catalog for ever.
+  FakeSqlSession session;
+  DbObjects wanted;
+  wanted.roles = {DbRole{"app", false, -1, {}, {}}};
+  read_objects(session, wanted, std::chrono::milliseconds(5000));
+  REQUIRE(session.sent.size() > 2);
+  CHECK(session.sent[0] == "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+  CHECK(session.sent[1] == "SET LOCAL statement_timeout = 5000");
+  FakeSqlSession unbounded;
+  read_objects(unbounded, wanted);
+  for (const auto& sql : unbounded.sent) CHECK(sql.find("statement_timeout") == std::string::npos);
+}
+
+TEST_CASE("a privilege held with the grant option is not as declared and the option is revoked", "[sql][objects]") {
+  // Authoritative: the role could otherwise give the privilege on to any other.
+  FakeSqlSession session;
+  session.rows["current_user, d.oid"] = {{std::string("tsdbadmin"), std::string("16384")}};
+  session.rows["r.rolcanlogin"] = {{std::string("app"), std::string("false"), std::string("-1"), std::string("false")}};
+  session.rows["pg_get_userbyid(n.nspowner) FROM"] = {{std::string("orders"), std::string("tsdbadmin")}};
+  session.rows["a.privilege_type, a.is_grantable::text FROM pg_namespace"] = {
+      {std::string("orders"), std::string("app"), std::string("USAGE"), std::string("true")}};
+  DbObjects wanted;
+  wanted.roles = {DbRole{"app", false, -1, {}, {}}};
+  wanted.grants = {grant_of("app", "orders", On::Schema, {"USAGE"})};
+  const DbObjects got = read_objects(session, wanted);
+  REQUIRE(got.grants.size() == 1);
+  CHECK(got.grants[0].privileges == std::vector<std::string>{"USAGE"});
+  CHECK(got.grants[0].grant_option == std::vector<std::string>{"USAGE"});
+  CHECK_FALSE(got == wanted);
+  CHECK(sql_of(statements_for(wanted, got, {}, {})) ==
+        std::vector<std::string>{"REVOKE GRANT OPTION FOR USAGE ON SCHEMA \"orders\" FROM \"app\""});
+  // An `all` grant: on the tables now and in the default privileges; a privilege revoked whole
+  // loses its option with it.
+  DbObjects desired;
+  desired.grants = {grant_of("app", "orders", On::AllTables, {"SELECT"})};
+  DbObjects observed = desired;
+  observed.grants[0].privileges = {"SELECT", "UPDATE"};
+  observed.grants[0].grant_option = {"SELECT", "UPDATE"};
+  observed.facts.schema_owners["orders"] = "tsdbadmin";
+  CHECK(sql_of(statements_for(desired, observed, {}, {})) == std::vector<std::string>{
+      "REVOKE UPDATE ON ALL TABLES IN SCHEMA \"orders\" FROM \"app\"",
+      "REVOKE GRANT OPTION FOR SELECT ON ALL TABLES IN SCHEMA \"orders\" FROM \"app\"",
+      "ALTER DEFAULT PRIVILEGES FOR ROLE \"tsdbadmin\" IN SCHEMA \"orders\" REVOKE UPDATE ON TABLES FROM \"app\"",
+      "ALTER DEFAULT PRIVILEGES FOR ROLE \"tsdbadmin\" IN SCHEMA \"orders\" REVOKE GRANT OPTION FOR SELECT ON TABLES "
+      "FROM \"app\""});
 }
 
 TEST_CASE("a failed catalog query ends the read-only transaction and names what it read", "[sql][objects]") {
