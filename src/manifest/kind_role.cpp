@@ -56,8 +56,9 @@ bool read_settings(KindReader& r, const Entry& f, DesiredRole& role) {
     }
     Entry setting = values.entry(*key, *value, f.path + "." + key->scalar);
     // One parameter whatever the case of its name (PostgreSQL keeps timezone as TimeZone).
+    const std::string name = lower(key->scalar);  // a copy: clang 14 captures no structured binding
     if (std::any_of(role.settings.begin(), role.settings.end(),
-                    [&](const auto& set) { return lower(set.first) == lower(key->scalar); })) {
+                    [&](const auto& set) { return lower(set.first) == name; })) {
       values.error(values.location(*key), setting.path, "`" + key->scalar + "` is set twice", "keep one");
       continue;
     }

@@ -153,8 +153,8 @@ void SimServer::Impl::install_routes() {
       {"/_sim/replica_sets", &Simulator::all_replica_sets},
       {"/_sim/peerings", &Simulator::all_peerings},
   };
-  for (const auto& [path, view] : views)
-    server.Get(path, [this, view](const httplib::Request& req, httplib::Response& res) {
+  for (const auto& route : views)
+    server.Get(route.first, [this, view = route.second](const httplib::Request& req, httplib::Response& res) {
       serve_json(req, res, (sim.*view)());
     });
   // Changes made "outside dbform", as in the vendor's console: no key, no waiting.

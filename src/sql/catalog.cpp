@@ -11,9 +11,11 @@ namespace dbform {
 namespace {
 
 // The schemas shown: not PostgreSQL's own, not TimescaleDB's internals (present in every service).
+// Prefixes compared with left(), not LIKE with a backslash escape, which reads otherwise when
+// standard_conforming_strings is off.
 const std::string kUserSchema =
     "n.nspname NOT IN ('pg_catalog', 'information_schema', 'timescaledb_information', 'timescaledb_experimental', "
-    "'toolkit_experimental') AND n.nspname NOT LIKE 'pg\\_%' AND n.nspname NOT LIKE '\\_timescaledb%'";
+    "'toolkit_experimental') AND left(n.nspname, 3) <> 'pg_' AND left(n.nspname, 12) <> '_timescaledb'";
 // A relation of the user's: in a user schema, not an extension's member, not the ledger.
 const std::string kUserRelation =
     kUserSchema + " AND NOT (n.nspname = 'public' AND c.relname = 'dbform_migrations') AND NOT EXISTS (SELECT 1 FROM "
