@@ -8,13 +8,13 @@ namespace dbform {
 namespace {
 
 // The names the step reads: the declared ones and those to delete.
-DbObjects names_asked(const ObjectsRequest& request) {
-  DbObjects out = request.desired;
+DbObjects names_asked(const DbObjects& desired, const DbObjects& to_delete) {
+  DbObjects out = desired;
   auto add = [](auto& into, const auto& from) { into.insert(into.end(), from.begin(), from.end()); };
-  add(out.roles, request.to_delete.roles);
-  add(out.schemas, request.to_delete.schemas);
-  add(out.extensions, request.to_delete.extensions);
-  add(out.grants, request.to_delete.grants);
+  add(out.roles, to_delete.roles);
+  add(out.schemas, to_delete.schemas);
+  add(out.extensions, to_delete.extensions);
+  add(out.grants, to_delete.grants);
   return out;
 }
 
@@ -57,8 +57,7 @@ ObjectsRun run_objects(const SqlConnector& connector, const ConnectTarget& targe
   for (auto& g : desired.grants) g.privileges = normalize_privileges(g.on, g.privileges, ctx.server_version_num);
   for (const auto& [role, password] : request.passwords)
     ctx.verifiers[role] = session->password_verifier(role, password);
-  ObjectsRequest asked{desired, request.to_delete, {}};
-  const DbObjects wanted = names_asked(asked);
+  const DbObjects wanted = names_asked(desired, request.to_delete);
   const DbObjects before = read_objects(*session, wanted);
   const std::vector<DbStatement> statements = statements_for(desired, before, request.to_delete, ctx);
   run.statements = statements.size();

@@ -472,13 +472,13 @@ void PgStateStore::write_changes(State& state, const std::vector<std::string>& c
     // on only with its journal entry and the changed records' passwords (each changed record's rows
     // replaced: a cleared one goes). The records and rows travel as JSON, read by
     // jsonb_to_recordset, so that no SQL text is made of them.
-    nlohmann::json records = nlohmann::json::array(), rows;
+    nlohmann::json records = nlohmann::json::array();
     for (const auto& address : changed)
       if (const ResourceRecord* r = state.find(address))
         records.push_back({{"kind", kind_name(r->kind)},
                            {"project_id", r->project_id},
                            {"resource_id", r->id.empty() ? r->address : r->id}});
-    rows = secret_rows_json(secrets);
+    const nlohmann::json rows = secret_rows_json(secrets);
     auto up = conn_.exec(
         "WITH up AS (UPDATE dbform_states SET serial = $4, updated_at = now() "
         "            WHERE workspace = $1 AND lineage = $2 AND serial = $3 RETURNING workspace), "
