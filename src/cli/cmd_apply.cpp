@@ -88,6 +88,7 @@ int execute(const ApplyFlowOptions& opts, const ApplyOptions& engine_opts, Apply
   auto store = open_state_store(opts.state);
   ApplyOptions engine = engine_opts;
   if (!opts.no_wait) engine.connectable = connectable_options(opts.wait_connectable, manifest);
+  engine.sql = &libpq_sql();
   const ApplyRequest request{.manifest = manifest,
                              .store = *store,
                              .api = *api->client,

@@ -34,6 +34,7 @@ namespace fs = std::filesystem;
 struct ConnectOptions {
   StateOptions state;
   std::string address;
+  std::string role;  // a login role of the service's database, instead of tsdbadmin
   bool check = false;
   std::vector<std::string> psql_args;
 };
@@ -45,8 +46,11 @@ struct Connection {
   ConnectTarget target;
 };
 
-Connection recorded_connection(const State& state, const std::string& text) {
+Connection recorded_connection(const State& state, const std::string& text, const std::string& role) {
   const ResourceRecord& r = resolve_address(state, text);
+  if (!role.empty() && r.kind != ResourceKind::Service)
+    throw UsageError("--role names a role of a service's database: " + r.address + " is a " + kind_noun(r.kind) +
+                     " (give its service's address)");
   if (!kind_form(r.kind).connectable)
     throw UsageError(r.address + " is a " + kind_name(r.kind) + ": only services and read replica sets take "
                      "connections");
@@ -72,6 +76,26 @@ Connection recorded_connection(const State& state, const std::string& text) {
   c.target.host = r.endpoint_host;
   c.target.port = *r.endpoint_port;
   c.target.password = owner->initial_password.text();
+  if (role.empty()) return c;
+  const std::string address = resource_address(r.project_id, ResourceKind::Role, role, r.name);
+  const ResourceRecord* login = state.find(address);
+  if (!login || !login->settings.is_object() || !login->settings.value("login", false)) {
+    std::vector<std::string> roles;
+    for (const auto& other : state.resources)
+      if (other.kind == ResourceKind::Role && other.project_id == r.project_id && other.parent == r.name &&
+          other.settings.is_object() && other.settings.value("login", false))
+        roles.push_back(other.name);
+    throw UsageError("`" + role + "` is not a recorded login role of " + r.address + " (" +
+                     (roles.empty() ? std::string("it records none") : "recorded: " + join(roles, ", ")) +
+                     "): declare it under `roles:` with `login: true` and apply");
+  }
+  if (login->initial_password.empty())
+    throw UsageError(address + " has no recorded password yet" +
+                     (login->pending_password.empty() ? "" : " (one is pending: apply sets it)") +
+                     ": run `dbform apply` to make it");
+  c.address = address;
+  c.target.user = role;
+  c.target.password = login->initial_password.text();
   return c;
 }
 
@@ -79,11 +103,12 @@ int check(const Connection& c) {
   const ConnectAttempt attempt = libpq_check().attempt(c.target, std::chrono::seconds(10));
   const std::string where = c.target.host + ":" + std::to_string(c.target.port);
   if (attempt.verdict != ConnectAttempt::Verdict::Accepted) {
-    std::cerr << "error: " << c.address << ": cannot connect to " << where << " as tsdbadmin: " << scrub(attempt.reason)
-              << "\n";
+    std::cerr << "error: " << c.address << ": cannot connect to " << where << " as " << c.target.user << ": "
+              << scrub(attempt.reason) << "\n";
     return 1;
   }
-  std::cout << c.address << ": connected to " << where << " as tsdbadmin (database tsdb, TLS), SELECT 1 answered\n"
+  std::cout << c.address << ": connected to " << where << " as " << c.target.user
+            << " (database tsdb, TLS), SELECT 1 answered\n"
             << "  server version  PostgreSQL " << scrub(attempt.server_version) << "\n"
             << "  round trip      " << attempt.round_trip.count() << " ms (connect, TLS, login and SELECT 1)\n";
   return 0;
@@ -191,7 +216,7 @@ int run_psql(const Connection& c, const std::vector<std::string>& extra) {
 void add_connect_command(CLI::App& app, int& exit_code) {
   auto opts = std::make_shared<ConnectOptions>();
   auto* cmd = add_command(app, "connect", "run psql connected to a recorded service, or check that it accepts connections",
-                          {.text = R"(Runs `psql` connected to the service (or read replica set) at ADDRESS as `tsdbadmin`, database `tsdb`, with TLS (`sslmode=require`), using the endpoint and password the state records; ARGS after `--` are passed to psql. The password reaches psql through a passfile of its own (mode 0600, in $TMPDIR, removed when psql ends), never on a command line or in PGPASSWORD. A read replica set uses its service's password.
+                          {.text = R"(Runs `psql` connected to the service (or read replica set) at ADDRESS as `tsdbadmin`, database `tsdb`, with TLS (`sslmode=require`), using the endpoint and password the state records; ARGS after `--` are passed to psql. The password reaches psql through a passfile of its own (mode 0600, in $TMPDIR, removed when psql ends), never on a command line or in PGPASSWORD. A read replica set uses its service's password. `--role NAME` connects as a login role of the service's database (declared under `roles:`, docs/database-objects.md) with its own recorded password: what an application sees, its grants and no more.
 
 `--check` runs no psql: it connects once through libpq, runs `SELECT 1` and prints the server's version and the round trip; it exits 0 when that worked and 1 with libpq's reason when not.
 
@@ -205,6 +230,9 @@ psql's exit status; with `--check` 0 when the service accepted the connection, 1
                                         {"Is it up, and how far away?", "dbform connect orders --check"}}});
   add_state_options(*cmd, opts->state, false);
   cmd->add_flag("--check", opts->check, "connect, run SELECT 1, print the server version and the round trip; exit 0 or 1");
+  cmd->add_option("--role", opts->role,
+                  "connect as this login role of the service's database (declared under `roles:`) with its own "
+                  "recorded password, instead of tsdbadmin");
   cmd->add_option("address", opts->address, "the service or read replica set (ADDRESS, services/NAME or NAME)")->required();
   cmd->add_option("psql_args", opts->psql_args, "arguments for psql, after --");
   cmd->callback([opts, &exit_code] {
@@ -213,7 +241,7 @@ psql's exit status; with `--check` 0 when the service accepted the connection, 1
     auto store = open_state_store(opts->state);
     State state = read_recorded_state(*store, false);
     require_state_key(*store, state, "connect");  // it logs in with the recorded password
-    const Connection c = recorded_connection(state, opts->address);
+    const Connection c = recorded_connection(state, opts->address, opts->role);
     exit_code = opts->check ? check(c) : run_psql(c, opts->psql_args);
   });
 }

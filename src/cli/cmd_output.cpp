@@ -48,6 +48,21 @@ const ResourceRecord& password_owner(const State& state, const ResourceRecord& r
   return owner ? *owner : r;
 }
 
+// A login role of a service's database: it connects at its service's endpoints as itself.
+bool is_login_role(const ResourceRecord& r) {
+  return r.kind == ResourceKind::Role && r.settings.is_object() && r.settings.value("login", false);
+}
+
+// The record whose endpoints a record's connections reach: its own, or a login role's service.
+const ResourceRecord& endpoint_owner(const State& state, const ResourceRecord& r) {
+  if (!is_login_role(r)) return r;
+  const ResourceRecord* service = state.find(resource_address(r.project_id, ResourceKind::Service, r.parent));
+  return service ? *service : r;
+}
+
+// Who its connections log in as: tsdbadmin, or the login role itself.
+std::string user_of(const ResourceRecord& r) { return is_login_role(r) ? r.name : "tsdbadmin"; }
+
 // The endpoint inside the VPC the service is attached to, as the API last showed it.
 std::optional<std::pair<std::string, int>> vpc_endpoint(const ResourceRecord& r) {
   if (!r.last_response.is_object()) return std::nullopt;
@@ -63,10 +78,10 @@ std::optional<std::pair<std::string, int>> vpc_endpoint(const ResourceRecord& r)
 
 std::string connection_string(const State& state, const ResourceRecord& r, const std::string& host,
                               const std::optional<int>& port) {
-  return connection_uri(password_owner(state, r).initial_password.text(), host, port.value_or(0));
+  return connection_uri_as(user_of(r), password_owner(state, r).initial_password.text(), host, port.value_or(0));
 }
 
-bool connectable(const ResourceRecord& r) { return kind_form(r.kind).connectable; }
+bool connectable(const ResourceRecord& r) { return kind_form(r.kind).connectable || is_login_role(r); }
 
 // What to do about a password the state does not know: that of an imported or adopted service.
 std::string unknown_password(const ResourceRecord& owner) {
@@ -75,15 +90,18 @@ std::string unknown_password(const ResourceRecord& owner) {
 }
 
 // Every field of a record by name; nullopt for a field the record does not have (yet).
-std::optional<std::string> field_value(const State& state, const ResourceRecord& r, const std::string& field) {
+std::optional<std::string> field_value(const State& state, const ResourceRecord& record, const std::string& field) {
   auto opt = [](const std::string& s) -> std::optional<std::string> {
     if (s.empty()) return std::nullopt;
     return s;
   };
-  if (field == "id") return opt(r.id);
-  if (field == "name") return r.name;
-  if (field == "project_id") return r.project_id;
-  if (field == "status") return opt(r.status);
+  if (field == "id") return opt(record.id);
+  if (field == "name") return record.name;
+  if (field == "project_id") return record.project_id;
+  if (field == "status") return opt(record.status);
+  if (is_login_role(record) && !is_secret(field) && field != "vpc_endpoint" && &endpoint_owner(state, record) != &record)
+    return field_value(state, endpoint_owner(state, record), field);  // its service's endpoints
+  const ResourceRecord& r = record;
   if (field == "host") return opt(r.endpoint_host);
   if (field == "port") return r.endpoint_port ? std::optional(std::to_string(*r.endpoint_port)) : std::nullopt;
   if (field == "endpoint") return opt(host_port(r.endpoint_host, r.endpoint_port));
@@ -98,10 +116,11 @@ std::optional<std::string> field_value(const State& state, const ResourceRecord&
   if (is_secret(field))
     if (const std::string problem = unrotated_fork_problem(password_owner(state, r)); !problem.empty()) throw Error(problem);
   if (field == "password") return opt(password_owner(state, r).initial_password.text());
-  if (field == "connection_string" && !r.endpoint_host.empty())
-    return connection_string(state, r, r.endpoint_host, r.endpoint_port);
-  if (field == "pooler_connection_string" && !r.pooler_host.empty())
-    return connection_string(state, r, r.pooler_host, r.pooler_port);
+  const ResourceRecord& at = endpoint_owner(state, r);
+  if (field == "connection_string" && !at.endpoint_host.empty())
+    return connection_string(state, r, at.endpoint_host, at.endpoint_port);
+  if (field == "pooler_connection_string" && !at.pooler_host.empty())
+    return connection_string(state, r, at.pooler_host, at.pooler_port);
   return std::nullopt;
 }
 
@@ -218,12 +237,13 @@ void print_pgpass(const State& state, const std::vector<const ResourceRecord*>& 
     if (password.find('\n') != std::string::npos || password.find('\r') != std::string::npos)
       throw Error(r->address + ": its password holds a line break, which a pgpass file cannot hold; use "
                   "`dbform output " + r->address + ".connection_string` instead");
-    for (const auto& [host, port] : {std::pair(r->endpoint_host, r->endpoint_port), std::pair(r->pooler_host, r->pooler_port)})
+    const ResourceRecord& at = endpoint_owner(state, *r);
+    for (const auto& [host, port] : {std::pair(at.endpoint_host, at.endpoint_port), std::pair(at.pooler_host, at.pooler_port)})
       if (host.find_first_of("\r\n") != std::string::npos)
         throw Error(r->address + ": its host holds a line break, which a pgpass file cannot hold");
       else if (!host.empty())
-        std::cout << pgpass_field(host) << ":" << (port ? std::to_string(*port) : "*") << ":tsdb:tsdbadmin:"
-                  << pgpass_field(password) << "\n";
+        std::cout << pgpass_field(host) << ":" << (port ? std::to_string(*port) : "*") << ":tsdb:"
+                  << pgpass_field(user_of(*r)) << ":" << pgpass_field(password) << "\n";
   }
 }
 
@@ -281,7 +301,7 @@ void add_output_command(CLI::App& app, int& exit_code) {
   auto* cmd = add_command(app, "output", "print recorded ids, endpoints and (when asked) passwords",
                           {.text = R"(Prints what the state records, with no API call. Without ADDRESS: every resource, sorted by address (a project's resources together), as a table (text), as JSON, as `export` lines for a shell (`env`: one block per service and read replica set, named `DBFORM_<PROJECT>_<NAME>_<FIELD>` upper-cased, every character other than A-Z and 0-9 turned into `_`; two resources that would set the same name are an error) or as lines of a pgpass file. `ADDRESS` prints one resource in the format asked for (text by default, or JSON); `ADDRESS.FIELD` prints one raw value, for pipelines: `$(dbform output orders.host)`. With no state at the path (a mistyped `--state` or `DBFORM_STATE`), a listing warns on stderr and prints nothing, and an ADDRESS is an error, as plan warns.
 
-A password or a connection string (which holds the password, percent-encoded) is printed only when asked for by field, with `--format env` or `pgpass`, or with `--show-secrets`; text and JSON show `(sensitive)` otherwise. A read replica set shares its service's password, and an imported or adopted service has none known until `dbform rotate-password` sets one: a listing notes it on stderr, and `.password`, `.connection_string` and `.pooler_connection_string` of such a service exit 1 saying so (a connection string without its password would not log in). A preview's fork whose password is not its own yet (a fork starts with its source's) is refused the same way, and left out of listings with a note: `dbform preview up NAME` finishes it. A pooler field of a service whose pooler is off exits 1 naming `connection_pooler`. Connection strings are `postgres://tsdbadmin:PASSWORD@HOST:PORT/tsdb?sslmode=require`.
+A password or a connection string (which holds the password, percent-encoded) is printed only when asked for by field, with `--format env` or `pgpass`, or with `--show-secrets`; text and JSON show `(sensitive)` otherwise. A read replica set shares its service's password, and an imported or adopted service has none known until `dbform rotate-password` sets one: a listing notes it on stderr, and `.password`, `.connection_string` and `.pooler_connection_string` of such a service exit 1 saying so (a connection string without its password would not log in). A preview's fork whose password is not its own yet (a fork starts with its source's) is refused the same way, and left out of listings with a note: `dbform preview up NAME` finishes it. A pooler field of a service whose pooler is off exits 1 naming `connection_pooler`. Connection strings are `postgres://tsdbadmin:PASSWORD@HOST:PORT/tsdb?sslmode=require`. A login role of a service's database (`PROJECT/services/S/roles/NAME`, docs/database-objects.md) has its own password and connects at its service's endpoints as itself: `postgres://NAME:PASSWORD@HOST:PORT/tsdb?sslmode=require`; its env lines are `DBFORM_<PROJECT>_<SERVICE>_<ROLE>_<FIELD>`.
 
 When the state's passwords are sealed (docs/state.md), ids, endpoints and statuses print without the key, and a sealed password shows as `(sealed)`; a password or connection string asked for by field, `--format env`, `--format pgpass` and `--show-secrets` need the key (`DBFORM_STATE_PASSPHRASE` or `DBFORM_STATE_KEY_FILE`) and exit 1 saying so without it. The same commands exit 1, naming the table, for a PostgreSQL role that may not read dbform_secrets.)",
                            .examples = {{"Every recorded resource", "dbform output"},

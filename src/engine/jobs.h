@@ -10,6 +10,7 @@
 #include "api/client.h"
 #include "plan/kinds.h"
 #include "plan/model.h"
+#include "sql/objects.h"
 #include "state/model.h"
 
 namespace dbform {
@@ -33,6 +34,7 @@ struct Outcome {
   int http_status = 0;           // the status of a failed call (409: the service was busy); 0 without one
   bool stopped = false;          // a stop ended it before a verdict: it stays unfinished
   bool not_sent = false;         // stopped before this run sent its create: nothing new exists
+  std::optional<ObjectsRun> objects;  // the objects' step: what its transaction did, and the catalogs after it
 };
 
 // What a create job needs besides the API: time, the settle window and the stop flag.

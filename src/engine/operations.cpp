@@ -74,11 +74,37 @@ OperationGraph operations_of(const Plan& plan, const State& state, bool wait) {
     return ops.size() - 1;
   };
   std::vector<size_t> changes, deletes;
+  // A service's objects: every action on them (a no-op's object is made as declared in the same
+  // transaction, which reads the catalogs first), one operation when any of them has work.
+  std::map<std::string, std::vector<size_t>> objects;  // service address -> its objects' actions
+  std::map<std::string, bool> objects_work;
   for (size_t i = 0; i < plan.actions.size(); ++i) {
-    if (!has_work(plan.actions[i], wait)) continue;
-    graph.actions.push_back(i);
-    (plan.actions[i].action == Action::Delete ? deletes : changes).push_back(i);
+    const PlannedAction& a = plan.actions[i];
+    if (!kind_form(a.kind).in_database) continue;
+    const std::string service = resource_address(a.project_id, ResourceKind::Service, a.parent);
+    if (a.action == Action::Create || a.action == Action::Update || a.action == Action::Delete ||
+        a.action == Action::NoOp)
+      objects[service].push_back(i);
+    if (a.action == Action::Create || a.action == Action::Update || a.action == Action::Delete)
+      objects_work[service] = true;
   }
+  std::erase_if(objects, [&](const auto& entry) { return !objects_work.count(entry.first); });
+  for (size_t i = 0; i < plan.actions.size(); ++i) {
+    const PlannedAction& a = plan.actions[i];
+    if (kind_form(a.kind).in_database) {
+      auto group = objects.find(resource_address(a.project_id, ResourceKind::Service, a.parent));
+      if (group != objects.end() && group->second.front() == i) graph.actions.push_back(i);
+      continue;
+    }
+    if (!has_work(a, wait)) continue;
+    graph.actions.push_back(i);
+    (a.action == Action::Delete ? deletes : changes).push_back(i);
+  }
+  auto add_objects = [&](const std::vector<size_t>& group, std::vector<size_t> needs) {
+    const size_t op = add(OpType::Objects, group.front(), 0, std::move(needs));
+    ops[op].group = group;
+    return op;
+  };
   std::map<std::string, size_t> created, last;  // address -> its create, its last operation
   // A call after which the resource is not READY goes after everything that needs it READY.
   struct Unready {
@@ -123,6 +149,19 @@ OperationGraph operations_of(const Plan& plan, const State& state, bool wait) {
     }
     if (!needs.empty()) last[a.address] = needs.front();  // READY from here on
   }
+  std::map<std::string, size_t> delete_of;  // service address -> the plan's delete of it
+  for (size_t i : deletes) delete_of[plan.actions[i].address] = i;
+  std::vector<const std::vector<size_t>*> after_deletes;  // the objects of services deleted
+  for (const auto& [service, group] : objects) {
+    if (delete_of.count(service)) {
+      after_deletes.push_back(&group);
+      continue;
+    }
+    std::vector<size_t> needs;
+    if (auto found = last.find(service); found != last.end()) needs.push_back(found->second);
+    const size_t op = add_objects(group, std::move(needs));
+    if (auto later = unready.find(service); later != unready.end()) later->second.needs.push_back(op);
+  }
   for (auto& [address, later] : unready) add(OpType::Call, later.action, later.call, std::move(later.needs));
   if (deletes.empty()) return graph;
   std::vector<size_t> everything(ops.size());
@@ -132,6 +171,7 @@ OperationGraph operations_of(const Plan& plan, const State& state, bool wait) {
     return delete_depth(plan.actions[x].kind) < delete_depth(plan.actions[y].kind);
   });
   std::map<std::pair<std::string, ResourceKind>, std::vector<size_t>> deletes_of;  // project, kind -> deletes
+  std::map<std::string, size_t> delete_op;  // address -> its delete
   for (size_t i : deletes) {
     const PlannedAction& a = plan.actions[i];
     std::vector<size_t> needs;
@@ -141,6 +181,11 @@ OperationGraph operations_of(const Plan& plan, const State& state, bool wait) {
     }
     needs.push_back(barrier);
     deletes_of[{a.project_id, a.kind}].push_back(add(OpType::Delete, i, 0, std::move(needs)));
+    delete_op[a.address] = ops.size() - 1;
+  }
+  for (const std::vector<size_t>* group : after_deletes) {
+    const PlannedAction& first = plan.actions[group->front()];
+    add_objects(*group, {delete_op.at(resource_address(first.project_id, ResourceKind::Service, first.parent))});
   }
   return graph;
 }

@@ -21,6 +21,9 @@ enum class OpType {
   Password,  // set a recorded pending password (nothing when none is recorded by then)
   Call,      // one update call of the plan (PlannedAction::calls[call]); watched until its change shows
   Delete,    // delete it (--prune); watched until gone
+  // make a service's roles, schemas, extensions and grants (Operation::group) in one transaction
+  // as its admin, once it is READY with its password recorded; no API call
+  Objects,
   Barrier,   // acts on nothing: done when everything it needs is (the deletes wait for the rest)
 };
 
@@ -31,6 +34,9 @@ struct Operation {
   size_t action = kNoAction;  // index in Plan::actions; kNoAction for a barrier
   size_t call = 0;            // Call: index in the action's calls
   std::vector<size_t> needs;  // operations that must be done first (indices in the same list)
+  // Objects: every action of the plan on the service's objects (declared, deleted; indices in
+  // Plan::actions), `action` the first of them.
+  std::vector<size_t> group;
 };
 
 struct OperationGraph {
@@ -44,7 +50,10 @@ struct OperationGraph {
 // create and attachment wait for its VPC's create, a fork's create for its source to be READY, and a
 // call after which a resource is not READY (a stop) for what needs it READY);
 // deletes wait for every other operation, and for the deletes of the kinds that go first in the
-// same project (ResourceType::deleted_after). Every `needs` index is smaller than the operation's own.
+// same project (ResourceType::deleted_after). The objects inside a service's database are one
+// operation per service (OpType::Objects), after the service's own (and before a stop of it);
+// with the service deleted, after its delete (they go with it). Every `needs` index is smaller
+// than the operation's own.
 OperationGraph operations_of(const Plan& plan, const State& state, bool wait);
 
 }  // namespace dbform

@@ -8,6 +8,7 @@
 namespace dbform::scheduling {
 
 void RunGraph::build(const Plan& plan, OperationGraph graph) {
+  this->plan = &plan;
   std::unordered_map<size_t, size_t> item_at;  // action -> item
   items.reserve(graph.actions.size());
   for (size_t i : graph.actions) {

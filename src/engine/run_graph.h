@@ -60,6 +60,7 @@ class RunGraph {
 
   std::vector<Item> items;
   std::vector<Op> ops;
+  const Plan* plan = nullptr;  // the plan built from
 
   Item& item_of(size_t o) { return items[ops[o].item]; }
   const PlannedAction& action_of(size_t o) const { return *items[ops[o].item].action; }

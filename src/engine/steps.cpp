@@ -143,6 +143,7 @@ StepTable::StepTable(RunContext& run) : run_(run) {
   row(OpType::Password, std::make_unique<PasswordStep>(run));
   row(OpType::Call, call_step(run));
   row(OpType::Delete, std::make_unique<DeleteStep>(run));
+  row(OpType::Objects, objects_step(run));
   row(OpType::Barrier, std::make_unique<BarrierStep>(run));
 }
 

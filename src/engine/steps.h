@@ -107,5 +107,6 @@ class StepTable {
 // The rows whose answers need more than a few lines (engine/create_step.cpp, engine/call_step.cpp).
 std::unique_ptr<Step> create_step(RunContext& run);
 std::unique_ptr<Step> call_step(RunContext& run);
+std::unique_ptr<Step> objects_step(RunContext& run);  // engine/objects_step.cpp
 
 }  // namespace dbform::scheduling

@@ -63,6 +63,8 @@ struct DesiredGrant {
   std::string path;
   // Its name within the service's grants: ROLE/SCHEMA, ROLE/SCHEMA/tables, ROLE/SCHEMA/tables/NAME.
   std::string name() const;
+  std::string address_name;  // name(), kept once read: what the walk of declarations shows
+
 };
 
 // The roles every service has that a declaration may name (in member_of or as an owner) but never

@@ -123,4 +123,35 @@ template <> const FieldTable<DesiredGrant>& field_table<DesiredGrant>() {
   return table;
 }
 
+nlohmann::json grant_settings(const DesiredGrant& g) {
+  nlohmann::json j = {{"role", g.role}, {"schema", g.schema}};
+  if (g.target != GrantTarget::Schema)
+    j[g.target == GrantTarget::Table ? "tables" : "sequences"] = g.all ? std::string("all") : g.object;
+  std::vector<std::string> privileges = g.privileges;  // a set: reordering it is no change
+  std::sort(privileges.begin(), privileges.end());
+  j["privileges"] = privileges;
+  return j;
+}
+
+KindForm grant_form() {
+  using T = PolicyFieldType;
+  return {
+      .kind = ResourceKind::Grant,
+      .name = "grant",
+      .plural = "grants",
+      .noun = "grant",
+      .parent = ResourceKind::Service,
+      .list = "grants",
+      .fields = {"role", "schema", "tables", "sequences", "privileges"},
+      .policy_fields = {{"project_id", T::Text}, {"service", T::Text}, {"name", T::Text},
+                        {"role", T::Text}, {"schema", T::Text}, {"tables", T::Text}, {"sequences", T::Text},
+                        {"privileges", T::TextList}},
+      .delete_note = " (its privileges revoked)",
+      .list_description = "Privileges of the service's declared roles on its schemas, their tables and their "
+                          "sequences; each entry is authoritative for its (role, object).",
+      .schema = declaration_schema<DesiredGrant>,
+      .in_database = true,
+  };
+}
+
 }  // namespace dbform

@@ -59,8 +59,9 @@ struct FieldRow {
 
 template <typename T>
 struct FieldTable {
-  FieldTable(const char* what, const char* description, std::vector<FieldRow<T>> rows)
-      : description(description), rows(std::move(rows)), spec{what, {}, {}} {
+  FieldTable(const char* what, const char* description, std::vector<FieldRow<T>> rows,
+             void (*check)(ValueReader&, const T&) = nullptr)
+      : description(description), rows(std::move(rows)), spec{what, {}, {}}, check(check) {
     for (const auto& row : this->rows) {
       spec.keys.push_back(row.key);
       if (row.presence != Presence::Optional) spec.required.push_back(row.key);
@@ -72,6 +73,8 @@ struct FieldTable {
   const char* description;        // the schema's description of the mapping
   std::vector<FieldRow<T>> rows;  // in the order "expected one of" names them, and read in
   MappingSpec spec;               // its keys, as the reader of mappings takes them
+  // The checks across its fields once every row is read (a service's objects' names), or none.
+  void (*check)(ValueReader&, const T&) = nullptr;
 };
 
 // The JSON Schema of a mapping: `description`, its `properties` and `required` keys, no others.
@@ -114,6 +117,7 @@ std::optional<T> read_declaration(KindReader& r, const Entry& e) {
     else if (row.presence == Presence::Required) usable = false;
   }
   if (!usable) return std::nullopt;
+  if (table.check) table.check(r.values(), out);
   return out;
 }
 

@@ -102,4 +102,36 @@ template <> const FieldTable<DesiredRole>& field_table<DesiredRole>() {
   return table;
 }
 
+nlohmann::json role_settings(const DesiredRole& r) {
+  // Every field, its default included: a role's declaration is authoritative, so a limit, a
+  // membership or a setting left out is one the role does not have.
+  std::vector<std::string> member_of = r.member_of;  // a set: reordering it is no change
+  std::sort(member_of.begin(), member_of.end());
+  return {{"login", r.login},
+          {"connection_limit", r.connection_limit.value_or(-1)},
+          {"member_of", member_of},
+          {"settings", r.settings.empty() ? nlohmann::json::object() : nlohmann::json(r.settings)}};
+}
+
+KindForm role_form() {
+  using T = PolicyFieldType;
+  return {
+      .kind = ResourceKind::Role,
+      .name = "role",
+      .plural = "roles",
+      .noun = "role",
+      .parent = ResourceKind::Service,
+      .list = "roles",
+      .fields = {"login", "connection_limit", "member_of", "settings"},
+      .policy_fields = {{"project_id", T::Text}, {"service", T::Text}, {"name", T::Text},
+                        {"login", T::Bool}, {"connection_limit", T::Number}, {"member_of", T::TextList},
+                        {"deletion_protection", T::Bool}},
+      .delete_note = " (dropped once what dbform granted it is revoked)",
+      .list_description = "Roles inside the service's database, made as tsdbadmin once the service is READY: "
+                          "login roles (with a password dbform generates) and group roles.",
+      .schema = declaration_schema<DesiredRole>,
+      .in_database = true,
+  };
+}
+
 }  // namespace dbform

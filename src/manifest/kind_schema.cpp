@@ -38,4 +38,24 @@ template <> const FieldTable<DesiredSchema>& field_table<DesiredSchema>() {
   return table;
 }
 
+nlohmann::json schema_settings(const DesiredSchema& s) { return {{"owner", s.owner}}; }
+
+KindForm schema_form() {
+  using T = PolicyFieldType;
+  return {
+      .kind = ResourceKind::Schema,
+      .name = "schema",
+      .plural = "schemas",
+      .noun = "schema",
+      .parent = ResourceKind::Service,
+      .list = "schemas",
+      .fields = {"owner"},
+      .policy_fields = {{"project_id", T::Text}, {"service", T::Text}, {"name", T::Text}, {"owner", T::Text}},
+      .delete_note = " (only when it is empty)",
+      .list_description = "Schemas of the service's database.",
+      .schema = declaration_schema<DesiredSchema>,
+      .in_database = true,
+  };
+}
+
 }  // namespace dbform

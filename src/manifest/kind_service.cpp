@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "manifest/kind_reader.h"
+#include "manifest/objects_reader.h"
 
 namespace dbform {
 
@@ -80,15 +81,23 @@ bool read_vpc_name(KindReader& r, const Entry& f, DesiredService& s) {
   return true;
 }
 
+// The service's own rows, then those of its database's objects.
+std::vector<FieldRow<DesiredService>> rows_then(std::vector<FieldRow<DesiredService>> rows,
+                                                std::vector<FieldRow<DesiredService>> more) {
+  for (auto& row : more) rows.push_back(std::move(row));
+  return rows;
+}
+
 }  // namespace
 
 template <> const FieldTable<DesiredService>& field_table<DesiredService>() {
   using S = DesiredService;
   constexpr std::string_view whole = R"json({"type": "integer", "minimum": 0})json";
   constexpr std::string_view boolean = R"json({"type": "boolean"})json";
-  static const FieldTable<S> table{
+  static const FieldTable<S> table(
       "a service",
       "A database service. Its name must be unique among the project's services.",
+      rows_then(
       {name_row<S>(),
        value_row("addons", Presence::Optional, &S::addons, &ValueReader::addons,
                  nlohmann::ordered_json::parse(kAddonsSchema)),
@@ -135,7 +144,9 @@ template <> const FieldTable<DesiredService>& field_table<DesiredService>() {
           return true;
         },
         nlohmann::ordered_json::parse(kForkSchema)},
-       children_row(ResourceKind::ReplicaSet, "read replica sets", &S::read_replicas)}};
+       children_row(ResourceKind::ReplicaSet, "read replica sets", &S::read_replicas)},
+      service_object_rows()),
+      check_service_objects);
   return table;
 }
 

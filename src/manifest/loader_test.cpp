@@ -348,7 +348,7 @@ TEST_CASE("manifest: an unknown key suggests the closest known key") {
   CHECK(only_error(kService + "        colour: blue\n").hint ==
         "expected one of: name, addons, cpu_millis, memory_gbs, environment_tag, region_code, replica_count, "
                 "sync_replica_count, vpc, connection_pooler, deletion_protection, paused, renamed_from, import_id, policy_waivers, "
-              "fork, read_replicas");
+              "fork, read_replicas, roles, schemas, extensions, grants");
 }
 
 TEST_CASE("manifest: an api_key_env that is not a variable name is never echoed") {

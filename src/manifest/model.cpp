@@ -21,7 +21,9 @@ bool is_valid_name(std::string_view s) {
 const std::vector<KindForm>& kind_forms() {
   // The order of the walk and of a generated manifest: VPCs (which services name) first. A new kind
   // is its file (kind_NAME.cpp) and a line here.
-  static const std::vector<KindForm> all = {vpc_form(), service_form(), replica_set_form(), peering_form()};
+  static const std::vector<KindForm> all = {vpc_form(),  service_form(),   replica_set_form(),
+                                            peering_form(), role_form(),   schema_form(),
+                                            extension_form(), grant_form()};
   return all;
 }
 
@@ -50,14 +52,22 @@ std::optional<ResourceKind> kind_named(std::string_view name) {
 namespace {
 
 const std::string kNoParent;
-const std::optional<std::string> kNotRenamed;
+const std::optional<std::string> kNotRenamed, kNotImported;
+const std::vector<PolicyWaiver> kNoWaivers;
 
-// A declaration as the walk shows it: `parent`, the name of what it lives in.
+// A declaration as the walk shows it: `parent`, the name of what it lives in. A kind without a
+// field (a schema has no deletion_protection, no object of a database an import_id) shows none.
 template <typename T>
 Declaration declared(ResourceKind kind, const T& d, const std::string& name, const std::string& parent) {
   const std::optional<std::string>* renamed = &kNotRenamed;
+  const std::optional<std::string>* import_id = &kNotImported;
+  const std::vector<PolicyWaiver>* waivers = &kNoWaivers;
+  bool protection = false;
   if constexpr (requires { d.renamed_from; }) renamed = &d.renamed_from;
-  return {kind, parent, name, d.deletion_protection, d.import_id, *renamed, d.policy_waivers, d.location, &d};
+  if constexpr (requires { d.import_id; }) import_id = &d.import_id;
+  if constexpr (requires { d.policy_waivers; }) waivers = &d.policy_waivers;
+  if constexpr (requires { d.deletion_protection; }) protection = d.deletion_protection;
+  return {kind, parent, name, protection, *import_id, *renamed, *waivers, d.location, &d};
 }
 
 Declaration declaration_of(const DesiredVpc& v) { return declared(ResourceKind::Vpc, v, v.name, kNoParent); }
@@ -67,6 +77,29 @@ Declaration declaration_of(const DesiredPeering& p, const DesiredVpc& in) {
 Declaration declaration_of(const DesiredService& s) { return declared(ResourceKind::Service, s, s.name, kNoParent); }
 Declaration declaration_of(const DesiredReplicaSet& r, const DesiredService& in) {
   return declared(ResourceKind::ReplicaSet, r, r.name, in.name);
+}
+Declaration declaration_of(const DesiredRole& r, const DesiredService& in) {
+  return declared(ResourceKind::Role, r, r.name, in.name);
+}
+Declaration declaration_of(const DesiredSchema& x, const DesiredService& in) {
+  return declared(ResourceKind::Schema, x, x.name, in.name);
+}
+Declaration declaration_of(const DesiredExtension& x, const DesiredService& in) {
+  return declared(ResourceKind::Extension, x, x.name, in.name);
+}
+// A grant's name is its (role, object): ROLE/SCHEMA, ROLE/SCHEMA/tables, ROLE/SCHEMA/tables/NAME.
+// The walk keeps it while the view is used: the name lives beside the grant.
+Declaration declaration_of(const DesiredGrant& g, const DesiredService& in) {
+  return declared(ResourceKind::Grant, g, g.address_name, in.name);
+}
+
+// The database's declarations of `s`, in the order they are made.
+template <typename Visit>
+void for_each_object(const DesiredService& s, Visit visit) {
+  for (const auto& r : s.roles) visit(declaration_of(r, s));
+  for (const auto& x : s.schemas) visit(declaration_of(x, s));
+  for (const auto& x : s.extensions) visit(declaration_of(x, s));
+  for (const auto& g : s.grants) visit(declaration_of(g, s));
 }
 
 // Moves the items of `from` that `keep` accepts to the end of `into`, each after `children(item)`
@@ -95,6 +128,7 @@ void for_each_declaration(const DesiredProject& project, const DeclarationVisito
   for (const auto& s : project.services) {
     visit(declaration_of(s));
     for (const auto& r : s.read_replicas) visit(declaration_of(r, s));
+    for_each_object(s, visit);
   }
 }
 
@@ -110,6 +144,10 @@ void move_declarations(DesiredProject& from, DesiredProject& into, const std::fu
   });
   move_kept(from.services, into.services, keep, [&](DesiredService& s) {
     std::erase_if(s.read_replicas, [&](const DesiredReplicaSet& r) { return !keep(declaration_of(r, s)); });
+    std::erase_if(s.roles, [&](const DesiredRole& r) { return !keep(declaration_of(r, s)); });
+    std::erase_if(s.schemas, [&](const DesiredSchema& x) { return !keep(declaration_of(x, s)); });
+    std::erase_if(s.extensions, [&](const DesiredExtension& x) { return !keep(declaration_of(x, s)); });
+    std::erase_if(s.grants, [&](const DesiredGrant& g) { return !keep(declaration_of(g, s)); });
   });
 }
 
@@ -120,6 +158,17 @@ std::string resource_address(const std::string& project_id, ResourceKind kind, c
   return project_id + "/" + kind_plural(kind) + "/" + name;
 }
 
+namespace {
+
+// A grant's name after PROJECT/services/S/grants/: ROLE/SCHEMA, then tables or sequences, then
+// one's name; `parts` from the role on.
+bool is_grant_name(const std::vector<std::string>& parts) {
+  if (parts.size() < 2 || parts.size() > 4) return false;
+  return parts.size() == 2 || parts[2] == "tables" || parts[2] == "sequences";
+}
+
+}  // namespace
+
 std::optional<AddressParts> parse_address(std::string_view address) {
   std::vector<std::string> parts;
   for (size_t start = 0;;) {
@@ -128,12 +177,21 @@ std::optional<AddressParts> parse_address(std::string_view address) {
     if (slash == std::string_view::npos) break;
     start = slash + 1;
   }
-  if (parts.size() != 3 && parts.size() != 5) return std::nullopt;
   for (const auto& part : parts)
     if (!is_valid_name(part)) return std::nullopt;
+  const std::string grants = kind_plural(ResourceKind::Grant), services = kind_plural(ResourceKind::Service);
+  if (parts.size() >= 6 && parts[1] == services && parts[3] == grants) {
+    const std::vector<std::string> name(parts.begin() + 4, parts.end());
+    if (!is_grant_name(name)) return std::nullopt;
+    std::string joined = name[0];
+    for (size_t i = 1; i < name.size(); ++i) joined += "/" + name[i];
+    return AddressParts{parts[0], ResourceKind::Grant, joined, parts[2]};
+  }
+  if (parts.size() != 3 && parts.size() != 5) return std::nullopt;
   for (const auto& k : kind_forms()) {
     const auto outer = k.parent;
     const bool nested = parts.size() == 5;
+    if (k.kind == ResourceKind::Grant) continue;
     if (nested != outer.has_value() || parts[parts.size() - 2] != k.plural) continue;
     if (nested && parts[1] != kind_plural(*outer)) continue;
     return AddressParts{parts[0], k.kind, parts.back(), nested ? parts[2] : ""};

@@ -12,12 +12,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "manifest/database_objects.h"
 #include "util/diagnostics.h"
 
 namespace dbform {
 
-// Read replica sets live in a service and peerings in a VPC (their parent).
-enum class ResourceKind { Service, Vpc, ReplicaSet, Peering };
+// Read replica sets live in a service and peerings in a VPC (their parent); roles, schemas,
+// extensions and grants live inside a service's database.
+enum class ResourceKind { Service, Vpc, ReplicaSet, Peering, Role, Schema, Extension, Grant };
 
 // What a rule of the policies (src/policy) may compare a field with, and how its value is checked
 // when loaded.
@@ -77,6 +79,9 @@ struct KindForm {
   // mapping there ($defs/NAME), which comes from the rows its file reads it with (kind_reader.h).
   const char* list_description = "";
   nlohmann::ordered_json (*schema)() = nullptr;
+  // It lives inside its parent service's database: made by SQL as the service's admin, in one
+  // transaction with the rest of that service's objects, never by an API call (sql/objects.h).
+  bool in_database = false;
 };
 
 const KindForm& kind_form(ResourceKind k);
@@ -87,6 +92,10 @@ KindForm vpc_form();
 KindForm service_form();
 KindForm replica_set_form();
 KindForm peering_form();
+KindForm role_form();
+KindForm schema_form();
+KindForm extension_form();
+KindForm grant_form();
 
 const char* kind_name(ResourceKind k);
 std::optional<ResourceKind> kind_named(std::string_view name);
@@ -183,6 +192,12 @@ struct DesiredService {
   std::vector<PolicyWaiver> policy_waivers;
   std::optional<DesiredFork> fork;
   std::vector<DesiredReplicaSet> read_replicas;
+  // Inside its database (manifest/database_objects.h): each grant is one (role, object), a list of
+  // tables read as one grant each.
+  std::vector<DesiredRole> roles;
+  std::vector<DesiredSchema> schemas;
+  std::vector<DesiredExtension> extensions;
+  std::vector<DesiredGrant> grants;
   Location location;
   std::string path;  // "projects[0].services[2]"
 };
@@ -238,14 +253,17 @@ struct Declaration {
   const std::optional<std::string>& renamed_from;  // never set for a kind that is not renamed
   const std::vector<PolicyWaiver>& policy_waivers;
   const Location& location;
-  std::variant<const DesiredVpc*, const DesiredService*, const DesiredReplicaSet*, const DesiredPeering*> declared;
+  std::variant<const DesiredVpc*, const DesiredService*, const DesiredReplicaSet*, const DesiredPeering*,
+               const DesiredRole*, const DesiredSchema*, const DesiredExtension*, const DesiredGrant*>
+      declared;
 
   nlohmann::json settings() const;  // settings_json() of the declaration
 };
 using DeclarationVisitor = std::function<void(const Declaration&)>;
 
 // Every declaration of `project`, each followed by those that live in it: the VPCs with their
-// peerings, then the services with their read replica sets (the order plans list them in).
+// peerings, then the services with their read replica sets and their database's roles, schemas,
+// extensions and grants (the order plans list them in).
 void for_each_declaration(const DesiredProject& project, const DeclarationVisitor& visit);
 // Whether `project` declares anything.
 bool declares_any(const DesiredProject& project);
@@ -270,6 +288,14 @@ inline nlohmann::json settings_json(const DesiredService& s) { return service_se
 inline nlohmann::json settings_json(const DesiredVpc& v) { return vpc_settings(v); }
 inline nlohmann::json settings_json(const DesiredReplicaSet& r) { return replica_set_settings(r); }
 inline nlohmann::json settings_json(const DesiredPeering& p) { return peering_settings(p); }
+nlohmann::json role_settings(const DesiredRole& r);
+nlohmann::json schema_settings(const DesiredSchema& s);
+nlohmann::json extension_settings(const DesiredExtension& x);
+nlohmann::json grant_settings(const DesiredGrant& g);
+inline nlohmann::json settings_json(const DesiredRole& r) { return role_settings(r); }
+inline nlohmann::json settings_json(const DesiredSchema& s) { return schema_settings(s); }
+inline nlohmann::json settings_json(const DesiredExtension& x) { return extension_settings(x); }
+inline nlohmann::json settings_json(const DesiredGrant& g) { return grant_settings(g); }
 
 // Names of projects and resources: 1-128 of [A-Za-z0-9_-], starting with a letter or digit. '/' and
 // '.' would make addresses (PROJECT/services/NAME) and output paths (NAME.FIELD) ambiguous.
@@ -277,7 +303,8 @@ inline constexpr size_t kMaxNameLength = 128;  // the vendor's limit on service 
 bool is_valid_name(std::string_view s);
 
 // PROJECT/services/NAME, PROJECT/vpcs/NAME; PROJECT/services/PARENT/replicas/NAME,
-// PROJECT/vpcs/PARENT/peerings/NAME for the kinds that live in another (`parent`: its name).
+// PROJECT/vpcs/PARENT/peerings/NAME for the kinds that live in another (`parent`: its name). A
+// grant's name has slashes of its own: PROJECT/services/S/grants/ROLE/SCHEMA[/tables[/TABLE]].
 std::string resource_address(const std::string& project_id, ResourceKind kind, const std::string& name,
                              const std::string& parent = "");
 

@@ -91,11 +91,21 @@ TEST_CASE("model: every kind has one row, its parent's row before it, and its ad
     rows.push_back(form.kind);
     CHECK(&kind_form(form.kind) == &form);
     CHECK(kind_named(form.name) == form.kind);
-    const std::string address = resource_address("acme", form.kind, "x", form.parent ? "p" : "");
+    // A grant's name is its (role, object): ROLE/SCHEMA, then tables or sequences, then one's name.
+    const std::string name = form.kind == ResourceKind::Grant ? "app/orders/tables" : "x";
+    const std::string address = resource_address("acme", form.kind, name, form.parent ? "p" : "");
     const auto parts = parse_address(address);
     REQUIRE(parts);
     CHECK(parts->kind == form.kind);
+    CHECK(parts->name == name);
+    CHECK(parts->parent == (form.parent ? "p" : ""));
   }
+  CHECK(parse_address("acme/services/orders/grants/app/orders")->name == "app/orders");
+  CHECK(parse_address("acme/services/orders/grants/app/orders/sequences/ids")->name == "app/orders/sequences/ids");
+  CHECK_FALSE(parse_address("acme/services/orders/grants/app"));
+  CHECK_FALSE(parse_address("acme/services/orders/grants/app/orders/views"));
+  CHECK_FALSE(parse_address("acme/services/orders/grants/app/orders/tables/a/b"));
+  CHECK_FALSE(parse_address("acme/vpcs/orders/grants/app/orders"));
   for (ResourceKind k : {ResourceKind::Service, ResourceKind::Vpc, ResourceKind::ReplicaSet, ResourceKind::Peering})
     CHECK(std::count(rows.begin(), rows.end(), k) == 1);
 }

@@ -11,23 +11,8 @@ namespace {
 
 constexpr size_t kMaxObjectName = 63;
 
-// Each object once per service: a second declaration of one name is an error at it.
-template <typename T, typename NameOf>
-void declared_once(ValueReader& values, const std::vector<T>& list, const char* what, NameOf name_of) {
-  std::map<std::string, const Location*> seen;
-  for (const auto& item : list) {
-    const std::string name = name_of(item);
-    auto [first, fresh] = seen.emplace(name, &item.location);
-    if (!fresh)
-      values.error(item.location, item.path,
-                   std::string(what) + " `" + name + "` is declared twice in this service (first at " +
-                       first->second->str() + ")",
-                   std::string("keep one: a ") + what + " is one object in the database");
-  }
-}
-
 // Every name given of a role or a schema declared (or the service's own).
-void check_names(ValueReader& values, const ServiceObjects& objects) {
+void check_names(ValueReader& values, const DesiredService& objects) {
   std::set<std::string> roles, schemas = {"public"};
   for (const auto& r : objects.roles) roles.insert(r.name);
   for (const auto& s : objects.schemas) schemas.insert(s.name);
@@ -98,41 +83,37 @@ bool is_builtin_role(const std::string& name) {
   return name == "tsdbadmin" || name == "postgres" || lower(name).rfind("pg_", 0) == 0;
 }
 
-ServiceObjects read_service_objects(KindReader& reader, const Fields& service) {
-  ServiceObjects out;
-  auto each = [&](const char* key, const char* expected, auto read) {
-    if (const Entry* list = service.find(key)) reader.items(*list, expected, read);
+std::vector<FieldRow<DesiredService>> service_object_rows() {
+  using S = DesiredService;
+  std::vector<FieldRow<S>> rows = {children_row(ResourceKind::Role, "roles", &S::roles),
+                                   children_row(ResourceKind::Schema, "schemas", &S::schemas),
+                                   children_row(ResourceKind::Extension, "extensions", &S::extensions)};
+  const KindForm& grants = kind_form(ResourceKind::Grant);
+  auto read_grants = [](KindReader& r, const Entry& f, S& s) {
+    r.items(f, "grants", [&](const Entry& item) {
+      auto g = read_declaration<DesiredGrant>(r, item);
+      if (!g) return;
+      std::vector<DesiredGrant> each;
+      if (g->listed.empty()) each.push_back(std::move(*g));
+      for (const auto& name : g->listed) {  // one grant per table (sequence) named
+        DesiredGrant one = *g;
+        one.object = name;
+        one.listed.clear();
+        each.push_back(std::move(one));
+      }
+      for (auto& one : each) {
+        one.address_name = one.name();
+        s.grants.push_back(std::move(one));
+      }
+    });
+    return true;
   };
-  each("roles", "roles", [&](const Entry& item) {
-    if (auto r = read_declaration<DesiredRole>(reader, item)) out.roles.push_back(std::move(*r));
-  });
-  each("schemas", "schemas", [&](const Entry& item) {
-    if (auto s = read_declaration<DesiredSchema>(reader, item)) out.schemas.push_back(std::move(*s));
-  });
-  each("extensions", "extensions", [&](const Entry& item) {
-    if (auto x = read_declaration<DesiredExtension>(reader, item)) out.extensions.push_back(std::move(*x));
-  });
-  each("grants", "grants", [&](const Entry& item) {
-    auto g = read_declaration<DesiredGrant>(reader, item);
-    if (!g) return;
-    if (g->listed.empty()) {
-      out.grants.push_back(std::move(*g));
-      return;
-    }
-    for (const auto& name : g->listed) {  // one grant per table (sequence) named
-      DesiredGrant one = *g;
-      one.object = name;
-      one.listed.clear();
-      out.grants.push_back(std::move(one));
-    }
-  });
-  ValueReader& values = reader.values();
-  declared_once(values, out.roles, "role", [](const DesiredRole& r) { return r.name; });
-  declared_once(values, out.schemas, "schema", [](const DesiredSchema& s) { return s.name; });
-  declared_once(values, out.extensions, "extension", [](const DesiredExtension& x) { return x.name; });
-  declared_once(values, out.grants, "grant", [](const DesiredGrant& g) { return g.name(); });
-  check_names(values, out);
-  return out;
+  rows.push_back({grants.list, Presence::Optional, read_grants, list_schema(grants)});
+  return rows;
+}
+
+void check_service_objects(ValueReader& values, const DesiredService& s) {
+  check_names(values, s);  // one object declared twice is the walk's check, as for every kind
 }
 
 }  // namespace dbform

@@ -13,17 +13,14 @@
 
 namespace dbform {
 
-struct ServiceObjects {
-  std::vector<DesiredRole> roles;
-  std::vector<DesiredSchema> schemas;
-  std::vector<DesiredExtension> extensions;
-  std::vector<DesiredGrant> grants;  // one per (role, object): a list of tables gives one each
-};
+// The rows of a service's table that read them (`roles`, `schemas`, `extensions`, `grants`), in the
+// order the schema lists them; a list of tables gives one grant each.
+std::vector<FieldRow<DesiredService>> service_object_rows();
 
-// The service's keys this reader owns, in the order the schema lists them.
-inline const std::vector<std::string> kObjectKeys = {"roles", "schemas", "extensions", "grants"};
-
-ServiceObjects read_service_objects(KindReader& reader, const Fields& service);
+// The checks across a service's objects once all are read: a `member_of` naming nothing, a grant
+// to a role not declared, a schema's owner that is not a role. (One declared twice is found by the
+// check of every kind's declarations.)
+void check_service_objects(ValueReader& values, const DesiredService& service);
 
 // An object's name in PostgreSQL: a manifest name of at most 63 characters (PostgreSQL keeps 63
 // bytes of a name: a longer one would be cut, and two names alike in their first 63 would be one

@@ -2,6 +2,8 @@
 // and every mistake a located error of its own.
 #include "manifest/objects_reader.h"
 
+#include "manifest/loader.h"
+
 #include <catch2/catch.hpp>
 
 using namespace dbform;
@@ -10,28 +12,12 @@ namespace {
 
 const std::string kObjectsService = "version: 1\nprojects:\n  - id: acme\n    services:\n      - name: orders\n";
 
-// The service mapping of the manifest kObjectsService + body, read as the manifest's reader reads
-// a service, with the objects' keys (which the manifest's service takes once plan and apply make them).
-ServiceObjects load_objects(const std::string& body, Diagnostics& diags) {
-  const std::string yaml = kObjectsService + body;
-  YamlText text(yaml, 100000, 1000);
-  REQUIRE(text.problem() == YamlText::Problem::None);
-  auto value_of = [](const YamlNode& map, const std::string& key) -> const YamlNode& {
-    for (const auto& [k, v] : map.pairs)
-      if (k->scalar == key) return *v;
-    FAIL("no key " << key);
-    throw;
-  };
-  const YamlNode& service = *value_of(*value_of(*text.documents().at(0), "projects").items.at(0), "services").items.at(0);
+// The service of the manifest kObjectsService + body, as the manifest's loader reads it.
+DesiredService load_objects(const std::string& body, Diagnostics& diags) {
   const EnvLookup env = [](const std::string&) { return std::nullopt; };
-  ValueReader values("m.yaml", env, diags);
-  std::vector<std::string> keys = {"name"};
-  keys.insert(keys.end(), kObjectKeys.begin(), kObjectKeys.end());
-  const MappingSpec spec{"a service", keys, {"name"}};
-  auto fields = read_mapping(values, values.item(service, "projects[0].services[0]"), spec);
-  REQUIRE(fields);
-  KindReader reader(values);
-  return read_service_objects(reader, *fields);
+  Manifest m = load_manifest_text("m.yaml", kObjectsService + body, env, diags);
+  if (m.projects.empty() || m.projects[0].services.empty()) return {};
+  return m.projects[0].services[0];
 }
 
 // The one error the body gives.
@@ -83,7 +69,7 @@ const std::string kSpecExample = R"(        roles:
 
 TEST_CASE("objects: a service's roles schemas extensions and grants are read as declared") {
   Diagnostics diags;
-  const ServiceObjects s = load_objects(kSpecExample, diags);
+  const DesiredService s = load_objects(kSpecExample, diags);
   INFO(diags.str());
   REQUIRE_FALSE(diags.has_errors());
   REQUIRE(s.roles.size() == 2);
@@ -181,12 +167,12 @@ TEST_CASE("objects: names PostgreSQL would cut or keeps for itself are refused")
 
 TEST_CASE("objects: one declaration per object and per grant") {
   Diagnostic role = objects_error("        roles:\n          - name: app\n          - name: app\n");
-  CHECK(role.message == "role `app` is declared twice in this service (first at m.yaml:7:13)");
+  CHECK(role.message == "role `app` of service `orders` is declared twice: here and at m.yaml:7:13");
   Diagnostic grant = objects_error(
       "        roles: [{name: r}]\n        grants:\n"
       "          - {role: r, schema: public, tables: [a], privileges: [SELECT]}\n"
       "          - {role: r, schema: public, tables: [a, b], privileges: [INSERT]}\n");
-  CHECK(grant.message == "grant `r/public/tables/a` is declared twice in this service (first at m.yaml:8:13)");
+  CHECK(grant.message == "grant `r/public/tables/a` of service `orders` is declared twice: here and at m.yaml:8:13");
   CHECK(objects_error("        roles: [{name: r}]\n        grants:\n"
                       "          - {role: r, schema: public, tables: all, sequences: all, privileges: [SELECT]}\n")
             .message == "a grant is on the schema, its tables or its sequences: not both tables and sequences");

@@ -134,6 +134,11 @@ const ConnectionCheck& libpq_check() {
   return *check;
 }
 
+const SqlConnector& libpq_sql() {
+  static const std::unique_ptr<SqlConnector> connector = libpq_connector();
+  return *connector;
+}
+
 ConnectableOptions connectable_options(bool wait_connectable_flag, const Manifest& manifest) {
   ConnectableOptions options;
   for (const auto& project : manifest.projects)
@@ -143,7 +148,11 @@ ConnectableOptions connectable_options(bool wait_connectable_flag, const Manifes
 }
 
 std::string connection_uri(const std::string& password, const std::string& host, int port) {
-  return postgres_uri({"tsdbadmin", password, host, port, "tsdb", "sslmode=require"});
+  return connection_uri_as("tsdbadmin", password, host, port);
+}
+
+std::string connection_uri_as(const std::string& user, const std::string& password, const std::string& host, int port) {
+  return postgres_uri({user, password, host, port, "tsdb", "sslmode=require"});
 }
 
 std::unique_ptr<StateStore> state_store_at(const std::string& where, const std::string& from,

@@ -12,6 +12,7 @@
 #include "manifest/model.h"
 #include "plan/run.h"
 #include "sql/connection_check.h"
+#include "sql/session.h"
 #include "state/store.h"
 #include "util/clock.h"
 #include "util/env.h"
@@ -48,10 +49,14 @@ ConnectableOptions connectable_options(bool wait_connectable_flag, const Manifes
 
 // The libpq check (sql/connection_check.h), one for the process: apply's waits, `connect --check`.
 const ConnectionCheck& libpq_check();
+// Connections to the services' databases through libpq (the objects inside them, the previews').
+const SqlConnector& libpq_sql();
 
 // What `dbform output` and `preview --format env` write for a database: postgres://tsdbadmin:
 // PASSWORD@HOST:PORT/tsdb?sslmode=require, the password percent-encoded as libpq decodes it
 // (postgres_uri, libcurl's URL API).
 std::string connection_uri(const std::string& password, const std::string& host, int port);
+// The same for a login role of the service's database (`user`), with its own password.
+std::string connection_uri_as(const std::string& user, const std::string& password, const std::string& host, int port);
 
 }  // namespace dbform

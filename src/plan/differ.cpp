@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "plan/calls.h"
+#include "plan/database_objects.h"
 #include "plan/kinds.h"
 #include "util/json_limits.h"
 #include "util/text.h"
@@ -288,6 +289,11 @@ PlannedAction plan_undeclared(const ResourceRecord& rec, bool prune) {
 // What needs its service running (a read replica set's create and calls, a fork's create): the
 // service it needs, "" when it needs none.
 std::string needs_running(const PlannedAction& a, std::string& what) {
+  if (kind_form(a.kind).in_database) {
+    if (a.action != Action::Create && a.action != Action::Update && a.action != Action::Delete) return "";
+    what = "its roles, schemas, extensions and grants";
+    return resource_address(a.project_id, *parent_kind(a.kind), a.parent);
+  }
   if (type_of(a.kind).runs_in_parent &&
       (a.action == Action::Create || a.action == Action::Adopt || a.action == Action::Replace ||
        (a.action == Action::Update && !a.calls.empty()))) {
@@ -318,7 +324,8 @@ void start_paused_services(Plan& plan, const State& state) {
     if (!rec || (s.action != Action::NoOp && s.action != Action::Update)) continue;
     if (!(current_value(*rec, "paused") == true || is_paused_status(rec->status))) continue;
     if (std::any_of(s.calls.begin(), s.calls.end(), [](const PlannedCall& c) { return c.call == "start"; })) continue;
-    started_for[found->second].push_back(what);
+    auto& whats = started_for[found->second];
+    if (std::find(whats.begin(), whats.end(), what) == whats.end()) whats.push_back(what);
   }
   for (auto& [i, whats] : started_for) {
     PlannedAction& s = plan.actions[i];
@@ -492,6 +499,7 @@ Plan make_plan(const Manifest& manifest, const State& recorded, const Namesakes*
   std::map<std::string, std::string> import_ids;  // address -> its declared import_id
   for (const auto& project : manifest.projects)
     for_each_declaration(project, [&](const Declaration& d) {
+      if (kind_form(d.kind).in_database) return plan.actions.push_back(plan_database_object(project.id, d, state));
       plan.actions.push_back(plan_declared(
           project.id, {d.kind, d.parent, d.name, d.settings(), d.deletion_protection, d.location}, state, namesakes,
           prune));

@@ -15,6 +15,8 @@ const ResourceType& vpc_type();
 const ResourceType& service_type();
 const ResourceType& replica_set_type();
 const ResourceType& peering_type();
+// The row of a role, schema, extension or grant (KindForm::in_database): no API calls.
+const ResourceType& database_object_type(ResourceKind kind);
 
 // Fields set by calls after the create, never in the create's body.
 inline constexpr const char* kSetAfterCreate[] = {"vpc", "connection_pooler", "sync_replica_count", "paused"};

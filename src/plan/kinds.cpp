@@ -58,13 +58,15 @@ Shown shown_at(const ResourceType& type, ApiObject object) {
 }
 
 const ResourceType& type_of(ResourceKind kind) {
+  if (kind_form(kind).in_database) return database_object_type(kind);
   for (const ResourceType* type : resource_types())
     if (type->kind == kind) return *type;
   throw std::logic_error(std::string("no row in resource_types() for kind ") + kind_name(kind));
 }
 
 const std::vector<const ResourceType*>& resource_types() {
-  // A new kind is its file (type_NAME.cpp) and a line here, in the order of kind_forms().
+  // A new kind is its file (type_NAME.cpp) and a line here, in the order of kind_forms(). The
+  // objects inside a database, which no API call makes, are not among them (type_objects.cpp).
   static const std::vector<const ResourceType*> all = {&vpc_type(), &service_type(), &replica_set_type(),
                                                         &peering_type()};
   return all;

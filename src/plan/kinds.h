@@ -196,7 +196,8 @@ template <ResourceKind K>
 bool routed_remove(ApiClient& api, const std::string& key, const Scope& scope, const std::string& id) {
   return api.delete_at(key, type_of(K).route, scope.project_id, scope.parent_id, id);
 }
-// Every kind, those that others refer to (VPCs) first, and those that live in another last.
+// Every kind the API makes, those that others refer to (VPCs) first, and those that live in another
+// last; the objects inside a service's database (KindForm::in_database) are made by SQL, not here.
 const std::vector<const ResourceType*>& resource_types();
 
 Shown shown_of(Service s);

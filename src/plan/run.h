@@ -14,6 +14,7 @@
 namespace dbform {
 
 class ConnectionCheck;  // sql/connection_check.h: the run only holds it, the engine calls it
+class SqlConnector;     // sql/session.h: likewise
 
 // The most API calls at once that --parallelism may ask for (docs/commands.md): each is a thread.
 constexpr int kMaxParallelism = 64;
@@ -36,6 +37,11 @@ struct ApplyOptions {
   bool names_checked = false;
   // After READY, wait until these services accept connections (--wait-connectable).
   ConnectableOptions connectable;
+  // The connections that make the roles, schemas, extensions and grants inside the services'
+  // databases; null: none can be made (their step fails, saying so, and the services are kept).
+  const SqlConnector* sql = nullptr;
+  // Each statement of that step ends past this (the server's statement_timeout, and a cancel).
+  Duration statement_timeout = std::chrono::seconds(30);
   // At the end, everything journaled is folded into one document (StateStore::compact); a run of
   // one small change (rotate-password) leaves it appended, for the next apply to fold.
   bool fold_journal = true;

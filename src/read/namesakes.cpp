@@ -16,7 +16,7 @@ std::vector<ChildScope> child_scopes(const State& state, const Plan& plan) {
   std::set<std::string> seen;
   auto add = [&](const std::string& project, ResourceKind kind, const std::string& parent) {
     const auto outer = parent_kind(kind);
-    if (!outer) return;
+    if (!outer || kind_form(kind).in_database) return;  // inside a database: no list in the API
     const ResourceRecord* rec = state.find(resource_address(project, *outer, parent));
     if (rec && !rec->id.empty() && !rec->deleted_outside &&
         seen.insert(resource_address(project, kind, "", parent)).second)
@@ -100,6 +100,7 @@ bool renames(const PlannedAction& a) {
 
 // Whether the action claims a name: a create (a replacement's included) or a rename.
 bool claims_name(const PlannedAction& a) {
+  if (kind_form(a.kind).in_database) return false;  // its names are the catalogs' (read by its step)
   return a.action == Action::Create || a.action == Action::Replace || renames(a);
 }
 

@@ -45,6 +45,7 @@ class Refresher {
       const ResourceRecord& rec = state_.resources[i];
       const Scope scope = scope_of(state_, project, rec.kind, rec.parent);
       if (rec.id.empty() || (parent_kind(rec.kind) && scope.parent_id.empty())) continue;  // nothing to ask by
+      if (kind_form(rec.kind).in_database) continue;  // read from its service's catalogs, not the API
       const ResourceType& type = type_of(rec.kind);
       std::optional<Shown> by_id;
       const Shown* read = nullptr;

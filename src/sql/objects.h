@@ -229,6 +229,7 @@ struct ObjectsRun {
   size_t statements = 0;  // sent in the transaction (0: the catalogs showed everything as declared)
   DbObjects observed;     // what the catalogs show after it, of the names asked (to record)
   bool found_committed = false;  // COMMIT's answer was lost, and the catalogs show it was made
+  int server_version_num = 0;    // the server's (what ALL means there)
 };
 
 // The step of one service's objects: connects as the admin (`target`), reads the server's version

@@ -53,6 +53,7 @@ ObjectsRun run_objects(const SqlConnector& connector, const ConnectTarget& targe
   ObjectsContext ctx;
   ctx.admin = target.user;
   ctx.server_version_num = server_version(*session);
+  run.server_version_num = ctx.server_version_num;
   DbObjects desired = request.desired;
   for (auto& g : desired.grants) g.privileges = normalize_privileges(g.on, g.privileges, ctx.server_version_num);
   for (const auto& [role, password] : request.passwords)
