@@ -76,6 +76,8 @@ class ObjectsStep final : public Step {
       const ResourceRecord* rec = run_.ledger.state().find(a->address);
       if (a->kind == ResourceKind::Role && rec && !rec->pending_password.empty())
         request.passwords[a->name] = rec->pending_password.text();
+      else if (a->kind == ResourceKind::Role && rec && !rec->initial_password.empty() && a->after.value("login", false))
+        request.recorded_passwords[a->name] = rec->initial_password.text();  // made again only if dropped
     }
     const ConnectTarget target = connect_target(*service_record(o));
     const SqlSessionOptions options{.read_only = false,

@@ -222,6 +222,9 @@ struct ObjectsRequest {
   DbObjects desired;
   DbObjects to_delete;
   std::map<std::string, std::string> passwords;  // login role -> password
+  // Login roles whose recorded password is set only when the catalogs do not show the role (it was
+  // dropped outside dbform and is made again): login role -> its recorded password.
+  std::map<std::string, std::string> recorded_passwords;
 };
 
 struct ObjectsRun {

@@ -1,4 +1,5 @@
 // One service's objects step: read, plan, one transaction, read again.
+#include <algorithm>
 #include <utility>
 
 #include "sql/objects.h"
@@ -60,6 +61,12 @@ ObjectsRun run_objects(const SqlConnector& connector, const ConnectTarget& targe
     ctx.verifiers[role] = session->password_verifier(role, password);
   const DbObjects wanted = names_asked(desired, request.to_delete);
   const DbObjects before = read_objects(*session, wanted);
+  for (const auto& recorded : request.recorded_passwords) {
+    const std::string& role = recorded.first;
+    const bool shown =
+        std::any_of(before.roles.begin(), before.roles.end(), [&role](const DbRole& r) { return r.name == role; });
+    if (!shown && !ctx.verifiers.count(role)) ctx.verifiers[role] = session->password_verifier(role, recorded.second);
+  }
   const std::vector<DbStatement> statements = statements_for(desired, before, request.to_delete, ctx);
   run.statements = statements.size();
   run.outcome = apply_objects(*session, statements, limit);

@@ -193,3 +193,25 @@ TEST_CASE("database objects: without a database to connect to the service is rec
   RunResult plan = sb.run({"plan", "-f", "m.yaml"});
   CHECK_THAT(plan.out, Catch::Contains("# " + kApp + " will be created"));
 }
+
+TEST_CASE("database objects: a login role dropped outside dbform is made again with its recorded password by the next apply of the service's objects",
+          "[e2e][postgres]") {
+  Sandbox sb;
+  PostgresSim sim(sb);
+  sb.write("m.yaml", objects_manifest());
+  REQUIRE(sb.apply({"-f", "m.yaml"}).exit_code == 0);
+  const std::string as_app = connection_string(sb, kApp);
+  const std::string admin = connection_string(sb, service_address("orders"));
+  REQUIRE(sql(admin, "DROP ROLE app").ok);
+  CHECK_FALSE(sql(as_app, "SELECT 1").ok);
+  // The catalogs are read before the transaction: the role is missing, so it is made again, with the
+  // password the state records (a new one would break every application configured with it).
+  std::string changed = kObjects;
+  changed.replace(changed.find("connection_limit: 20"), 20, "connection_limit: 21");
+  sb.write("m.yaml", objects_manifest(changed));
+  RunResult applied = sb.apply({"-f", "m.yaml"});
+  INFO(applied.describe());
+  REQUIRE(applied.exit_code == 0);
+  CHECK(connection_string(sb, kApp) == as_app);  // the recorded password, unchanged
+  CHECK(sql(as_app, "SELECT current_user").value == "app");
+}
