@@ -79,11 +79,10 @@ Connection recorded_connection(const State& state, const std::string& text, cons
   if (role.empty()) return c;
   const std::string address = resource_address(r.project_id, ResourceKind::Role, role, r.name);
   const ResourceRecord* login = state.find(address);
-  if (!login || !login->settings.is_object() || !login->settings.value("login", false)) {
+  if (!login || !is_login_role(*login)) {
     std::vector<std::string> roles;
     for (const auto& other : state.resources)
-      if (other.kind == ResourceKind::Role && other.project_id == r.project_id && other.parent == r.name &&
-          other.settings.is_object() && other.settings.value("login", false))
+      if (is_login_role(other) && other.project_id == r.project_id && other.parent == r.name)
         roles.push_back(other.name);
     throw UsageError("`" + role + "` is not a recorded login role of " + r.address + " (" +
                      (roles.empty() ? std::string("it records none") : "recorded: " + join(roles, ", ")) +

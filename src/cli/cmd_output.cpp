@@ -48,11 +48,6 @@ const ResourceRecord& password_owner(const State& state, const ResourceRecord& r
   return owner ? *owner : r;
 }
 
-// A login role of a service's database: it connects at its service's endpoints as itself.
-bool is_login_role(const ResourceRecord& r) {
-  return r.kind == ResourceKind::Role && r.settings.is_object() && r.settings.value("login", false);
-}
-
 // The record whose endpoints a record's connections reach: its own, or a login role's service.
 const ResourceRecord& endpoint_owner(const State& state, const ResourceRecord& r) {
   if (!is_login_role(r)) return r;

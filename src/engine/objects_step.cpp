@@ -21,14 +21,7 @@ class ObjectsStep final : public Step {
   // With its service deleted by this run, its objects went with it: they are only forgotten.
   bool needs_call(size_t o) override { return service_record(o) != nullptr; }
   void without_call(size_t o) override {
-    for (const PlannedAction* a : group(o)) {
-      if (!run_.ledger.state().find(a->address)) continue;
-      const std::string id = run_.ledger.record(a->address).id;
-      run_.ledger.state().remove(a->address);
-      run_.ledger.changed(a->address);
-      ++run_.ledger.result().deleted;
-      run_.ledger.emit({EventKind::Deleted, a->address, id, "", Duration(0), "with its service"});
-    }
+    for (const PlannedAction* a : group(o)) forget(*a, "with its service");
     run_.graph.done(o);
   }
 
@@ -112,12 +105,7 @@ class ObjectsStep final : public Step {
     ApplyResult& result = run_.ledger.result();
     for (const PlannedAction* a : group(o)) {
       if (a->action == Action::Delete) {
-        if (!run_.ledger.state().find(a->address)) continue;
-        const std::string id = run_.ledger.record(a->address).id;
-        run_.ledger.state().remove(a->address);
-        run_.ledger.changed(a->address);
-        ++result.deleted;
-        run_.ledger.emit({EventKind::Deleted, a->address, id, "", Duration(0), ""});
+        forget(*a, "");
         continue;
       }
       ResourceRecord* rec = run_.ledger.state().find(a->address);
@@ -157,6 +145,17 @@ class ObjectsStep final : public Step {
     std::vector<std::string> records, passwords;
   };
   std::map<size_t, Journaled> journaled_;
+
+  // Dropped (or gone with its service): the state forgets it.
+  void forget(const PlannedAction& a, const std::string& message) {
+    const ResourceRecord* rec = run_.ledger.state().find(a.address);
+    if (!rec) return;
+    const std::string id = rec->id;
+    run_.ledger.state().remove(a.address);
+    run_.ledger.changed(a.address);
+    ++run_.ledger.result().deleted;
+    run_.ledger.emit({EventKind::Deleted, a.address, id, "", Duration(0), message});
+  }
 
   std::vector<const PlannedAction*> group(size_t o) const {
     std::vector<const PlannedAction*> out;

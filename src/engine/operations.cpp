@@ -5,6 +5,7 @@
 #include <map>
 #include <string>
 
+#include "plan/database_objects.h"
 #include "plan/kinds.h"
 
 namespace dbform {
@@ -81,7 +82,7 @@ OperationGraph operations_of(const Plan& plan, const State& state, bool wait) {
   for (size_t i = 0; i < plan.actions.size(); ++i) {
     const PlannedAction& a = plan.actions[i];
     if (!kind_form(a.kind).in_database) continue;
-    const std::string service = resource_address(a.project_id, ResourceKind::Service, a.parent);
+    const std::string service = service_address_of(a);
     if (a.action == Action::Create || a.action == Action::Update || a.action == Action::Delete ||
         a.action == Action::NoOp)
       objects[service].push_back(i);
@@ -92,7 +93,7 @@ OperationGraph operations_of(const Plan& plan, const State& state, bool wait) {
   for (size_t i = 0; i < plan.actions.size(); ++i) {
     const PlannedAction& a = plan.actions[i];
     if (kind_form(a.kind).in_database) {
-      auto group = objects.find(resource_address(a.project_id, ResourceKind::Service, a.parent));
+      auto group = objects.find(service_address_of(a));
       if (group != objects.end() && group->second.front() == i) graph.actions.push_back(i);
       continue;
     }
@@ -184,8 +185,7 @@ OperationGraph operations_of(const Plan& plan, const State& state, bool wait) {
     delete_op[a.address] = ops.size() - 1;
   }
   for (const std::vector<size_t>* group : after_deletes) {
-    const PlannedAction& first = plan.actions[group->front()];
-    add_objects(*group, {delete_op.at(resource_address(first.project_id, ResourceKind::Service, first.parent))});
+    add_objects(*group, {delete_op.at(service_address_of(plan.actions[group->front()]))});
   }
   return graph;
 }

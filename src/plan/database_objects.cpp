@@ -99,13 +99,6 @@ DbGrant grant_named(const std::string& name) {
   return g;
 }
 
-template <typename T>
-const T* named_in(const std::vector<T>& list, const std::string& name) {
-  for (const auto& x : list)
-    if (x.name == name) return &x;
-  return nullptr;
-}
-
 }  // namespace
 
 void add_db_object(ResourceKind kind, const std::string& name, const json& settings, DbObjects& into) {
@@ -138,7 +131,7 @@ json observed_settings(ResourceKind kind, const std::string& name, const json& d
                        int server_version_num) {
   switch (kind) {
     case ResourceKind::Role: {
-      const DbRole* r = named_in(read.roles, name);
+      const DbRole* r = find_named(read.roles, name);
       if (!r) return json();
       const json declared_settings = declared.value("settings", json::object());
       json settings = json::object();
@@ -153,15 +146,13 @@ json observed_settings(ResourceKind kind, const std::string& name, const json& d
               {"settings", settings}};
     }
     case ResourceKind::Schema: {
-      const DbSchema* s = named_in(read.schemas, name);
+      const DbSchema* s = find_named(read.schemas, name);
       return s ? json{{"owner", s->owner}} : json();
     }
-    case ResourceKind::Extension: return named_in(read.extensions, name) ? json::object() : json();
+    case ResourceKind::Extension: return find_named(read.extensions, name) ? json::object() : json();
     case ResourceKind::Grant: {
       const DbGrant want = grant_named(name);
-      const DbGrant* have = nullptr;
-      for (const auto& g : read.grants)
-        if (same_target(g, want)) have = &g;
+      const DbGrant* have = find_grant(read.grants, want);
       if (!have || have->privileges.empty()) return json();
       json out = declared.is_object() ? declared : json::object();
       std::vector<std::string> privileges = have->privileges;

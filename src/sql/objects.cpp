@@ -211,4 +211,10 @@ bool same_target(const DbGrant& a, const DbGrant& b) {
   return a.role == b.role && a.schema == b.schema && a.on == b.on && a.object == b.object;
 }
 
+const DbGrant* find_grant(const std::vector<DbGrant>& grants, const DbGrant& like) {
+  for (const auto& g : grants)
+    if (same_target(g, like)) return &g;
+  return nullptr;
+}
+
 }  // namespace dbform

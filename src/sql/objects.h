@@ -140,6 +140,16 @@ std::string address_of(const DbGrant& grant);
 // Whether two grants are about the same (role, object): the key of an authoritative grant.
 bool same_target(const DbGrant& a, const DbGrant& b);
 
+// The item of `items` named `name` (a role, schema or extension); nullptr when none is.
+template <typename T>
+const T* find_named(const std::vector<T>& items, const std::string& name) {
+  for (const auto& i : items)
+    if (i.name == name) return &i;
+  return nullptr;
+}
+// The grant of `grants` about the same (role, object) as `like`; nullptr when none is.
+const DbGrant* find_grant(const std::vector<DbGrant>& grants, const DbGrant& like);
+
 // --- reading (objects_read.cpp) -------------------------------------------------------------
 
 // The server's server_version_num (150008); throws Error when it cannot be read.

@@ -13,19 +13,6 @@ namespace {
 
 using Names = std::vector<std::string>;
 
-template <typename T>
-const T* find_named(const std::vector<T>& items, const std::string& name) {
-  for (const auto& i : items)
-    if (i.name == name) return &i;
-  return nullptr;
-}
-
-const DbGrant* find_grant(const std::vector<DbGrant>& grants, const DbGrant& like) {
-  for (const auto& g : grants)
-    if (same_target(g, like)) return &g;
-  return nullptr;
-}
-
 bool contains(const Names& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); }
 
 Names minus(const Names& a, const Names& b) {

@@ -1,5 +1,4 @@
 // One service's objects step: read, plan, one transaction, read again.
-#include <algorithm>
 #include <utility>
 
 #include "sql/objects.h"
@@ -27,18 +26,13 @@ bool shows_made(const DbObjects& observed, const DbObjects& desired, const DbObj
       if (x == item) return true;
     return false;
   };
-  auto named = [](const auto& list, const std::string& name) {
-    for (const auto& x : list)
-      if (x.name == name) return true;
-    return false;
-  };
   for (const auto& r : desired.roles) if (!has(observed.roles, r)) return false;
   for (const auto& s : desired.schemas) if (!has(observed.schemas, s)) return false;
   for (const auto& x : desired.extensions) if (!has(observed.extensions, x)) return false;
   for (const auto& g : desired.grants) if (!has(observed.grants, g)) return false;
-  for (const auto& r : to_delete.roles) if (named(observed.roles, r.name)) return false;
-  for (const auto& s : to_delete.schemas) if (named(observed.schemas, s.name)) return false;
-  for (const auto& x : to_delete.extensions) if (named(observed.extensions, x.name)) return false;
+  for (const auto& r : to_delete.roles) if (find_named(observed.roles, r.name)) return false;
+  for (const auto& s : to_delete.schemas) if (find_named(observed.schemas, s.name)) return false;
+  for (const auto& x : to_delete.extensions) if (find_named(observed.extensions, x.name)) return false;
   for (const auto& g : to_delete.grants)
     for (const auto& o : observed.grants)
       if (same_target(o, g) && !o.privileges.empty()) return false;
@@ -63,9 +57,7 @@ ObjectsRun run_objects(const SqlConnector& connector, const ConnectTarget& targe
   const DbObjects before = read_objects(*session, wanted);
   for (const auto& recorded : request.recorded_passwords) {
     const std::string& role = recorded.first;
-    const bool shown =
-        std::any_of(before.roles.begin(), before.roles.end(), [&role](const DbRole& r) { return r.name == role; });
-    if (!shown && !ctx.verifiers.count(role)) ctx.verifiers[role] = session->password_verifier(role, recorded.second);
+    if (!find_named(before.roles, role) && !ctx.verifiers.count(role)) ctx.verifiers[role] = session->password_verifier(role, recorded.second);
   }
   const std::vector<DbStatement> statements = statements_for(desired, before, request.to_delete, ctx);
   run.statements = statements.size();

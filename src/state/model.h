@@ -114,6 +114,12 @@ struct ResourceRecord {
   bool delete_pending() const { return pending_call.is_object() && pending_call.value("call", "") == "delete"; }
 };
 
+// A role of a service's database that logs in (declared `login: true`): it has a password of its
+// own and connects at its service's endpoints as itself.
+inline bool is_login_role(const ResourceRecord& r) {
+  return r.kind == ResourceKind::Role && r.settings.is_object() && r.settings.value("login", false);
+}
+
 // The statuses from which a service will not become READY by itself: DELETING and
 // DELETED. The one list the differ, the watcher and the lookups share.
 bool is_failed_status(const std::string& status);
