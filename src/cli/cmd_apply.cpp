@@ -148,7 +148,8 @@ int apply_refresh_only_command(const ApplyFlowOptions& opts, std::ostream& out) 
        .env = process_env(),
        .targets = opts.planning.targets,
        .parallelism = engine.parallelism,
-       .settle_window = engine.settle_window},
+       .settle_window = engine.settle_window,
+       .catalogs = &libpq_sql()},
       {.lock_timeout = lock_timeout(opts.state), .lock_wait = lock_wait_on_stderr(), .env = process_env(),
        .auto_approve = opts.auto_approve},
       reporter, [&] {

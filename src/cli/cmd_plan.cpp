@@ -61,7 +61,8 @@ int plan_refresh_only_command(const ManifestOptions& manifests, const StateOptio
                               .clock = clock,
                               .env = process_env(),
                               .targets = planning.targets,
-                              .parallelism = kPlanReads});
+                              .parallelism = kPlanReads,
+                              .catalogs = &libpq_sql()});
   } catch (const MissingKeyError& e) {
     throw MissingKeyError(std::string(e.what()) +
                           "\nA refresh-only plan reads every project the state records, each with its key");

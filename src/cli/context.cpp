@@ -232,7 +232,7 @@ State read_recorded_state(StateStore& store, bool to_repair) {
 }
 
 PlanSettings planning_settings(const PlanningOptions& opts, Duration settle_window) {
-  return {!opts.no_refresh, opts.prune, settle_window, opts.max_deletes, opts.targets};
+  return {!opts.no_refresh, opts.prune, settle_window, opts.max_deletes, opts.targets, &libpq_sql()};
 }
 
 std::string no_state_note(const StateStore& store) {

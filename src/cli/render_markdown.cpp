@@ -281,6 +281,7 @@ std::string render_plan_markdown(const PlanDocument& doc, size_t limit) {
   Comment c(limit);
   c.add(std::string(kMarkdownMarker) + "\n" + heading(s) + "\n\n" + counts_table(s));
   if (plan.freshness) c.add("\n> [!NOTE]\n> " + md(freshness_text(*plan.freshness)) + "\n");
+  for (const auto& unread : plan.catalogs_unread) c.add("\n> [!NOTE]\n> " + md(catalogs_unread_text(unread)) + "\n");
   if (!plan.targets.empty())
     c.add("\n> [!NOTE]\n> A partial plan (`--target`): only " + md(join(plan.targets, ", ")) +
           " and what they need. Other changes may be pending.\n");

@@ -168,9 +168,18 @@ std::string freshness_text(const StateFreshness& freshness) {
          scrub(stamp.by) + "; changes made outside dbform since then are not shown.";
 }
 
+std::string catalogs_unread_text(const CatalogsUnread& unread) {
+  return unread.service + ": its roles, schemas, extensions and grants are planned from their records (" +
+         (unread.last_read.empty() ? std::string("never recorded from its catalogs by a refresh")
+                                   : "last recorded from its catalogs " + unread.last_read) +
+         "), not read: " + scrub(unread.why) + ". Changes made inside its database since then are not shown.";
+}
+
 std::string render_plan_text(const Plan& plan, const Terminal& term) {
   std::string out;
   if (plan.freshness) out += paint(term, kDim, freshness_text(*plan.freshness)) + "\n\n";
+  for (const auto& unread : plan.catalogs_unread) out += paint(term, kDim, catalogs_unread_text(unread)) + "\n";
+  if (!plan.catalogs_unread.empty()) out += "\n";
   if (!plan.targets.empty())
     out += paint(term, kYellow, "A partial plan (--target): only " + join(plan.targets, ", ") +
                                     " and what they need. Other changes may be pending.") + "\n\n";

@@ -19,5 +19,7 @@ std::string plan_summary_line(const PlanSummary& s);
 // What a plan from the state alone says about how current that state is: "From the state alone
 // (--no-refresh): the state was last refreshed 3h 12m ago (at ...) by apply --refresh-only; ...".
 std::string freshness_text(const StateFreshness& freshness);
+// A service whose objects a refresh could not read from its catalogs: what a reviewer is told.
+std::string catalogs_unread_text(const CatalogsUnread& unread);
 
 }  // namespace dbform::cli

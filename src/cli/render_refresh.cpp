@@ -87,6 +87,7 @@ std::string render_refresh_text(const RefreshReport& r, const Terminal& term) {
     }
     out += "\n";
   }
+  for (const auto& unread : r.catalogs_unread) out += paint(term, kHintColour, catalogs_unread_text(unread)) + "\n";
   out += refresh_summary_line(r) + "\n";
   if (r.has_changes())
     out += paint(term, kHintColour, "`dbform plan` shows what applying the manifests would change back; `dbform apply "
@@ -109,6 +110,10 @@ ordered_json refresh_document_json(const RefreshReport& r, const std::string& cr
                        {"pooler_endpoint", before_after(c.pooler_before, c.pooler_after)},
                        {"settled", c.settled}});
   }
+  ordered_json unread = ordered_json::array();
+  for (const auto& u : r.catalogs_unread)
+    unread.push_back({{"service", u.service}, {"why", scrub(u.why)},
+                      {"last_read", u.last_read.empty() ? ordered_json() : ordered_json(u.last_read)}});
   ordered_json last = nullptr;
   if (r.last) last = {{"at", r.last->at}, {"by", r.last->by}, {"age_seconds", r.last_age_seconds}};
   const int gone = r.gone();
@@ -122,7 +127,8 @@ ordered_json refresh_document_json(const RefreshReport& r, const std::string& cr
           {"summary",
            {{"changed", static_cast<int>(r.changes.size()) - gone}, {"deleted_outside", gone},
             {"has_changes", r.has_changes()}}},
-          {"changes", std::move(changes)}};
+          {"changes", std::move(changes)},
+          {"catalogs_unread", std::move(unread)}};
 }
 
 std::string render_refresh_markdown(const RefreshReport& r, const std::string& created_at) {
@@ -138,6 +144,7 @@ std::string render_refresh_markdown(const RefreshReport& r, const std::string& c
   out += "\n\n" + cell(refresh_summary_line(r)) + " Read " + std::to_string(r.records) + " recorded resource(s) in " +
          cell(projects_text(r)) + ".\n";
   if (!r.targets.empty()) out += "\n> [!NOTE]\n> A partial refresh (`--target`): only " + cell(join(r.targets, ", ")) + ".\n";
+  for (const auto& unread : r.catalogs_unread) out += "\n> [!NOTE]\n> " + cell(catalogs_unread_text(unread)) + "\n";
   if (r.has_changes()) {
     out += "\n| resource | kind | change |\n|---|---|---|\n";
     size_t shown = 0;

@@ -105,6 +105,7 @@ struct Prepared {
   // first write, or by the helper when there is nothing to run; never for a plan with conflicts or
   // one that is not confirmed.
   std::vector<std::string> refreshed;
+  std::map<std::string, std::string> catalogs_read;  // service -> when the refresh read its catalogs
   Imports imports;
 };
 
@@ -112,6 +113,7 @@ Prepared plan_now(const ApplyRequest& r, State& state, ApplyReporter& reporter) 
   Prepared p;
   RefreshedPlan refreshed = plan_refreshed(r.manifest, state, r.settings, r.api, r.clock, r.env, r.engine.parallelism);
   p.refreshed = std::move(refreshed.changed);
+  p.catalogs_read = std::move(refreshed.catalogs_read);
   p.plan = std::move(refreshed.plan);
   p.preflight = std::move(refreshed.preflight);
   p.imports = std::move(refreshed.imports);
@@ -133,6 +135,7 @@ Prepared load_saved_plan(const ApplyRequest& r, State& state, bool stored) {
   as_saved.max_deletes = saved.plan.max_deletes;
   as_saved.targets = saved.plan.targets;
   as_saved.settle_window = r.settings.settle_window;
+  as_saved.catalogs = r.settings.catalogs;
   const State as_stored = state;
   auto problems = saved_plan_problems(saved, r.manifest, stored ? &as_stored : nullptr, nullptr);
   if (std::string changed = policy_change(saved.plan.policy, r.policies); !changed.empty()) problems.push_back(changed);
@@ -146,6 +149,7 @@ Prepared load_saved_plan(const ApplyRequest& r, State& state, bool stored) {
                      join(problems, "\n  ") + "\nRun `" + r.plan_again +
                      "` again, review the new plan and apply that one");
   p.refreshed = std::move(now.changed);
+  p.catalogs_read = std::move(now.catalogs_read);
   p.preflight = std::move(now.preflight);
   p.imports = std::move(now.imports);
   p.plan = saved.plan;
@@ -199,7 +203,7 @@ ApplyOutcome apply_operation(const ApplyRequest& r, ApplyReporter& reporter, con
         reporter.nothing_to_do();
         return {};
       }
-      if (stamp) stamp_refresh(state, "apply", r.clock, true);
+      if (stamp) stamp_refresh(state, "apply", r.clock, true, p.catalogs_read);
       Changes save = refresh_changes(p.refreshed, state);
       saving_refresh = true;
       save.then = [&](const State&) {
@@ -216,7 +220,7 @@ ApplyOutcome apply_operation(const ApplyRequest& r, ApplyReporter& reporter, con
       return {};
     }
     if (!in_clear.empty()) reporter.warning(Diagnostic{Severity::Warning, {}, "", in_clear, ""});
-    if (stamp) stamp_refresh(state, "apply", r.clock, true);  // saved by the run's first write
+    if (stamp) stamp_refresh(state, "apply", r.clock, true, p.catalogs_read);  // saved by the run's first write
     record_imports(p.plan, p.imports, state);                 // saved by the run's first write
     auto keys = resolve_keys(r.manifest, projects_with_work(p.plan), r.env);
     EventSink& events = reporter.start(p.plan);

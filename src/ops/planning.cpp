@@ -15,7 +15,9 @@
 #include "plan/targets.h"
 #include "read/import.h"
 #include "read/namesakes.h"
+#include "read/catalogs.h"
 #include "read/refresh.h"
+#include "util/log.h"
 #include "util/text.h"
 
 namespace dbform {
@@ -98,7 +100,7 @@ std::vector<ChildScope> unlisted_children(const State& state, const Plan& plan, 
 RefreshedPlan plan_refreshed(const Manifest& manifest, State& state, PlanSettings settings, ApiClient& api,
                              Clock& clock, const EnvLookup& env, int parallelism, EarlyReads* early,
                              const StateReader& reread) {
-  RefreshedPlan out{plan_of(manifest, state, settings), std::nullopt, {}, {}, {}};
+  RefreshedPlan out{plan_of(manifest, state, settings), std::nullopt, {}, {}, {}, {}};
   if (!settings.refresh) return out;
   std::vector<std::string> projects;
   std::set<std::string> seen;
@@ -141,9 +143,15 @@ RefreshedPlan plan_refreshed(const Manifest& manifest, State& state, PlanSetting
   RefreshResult refreshed =
       refresh_state(api, clock, state, projects, keys, std::move(listed), parallelism, settings.settle_window);
   std::set<std::string> changed(refreshed.changed.begin(), refreshed.changed.end());
+  // The objects inside the databases, from the catalogs of the services as the API shows them now.
+  CatalogRefresh catalogs = refresh_catalogs(state, out.plan, projects, settings.catalogs, clock, parallelism);
+  for (const auto& address : catalogs.dropped)
+    log::warn(address + ": no longer in its service's catalogs: it was dropped outside dbform");
+  changed.insert(catalogs.changed.begin(), catalogs.changed.end());
+  out.catalogs_read = std::move(catalogs.read_at);
   out.imports = read_imports(api, manifest, state, keys, format_utc(clock.wall_now()));
   const Imports* imports = out.imports.empty() ? nullptr : &out.imports;
-  Plan plan = refreshed.changed.empty() && !imports ? std::move(out.plan) : plan_of(manifest, state, settings, nullptr, imports);
+  Plan plan = changed.empty() && !imports ? std::move(out.plan) : plan_of(manifest, state, settings, nullptr, imports);
   const auto recorded = record_declared_values(state, plan);
   changed.insert(recorded.begin(), recorded.end());
   out.changed.assign(changed.begin(), changed.end());
@@ -152,6 +160,7 @@ RefreshedPlan plan_refreshed(const Manifest& manifest, State& state, PlanSetting
   if (!recorded.empty()) plan = plan_of(manifest, state, settings, nullptr, imports);
   const Namesakes namesakes = namesakes_in(plan, refreshed.listings);
   out.plan = namesakes.empty() ? std::move(plan) : plan_of(manifest, state, settings, &namesakes, imports);
+  out.plan.catalogs_unread = std::move(catalogs.unread);
   const Namesakes twins = unrecorded_twins(out.plan, state, refreshed.listings);
   for (const auto& a : out.plan.actions)
     if (auto ids = twins.find(a.address); ids != twins.end()) {

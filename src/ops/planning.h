@@ -5,6 +5,7 @@
 // writes nothing, and `apply` hands what it read (RefreshedPlan::changed) to its run, which saves it
 // with its first write.
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -14,6 +15,7 @@
 #include "plan/model.h"
 #include "plan/run.h"
 #include "state/model.h"
+#include "sql/session.h"
 #include "state/store.h"
 #include "util/diagnostics.h"
 #include "util/env.h"
@@ -31,6 +33,9 @@ struct RefreshedPlan {
   std::vector<Diagnostic> warnings;
   // The addresses whose record the refresh changed (in the caller's copy of the state).
   std::vector<std::string> changed;
+  // Service address -> when the refresh read its objects from its catalogs: recorded with the
+  // refresh's stamp (RefreshStamp::catalogs) by the run that saves what it read.
+  std::map<std::string, std::string> catalogs_read;
   // What it read of each unrecorded `import_id`: apply records these (record_imports) once the
   // plan is confirmed, never before.
   Imports imports;
@@ -42,6 +47,9 @@ struct PlanSettings {
   Duration settle_window = std::chrono::seconds(30);  // how far lists may lag behind a create
   int max_deletes = kDefaultMaxDeletes;  // the blast radius: beyond it, deletes are conflicts
   std::vector<std::string> targets;      // --target, as given: "" for every resource
+  // Where a refresh reads the objects inside the services' databases from their catalogs
+  // (read/catalogs.h); null: they are planned from their records.
+  const SqlConnector* catalogs = nullptr;
 };
 
 // The plan of the manifests against `state` as it is (with `namesakes` found by a refresh), with

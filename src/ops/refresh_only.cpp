@@ -4,6 +4,7 @@
 #include <set>
 
 #include "engine/apply.h"
+#include "read/catalogs.h"
 #include "read/namesakes.h"
 #include "read/refresh.h"
 #include "ops/address.h"
@@ -112,6 +113,12 @@ std::vector<std::string> refresh_records(const RefreshOnlyRequest& r, State& sta
                                          kinds_in(none, read));
   RefreshResult result = refresh_state(r.api, r.clock, read, report.projects, keys, std::move(listed),
                                        r.parallelism, r.settle_window);
+  CatalogRefresh catalogs = refresh_catalogs(read, Plan{}, report.projects, r.catalogs, r.clock, r.parallelism);
+  result.changed.insert(result.changed.end(), catalogs.changed.begin(), catalogs.changed.end());
+  for (auto& unread : catalogs.unread)
+    if (wanted.empty() || wanted.count(unread.service)) report.catalogs_unread.push_back(std::move(unread));
+  for (auto& [service, at] : catalogs.read_at)
+    if (wanted.empty() || wanted.count(service)) report.catalogs_read.emplace(service, at);
   std::vector<std::string> changed;
   std::sort(result.changed.begin(), result.changed.end());
   for (const auto& address : result.changed) {
@@ -165,7 +172,8 @@ RefreshOnlyOutcome apply_refresh_only(const RefreshOnlyRequest& request, const R
         const bool whole = request.targets.empty() &&
                            std::none_of(state.resources.begin(), state.resources.end(),
                                         [](const ResourceRecord& rec) { return rec.id.empty(); });
-        if (whole) stamp_refresh(state, "apply --refresh-only", request.clock, !changed.empty());
+        if (whole)
+          stamp_refresh(state, "apply --refresh-only", request.clock, !changed.empty(), out.report.catalogs_read);
         else if (changed.empty()) return Changes{};
         return refresh_changes(changed, state);
       },
@@ -173,7 +181,13 @@ RefreshOnlyOutcome apply_refresh_only(const RefreshOnlyRequest& request, const R
   return out;
 }
 
-void stamp_refresh(State& state, const std::string& by, const Clock& clock, bool records_changed) {
+void stamp_refresh(State& state, const std::string& by, const Clock& clock, bool records_changed,
+                   const std::map<std::string, std::string>& catalogs_read) {
+  std::map<std::string, std::string> catalogs;
+  if (state.refreshed)
+    for (const auto& [service, at] : state.refreshed->catalogs)
+      if (state.find(service)) catalogs.emplace(service, at);
+  for (const auto& [service, at] : catalogs_read) catalogs[service] = at;
   std::optional<long long> unchanged_since;
   if (!records_changed) {
     const auto& last = state.refreshed;
@@ -181,7 +195,7 @@ void stamp_refresh(State& state, const std::string& by, const Clock& clock, bool
     unchanged_since = last && last->serial == state.serial && last->unchanged_since ? *last->unchanged_since
                                                                                     : state.serial;
   }
-  state.refreshed = RefreshStamp{format_utc(clock.wall_now()), by, state.serial + 1, unchanged_since};
+  state.refreshed = RefreshStamp{format_utc(clock.wall_now()), by, state.serial + 1, unchanged_since, std::move(catalogs)};
 }
 
 StateFreshness freshness_of(const State& state, const Clock& clock) {

@@ -13,6 +13,7 @@
 #include "manifest/model.h"
 #include "ops/operation.h"
 #include "plan/model.h"
+#include "sql/session.h"
 #include "state/model.h"
 #include "state/store.h"
 #include "util/env.h"
@@ -39,6 +40,9 @@ struct RefreshReport {
   std::vector<std::string> projects;   // read (each key checked, then one list per kind)
   size_t records = 0;                  // the records read (those with an id, in those projects)
   std::vector<OutsideChange> changes;  // in address order
+  // Services whose objects inside the database could not be read from their catalogs, and why.
+  std::vector<CatalogsUnread> catalogs_unread;
+  std::map<std::string, std::string> catalogs_read;  // service -> when its catalogs were read
   std::vector<std::string> targets;    // --target: only these records (and what is in them) were read
   std::optional<RefreshStamp> last;    // when the state was last refreshed, before this run
   long long last_age_seconds = 0;      // how long before this run
@@ -57,6 +61,8 @@ struct RefreshOnlyRequest {
   std::vector<std::string> targets;  // records to read, as --target names them (and what is in them); empty: all
   int parallelism = 10;
   Duration settle_window = std::chrono::seconds(30);  // how far lists may lag behind a create
+  // Where the objects inside the services' databases are read (read/catalogs.h); null: not read.
+  const SqlConnector* catalogs = nullptr;
 };
 
 struct RefreshOnlyOutcome {
@@ -101,7 +107,10 @@ RefreshOnlyOutcome apply_refresh_only(const RefreshOnlyRequest& request, const R
 // Stamps `state` as refreshed now by `by` ("apply", "apply --refresh-only"), for its next write.
 // `records_changed`: that write records more than the stamp. One that does not carries on the
 // serial whose records are unchanged, so that a plan saved against it still holds.
-void stamp_refresh(State& state, const std::string& by, const Clock& clock, bool records_changed);
+// `catalogs_read`: the services whose objects it read from their catalogs, and when; the stamp
+// keeps the earlier times of the others the state still records.
+void stamp_refresh(State& state, const std::string& by, const Clock& clock, bool records_changed,
+                   const std::map<std::string, std::string>& catalogs_read = {});
 
 // How current `state` is for a plan made from it alone (--no-refresh), at the clock's time.
 StateFreshness freshness_of(const State& state, const Clock& clock);

@@ -16,8 +16,18 @@ RotatePasswordOutcome rotate_password_operation(const RotatePasswordRequest& r) 
     require_state_key(r.access.store, state, "rotate-password");  // it records the new password
     out.clear_warning = clear_password_warning(r.access.store, state);
     const ResourceRecord& rec = resolve_address(state, r.address);
+    if (rec.kind == ResourceKind::Role) {
+      if (!is_login_role(rec))
+        throw UsageError(rec.address + " is a group role (login: false): it has no password to rotate");
+      if (rec.create_pending)
+        throw UsageError(rec.address + " is not made yet (its transaction's outcome is unknown): apply first");
+      out.address = rec.address;
+      // No API call: the role's password goes to its database as a verifier, as apply sends it.
+      rotate_password(r.api(), r.access.store, state, out.address, "", r.password, r.clock, r.sql);
+      return Changes{};
+    }
     if (const KindForm& form = kind_form(rec.kind); form.password != PasswordOwner::Own)
-      throw UsageError(rec.address + " is a " + form.noun + ": only services have passwords" +
+      throw UsageError(rec.address + " is a " + form.noun + ": only services and their login roles have passwords" +
                        (form.password == PasswordOwner::Parent
                             ? std::string(" (a ") + form.noun + " shares its " + kind_noun(*form.parent) + "'s)"
                             : ""));

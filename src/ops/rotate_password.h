@@ -18,6 +18,7 @@ struct RotatePasswordRequest {
   Clock& clock;
   std::string address;   // as typed: a full or a short address
   std::string password;  // the new one, checked (checked_password) or random
+  const SqlConnector* sql = nullptr;  // a login role's password is set through it
 };
 
 struct RotatePasswordOutcome {
@@ -30,8 +31,8 @@ struct RotatePasswordOutcome {
 // holds a control character.
 std::string checked_password(std::string text);
 
-// Throws UsageError for an address that is not a recorded service with an id, Error when the call
-// failed (the password stays recorded as pending for the next apply or rotate-password).
+// Throws UsageError for an address that is not a recorded service with an id (or a recorded login
+// role of one), Error when the call or the role's transaction failed (the password stays recorded as pending for the next apply or rotate-password).
 RotatePasswordOutcome rotate_password_operation(const RotatePasswordRequest& request);
 
 }  // namespace dbform

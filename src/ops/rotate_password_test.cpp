@@ -35,7 +35,7 @@ TEST_CASE("ops: rotate-password journals the new password before its call and re
                  rotate_password_operation({access_of(store, "rotate-password"), none, api, h.clock,
                                             kOrders + "/replicas/reporting", "new-password-0123456789"});
                }),
-               Catch::Contains("only services have passwords"));
+               Catch::Contains("only services and their login roles have passwords"));
     CHECK_THAT(message_of([&] {
                  rotate_password_operation({access_of(store, "rotate-password"), none, api, h.clock,
                                             "p1/services/billing", "new-password-0123456789"});

@@ -146,6 +146,14 @@ struct StateFreshness {
   long long age_seconds = 0;              // how long before the plan was made
 };
 
+// A service whose objects inside its database (roles, schemas, extensions, grants) a refreshing
+// plan could not read from its catalogs: they are planned from their records.
+struct CatalogsUnread {
+  std::string service;    // its address
+  std::string why;        // "the state's passwords are sealed and this plan has no key"
+  std::string last_read;  // when a run that recorded it last read them (UTC); "" never
+};
+
 struct Plan {
   // Per project in manifest order; within a project VPCs before services; orphans last. The
   // engine orders the calls: VPC creates, service creates, then updates and attachments.
@@ -165,6 +173,8 @@ struct Plan {
   PolicyCheck policy;  // the rules it was checked against, and what they found
   // Made from the state alone (--no-refresh): how current that state was. Unset for a refreshed plan.
   std::optional<StateFreshness> freshness;
+  // Made with a refresh: the services whose objects it planned from their records, and why.
+  std::vector<CatalogsUnread> catalogs_unread;
 };
 
 }  // namespace dbform

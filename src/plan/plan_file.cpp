@@ -303,6 +303,13 @@ ordered_json state_json(const Plan& p) {
                                {"by", stamp ? ordered_json(stamp->by) : ordered_json()},
                                {"age_seconds", stamp ? ordered_json(p.freshness->age_seconds) : ordered_json()}};
   }
+  if (!p.catalogs_unread.empty()) {
+    ordered_json unread = ordered_json::array();
+    for (const auto& u : p.catalogs_unread)
+      unread.push_back({{"service", u.service}, {"why", u.why},
+                        {"last_read", u.last_read.empty() ? ordered_json() : ordered_json(u.last_read)}});
+    state["catalogs_unread"] = std::move(unread);
+  }
   return state;
 }
 
@@ -362,6 +369,11 @@ PlanDocument parse_plan_document(const std::string& text, const std::string& sou
       doc.plan.freshness->age_seconds = last.integer("age_seconds");
     }
   }
+  if (state.find("catalogs_unread"))
+    for (size_t i = 0; i < state.array("catalogs_unread").size(); ++i) {
+      Reader u = state.item("catalogs_unread", i);
+      doc.plan.catalogs_unread.push_back({u.str("service"), u.str("why"), u.str("last_read")});
+    }
   doc.plan.prune = r.any("prune") == true;
   doc.plan.refreshed = r.any("refreshed") == true;
   if (r.any("max_deletes").is_number_integer()) doc.plan.max_deletes = static_cast<int>(r.integer("max_deletes"));

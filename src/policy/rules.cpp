@@ -15,7 +15,8 @@ const std::vector<PolicyField> kPreviewFields = {{"project_id", T::Text},      {
 }  // namespace
 
 const std::vector<std::string>& policy_kinds() {
-  static const std::vector<std::string> kinds = {"service", "vpc", "replica_set", "peering", "preview"};
+  static const std::vector<std::string> kinds = {"service", "vpc",    "replica_set", "peering", "preview",
+                                                 "role",    "schema", "extension",   "grant"};
   return kinds;
 }
 

@@ -88,6 +88,7 @@ void check_serial(long long serial) {
 json stamp_json(const RefreshStamp& stamp) {
   json j = {{"at", stamp.at}, {"by", stamp.by}, {"serial", stamp.serial}};
   if (stamp.unchanged_since) j["unchanged_since"] = *stamp.unchanged_since;
+  if (!stamp.catalogs.empty()) j["catalogs"] = stamp.catalogs;
   return j;
 }
 
@@ -106,6 +107,9 @@ std::optional<RefreshStamp> stamp_from_json(const json* j) {
   RefreshStamp stamp{(*j)["at"].get<std::string>(), (*j)["by"].get<std::string>(), (*j)["serial"].get<long long>(),
                      std::nullopt};
   if (serial("unchanged_since")) stamp.unchanged_since = (*j)["unchanged_since"].get<long long>();
+  if (const auto c = j->find("catalogs"); c != j->end() && c->is_object())
+    for (auto it = c->begin(); it != c->end(); ++it)
+      if (it->is_string() && parse_utc(it->get<std::string>())) stamp.catalogs[it.key()] = it->get<std::string>();
   return stamp;
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 // The state: what dbform has created (or is about to create) and what it learned about it.
+#include <map>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -139,6 +140,9 @@ struct RefreshStamp {
   // That write changed no record (nothing had changed outside dbform): the records are those of
   // this serial, so a plan saved against it still holds (plan/plan_file.cpp).
   std::optional<long long> unchanged_since;
+  // Service address -> when a run that recorded the state last read its objects from its
+  // catalogs (UTC): what a plan that cannot read them says of how current their records are.
+  std::map<std::string, std::string> catalogs;
 };
 
 struct State {

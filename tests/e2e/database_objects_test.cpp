@@ -215,3 +215,156 @@ TEST_CASE("database objects: a login role dropped outside dbform is made again w
   CHECK(connection_string(sb, kApp) == as_app);  // the recorded password, unchanged
   CHECK(sql(as_app, "SELECT current_user").value == "app");
 }
+
+TEST_CASE("database objects: a refreshing plan reads the catalogs and shows a limit changed a privilege added and an extension dropped outside dbform",
+          "[e2e][postgres]") {
+  Sandbox sb;
+  PostgresSim sim(sb);
+  std::string objects = kObjects;  // citext is trusted: tsdbadmin made it, and may drop it
+  objects.replace(objects.find("          - name: pg_stat_statements\n"), 0, "          - name: citext\n");
+  sb.write("m.yaml", objects_manifest(objects));
+  REQUIRE(sb.apply({"-f", "m.yaml"}).exit_code == 0);
+  const std::string admin = connection_string(sb, service_address("orders"));
+  REQUIRE(sql(admin, "ALTER ROLE app CONNECTION LIMIT 3").ok);
+  REQUIRE(sql(admin, "DROP EXTENSION citext").ok);
+  REQUIRE(sql(admin, "GRANT CREATE ON SCHEMA orders TO analyst").ok);
+
+  RunResult plan = sb.run({"plan", "-f", "m.yaml", "--detailed-exitcode"});
+  INFO(plan.describe());
+  CHECK(plan.exit_code == 2);
+  CHECK_THAT(plan.out, Catch::Contains("connection_limit = 3 -> 20  # changed outside dbform"));
+  CHECK_THAT(plan.out, Catch::Contains("# " + service_address("orders") + "/extensions/citext will be created"));
+  CHECK_THAT(plan.out, Catch::Contains("dropped outside dbform"));
+  CHECK_THAT(plan.out, Catch::Contains(R"(privileges = ["CREATE","USAGE"] -> ["USAGE"]  # changed outside dbform)"));
+  CHECK_THAT(plan.out, !Catch::Contains("planned from their records"));
+  // From the state alone nothing of it shows: the records are as the last apply left them.
+  RunResult offline = sb.run({"plan", "-f", "m.yaml", "--no-refresh", "--detailed-exitcode"});
+  CHECK(offline.exit_code == 0);
+  // A plan writes nothing.
+  CHECK(find_resource(sb.state(), kApp)["observed"]["connection_limit"] == 20);
+
+  RunResult applied = sb.apply({"-f", "m.yaml"});
+  INFO(applied.describe());
+  REQUIRE(applied.exit_code == 0);
+  CHECK(sql(admin, "SELECT rolconnlimit FROM pg_roles WHERE rolname = 'app'").value == "20");
+  CHECK(sql(admin, "SELECT count(*) FROM pg_extension WHERE extname = 'citext'").value == "1");
+  CHECK(sql(admin, "SELECT has_schema_privilege('analyst', 'orders', 'CREATE')").value == "f");
+  const json state = sb.state();
+  CHECK(state["refreshed"]["catalogs"].contains(service_address("orders")));
+  RunResult again = sb.run({"plan", "-f", "m.yaml", "--detailed-exitcode"});
+  INFO(again.describe());
+  CHECK(again.exit_code == 0);
+}
+
+TEST_CASE("database objects: a plan that cannot open the service's password plans its objects from their records and says when they were read",
+          "[e2e][postgres]") {
+  Sandbox sb;
+  PostgresSim sim(sb);
+  const std::map<std::string, std::string> key = {{"DBFORM_STATE_PASSPHRASE", "correct horse battery staple"}};
+  sb.write("m.yaml", objects_manifest());
+  REQUIRE(sb.apply({"-f", "m.yaml"}, key).exit_code == 0);
+  REQUIRE(sb.apply({"-f", "m.yaml", "--refresh-only", "--auto-approve"}, key).exit_code == 0);  // stamps the read
+  const std::string read_at = sb.state()["refreshed"]["catalogs"][service_address("orders")].get<std::string>();
+  RunResult uri = sb.run({"output", service_address("orders") + ".connection_string"}, key);
+  REQUIRE(uri.exit_code == 0);
+  const std::string admin = uri.out.substr(0, uri.out.find('\n'));
+  REQUIRE(sql(admin, "ALTER ROLE app CONNECTION LIMIT 3").ok);
+
+  // A pull request's plan: the API key, and no key to the state's passwords.
+  RunResult plan = sb.run({"plan", "-f", "m.yaml", "--detailed-exitcode"});
+  INFO(plan.describe());
+  CHECK(plan.exit_code == 0);
+  CHECK_THAT(plan.out, Catch::Contains(service_address("orders") +
+                                       ": its roles, schemas, extensions and grants are planned from their records "
+                                       "(last recorded from its catalogs " + read_at + "), not read: the state's "
+                                       "passwords are sealed and this plan has no key"));
+  RunResult json_plan = sb.run({"plan", "-f", "m.yaml", "--format", "json"});
+  REQUIRE(json_plan.exit_code == 0);
+  const json unread = json::parse(json_plan.out)["state"]["catalogs_unread"];
+  REQUIRE(unread.size() == 1);
+  CHECK(unread[0]["service"] == service_address("orders"));
+  CHECK(unread[0]["last_read"] == read_at);
+  // With the key, the same plan reads them.
+  RunResult keyed = sb.run({"plan", "-f", "m.yaml", "--detailed-exitcode"}, key);
+  INFO(keyed.describe());
+  CHECK(keyed.exit_code == 2);
+  CHECK_THAT(keyed.out, Catch::Contains("connection_limit = 3 -> 20  # changed outside dbform"));
+}
+
+TEST_CASE("database objects: plan --refresh-only reports what changed inside the database and apply --refresh-only records it",
+          "[e2e][postgres]") {
+  Sandbox sb;
+  PostgresSim sim(sb);
+  sb.write("m.yaml", objects_manifest());
+  REQUIRE(sb.apply({"-f", "m.yaml"}).exit_code == 0);
+  const std::string admin = connection_string(sb, service_address("orders"));
+  REQUIRE(sql(admin, "ALTER ROLE app CONNECTION LIMIT 3").ok);
+  REQUIRE(sql(admin, "REVOKE USAGE ON SCHEMA orders FROM analyst").ok);
+  RunResult report = sb.run({"plan", "-f", "m.yaml", "--refresh-only", "--detailed-exitcode"});
+  INFO(report.describe());
+  CHECK(report.exit_code == 2);
+  CHECK_THAT(report.out, Catch::Contains("~ role " + kApp));
+  CHECK_THAT(report.out, Catch::Contains("connection_limit = 20 -> 3"));
+  CHECK_THAT(report.out, Catch::Contains("- grant " + service_address("orders") + "/grants/analyst/orders"));
+  RunResult recorded = sb.apply({"-f", "m.yaml", "--refresh-only", "--auto-approve"});
+  INFO(recorded.describe());
+  REQUIRE(recorded.exit_code == 0);
+  const json state = sb.state();
+  CHECK(find_resource(state, kApp)["observed"]["connection_limit"] == 3);
+  CHECK(find_resource(state, kApp)["settings"]["connection_limit"] == 20);
+  CHECK(find_resource(state, service_address("orders") + "/grants/analyst/orders")["deleted_outside"] == true);
+  // The records now say what exists: a plan from them alone shows both changes back.
+  RunResult offline = sb.run({"plan", "-f", "m.yaml", "--no-refresh"});
+  INFO(offline.describe());
+  CHECK_THAT(offline.out, Catch::Contains("connection_limit = 3 -> 20  # changed outside dbform"));
+  CHECK_THAT(offline.out, Catch::Contains("# " + service_address("orders") + "/grants/analyst/orders will be created"));
+}
+
+TEST_CASE("database objects: rotate-password gives a login role a new password through its database and no API call",
+          "[e2e][postgres]") {
+  Sandbox sb;
+  PostgresSim sim(sb);
+  sb.write("m.yaml", objects_manifest());
+  REQUIRE(sb.apply({"-f", "m.yaml"}).exit_code == 0);
+  const std::string before = connection_string(sb, kApp);
+  const long long calls = changing_calls(sim);
+  RunResult rotated = sb.run({"rotate-password", kApp});
+  INFO(rotated.describe());
+  REQUIRE(rotated.exit_code == 0);
+  CHECK_THAT(rotated.out, Catch::Contains("The password of " + kApp + " was changed and recorded"));
+  const std::string after = connection_string(sb, kApp);
+  CHECK(after != before);
+  CHECK(sql(after, "SELECT current_user").value == "app");
+  CHECK_FALSE(sql(before, "SELECT 1").ok);
+  CHECK(changing_calls(sim) == calls);
+  const json app = find_resource(sb.state(), kApp);
+  CHECK(app.value("pending_password", std::string()).empty());
+  // Nothing left to do, and a group role has no password.
+  CHECK(sb.run({"plan", "-f", "m.yaml", "--detailed-exitcode"}).exit_code == 0);
+  RunResult group = sb.run({"rotate-password", service_address("orders") + "/roles/orders_rw"});
+  CHECK(group.exit_code == 1);
+  CHECK_THAT(group.err, Catch::Contains("is a group role (login: false): it has no password to rotate"));
+}
+
+TEST_CASE("database objects: the baseline policy refuses a login role without a connection limit and names it",
+          "[e2e]") {
+  Sandbox sb;
+  const std::string baseline = std::string(DBFORM_SOURCE_DIR) + "/examples/policies/baseline.yaml";
+  std::string objects = kObjects;
+  objects.replace(objects.find("            connection_limit: 20\n"), 33, "");
+  sb.write("m.yaml", objects_manifest(objects));
+  RunResult refused = sb.run({"plan", "-f", "m.yaml", "--no-refresh", "--policy", baseline});
+  INFO(refused.describe());
+  CHECK(refused.exit_code == 1);
+  CHECK_THAT(refused.out, Catch::Contains("[mandatory] login-roles-have-a-limit  " + kApp));
+  CHECK_THAT(refused.out, Catch::Contains("[mandatory] login-roles-have-a-limit  " + kAnalyst));
+  CHECK_THAT(refused.out, !Catch::Contains("login-roles-have-a-limit  " + service_address("orders") + "/roles/orders_rw"));
+  // A limit on each login role, and the plan is checked clean.
+  std::string limited = kObjects;
+  limited.replace(limited.find("            deletion_protection: true\n"), 0, "            connection_limit: 5\n");
+  sb.write("m.yaml", objects_manifest(limited));
+  RunResult passed = sb.run({"plan", "-f", "m.yaml", "--no-refresh", "--policy", baseline});
+  INFO(passed.describe());
+  CHECK(passed.exit_code == 0);
+  CHECK_THAT(passed.out, !Catch::Contains("login-roles-have-a-limit  "));
+}
