@@ -1,8 +1,11 @@
 #include "cli/render_refresh.h"
 
+#include "cli/render_plan.h"
+
 #include <algorithm>
 
 #include "plan/kinds.h"
+#include "plan/plan_file.h"
 #include "util/duration.h"
 #include "util/json_limits.h"
 #include "util/text.h"
@@ -110,10 +113,6 @@ ordered_json refresh_document_json(const RefreshReport& r, const std::string& cr
                        {"pooler_endpoint", before_after(c.pooler_before, c.pooler_after)},
                        {"settled", c.settled}});
   }
-  ordered_json unread = ordered_json::array();
-  for (const auto& u : r.catalogs_unread)
-    unread.push_back({{"service", u.service}, {"why", scrub(u.why)},
-                      {"last_read", u.last_read.empty() ? ordered_json() : ordered_json(u.last_read)}});
   ordered_json last = nullptr;
   if (r.last) last = {{"at", r.last->at}, {"by", r.last->by}, {"age_seconds", r.last_age_seconds}};
   const int gone = r.gone();
@@ -128,7 +127,7 @@ ordered_json refresh_document_json(const RefreshReport& r, const std::string& cr
            {{"changed", static_cast<int>(r.changes.size()) - gone}, {"deleted_outside", gone},
             {"has_changes", r.has_changes()}}},
           {"changes", std::move(changes)},
-          {"catalogs_unread", std::move(unread)}};
+          {"catalogs_unread", catalogs_unread_json(r.catalogs_unread)}};
 }
 
 std::string render_refresh_markdown(const RefreshReport& r, const std::string& created_at) {

@@ -35,14 +35,6 @@ std::optional<std::string> connection_problem(const ResourceRecord& rec) {
   return std::nullopt;
 }
 
-ConnectTarget connect_target(const ResourceRecord& rec) {
-  ConnectTarget target;
-  target.host = rec.endpoint_host;
-  target.port = rec.endpoint_port.value_or(0);
-  target.password = rec.initial_password.text();
-  return target;
-}
-
 Outcome check_connection(const ConnectionCheck& check, const ConnectTarget& target) {
   Outcome out;
   out.to = AnswerTo::Connect;

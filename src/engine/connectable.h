@@ -25,8 +25,6 @@ bool wants_connection(const ConnectableOptions& options, const PlannedAction& a,
 // Why the service cannot be checked (no endpoint, no known password), or nullopt.
 std::optional<std::string> connection_problem(const ResourceRecord& rec);
 
-ConnectTarget connect_target(const ResourceRecord& rec);
-
 // One attempt, as a worker's outcome (AnswerTo::Connect): no error when accepted; `transient` when
 // worth trying again.
 Outcome check_connection(const ConnectionCheck& check, const ConnectTarget& target);

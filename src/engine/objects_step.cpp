@@ -72,7 +72,7 @@ class ObjectsStep final : public Step {
       else if (a->kind == ResourceKind::Role && rec && !rec->initial_password.empty() && a->after.value("login", false))
         request.recorded_passwords[a->name] = rec->initial_password.text();  // made again only if dropped
     }
-    const ConnectTarget target = connect_target(*service_record(o));
+    const ConnectTarget target = admin_target(*service_record(o));
     const SqlSessionOptions options{.read_only = false,
                                     .statement_timeout = run_.options.statement_timeout,
                                     .connect_timeout = std::chrono::seconds(10)};
@@ -168,15 +168,7 @@ class ObjectsStep final : public Step {
 
   std::optional<std::string> why_not_connectable(const ResourceRecord& service) const {
     if (!run_.options.sql) return "this run has no connections to databases";
-    if (!service.is_ready())
-      return "its service is not READY (" + (service.status.empty() ? std::string("not created") : service.status) + ")";
-    if (service.initial_password.empty() || !service.pending_password.empty())
-      return std::string("the service's tsdbadmin password is not recorded (set one with `dbform rotate-password ") +
-             service.address + "`)";
-    if (service.initial_password.is_unreadable())
-      return "the service's tsdbadmin password is in " + service.initial_password.unreadable_in() +
-             ", which this run's role may not read";
-    return connection_problem(service);
+    return admin_unreachable(service);
   }
 
   ResourceRecord new_record(const PlannedAction& a, const std::string& service_id) const {

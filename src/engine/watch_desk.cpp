@@ -9,6 +9,7 @@
 
 #include "engine/progress.h"
 #include "engine/connectable.h"
+#include "plan/database_objects.h"
 #include "engine/steps.h"
 #include "engine/watcher.h"
 #include "util/duration.h"
@@ -25,7 +26,7 @@ void WatchDesk::send_checks(WorkQueue<Outcome>& workers) {
     switch (due.kind) {
       case Check::Kind::Connect:
         workers.submit([check = run_.options.connectable.check,
-                        target = connect_target(run_.ledger.record(a.address)), first] {
+                        target = admin_target(run_.ledger.record(a.address)), first] {
           Outcome out = check_connection(*check, target);
           out.item = first;
           return out;

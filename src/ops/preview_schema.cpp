@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "engine/connectable.h"
+#include "plan/database_objects.h"
 #include "plan/kinds.h"
 #include "state/previews.h"
 #include "util/error.h"
@@ -87,7 +88,7 @@ MigrateOutcome migrate_preview(const MigrateRequest& request, MigrationReporter&
     if (const std::string why = login_problem(*rec); !why.empty()) throw Error(why + nothing);
     OpenFork fork{rec, nullptr, {}};
     try {
-      fork.session = connect_when_ready(request, connect_target(*rec));
+      fork.session = connect_when_ready(request, admin_target(*rec));
       fork.ledger = read_ledger(*fork.session);
     } catch (const Error& e) {
       throw Error(rec->address + " (" + rec->name + "): " + e.what() + nothing +
@@ -153,7 +154,7 @@ DiffOutcome diff_preview(const DiffRequest& request) {
   auto snapshot = [&](const ResourceRecord& rec) {
     if (const std::string why = login_problem(rec); !why.empty()) throw Error(why);
     try {
-      auto session = request.connector.connect(connect_target(rec), read_only);
+      auto session = request.connector.connect(admin_target(rec), read_only);
       return read_schema(*session);
     } catch (const Error& e) {
       throw Error(rec.address + " (" + rec.name + "): " + e.what());

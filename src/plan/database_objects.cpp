@@ -30,6 +30,30 @@ std::vector<FieldChange> object_changes(const ResourceRecord& rec, const json& d
 
 std::string service_address_of(const PlannedAction& a) { return resource_address(a.project_id, ResourceKind::Service, a.parent); }
 
+std::optional<std::string> admin_unreachable(const ResourceRecord& service) {
+  if (!service.is_ready())
+    return "its service is not READY (" + (service.status.empty() ? std::string("not created") : service.status) + ")";
+  if (service.endpoint_host.empty() || !service.endpoint_port) return std::string("the API showed no endpoint for it");
+  const Secret& password = service.initial_password;
+  if (password.empty() || !service.pending_password.empty())
+    return "the service's tsdbadmin password is not recorded (set one with `dbform rotate-password " +
+           service.address + "`)";
+  if (password.is_sealed())
+    return std::string("the state's passwords are sealed and this run has no key (DBFORM_STATE_PASSPHRASE or "
+                       "DBFORM_STATE_KEY_FILE) to open the service's tsdbadmin password");
+  if (password.is_unreadable())
+    return "the service's tsdbadmin password is in " + password.unreadable_in() + ", which this run's role may not read";
+  return std::nullopt;
+}
+
+ConnectTarget admin_target(const ResourceRecord& service) {
+  ConnectTarget target;
+  target.host = service.endpoint_host;
+  target.port = service.endpoint_port.value_or(0);
+  target.password = service.initial_password.text();
+  return target;
+}
+
 PlannedAction plan_database_object(const std::string& project_id, const Declaration& d, const State& state) {
   PlannedAction a;
   a.kind = d.kind;

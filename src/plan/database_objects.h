@@ -2,6 +2,7 @@
 // The differ's part for what lives inside a service's database (roles, schemas, extensions,
 // grants: KindForm::in_database): planned against their records like every kind, but made by SQL
 // in one transaction per service, so that there are no calls, no namesakes and no imports.
+#include <optional>
 #include <string>
 
 #include "manifest/model.h"
@@ -19,6 +20,15 @@ PlannedAction plan_database_object(const std::string& project_id, const Declarat
 
 // The address of the service an object lives in.
 std::string service_address_of(const PlannedAction& a);
+
+// --- the service's admin connection -----------------------------------------------------------
+
+// Why the service's database cannot be reached as tsdbadmin from its record (not READY, no
+// endpoint, no known password, one sealed and read without the key, one in a table this role may
+// not read), or nullopt: then admin_target() is its connection.
+std::optional<std::string> admin_unreachable(const ResourceRecord& service);
+// Its endpoint and tsdbadmin password (the password's text: throws Error for a sealed one).
+ConnectTarget admin_target(const ResourceRecord& service);
 
 // --- between the manifest's terms and PostgreSQL's ------------------------------------------
 

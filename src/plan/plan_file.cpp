@@ -303,17 +303,19 @@ ordered_json state_json(const Plan& p) {
                                {"by", stamp ? ordered_json(stamp->by) : ordered_json()},
                                {"age_seconds", stamp ? ordered_json(p.freshness->age_seconds) : ordered_json()}};
   }
-  if (!p.catalogs_unread.empty()) {
-    ordered_json unread = ordered_json::array();
-    for (const auto& u : p.catalogs_unread)
-      unread.push_back({{"service", u.service}, {"why", u.why},
-                        {"last_read", u.last_read.empty() ? ordered_json() : ordered_json(u.last_read)}});
-    state["catalogs_unread"] = std::move(unread);
-  }
+  if (!p.catalogs_unread.empty()) state["catalogs_unread"] = catalogs_unread_json(p.catalogs_unread);
   return state;
 }
 
 }  // namespace
+
+ordered_json catalogs_unread_json(const std::vector<CatalogsUnread>& unread) {
+  ordered_json out = ordered_json::array();
+  for (const auto& u : unread)
+    out.push_back({{"service", u.service}, {"why", scrub(u.why)},
+                   {"last_read", u.last_read.empty() ? ordered_json() : ordered_json(u.last_read)}});
+  return out;
+}
 
 ordered_json plan_document_json(const PlanDocument& doc) {
   const Plan& p = doc.plan;

@@ -33,6 +33,9 @@ nlohmann::ordered_json plan_document_json(const PlanDocument& doc);
 // The actions and the counts alone, as they appear in the document.
 nlohmann::ordered_json plan_actions_json(const Plan& plan);
 nlohmann::ordered_json plan_summary_json(const PlanSummary& summary);
+// The services whose objects were planned from their records: [{service, why, last_read}], the
+// plan document's and the refresh report's.
+nlohmann::ordered_json catalogs_unread_json(const std::vector<CatalogsUnread>& unread);
 // The document's `policies`: the rule files and their digest, the rules, violations and waivers.
 nlohmann::ordered_json policies_json(const PolicyCheck& check);
 

@@ -5,6 +5,7 @@
 
 #include "plan/database_objects.h"
 #include "sql/objects.h"
+#include "util/error.h"
 #include "util/parallel.h"
 #include "util/text.h"
 
@@ -18,23 +19,6 @@ struct ServiceObjects {
   const ResourceRecord* service = nullptr;
   std::vector<ResourceRecord*> objects;  // its created object records
 };
-
-// Why the service's catalogs cannot be read by this plan, or nullopt.
-std::optional<std::string> why_unreadable(const ResourceRecord& service, const SqlConnector* sql) {
-  if (!sql) return "this run has no connections to databases";
-  if (!service.is_ready())
-    return "its service is " + (service.status.empty() ? std::string("not READY") : service.status);
-  if (service.endpoint_host.empty() || !service.endpoint_port) return std::string("the API showed no endpoint for it");
-  const Secret& password = service.initial_password;
-  if (password.empty() || !service.pending_password.empty())
-    return "its tsdbadmin password is not known (`dbform rotate-password " + service.address + "` sets one)";
-  if (password.is_sealed())
-    return std::string("the state's passwords are sealed and this plan has no key (DBFORM_STATE_PASSPHRASE or "
-                       "DBFORM_STATE_KEY_FILE) to open its tsdbadmin password");
-  if (password.is_unreadable())
-    return "its tsdbadmin password is in " + password.unreadable_in() + ", which this role may not read";
-  return std::nullopt;
-}
 
 // What the object is declared as now, or (no longer declared) what its record says it was.
 const json& declared_settings(const std::map<std::string, const PlannedAction*>& planned, const ResourceRecord& rec) {
@@ -68,7 +52,9 @@ CatalogRefresh refresh_catalogs(State& state, const Plan& plan, const std::vecto
   };
   std::vector<ServiceObjects*> to_read;
   for (auto& [address, s] : services) {
-    if (auto why = why_unreadable(*s.service, sql)) {
+    const auto why = sql ? admin_unreachable(*s.service)
+                         : std::optional<std::string>("this run has no connections to databases");
+    if (why) {
       out.unread.push_back({address, *why, last_read(address)});
     } else {
       to_read.push_back(&s);
@@ -87,10 +73,7 @@ CatalogRefresh refresh_catalogs(State& state, const Plan& plan, const std::vecto
     for (const ResourceRecord* rec : s.objects)
       add_db_object(rec->kind, rec->name, declared_settings(planned, *rec), wanted);
     try {
-      ConnectTarget target;
-      target.host = s.service->endpoint_host;
-      target.port = s.service->endpoint_port.value_or(0);
-      target.password = s.service->initial_password.text();
+      const ConnectTarget target = admin_target(*s.service);
       const SqlSessionOptions options{.read_only = true,
                                       .statement_timeout = kCatalogStatementTimeout,
                                       .connect_timeout = kCatalogConnectTimeout};

@@ -49,6 +49,14 @@ std::string objects_manifest(const std::string& objects = kObjects) {
   return manifest({}, {service_yaml("orders") + objects});
 }
 
+// The objects declared under `orders` in m.yaml, applied (with `env`): most tests' first step.
+void apply_objects(Sandbox& sb, const std::string& objects = kObjects, const std::map<std::string, std::string>& env = {}) {
+  sb.write("m.yaml", objects_manifest(objects));
+  RunResult applied = sb.apply({"-f", "m.yaml"}, env);
+  INFO(applied.describe());
+  REQUIRE(applied.exit_code == 0);
+}
+
 const std::string kApp = service_address("orders") + "/roles/app";
 const std::string kAnalyst = service_address("orders") + "/roles/analyst";
 
@@ -130,8 +138,7 @@ TEST_CASE("database objects: a changed grant and limit are one transaction of AL
           "[e2e][postgres]") {
   Sandbox sb;
   PostgresSim sim(sb);
-  sb.write("m.yaml", objects_manifest());
-  REQUIRE(sb.apply({"-f", "m.yaml"}).exit_code == 0);
+  apply_objects(sb);
   const long long before = changing_calls(sim);
   std::string changed = kObjects;
   changed.replace(changed.find("connection_limit: 20"), 20, "connection_limit: 5");
@@ -158,8 +165,7 @@ TEST_CASE("database objects: deletes only with --prune and never what is protect
           "[e2e][postgres]") {
   Sandbox sb;
   PostgresSim sim(sb);
-  sb.write("m.yaml", objects_manifest());
-  REQUIRE(sb.apply({"-f", "m.yaml"}).exit_code == 0);
+  apply_objects(sb);
   // The analyst and its grants removed from the manifest: orphans, kept without --prune.
   std::string without = kObjects;
   without.erase(without.find("          - name: analyst\n"), std::string("          - name: analyst\n            login: true\n            deletion_protection: true\n").size());
@@ -198,8 +204,7 @@ TEST_CASE("database objects: a login role dropped outside dbform is made again w
           "[e2e][postgres]") {
   Sandbox sb;
   PostgresSim sim(sb);
-  sb.write("m.yaml", objects_manifest());
-  REQUIRE(sb.apply({"-f", "m.yaml"}).exit_code == 0);
+  apply_objects(sb);
   const std::string as_app = connection_string(sb, kApp);
   const std::string admin = connection_string(sb, service_address("orders"));
   REQUIRE(sql(admin, "DROP ROLE app").ok);
@@ -222,8 +227,7 @@ TEST_CASE("database objects: a refreshing plan reads the catalogs and shows a li
   PostgresSim sim(sb);
   std::string objects = kObjects;  // citext is trusted: tsdbadmin made it, and may drop it
   objects.replace(objects.find("          - name: pg_stat_statements\n"), 0, "          - name: citext\n");
-  sb.write("m.yaml", objects_manifest(objects));
-  REQUIRE(sb.apply({"-f", "m.yaml"}).exit_code == 0);
+  apply_objects(sb, objects);
   const std::string admin = connection_string(sb, service_address("orders"));
   REQUIRE(sql(admin, "ALTER ROLE app CONNECTION LIMIT 3").ok);
   REQUIRE(sql(admin, "DROP EXTENSION citext").ok);
@@ -261,8 +265,7 @@ TEST_CASE("database objects: a plan that cannot open the service's password plan
   Sandbox sb;
   PostgresSim sim(sb);
   const std::map<std::string, std::string> key = {{"DBFORM_STATE_PASSPHRASE", "correct horse battery staple"}};
-  sb.write("m.yaml", objects_manifest());
-  REQUIRE(sb.apply({"-f", "m.yaml"}, key).exit_code == 0);
+  apply_objects(sb, kObjects, key);
   REQUIRE(sb.apply({"-f", "m.yaml", "--refresh-only", "--auto-approve"}, key).exit_code == 0);  // stamps the read
   const std::string read_at = sb.state()["refreshed"]["catalogs"][service_address("orders")].get<std::string>();
   RunResult uri = sb.run({"output", service_address("orders") + ".connection_string"}, key);
@@ -277,7 +280,7 @@ TEST_CASE("database objects: a plan that cannot open the service's password plan
   CHECK_THAT(plan.out, Catch::Contains(service_address("orders") +
                                        ": its roles, schemas, extensions and grants are planned from their records "
                                        "(last recorded from its catalogs " + read_at + "), not read: the state's "
-                                       "passwords are sealed and this plan has no key"));
+                                       "passwords are sealed and this run has no key"));
   RunResult json_plan = sb.run({"plan", "-f", "m.yaml", "--format", "json"});
   REQUIRE(json_plan.exit_code == 0);
   const json unread = json::parse(json_plan.out)["state"]["catalogs_unread"];
@@ -295,8 +298,7 @@ TEST_CASE("database objects: plan --refresh-only reports what changed inside the
           "[e2e][postgres]") {
   Sandbox sb;
   PostgresSim sim(sb);
-  sb.write("m.yaml", objects_manifest());
-  REQUIRE(sb.apply({"-f", "m.yaml"}).exit_code == 0);
+  apply_objects(sb);
   const std::string admin = connection_string(sb, service_address("orders"));
   REQUIRE(sql(admin, "ALTER ROLE app CONNECTION LIMIT 3").ok);
   REQUIRE(sql(admin, "REVOKE USAGE ON SCHEMA orders FROM analyst").ok);
@@ -324,8 +326,7 @@ TEST_CASE("database objects: rotate-password gives a login role a new password t
           "[e2e][postgres]") {
   Sandbox sb;
   PostgresSim sim(sb);
-  sb.write("m.yaml", objects_manifest());
-  REQUIRE(sb.apply({"-f", "m.yaml"}).exit_code == 0);
+  apply_objects(sb);
   const std::string before = connection_string(sb, kApp);
   const long long calls = changing_calls(sim);
   RunResult rotated = sb.run({"rotate-password", kApp});
@@ -367,4 +368,32 @@ TEST_CASE("database objects: the baseline policy refuses a login role without a 
   INFO(passed.describe());
   CHECK(passed.exit_code == 0);
   CHECK_THAT(passed.out, !Catch::Contains("login-roles-have-a-limit  "));
+}
+
+TEST_CASE("database objects: an apply without the key of a sealed state fails the objects' step naming why and still makes the service's own changes",
+          "[e2e][postgres]") {
+  Sandbox sb;
+  PostgresSim sim(sb);
+  const std::map<std::string, std::string> key = {{"DBFORM_STATE_PASSPHRASE", "correct horse battery staple"}};
+  apply_objects(sb, kObjects, key);
+  // A grant changed and the service resized: neither records a password, so no key is asked for.
+  std::string changed = kObjects;
+  changed.replace(changed.find("privileges: [SELECT]\n"), 21, "privileges: [SELECT, TRUNCATE]\n");
+  sb.write("m.yaml", manifest({}, {service_yaml("orders", 2000, 8) + changed}));
+  RunResult applied = sb.apply({"-f", "m.yaml"});
+  INFO(applied.describe());
+  CHECK(applied.exit_code == 1);
+  CHECK_THAT(applied.out + applied.err,
+             Catch::Contains("the state's passwords are sealed and this run has no key (DBFORM_STATE_PASSPHRASE or "
+                             "DBFORM_STATE_KEY_FILE) to open the service's tsdbadmin password"));
+  const json state = sb.state();
+  CHECK(find_resource(state, service_address("orders"))["settings"]["cpu_millis"] == "2000");
+  CHECK(find_resource(state, service_address("orders") + "/grants/analyst/orders/tables")["settings"]["privileges"] ==
+        json::array({"SELECT"}));
+  // With the key, the next apply makes what is left.
+  RunResult keyed = sb.apply({"-f", "m.yaml"}, key);
+  INFO(keyed.describe());
+  CHECK(keyed.exit_code == 0);
+  CHECK(find_resource(sb.state(), service_address("orders") + "/grants/analyst/orders/tables")["settings"]["privileges"] ==
+        json::array({"SELECT", "TRUNCATE"}));
 }
