@@ -38,6 +38,7 @@ struct SimFlags {
   std::string tls_cert, tls_key;
   bool postgres = false;         // a real PostgreSQL server behind every service
   std::string postgres_dir;      // their files ("" = default_fleet_dir("sim"))
+  bool log_statements = false;   // every server logs every statement (log_statement = all)
   std::string ready_before_connectable;
   // Options whose presence matters: given on the command line, they override the config file.
   CLI::Option *seed_opt = nullptr, *error_rate_opt = nullptr, *rate_limit_opt = nullptr, *drop_opt = nullptr,
@@ -138,8 +139,10 @@ void stop_with_parent() {
 void run_sim(const SimFlags& flags) {
   SimConfig config = build_config(flags);
   ListenAddress address = parse_listen(flags.listen);
-  if (!flags.postgres && (!flags.postgres_dir.empty() || !flags.ready_before_connectable.empty()))
-    throw UsageError(std::string(flags.postgres_dir.empty() ? "--ready-before-connectable" : "--postgres-dir") +
+  if (!flags.postgres && (!flags.postgres_dir.empty() || !flags.ready_before_connectable.empty() || flags.log_statements))
+    throw UsageError(std::string(!flags.postgres_dir.empty()              ? "--postgres-dir"
+                                 : !flags.ready_before_connectable.empty() ? "--ready-before-connectable"
+                                                                           : "--log-statements") +
                      " needs --postgres (it is about the PostgreSQL servers behind the services)");
   if (!is_loopback(address.host)) {
     log::warn("serving the simulator on " + address.host + ": anyone who can reach it can use its keys");
@@ -158,6 +161,7 @@ void run_sim(const SimFlags& flags) {
   if (flags.postgres) {
     sim::PostgresFleetOptions options;
     options.dir = flags.postgres_dir;
+    options.log_statements = flags.log_statements;
     if (!flags.ready_before_connectable.empty())
       options.ready_before_connectable = duration_flag("--ready-before-connectable", flags.ready_before_connectable);
     fleet = std::make_unique<sim::PostgresFleet>(options);
@@ -270,6 +274,9 @@ void add_sim_command(CLI::App& app, int& exit_code) {
                   "$TMPDIR/dbform-sim-postgres-UID)");
   cmd->add_option("--ready-before-connectable", flags->ready_before_connectable,
                   "with --postgres: report READY this long before the server accepts connections, e.g. 2s");
+  cmd->add_flag("--log-statements", flags->log_statements,
+                "with --postgres: every server writes every statement it runs to its log, DIR/log/SERVICE_ID.log "
+                "(log_statement = all): what a server log would keep of dbform's SQL");
   cmd->callback([flags, &exit_code] {
     run_sim(*flags);
     exit_code = 0;

@@ -30,6 +30,14 @@ void limit_to_targets(Plan& plan, const std::vector<std::string>& targets) {
         if ((child.action == Action::Delete || child.action == Action::Conflict) && !child.parent.empty() && child.project_id == a.project_id &&
             parent_kind(child.kind) == a.kind && child.parent == a.name)
           todo.push_back(child.address);
+    // An object inside a database takes along the deletes of those that name it (a role's grants,
+    // a schema's), which the database would refuse to outlive it.
+    if (a.action == Action::Delete && kind_form(a.kind).in_database)
+      for (const auto& other : plan.actions)
+        if (other.action == Action::Delete && kind_form(other.kind).in_database && other.parent == a.parent &&
+            other.project_id == a.project_id)
+          for (const Dependency& d : type_of(other.kind).needs(other))
+            if (d.address == a.address) todo.push_back(other.address);
   }
   std::erase_if(plan.actions, [&](const PlannedAction& a) { return !kept.count(a.address); });
   plan.targets = targets;

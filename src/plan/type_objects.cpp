@@ -7,6 +7,30 @@ namespace dbform {
 
 namespace {
 
+// What an object needs made first in the same database (by --target; the objects step orders a
+// service's objects itself): a role's declared groups, a schema's owner, a grant's role and
+// schema. An address the plan does not have (tsdbadmin, a predefined role) is nobody's action.
+std::vector<Dependency> object_needs(const PlannedAction& a) {
+  const nlohmann::json& s = a.action == Action::Delete ? a.before : a.after;
+  std::vector<Dependency> needs;
+  auto add = [&](ResourceKind kind, const char* role, const nlohmann::json& name) {
+    if (name.is_string()) needs.push_back({resource_address(a.project_id, kind, name.get<std::string>(), a.parent), role});
+  };
+  if (!s.is_object()) return needs;
+  switch (a.kind) {
+    case ResourceKind::Role:
+      for (const auto& group : s.value("member_of", nlohmann::json::array())) add(ResourceKind::Role, "group role", group);
+      break;
+    case ResourceKind::Schema: add(ResourceKind::Role, "owner", s.value("owner", nlohmann::json())); break;
+    case ResourceKind::Grant:
+      add(ResourceKind::Role, "role", s.value("role", nlohmann::json()));
+      add(ResourceKind::Schema, "schema", s.value("schema", nlohmann::json()));
+      break;
+    default: break;
+  }
+  return needs;
+}
+
 template <ResourceKind K>
 const ResourceType& object_row() {
   static const ResourceType row = {
@@ -19,7 +43,7 @@ const ResourceType& object_row() {
       .replaceable = false,
       .call_inputs = {},
       .created_with = [](const nlohmann::json& declared) { return declared; },
-      .needs = [](const PlannedAction&) { return std::vector<Dependency>(); },
+      .needs = object_needs,
       .observe = [](const Shown&, const nlohmann::json& recorded, const VpcNames&) { return recorded; },
       .took_effect = [](const std::string&, const nlohmann::json&, const nlohmann::json&) { return false; },
   };

@@ -150,6 +150,7 @@ void PostgresFleet::make_template() {
           // Confined to its own files (sim/confine.h): dynamic shared memory in the data directory,
           // not in /dev/shm where every server's would be; no look at /proc/meminfo for huge pages.
           "dynamic_shared_memory_type = mmap\nhuge_pages = off\n";
+  if (options_.log_statements) conf += "log_statement = 'all'\n";
   write_file_atomically(tmpl + "/postgresql.conf", conf, 0600);
   write_file_atomically(tmpl + "/pg_hba.conf", hba(false), 0600);
   write_file_atomically(tmpl + "/pg_ident.conf", ident(account_), 0600);

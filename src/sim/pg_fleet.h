@@ -34,6 +34,8 @@ struct PostgresFleetOptions {
   // READY is reported this long before the server accepts connections (a fault the real service
   // shows now and then): creates, forks and resumes report settled, wait, then start the server.
   Duration ready_before_connectable{0};
+  // Every server logs every statement it runs (log_statement = all) to its log file.
+  bool log_statements = false;
 };
 
 // The default directory of a simulator's servers: ${TMPDIR:-/tmp}/dbform-NAME-postgres-UID, so that

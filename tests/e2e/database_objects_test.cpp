@@ -397,3 +397,108 @@ TEST_CASE("database objects: an apply without the key of a sealed state fails th
   CHECK(find_resource(sb.state(), service_address("orders") + "/grants/analyst/orders/tables")["settings"]["privileges"] ==
         json::array({"SELECT", "TRUNCATE"}));
 }
+
+TEST_CASE("database objects: --target of one grant makes it with its role schema and service and nothing else of the database",
+          "[e2e][postgres]") {
+  Sandbox sb;
+  PostgresSim sim(sb);
+  sb.write("m.yaml", objects_manifest());
+  const std::string orders = service_address("orders");
+  const std::string grant = orders + "/grants/analyst/orders/tables";
+  RunResult plan = sb.run({"plan", "-f", "m.yaml", "--target", grant});
+  INFO(plan.describe());
+  REQUIRE(plan.exit_code == 0);
+  // The schema's owner is made before the schema, the grant's role and schema before the grant.
+  for (const std::string& address : {orders, kAnalyst, orders + "/roles/orders_rw", orders + "/schemas/orders", grant})
+    CHECK_THAT(plan.out, Catch::Contains("# " + address + " will be created"));
+  CHECK_THAT(plan.out, !Catch::Contains(kApp + " will be created"));
+  CHECK_THAT(plan.out, !Catch::Contains("/extensions/pg_stat_statements will be created"));
+  CHECK_THAT(plan.out, !Catch::Contains("/grants/orders_rw/orders"));
+  CHECK_THAT(plan.out, Catch::Contains("Plan: 5 to create"));
+
+  RunResult applied = sb.apply({"-f", "m.yaml", "--target", grant});
+  INFO(applied.describe());
+  REQUIRE(applied.exit_code == 0);
+  const std::string admin = connection_string(sb, orders);
+  CHECK(sql(admin, "SELECT string_agg(rolname, ',' ORDER BY rolname) FROM pg_roles WHERE rolname IN "
+                   "('app', 'analyst', 'orders_rw')").value == "analyst,orders_rw");
+  REQUIRE(sql(admin, "CREATE TABLE orders.t (v int)").ok);  // the default privileges of `tables: all`
+  CHECK(sql(admin, "SELECT has_table_privilege('analyst', 'orders.t', 'SELECT')").value == "t");
+  CHECK(sql(admin, "SELECT has_schema_privilege('analyst', 'orders', 'USAGE')").value == "f");  // not targeted
+  CHECK(find_resource(sb.state(), kApp).is_null());
+
+  // The next whole apply makes the rest.
+  RunResult rest = sb.apply({"-f", "m.yaml"});
+  INFO(rest.describe());
+  REQUIRE(rest.exit_code == 0);
+  CHECK_THAT(rest.out, Catch::Contains("6 created"));
+  CHECK(sql(admin, "SELECT has_schema_privilege('analyst', 'orders', 'USAGE')").value == "t");
+}
+
+TEST_CASE("database objects: --prune --target of a role drops it with the grants dbform gave it and leaves the other deletes",
+          "[e2e][postgres]") {
+  Sandbox sb;
+  PostgresSim sim(sb);
+  const std::string reporter = R"(          - name: reporter
+            login: true
+)";
+  const std::string reporter_grant = R"(          - role: reporter
+            schema: orders
+            privileges: [USAGE]
+)";
+  std::string with = kObjects;
+  with.insert(with.find("        schemas:"), reporter);
+  with += reporter_grant;
+  apply_objects(sb, with);
+  const std::string admin = connection_string(sb, service_address("orders"));
+  REQUIRE(sql(admin, "SELECT has_schema_privilege('reporter', 'orders', 'USAGE')").value == "t");
+
+  // Both the reporter and the app removed; only the reporter targeted.
+  std::string without = kObjects;
+  without.erase(without.find("          - name: app\n"), without.find("          - name: orders_rw\n") - without.find("          - name: app\n"));
+  sb.write("m.yaml", objects_manifest(without));
+  const std::string reporter_address = service_address("orders") + "/roles/reporter";
+  RunResult plan = sb.run({"plan", "-f", "m.yaml", "--prune", "--target", reporter_address});
+  INFO(plan.describe());
+  REQUIRE(plan.exit_code == 0);
+  CHECK_THAT(plan.out, Catch::Contains("# " + reporter_address + " (id "));
+  CHECK_THAT(plan.out, Catch::Contains("/grants/reporter/orders (id "));
+  CHECK_THAT(plan.out, Catch::Contains("Plan: 0 to create, 0 to update, 0 to wait for, 3 unchanged, 2 to delete."));
+  RunResult applied = sb.apply({"-f", "m.yaml", "--prune", "--target", reporter_address});
+  INFO(applied.describe());
+  REQUIRE(applied.exit_code == 0);
+  CHECK(sql(admin, "SELECT string_agg(rolname, ',' ORDER BY rolname) FROM pg_roles WHERE rolname IN "
+                   "('app', 'reporter')").value == "app");
+  CHECK(find_resource(sb.state(), reporter_address).is_null());
+  CHECK(find_resource(sb.state(), service_address("orders") + "/grants/reporter/orders").is_null());
+  CHECK_FALSE(find_resource(sb.state(), kApp).is_null());
+}
+
+TEST_CASE("database objects: a login role's password reaches the server only as a SCRAM verifier and no statement log keeps it",
+          "[e2e][postgres]") {
+  Sandbox sb;
+  PostgresSim sim(sb, {"--log-statements"});
+  apply_objects(sb);
+  auto password_of = [&](const std::string& address) {
+    RunResult r = sb.run({"output", address + ".password"});
+    REQUIRE(r.exit_code == 0);
+    return r.out.substr(0, r.out.find('\n'));
+  };
+  const std::string first = password_of(kApp);
+  REQUIRE(first.size() >= 32);
+  RunResult rotated = sb.run({"rotate-password", kApp});
+  INFO(rotated.describe());
+  REQUIRE(rotated.exit_code == 0);
+  const std::string second = password_of(kApp);
+  REQUIRE(second != first);
+  CHECK(sql(connection_string(sb, kApp), "SELECT current_user").value == "app");
+
+  // Every server's log, with every statement it ran (log_statement = all).
+  std::string logs;
+  for (const auto& entry : fs::directory_iterator(fs::path(sim.dir()) / "log"))
+    logs += sb.read("pg/log/" + entry.path().filename().string());
+  CHECK_THAT(logs, Catch::Contains("statement: "));  // the logs do hold dbform's statements
+  CHECK_THAT(logs, Catch::Contains("CREATE ROLE"));
+  CHECK_THAT(logs, Catch::Contains("PASSWORD 'SCRAM-SHA-256$4096:"));
+  for (const std::string& password : {first, second, password_of(kAnalyst)}) CHECK(logs.find(password) == std::string::npos);
+}
