@@ -20,6 +20,9 @@ inline constexpr bool kSanitized = true;
 inline constexpr bool kSanitized = false;
 #endif
 
+// The passphrase a test's sealed state is sealed with, as a run's environment gives it.
+inline const std::map<std::string, std::string> kSealingKey = {{"DBFORM_STATE_PASSPHRASE", "correct horse battery staple"}};
+
 inline const std::vector<std::string> kServices = {"orders", "billing", "analytics"};
 
 // VPC `main` and the three services of kServices.

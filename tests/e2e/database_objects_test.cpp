@@ -264,7 +264,7 @@ TEST_CASE("database objects: a plan that cannot open the service's password plan
           "[e2e][postgres]") {
   Sandbox sb;
   PostgresSim sim(sb);
-  const std::map<std::string, std::string> key = {{"DBFORM_STATE_PASSPHRASE", "correct horse battery staple"}};
+  const auto& key = kSealingKey;
   apply_objects(sb, kObjects, key);
   REQUIRE(sb.apply({"-f", "m.yaml", "--refresh-only", "--auto-approve"}, key).exit_code == 0);  // stamps the read
   const std::string read_at = sb.state()["refreshed"]["catalogs"][service_address("orders")].get<std::string>();
@@ -374,7 +374,7 @@ TEST_CASE("database objects: an apply without the key of a sealed state fails th
           "[e2e][postgres]") {
   Sandbox sb;
   PostgresSim sim(sb);
-  const std::map<std::string, std::string> key = {{"DBFORM_STATE_PASSPHRASE", "correct horse battery staple"}};
+  const auto& key = kSealingKey;
   apply_objects(sb, kObjects, key);
   // A grant changed and the service resized: neither records a password, so no key is asked for.
   std::string changed = kObjects;

@@ -11,8 +11,6 @@ using namespace e2e;
 
 namespace {
 
-const std::map<std::string, std::string> kAuditSealingKey = {{"DBFORM_STATE_PASSPHRASE", "correct horse battery staple"}};
-
 std::string orders_with_reporting_of(int nodes) {
   return manifest({}, {service_with("orders", {sized_replica_set("reporting", nodes, 1000, 4)})});
 }
@@ -49,7 +47,7 @@ TEST_CASE("e2e: mutation audit: apply --wait-connectable over a sealed state nee
           "anything, even for a plan that records no password") {
   Sandbox sb;
   sb.write("dbform.yaml", manifest({}, {service_yaml("orders")}));
-  RunResult made = sb.apply({}, kAuditSealingKey);
+  RunResult made = sb.apply({}, kSealingKey);
   INFO(made.describe());
   REQUIRE(made.exit_code == 0);
   const std::string state_before = sb.read("dbform.state.json");

@@ -10,8 +10,6 @@ using namespace e2e;
 
 namespace {
 
-const std::map<std::string, std::string> kNewcomerKey = {{"DBFORM_STATE_PASSPHRASE", "correct horse battery staple"}};
-
 }  // namespace
 
 TEST_CASE("e2e: newcomer: pg: the planner's role without the key over a sealed state is told of the secrets table "
@@ -20,7 +18,7 @@ TEST_CASE("e2e: newcomer: pg: the planner's role without the key over a sealed s
   const std::string database_url = pgtest::fresh_database("newcomer_sealed");
   Sandbox sb;
   RoleCheckout owner(sb, "owner", database_url);
-  owner.env.insert(kNewcomerKey.begin(), kNewcomerKey.end());
+  owner.env.insert(kSealingKey.begin(), kSealingKey.end());
   owner.write_manifest(manifest({}, {service_yaml("orders")}));
   RunResult first = owner.apply();
   INFO(first.describe());

@@ -274,7 +274,7 @@ TEST_CASE("e2e: previews: up killed with SIGKILL once the fork was sent forks no
 
 TEST_CASE("e2e: previews: a sealed state keeps preview records through up - list - output and down, and only up needs the key") {
   Sandbox sb;
-  const std::map<std::string, std::string> sealed = {{"DBFORM_STATE_PASSPHRASE", "correct horse battery staple"}};
+  const std::map<std::string, std::string>& sealed = kSealingKey;
   sb.write("dbform.yaml", preview_manifest("[orders]"));
   RunResult a = sb.apply({}, sealed);
   REQUIRE(a.exit_code == 0);

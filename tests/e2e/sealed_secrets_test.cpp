@@ -15,8 +15,6 @@ using namespace e2e;
 
 namespace {
 
-const std::string kSealingPassphrase = "correct horse battery staple";
-const std::map<std::string, std::string> kSealingKey = {{"DBFORM_STATE_PASSPHRASE", kSealingPassphrase}};
 
 // orders and billing applied with the key; their passwords, read with it.
 std::map<std::string, std::string> two_sealed_services(Sandbox& sb) {
